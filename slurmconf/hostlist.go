@@ -1,0 +1,387 @@
+package slurmconf
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// Hostlist syntax, as Slurm 22.05 reads it (src/common/hostlist.c) and as
+// `scontrol show hostnames` / `scontrol show hostlist` print it.
+//
+// An expression is a list of items separated by ',', ' ' or '\t' outside
+// brackets; empty items are skipped. An item without brackets is one name,
+// taken as written. An item with brackets is literal text and bracketed
+// range lists, and must end with a ']' (Slurm 22.05 has no text after the
+// last bracket: "n[1-2]-ib" is invalid; 23.11 added such suffixes). A range
+// list is "lo" or "lo-hi" items separated by ','; the digits of lo set the
+// zero-padded width ("[01-10]" gives 01..10, "[9-10]" gives 9 10). Ranges
+// keep their order and duplicates ("n[1-3,2]" is n1 n2 n3 n2).
+//
+// With several brackets Slurm's loop order is not plain row-major: the last
+// bracket varies fastest, then the first, the second, ... and the next to
+// last slowest. "a[1-2]b[3-4]c[5-6]" gives a1b3c5 a1b3c6 a2b3c5 a2b3c6
+// a1b4c5 ...; with two brackets it is the usual order.
+//
+// Limits, as in Slurm: one range has at most 65536 values, and each bracket
+// but the last at most 65536 values in all. On top of that the whole
+// expansion is capped at maxHostlistNames names and maxHostlistBytes bytes.
+const (
+	maxHostlistRange  = 64 * 1024 // Slurm MAX_RANGE
+	maxHostlistPrefix = 64 * 1024 // Slurm MAX_PREFIX_CNT
+	maxHostlistNames  = 1 << 20
+	maxHostlistBytes  = 64 << 20
+)
+
+// numRange is the numbers lo..hi, each printed with at least width digits
+// (zero-padded).
+type numRange struct {
+	lo, hi uint64
+	width  int
+}
+
+// hostRange is a run of names prefix+number. A name without a numeric
+// suffix is a single: prefix is the whole name and the numRange is unused.
+type hostRange struct {
+	prefix string
+	numRange
+	single bool
+}
+
+// ExpandHostlist expands a Slurm hostlist expression into names, in order,
+// keeping duplicates as Slurm does: "n[01-03],m1" is n01 n02 n03 m1;
+// "rack[1-2]-n[1-2]" is rack1-n1 rack1-n2 rack2-n1 rack2-n2. An empty
+// expression (or one of separators only) has no names and no error.
+//
+// Where Slurm 22.05 silently accepts malformed input, ExpandHostlist reports
+// an error instead: an unclosed '[' (Slurm makes a name of it), a stray ']',
+// nested brackets, anything but digits in a range ("[ 1]", "[+1]", "[1a-3]"),
+// "[1-]", numbers past 2^64-1, and errors in the first of three or more
+// brackets (which Slurm drops without a word). The names of a result share
+// one backing string.
+func ExpandHostlist(expr string) ([]string, error) {
+	var (
+		items []hostItem
+		names int
+		size  int
+	)
+	for start, i, depth := 0, 0, 0; i <= len(expr); i++ {
+		if i < len(expr) {
+			switch c := expr[i]; {
+			case c == '[':
+				depth++
+				continue
+			case c == ']':
+				depth--
+				continue
+			case depth > 0 || (c != ',' && c != ' ' && c != '\t'):
+				continue
+			}
+		}
+		if i > start {
+			it, err := parseHostItem(expr[start:i])
+			if err != nil {
+				return nil, hostlistError(expr, err.Error())
+			}
+			if names += it.count; names > maxHostlistNames {
+				return nil, hostlistError(expr, "expands to more than "+strconv.Itoa(maxHostlistNames)+" names")
+			}
+			if size += it.size; size > maxHostlistBytes {
+				return nil, hostlistError(expr, "expands to more than "+strconv.Itoa(maxHostlistBytes>>20)+" MiB of names")
+			}
+			items = append(items, it)
+		}
+		start = i + 1
+	}
+
+	var b strings.Builder
+	b.Grow(size)
+	ends := make([]int, 0, names)
+	for i := range items {
+		ends = items[i].expand(&b, ends)
+	}
+	if len(ends) == 0 {
+		return nil, nil
+	}
+	all := b.String()
+	out := make([]string, len(ends))
+	from := 0
+	for i, end := range ends {
+		out[i] = all[from:end]
+		from = end
+	}
+	return out, nil
+}
+
+func hostlistError(expr, msg string) error {
+	return errors.New("hostlist " + strconv.Quote(expr) + ": " + msg)
+}
+
+// hostItem is one comma-separated item: text[0] bracket[0] text[1] ...
+// bracket[k-1] text[k], where text[k] is "" when k > 0.
+type hostItem struct {
+	text     []string
+	brackets [][]numRange
+	count    int // names it expands to
+	size     int // upper bound on their bytes
+}
+
+func parseHostItem(s string) (hostItem, error) {
+	var it hostItem
+	if !strings.ContainsAny(s, "[]") {
+		it.text, it.count, it.size = []string{s}, 1, len(s)
+		return it, nil
+	}
+	literal := 0
+	for rest := s; ; {
+		open := strings.IndexAny(rest, "[]")
+		if open < 0 {
+			if len(it.brackets) > 0 && rest != "" {
+				return it, errors.New("text " + strconv.Quote(rest) + " after the last ']' (Slurm 22.05 allows none)")
+			}
+			it.text = append(it.text, rest)
+			literal += len(rest)
+			break
+		}
+		if rest[open] == ']' {
+			return it, errors.New("']' without '['")
+		}
+		end := strings.IndexAny(rest[open+1:], "[]")
+		if end < 0 {
+			return it, errors.New("'[' without ']'")
+		}
+		end += open + 1
+		if rest[end] == '[' {
+			return it, errors.New("nested '['")
+		}
+		ranges, err := parseRangeList(rest[open+1 : end])
+		if err != nil {
+			return it, err
+		}
+		it.text = append(it.text, rest[:open])
+		literal += open
+		it.brackets = append(it.brackets, ranges)
+		rest = rest[end+1:]
+	}
+
+	it.count, it.size = 1, literal
+	for i, ranges := range it.brackets {
+		n, digits := 0, 0
+		for _, r := range ranges {
+			n += int(r.hi - r.lo + 1)
+			digits = max(digits, r.width, numDigits(r.hi))
+		}
+		if i < len(it.brackets)-1 && n > maxHostlistPrefix {
+			return it, errors.New("bracket " + strconv.Itoa(i+1) + " has more than " + strconv.Itoa(maxHostlistPrefix) + " values")
+		}
+		if n > maxHostlistNames/it.count {
+			return it, errors.New("expands to more than " + strconv.Itoa(maxHostlistNames) + " names")
+		}
+		it.count *= n
+		it.size += digits
+	}
+	if it.size > maxHostlistBytes/it.count {
+		return it, errors.New("expands to more than " + strconv.Itoa(maxHostlistBytes>>20) + " MiB of names")
+	}
+	it.size *= it.count
+	return it, nil
+}
+
+// parseRangeList parses the inside of a bracket: "lo[-hi],...".
+func parseRangeList(s string) ([]numRange, error) {
+	ranges := make([]numRange, 0, strings.Count(s, ",")+1)
+	for _, item := range strings.Split(s, ",") {
+		lo, hi, dash := strings.Cut(item, "-")
+		a, errA := strconv.ParseUint(lo, 10, 64) // digits only: no sign, space or '_'
+		b, errB := a, errA
+		if dash {
+			b, errB = strconv.ParseUint(hi, 10, 64)
+		}
+		switch {
+		case item == "":
+			return nil, errors.New("empty range in [" + s + "]")
+		case errA != nil || errB != nil || a > b:
+			return nil, errors.New("invalid range " + strconv.Quote(item))
+		case b-a >= maxHostlistRange:
+			return nil, errors.New("range " + strconv.Quote(item) + " has more than " + strconv.Itoa(maxHostlistRange) + " values")
+		}
+		ranges = append(ranges, numRange{lo: a, hi: b, width: len(lo)})
+	}
+	return ranges, nil
+}
+
+// expand writes the item's names to b, and appends each one's end offset
+// in b to ends.
+func (it *hostItem) expand(b *strings.Builder, ends []int) []int {
+	k := len(it.brackets)
+	type cursor struct {
+		r int    // index into the bracket's ranges
+		v uint64 // current value
+	}
+	cur := make([]cursor, k)
+	for i, ranges := range it.brackets {
+		cur[i] = cursor{0, ranges[0].lo}
+	}
+	// Slurm's loop order, slowest first: brackets k-2, k-3, ..., 0, then k-1.
+	order := make([]int, 0, k)
+	for i := k - 2; i >= 0; i-- {
+		order = append(order, i)
+	}
+	if k > 0 {
+		order = append(order, k-1)
+	}
+	var tmp [32]byte
+	for {
+		for i, text := range it.text {
+			b.WriteString(text)
+			if i < k {
+				b.Write(appendPadded(tmp[:0], cur[i].v, it.brackets[i][cur[i].r].width))
+			}
+		}
+		ends = append(ends, b.Len())
+
+		l := k - 1
+		for ; l >= 0; l-- {
+			ranges, c := it.brackets[order[l]], &cur[order[l]]
+			if c.v < ranges[c.r].hi {
+				c.v++
+				break
+			}
+			if c.r+1 < len(ranges) {
+				c.r++
+				c.v = ranges[c.r].lo
+				break
+			}
+			*c = cursor{0, ranges[0].lo}
+		}
+		if l < 0 {
+			return ends
+		}
+	}
+}
+
+// appendPadded appends n in decimal, zero-padded to width digits.
+func appendPadded(buf []byte, n uint64, width int) []byte {
+	for i := numDigits(n); i < width; i++ {
+		buf = append(buf, '0')
+	}
+	return strconv.AppendUint(buf, n, 10)
+}
+
+// CompressHostlist returns the Slurm ranged form of names, exactly as
+// `scontrol show hostlist` (Slurm 22.05) prints the comma-joined names.
+// Like scontrol it neither sorts nor removes duplicates: a name joins the
+// range before it only when it has the same prefix and the next number in a
+// compatible width, and runs of ranges with one prefix share brackets.
+// "n01,n02,n03,n05" gives "n[01-03,05]"; "n3,n1,n2,n1" gives "n[3,1-2,1]";
+// "n1,n1" gives "n[1,1]"; "n1,n01" gives "n[1,01]" (widths differ); "n9,n10"
+// gives "n[9-10]"; "n1" stays "n1"; names without a numeric suffix ("n1-ib")
+// stay as they are. Empty names are skipped. Names should be plain host or
+// file names: one holding ',', ' ', '\t', '[' or ']' does not survive
+// ExpandHostlist of the result.
+func CompressHostlist(names []string) string {
+	ranges := make([]hostRange, 0, 16)
+	for _, name := range names {
+		if name == "" {
+			continue
+		}
+		hr := parseHostname(name)
+		if n := len(ranges); n > 0 && joins(&ranges[n-1], &hr) {
+			ranges[n-1].hi = hr.hi
+			continue
+		}
+		ranges = append(ranges, hr)
+	}
+
+	size := 0 // bound on the output: "prefix[" lo "-" hi "],"
+	for _, r := range ranges {
+		size += len(r.prefix) + 4 + 2*max(r.width, numDigits(r.hi))
+	}
+	var b strings.Builder
+	b.Grow(size)
+	var tmp [64]byte
+	for i := 0; i < len(ranges); {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		first := ranges[i]
+		b.WriteString(first.prefix)
+		if first.single {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(ranges) && !ranges[j].single && ranges[j].prefix == first.prefix {
+			j++
+		}
+		bracket := j-i > 1 || first.hi > first.lo
+		if bracket {
+			b.WriteByte('[')
+		}
+		for k := i; k < j; k++ {
+			if k > i {
+				b.WriteByte(',')
+			}
+			r := ranges[k]
+			num := appendPadded(tmp[:0], r.lo, r.width)
+			if r.hi > r.lo {
+				num = append(num, '-')
+				num = appendPadded(num, r.hi, r.width)
+			}
+			b.Write(num)
+		}
+		if bracket {
+			b.WriteByte(']')
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// parseHostname splits a name into prefix and numeric suffix, as Slurm does:
+// the suffix is the trailing run of digits, its width their count. A name
+// with no trailing digits, or with more than uint64 holds, is a single.
+func parseHostname(name string) hostRange {
+	i := len(name)
+	for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
+		i--
+	}
+	if i == len(name) {
+		return hostRange{prefix: name, single: true}
+	}
+	n, err := strconv.ParseUint(name[i:], 10, 64)
+	if err != nil {
+		return hostRange{prefix: name, single: true}
+	}
+	return hostRange{prefix: name[:i], numRange: numRange{lo: n, hi: n, width: len(name) - i}}
+}
+
+// joins reports whether hr continues tail: same prefix, hr.lo == tail.hi+1,
+// and compatible widths (Slurm's hostlist_push_range).
+func joins(tail, hr *hostRange) bool {
+	return !tail.single && !hr.single && hr.lo == tail.hi+1 && hr.lo != 0 &&
+		tail.prefix == hr.prefix && widthsCompatible(tail.lo, tail.width, hr.lo, hr.width)
+}
+
+// widthsCompatible is Slurm's _width_equiv: numbers n and m, written with
+// widths wn and wm, may share one width if the widths are equal or if
+// either number is padded alike under both widths. Slurm then copies one
+// width over the other; for the ranges CompressHostlist builds the copy
+// never changes how any number prints, so this function need not do it.
+func widthsCompatible(n uint64, wn int, m uint64, wm int) bool {
+	return wn == wm || zeroPad(n, wn) == zeroPad(n, wm) || zeroPad(m, wm) == zeroPad(m, wn)
+}
+
+// zeroPad is how many zeros pad n to width digits.
+func zeroPad(n uint64, width int) int {
+	return max(width-numDigits(n), 0)
+}
+
+// numDigits is the length of n in decimal.
+func numDigits(n uint64) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
+}
