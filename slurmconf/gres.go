@@ -1,0 +1,164 @@
+// Package slurmconf holds Slurm configuration syntax: gres.conf records and
+// the slurm.conf NodeName Gres= list, rendered as Slurm reads them, and
+// Slurm's hostlist range syntax.
+package slurmconf
+
+import (
+	"io"
+	"strconv"
+	"strings"
+)
+
+// GresRecord is one gres.conf line. Exactly one of File and MultipleFiles
+// is set: File names one device file, or a range of them, each one unit of
+// the GRES; MultipleFiles names files that together are one unit (a MIG
+// device is its GPU's /dev/nvidiaN plus its GI and CI caps).
+type GresRecord struct {
+	NodeName      string // empty: the line applies to every node reading it
+	Name          string
+	Type          string
+	File          string
+	MultipleFiles []string
+}
+
+// Units is how many GRES the record offers Slurm.
+func (r GresRecord) Units() int {
+	if len(r.MultipleFiles) > 0 {
+		return 1
+	}
+	names, err := ExpandHostlist(r.File)
+	if err != nil {
+		return 1
+	}
+	return len(names)
+}
+
+// String renders the record as a gres.conf line, keys in Slurm's order.
+func (r GresRecord) String() string {
+	var b strings.Builder
+	if r.NodeName != "" {
+		b.WriteString("NodeName=")
+		b.WriteString(r.NodeName)
+		b.WriteByte(' ')
+	}
+	b.WriteString("Name=")
+	b.WriteString(r.Name)
+	if r.Type != "" {
+		b.WriteString(" Type=")
+		b.WriteString(r.Type)
+	}
+	if len(r.MultipleFiles) > 0 {
+		b.WriteString(" MultipleFiles=")
+		b.WriteString(strings.Join(r.MultipleFiles, ","))
+	} else {
+		b.WriteString(" File=")
+		b.WriteString(r.File)
+	}
+	return b.String()
+}
+
+// WriteGresConf writes comment lines (each prefixed with "# ") and then one
+// line per record.
+func WriteGresConf(w io.Writer, comments []string, recs []GresRecord) error {
+	var b strings.Builder
+	for _, c := range comments {
+		b.WriteString("# ")
+		b.WriteString(c)
+		b.WriteByte('\n')
+	}
+	for _, r := range recs {
+		b.WriteString(r.String())
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Compact merges records that differ only in a single-file File= into one
+// record whose File= is a Slurm range (/dev/nvidia[0-1]). A merged record
+// takes the place of the first of its records; MultipleFiles= records are
+// kept as they are, since each is one unit.
+func Compact(recs []GresRecord) []GresRecord {
+	type key struct{ node, name, typ string }
+	files := map[key][]string{}
+	var order []key
+	out := make([]GresRecord, 0, len(recs))
+	slot := map[key]int{} // key -> index in out
+	for _, r := range recs {
+		if len(r.MultipleFiles) > 0 {
+			out = append(out, r)
+			continue
+		}
+		k := key{r.NodeName, r.Name, r.Type}
+		if _, seen := slot[k]; !seen {
+			slot[k] = len(out)
+			order = append(order, k)
+			out = append(out, r)
+		}
+		files[k] = append(files[k], r.File)
+	}
+	for _, k := range order {
+		if len(files[k]) > 1 {
+			out[slot[k]].File = CompressHostlist(files[k])
+		}
+	}
+	return out
+}
+
+// GresCount is one gpu:<type>:<count> item of a slurm.conf Gres= list.
+type GresCount struct {
+	Name  string
+	Type  string
+	Count int
+}
+
+// CountGres totals the units of recs per (name, type), in the order the
+// types first appear.
+func CountGres(recs []GresRecord) []GresCount {
+	var counts []GresCount
+	at := map[[2]string]int{}
+	for _, r := range recs {
+		k := [2]string{r.Name, r.Type}
+		i, ok := at[k]
+		if !ok {
+			i = len(counts)
+			at[k] = i
+			counts = append(counts, GresCount{Name: r.Name, Type: r.Type})
+		}
+		counts[i].Count += r.Units()
+	}
+	return counts
+}
+
+// GresList renders counts as a slurm.conf Gres= value:
+// gpu:a100:2,gpu:a100_1g.10gb:14.
+func GresList(counts []GresCount) string {
+	var b strings.Builder
+	for i, c := range counts {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(c.Name)
+		if c.Type != "" {
+			b.WriteByte(':')
+			b.WriteString(c.Type)
+		}
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(c.Count))
+	}
+	return b.String()
+}
+
+// NodeLine renders the slurm.conf line declaring a node's GRES:
+// "NodeName=n1 Gres=gpu:a100:2". With no node name it is only "Gres=...";
+// with no counts there is no Gres= at all.
+func NodeLine(node string, counts []GresCount) string {
+	var parts []string
+	if node != "" {
+		parts = append(parts, "NodeName="+node)
+	}
+	if len(counts) > 0 {
+		parts = append(parts, "Gres="+GresList(counts))
+	}
+	return strings.Join(parts, " ")
+}
