@@ -1,0 +1,302 @@
+package discover
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// cpuAffinityMaxCPUs bounds the CPU mask asked of NVML; 4096 CPUs covers
+// any node Slurm runs on today.
+const cpuAffinityMaxCPUs = 4096
+
+// FromNVML discovers the node's GPUs and MIG devices through lib. It calls
+// Init first and, if that fails, no other NVML function: the real library
+// crashes the process when called uninitialised. hostname is recorded as is.
+// Cap minors are left unresolved (see ResolveCapMinors).
+func FromNVML(lib nvml.Interface, hostname string) (*Node, error) {
+	if ret := lib.Init(); ret != nvml.SUCCESS {
+		return nil, initError(ret)
+	}
+	defer lib.Shutdown()
+
+	node := &Node{SchemaVersion: SchemaVersion, Hostname: hostname, GPUs: []GPU{}}
+	driver, ret := lib.SystemGetDriverVersion()
+	if ret != nvml.SUCCESS {
+		return nil, nvmlError("reading the driver version", ret)
+	}
+	node.DriverVersion = driver
+
+	count, ret := lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		return nil, nvmlError("counting GPUs", ret)
+	}
+	for i := 0; i < count; i++ {
+		dev, ret := lib.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			return nil, nvmlError(fmt.Sprintf("GPU %d: getting its handle", i), ret)
+		}
+		gpu, err := readGPU(i, dev)
+		if err != nil {
+			return nil, err
+		}
+		node.GPUs = append(node.GPUs, gpu)
+	}
+	return node, nil
+}
+
+// initError explains the usual reasons NVML does not start.
+func initError(ret nvml.Return) error {
+	var why string
+	switch ret {
+	case nvml.ERROR_LIBRARY_NOT_FOUND:
+		why = "libnvidia-ml.so.1 not found; is the NVIDIA driver installed? (use --from SNAPSHOT on hosts without it)"
+	case nvml.ERROR_DRIVER_NOT_LOADED:
+		why = "the NVIDIA kernel driver is not loaded"
+	case nvml.ERROR_NO_PERMISSION:
+		why = "no permission to open the GPU device files (/dev/nvidiactl)"
+	case nvml.ERROR_LIB_RM_VERSION_MISMATCH:
+		why = "libnvidia-ml.so.1 and the loaded kernel driver differ in version (reboot or reload the driver)"
+	default:
+		why = ret.Error()
+	}
+	return &NVMLError{Op: "initialising NVML", Ret: ret, Why: why}
+}
+
+// NVMLError is an NVML call that failed, with what was being done.
+type NVMLError struct {
+	Op  string
+	Ret nvml.Return
+	Why string // a readable cause; the NVML error string when empty
+}
+
+func (e *NVMLError) Error() string {
+	why := e.Why
+	if why == "" {
+		why = e.Ret.Error()
+	}
+	return "nvml: " + e.Op + ": " + why
+}
+
+func nvmlError(op string, ret nvml.Return) error { return &NVMLError{Op: op, Ret: ret} }
+
+// IsNVMLReturn reports whether err came from NVML returning ret.
+func IsNVMLReturn(err error, ret nvml.Return) bool {
+	var e *NVMLError
+	return errors.As(err, &e) && e.Ret == ret
+}
+
+func readGPU(index int, dev nvml.Device) (GPU, error) {
+	gpu := GPU{Index: index}
+	fail := func(what string, ret nvml.Return) (GPU, error) {
+		return GPU{}, nvmlError(fmt.Sprintf("GPU %d: reading %s", index, what), ret)
+	}
+
+	var ret nvml.Return
+	if gpu.Minor, ret = dev.GetMinorNumber(); ret != nvml.SUCCESS {
+		return fail("its minor number", ret)
+	}
+	if gpu.UUID, ret = dev.GetUUID(); ret != nvml.SUCCESS {
+		return fail("its UUID", ret)
+	}
+	if gpu.Name, ret = dev.GetName(); ret != nvml.SUCCESS {
+		return fail("its name", ret)
+	}
+	pci, ret := dev.GetPciInfo()
+	if ret != nvml.SUCCESS {
+		return fail("its PCI info", ret)
+	}
+	gpu.PCIBusID = cString(pci.BusId[:])
+	mem, ret := dev.GetMemoryInfo()
+	if ret != nvml.SUCCESS {
+		return fail("its memory size", ret)
+	}
+	gpu.MemoryMiB = mem.Total >> 20
+
+	mask, ret := dev.GetCpuAffinity(cpuAffinityMaxCPUs)
+	switch ret {
+	case nvml.SUCCESS:
+		gpu.CPUAffinity = cpuList(mask)
+	case nvml.ERROR_NOT_SUPPORTED: // e.g. no NUMA information; Cores= is then left out
+	default:
+		return fail("its CPU affinity", ret)
+	}
+
+	current, pending, ret := dev.GetMigMode()
+	switch ret {
+	case nvml.SUCCESS:
+		gpu.MigEnabled = current == nvml.DEVICE_MIG_ENABLE
+		gpu.MigPending = pending == nvml.DEVICE_MIG_ENABLE
+	case nvml.ERROR_NOT_SUPPORTED: // a GPU without MIG (V100 beside A100s) is a whole GPU
+	default:
+		return fail("its MIG mode", ret)
+	}
+	if !gpu.MigEnabled {
+		return gpu, nil
+	}
+
+	migs, err := readMigDevices(&gpu, dev, mem.Total)
+	if err != nil {
+		return GPU{}, err
+	}
+	gpu.MigDevices = migs
+	return gpu, nil
+}
+
+// readMigDevices enumerates the MIG devices of a MIG-enabled GPU. Handle
+// indices have gaps whenever instances were destroyed, so every index up to
+// the maximum is tried.
+func readMigDevices(gpu *GPU, dev nvml.Device, gpuMemoryBytes uint64) ([]MigDevice, error) {
+	max, ret := dev.GetMaxMigDeviceCount()
+	if ret != nvml.SUCCESS {
+		return nil, nvmlError(fmt.Sprintf("%s: counting MIG devices", gpu.Label()), ret)
+	}
+	giProfiles := giProfileIndex{dev: dev}
+	var migs []MigDevice
+	for j := 0; j < max; j++ {
+		mig, ret := dev.GetMigDeviceHandleByIndex(j)
+		if ret == nvml.ERROR_NOT_FOUND || ret == nvml.ERROR_INVALID_ARGUMENT {
+			continue
+		}
+		if ret != nvml.SUCCESS {
+			return nil, nvmlError(fmt.Sprintf("%s: getting MIG device handle %d", gpu.Label(), j), ret)
+		}
+		m, err := readMigDevice(gpu, j, mig, gpuMemoryBytes, &giProfiles)
+		if err != nil {
+			return nil, err
+		}
+		migs = append(migs, m)
+	}
+	sortMigDevices(migs)
+	return migs, nil
+}
+
+func readMigDevice(gpu *GPU, handleIndex int, mig nvml.Device, gpuMemoryBytes uint64, giProfiles *giProfileIndex) (MigDevice, error) {
+	var m MigDevice
+	fail := func(what string, ret nvml.Return) (MigDevice, error) {
+		where := fmt.Sprintf("%s: MIG device handle %d", gpu.Label(), handleIndex)
+		if m.UUID != "" {
+			where = m.Label(gpu)
+		}
+		return MigDevice{}, nvmlError(where+": reading "+what, ret)
+	}
+	var ret nvml.Return
+	if m.GPUInstanceID, ret = mig.GetGpuInstanceId(); ret != nvml.SUCCESS {
+		return fail("its GPU instance id", ret)
+	}
+	if m.ComputeInstanceID, ret = mig.GetComputeInstanceId(); ret != nvml.SUCCESS {
+		return fail("its compute instance id", ret)
+	}
+	if m.UUID, ret = mig.GetUUID(); ret != nvml.SUCCESS {
+		return fail("its UUID", ret)
+	}
+	attrs, ret := mig.GetAttributes()
+	if ret != nvml.SUCCESS {
+		return fail("its attributes", ret)
+	}
+	m.GISlices = int(attrs.GpuInstanceSliceCount)
+	m.MemoryMiB = attrs.MemorySizeMB
+
+	name, ret := mig.GetName()
+	if ret != nvml.SUCCESS {
+		return fail("its name", ret)
+	}
+	if p, ok := profileFromName(name); ok {
+		m.Profile = p
+		return m, nil
+	}
+	// Older drivers name MIG devices like their parent; derive the profile.
+	index, ret := giProfiles.of(m.GPUInstanceID)
+	if ret != nvml.SUCCESS {
+		return fail("its GPU instance profile", ret)
+	}
+	m.Profile = computeProfile(attrs.ComputeInstanceSliceCount, attrs.GpuInstanceSliceCount, attrs.MemorySizeMB, gpuMemoryBytes, index)
+	return m, nil
+}
+
+// giProfileIndex maps a GPU's instance ids to GPU instance profile indices
+// (nvml.GPU_INSTANCE_PROFILE_*), which carry the +me/+gfx attributes. The
+// profile table is read once per GPU and only when a name lacks the profile.
+type giProfileIndex struct {
+	dev     nvml.Device
+	byID    map[uint32]int // profile id -> profile index
+	hasRead bool
+}
+
+func (p *giProfileIndex) of(giID int) (int, nvml.Return) {
+	gi, ret := p.dev.GetGpuInstanceById(giID)
+	if ret != nvml.SUCCESS {
+		return 0, ret
+	}
+	info, ret := gi.GetInfo()
+	if ret != nvml.SUCCESS {
+		return 0, ret
+	}
+	if !p.hasRead {
+		p.byID = map[uint32]int{}
+		for i := 0; i < nvml.GPU_INSTANCE_PROFILE_COUNT; i++ {
+			pi, ret := p.dev.GetGpuInstanceProfileInfo(i)
+			if ret == nvml.ERROR_NOT_SUPPORTED || ret == nvml.ERROR_INVALID_ARGUMENT {
+				continue
+			}
+			if ret != nvml.SUCCESS {
+				return 0, ret
+			}
+			p.byID[pi.Id] = i
+		}
+		p.hasRead = true
+	}
+	index, ok := p.byID[info.ProfileId]
+	if !ok {
+		return 0, nvml.ERROR_NOT_FOUND
+	}
+	return index, nvml.SUCCESS
+}
+
+// cString converts a NUL-terminated C char array.
+func cString(b []int8) string {
+	var sb strings.Builder
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		sb.WriteByte(byte(c))
+	}
+	return sb.String()
+}
+
+// cpuList turns NVML's CPU mask (64 CPUs a word) into an OS CPU list.
+func cpuList(mask []uint) string {
+	var cpus []int
+	for w, word := range mask {
+		for bit := 0; bit < 64; bit++ {
+			if word&(1<<bit) != 0 {
+				cpus = append(cpus, w*64+bit)
+			}
+		}
+	}
+	return FormatCPUList(cpus)
+}
+
+// FormatCPUList writes sorted CPU ids as ranges: 0-15,32-47.
+func FormatCPUList(cpus []int) string {
+	var sb strings.Builder
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte(',')
+		}
+		if i == j {
+			fmt.Fprintf(&sb, "%d", cpus[i])
+		} else {
+			fmt.Fprintf(&sb, "%d-%d", cpus[i], cpus[j])
+		}
+		i = j + 1
+	}
+	return sb.String()
+}

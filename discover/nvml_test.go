@@ -1,0 +1,117 @@
+package discover
+
+import (
+	"testing"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
+)
+
+func fake(t *testing.T, f *nvmlfake.Fixture) nvml.Interface {
+	t.Helper()
+	lib, err := nvmlfake.New(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib
+}
+
+func TestFromNVML(t *testing.T) {
+	lib := fake(t, &nvmlfake.Fixture{DriverVersion: "580.159.04", GPUs: []nvmlfake.GPU{
+		{Minor: 0, UUID: "GPU-a", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559, CPUs: "0-15"},
+		{Minor: 3, UUID: "GPU-b", Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", MemoryMiB: 81920, MigMode: "enabled/disabled",
+			MigDevices: []nvmlfake.MigDevice{
+				{HandleIndex: 4, GI: 9, CI: 0, UUID: "MIG-2", Profile: "1g.10gb", MemoryMiB: 9728},
+				{HandleIndex: 1, GI: 2, CI: 1, UUID: "MIG-1", Profile: "1c.3g.40gb", MemoryMiB: 40192},
+			}},
+		{Minor: 1, UUID: "GPU-c", Name: "Tesla V100-SXM2-32GB", MemoryMiB: 32768, MigMode: "unsupported"},
+	}})
+	got, err := FromNVML(lib, "n1.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Node{SchemaVersion: 1, Hostname: "n1.example", DriverVersion: "580.159.04", GPUs: []GPU{
+		{Index: 0, Minor: 0, UUID: "GPU-a", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559, CPUAffinity: "0-15"},
+		{Index: 1, Minor: 3, UUID: "GPU-b", Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", MemoryMiB: 81920, MigEnabled: true,
+			MigDevices: []MigDevice{
+				{GPUInstanceID: 2, ComputeInstanceID: 1, UUID: "MIG-1", Profile: "1c.3g.40gb", GISlices: 3, MemoryMiB: 40192},
+				{GPUInstanceID: 9, ComputeInstanceID: 0, UUID: "MIG-2", Profile: "1g.10gb", GISlices: 1, MemoryMiB: 9728},
+			}},
+		{Index: 2, Minor: 1, UUID: "GPU-c", Name: "Tesla V100-SXM2-32GB", MemoryMiB: 32768},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// After a failed Init nothing else may be called: the real library would
+// crash the process. A bare mock panics on any call but Init.
+func TestInitFailureMakesNoOtherCall(t *testing.T) {
+	for ret, want := range map[nvml.Return]string{
+		nvml.ERROR_LIBRARY_NOT_FOUND: "nvml: initialising NVML: libnvidia-ml.so.1 not found; is the NVIDIA driver installed? (use --from SNAPSHOT on hosts without it)",
+		nvml.ERROR_DRIVER_NOT_LOADED: "nvml: initialising NVML: the NVIDIA kernel driver is not loaded",
+		nvml.ERROR_NO_PERMISSION:     "nvml: initialising NVML: no permission to open the GPU device files (/dev/nvidiactl)",
+		nvml.ERROR_UNKNOWN:           "nvml: initialising NVML: ERROR_UNKNOWN",
+	} {
+		lib := &mock.Interface{InitFunc: func() nvml.Return { return ret }}
+		_, err := FromNVML(lib, "n1")
+		if err == nil || err.Error() != want {
+			t.Errorf("Init %v: err = %v, want %q", ret, err, want)
+		}
+		if !IsNVMLReturn(err, ret) {
+			t.Errorf("Init %v: IsNVMLReturn false", ret)
+		}
+		if n := len(lib.InitCalls()); n != 1 {
+			t.Errorf("Init called %d times", n)
+		}
+	}
+}
+
+// Old drivers name a MIG device like its parent and give MIG-GPU-... UUIDs;
+// the profile then comes from attributes and the GI profile, whose id the
+// fake deliberately keeps apart from its index.
+func TestOldDriverProfileFallback(t *testing.T) {
+	meIndex := nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1
+	lib := fake(t, &nvmlfake.Fixture{GPUs: []nvmlfake.GPU{{Minor: 0, Name: "NVIDIA H100 80GB HBM3", MemoryMiB: 81559, MigMode: "enabled",
+		MigDevices: []nvmlfake.MigDevice{
+			{HandleIndex: 0, GI: 11, CI: 0, UUID: "MIG-GPU-x/11/0", Profile: "1g.10gb", Name: "NVIDIA H100 80GB HBM3", MemoryMiB: 9856, GIProfileIndex: &meIndex},
+			{HandleIndex: 1, GI: 1, CI: 0, UUID: "MIG-GPU-x/1/0", Profile: "1c.3g.40gb", Name: "NVIDIA H100 80GB HBM3", MemoryMiB: 40192},
+		}}}})
+	n, err := FromNVML(lib, "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range n.GPUs[0].MigDevices {
+		got = append(got, m.Profile)
+	}
+	if diff := cmp.Diff([]string{"1c.3g.40gb", "1g.10gb+me"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestDeviceErrorsNameTheDevice(t *testing.T) {
+	for _, c := range []struct {
+		gpu  nvmlfake.GPU
+		want string
+	}{
+		{nvmlfake.GPU{Errors: map[string]string{"GetUUID": "ERROR_GPU_IS_LOST"}}, "nvml: GPU 0: reading its UUID: ERROR_GPU_IS_LOST"},
+		{nvmlfake.GPU{Errors: map[string]string{"GetMigMode": "ERROR_UNKNOWN"}}, "nvml: GPU 0: reading its MIG mode: ERROR_UNKNOWN"},
+		{nvmlfake.GPU{MigMode: "enabled", Errors: map[string]string{"GetMigDeviceHandleByIndex": "ERROR_UNKNOWN"}},
+			"nvml: GPU 0 (minor 5, 00000000:07:00.0): getting MIG device handle 0: ERROR_UNKNOWN"},
+		{nvmlfake.GPU{MigMode: "enabled", MigDevices: []nvmlfake.MigDevice{{GI: 7, Profile: "1g.10gb", UUID: "MIG-1", Errors: map[string]string{"GetAttributes": "ERROR_NOT_FOUND"}}}},
+			"nvml: MIG device gpu5/gi7/ci0 (GPU 0 (minor 5, 00000000:07:00.0)): reading its attributes: ERROR_NOT_FOUND"},
+		{nvmlfake.GPU{MigMode: "enabled", MigDevices: []nvmlfake.MigDevice{{GI: 7, Profile: "1g.10gb", Errors: map[string]string{"GetUUID": "ERROR_NOT_FOUND"}}}},
+			"nvml: GPU 0 (minor 5, 00000000:07:00.0): MIG device handle 0: reading its UUID: ERROR_NOT_FOUND"},
+	} {
+		g := c.gpu
+		g.Minor, g.Name, g.PCIBusID, g.MemoryMiB = 5, "NVIDIA A100-SXM4-80GB", "00000000:07:00.0", 81920
+		_, err := FromNVML(fake(t, &nvmlfake.Fixture{GPUs: []nvmlfake.GPU{g}}), "n1")
+		if err == nil || err.Error() != c.want {
+			t.Errorf("err = %v\nwant %s", err, c.want)
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package discover
+
+import (
+	"fmt"
+
+	"github.com/slurm-mig/slurm-mig/capmap"
+)
+
+// ResolveCapMinors fills in every MIG device's GI and CI cap minors that
+// are not yet known, from the mig-minors under root. The file is read only
+// when some device needs it. A device with no entry is an error naming the
+// device: a minor is never guessed.
+func ResolveCapMinors(n *Node, root string) error {
+	var caps *capmap.Map
+	for i := range n.GPUs {
+		g := &n.GPUs[i]
+		for j := range g.MigDevices {
+			m := &g.MigDevices[j]
+			if m.GICapMinor != nil && m.CICapMinor != nil {
+				continue
+			}
+			if caps == nil {
+				var err error
+				if caps, err = capmap.Load(root); err != nil {
+					return fmt.Errorf("cap minors for %s: %w", m.Label(g), err)
+				}
+			}
+			gpu, gi, ci := uint32(g.Minor), uint32(m.GPUInstanceID), uint32(m.ComputeInstanceID)
+			if m.GICapMinor == nil {
+				minor, ok := caps.GI(gpu, gi)
+				if !ok {
+					return fmt.Errorf("%s: %s has no entry gpu%d/gi%d/access", m.Label(g), caps.Source(), gpu, gi)
+				}
+				m.GICapMinor = &minor
+			}
+			if m.CICapMinor == nil {
+				minor, ok := caps.CI(gpu, gi, ci)
+				if !ok {
+					return fmt.Errorf("%s: %s has no entry gpu%d/gi%d/ci%d/access", m.Label(g), caps.Source(), gpu, gi, ci)
+				}
+				m.CICapMinor = &minor
+			}
+		}
+	}
+	return n.Check()
+}

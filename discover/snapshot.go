@@ -1,0 +1,236 @@
+package discover
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// maxSnapshotBytes bounds what LoadSnapshot reads: a node of 64 GPUs with
+// every MIG device is a few hundred KiB.
+const maxSnapshotBytes = 64 << 20
+
+// LoadSnapshot reads and checks a snapshot file. Errors name the file.
+func LoadSnapshot(path string) (*Node, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSnapshotBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > maxSnapshotBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB; not a snapshot", path, maxSnapshotBytes>>20)
+	}
+	node, err := ParseSnapshot(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return node, nil
+}
+
+// ParseSnapshot decodes and checks a snapshot. Fields this version does
+// not know are ignored; a snapshot that contradicts itself is an error.
+func ParseSnapshot(data []byte) (*Node, error) {
+	var version struct {
+		SchemaVersion *int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(data, &version); err != nil {
+		return nil, fmt.Errorf("not a snapshot: %v", jsonError(data, err))
+	}
+	if version.SchemaVersion == nil {
+		return nil, fmt.Errorf("not a snapshot: no schema_version")
+	}
+	if *version.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("unsupported schema_version %d (this slurm-mig reads %d)", *version.SchemaVersion, SchemaVersion)
+	}
+	var node Node
+	if err := json.Unmarshal(data, &node); err != nil {
+		return nil, fmt.Errorf("not a snapshot: %v", jsonError(data, err))
+	}
+	if err := checkRequired(data); err != nil {
+		return nil, err
+	}
+	if err := node.Check(); err != nil {
+		return nil, err
+	}
+	node.sort()
+	return &node, nil
+}
+
+// checkRequired rejects a snapshot that leaves out a field whose zero value
+// would silently mean something (minor 0 is /dev/nvidia0).
+func checkRequired(data []byte) error {
+	var presence struct {
+		GPUs []struct {
+			Index      *int    `json:"index"`
+			Minor      *int    `json:"minor"`
+			Name       *string `json:"name"`
+			MigDevices []struct {
+				GI      *int    `json:"gpu_instance_id"`
+				CI      *int    `json:"compute_instance_id"`
+				Profile *string `json:"profile"`
+			} `json:"mig_devices"`
+		} `json:"gpus"`
+	}
+	if err := json.Unmarshal(data, &presence); err != nil {
+		return err
+	}
+	for i, g := range presence.GPUs {
+		switch {
+		case g.Index == nil:
+			return fmt.Errorf("gpus[%d]: no index", i)
+		case g.Minor == nil:
+			return fmt.Errorf("gpus[%d]: no minor", i)
+		case g.Name == nil:
+			return fmt.Errorf("gpus[%d]: no name", i)
+		}
+		for j, m := range g.MigDevices {
+			switch {
+			case m.GI == nil:
+				return fmt.Errorf("gpus[%d].mig_devices[%d]: no gpu_instance_id", i, j)
+			case m.CI == nil:
+				return fmt.Errorf("gpus[%d].mig_devices[%d]: no compute_instance_id", i, j)
+			case m.Profile == nil:
+				return fmt.Errorf("gpus[%d].mig_devices[%d]: no profile", i, j)
+			}
+		}
+	}
+	return nil
+}
+
+// jsonError adds the line of a syntax error, which encoding/json gives only
+// as a byte offset.
+func jsonError(data []byte, err error) error {
+	if se, ok := err.(*json.SyntaxError); ok {
+		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
+		return fmt.Errorf("line %d: %v", line, err)
+	}
+	return err
+}
+
+// Check finds what cannot be true of one node: duplicate GPUs or MIG
+// devices, MIG devices on a GPU with MIG disabled, cap minors used twice,
+// MIG UUIDs naming another GPU. Every error names the GPU or device.
+func (n *Node) Check() error {
+	seenIndex := map[int]bool{}
+	seenMinor := map[int]bool{}
+	seenUUID := map[string]string{}
+	capOwner := map[uint32]string{} // cap minor -> what uses it
+	claimCap := func(minor *uint32, owner string) error {
+		if minor == nil {
+			return nil
+		}
+		if prev, ok := capOwner[*minor]; ok && prev != owner {
+			return fmt.Errorf("cap minor %d given to both %s and %s", *minor, prev, owner)
+		}
+		capOwner[*minor] = owner
+		return nil
+	}
+	claimUUID := func(uuid, owner string) error {
+		if uuid == "" {
+			return nil
+		}
+		if prev, ok := seenUUID[uuid]; ok {
+			return fmt.Errorf("UUID %s given to both %s and %s", uuid, prev, owner)
+		}
+		seenUUID[uuid] = owner
+		return nil
+	}
+
+	for i := range n.GPUs {
+		g := &n.GPUs[i]
+		label := g.Label()
+		switch {
+		case g.Index < 0 || g.Minor < 0:
+			return fmt.Errorf("%s: negative index or minor", label)
+		case seenIndex[g.Index]:
+			return fmt.Errorf("%s: index %d appears twice", label, g.Index)
+		case seenMinor[g.Minor]:
+			return fmt.Errorf("%s: minor %d appears twice", label, g.Minor)
+		case strings.TrimSpace(g.Name) == "":
+			return fmt.Errorf("%s: empty name", label)
+		case len(g.MigDevices) > 0 && !g.MigEnabled:
+			return fmt.Errorf("%s: has MIG devices but mig_enabled is false", label)
+		}
+		seenIndex[g.Index], seenMinor[g.Minor] = true, true
+		if err := claimUUID(g.UUID, label); err != nil {
+			return err
+		}
+
+		giCap := map[int]*uint32{} // GI id -> its cap minor, if known
+		for j := range g.MigDevices {
+			m := &g.MigDevices[j]
+			mlabel := m.Label(g)
+			if m.GPUInstanceID < 0 || m.ComputeInstanceID < 0 {
+				return fmt.Errorf("%s: negative instance id", mlabel)
+			}
+			if err := ValidProfile(m.Profile); err != nil {
+				return fmt.Errorf("%s: %v", mlabel, err)
+			}
+			if err := claimUUID(m.UUID, mlabel); err != nil {
+				return err
+			}
+			if err := checkLegacyMigUUID(g, m); err != nil {
+				return fmt.Errorf("%s: %v", mlabel, err)
+			}
+			for _, prev := range g.MigDevices[:j] {
+				if prev.GPUInstanceID == m.GPUInstanceID && prev.ComputeInstanceID == m.ComputeInstanceID {
+					return fmt.Errorf("%s appears twice", mlabel)
+				}
+			}
+			giLabel := fmt.Sprintf("GPU instance gpu%d/gi%d", g.Minor, m.GPUInstanceID)
+			if prev, ok := giCap[m.GPUInstanceID]; ok && prev != nil && m.GICapMinor != nil && *prev != *m.GICapMinor {
+				return fmt.Errorf("%s: gi_cap_minor %d, but another device of the same GPU instance says %d", mlabel, *m.GICapMinor, *prev)
+			}
+			if m.GICapMinor != nil {
+				giCap[m.GPUInstanceID] = m.GICapMinor
+			}
+			if err := claimCap(m.GICapMinor, giLabel); err != nil {
+				return err
+			}
+			if err := claimCap(m.CICapMinor, mlabel); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkLegacyMigUUID checks an old-style MIG UUID (drivers before
+// 470.42.01: MIG-GPU-<gpu uuid>/<gi>/<ci>) against the device it labels.
+func checkLegacyMigUUID(g *GPU, m *MigDevice) error {
+	rest, ok := strings.CutPrefix(m.UUID, "MIG-GPU-")
+	if !ok {
+		return nil
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 3 {
+		return fmt.Errorf("malformed MIG UUID %q", m.UUID)
+	}
+	gi, err1 := strconv.Atoi(parts[1])
+	ci, err2 := strconv.Atoi(parts[2])
+	if err1 != nil || err2 != nil || gi != m.GPUInstanceID || ci != m.ComputeInstanceID {
+		return fmt.Errorf("MIG UUID %q does not match gpu_instance_id %d, compute_instance_id %d", m.UUID, m.GPUInstanceID, m.ComputeInstanceID)
+	}
+	if g.UUID != "" && "GPU-"+parts[0] != g.UUID {
+		return fmt.Errorf("MIG UUID %q names another GPU than %s", m.UUID, g.UUID)
+	}
+	return nil
+}
+
+// WriteSnapshot writes n as indented JSON, the same bytes for the same node.
+func WriteSnapshot(w io.Writer, n *Node) error {
+	data, err := json.MarshalIndent(n, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
