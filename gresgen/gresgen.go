@@ -1,0 +1,242 @@
+// Package gresgen turns the discovery model of a node into gres.conf
+// records: which devices Slurm gets, under which type, with which files.
+package gresgen
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// TypeStyle chooses how GRES types are named.
+type TypeStyle string
+
+const (
+	// StyleModel: whole GPU "a100", MIG device "a100_1g.10gb" (the style of
+	// Slurm's gres.html example).
+	StyleModel TypeStyle = "model"
+	// StyleProfile: whole GPU "a100", MIG device "1g.10gb".
+	StyleProfile TypeStyle = "profile"
+	// StyleAutodetect: the names Slurm's AutoDetect=nvml gives
+	// ("nvidia_a100-sxm4-40gb", "nvidia_a100_1g.5gb").
+	StyleAutodetect TypeStyle = "autodetect"
+)
+
+// FileStyle chooses the device files of a MIG device's line.
+type FileStyle string
+
+const (
+	// FilesMultiple: MultipleFiles=/dev/nvidiaN,<GI cap>,<CI cap>, what
+	// Slurm's autodetect builds (Slurm >= 20.11).
+	FilesMultiple FileStyle = "multiple"
+	// FilesCI: File=<CI cap>, the legacy form of older Slurm.
+	FilesCI FileStyle = "ci"
+)
+
+// Options are the choices that shape the records.
+type Options struct {
+	NodeName  string // empty: no NodeName= on the lines
+	TypeStyle TypeStyle
+	FileStyle FileStyle
+	// TypeMap overrides the model part of types: keys are NVML names or
+	// short models, matched without regard to case.
+	TypeMap map[string]string
+}
+
+// Result is what Records builds: the lines in output order, and warnings
+// for the admin (things that are legal but likely not what they want).
+type Result struct {
+	Records  []slurmconf.GresRecord
+	Warnings []string
+}
+
+// Records builds one record per device: GPUs in NVML index order, a
+// MIG-enabled GPU as its MIG devices in (GI, CI) order, every other GPU
+// whole. Every MIG device must have its cap minors resolved.
+func Records(n *discover.Node, o Options) (Result, error) {
+	var res Result
+	typer, err := newTyper(o)
+	if err != nil {
+		return res, err
+	}
+	for i := range n.GPUs {
+		g := &n.GPUs[i]
+		if g.MigChangePending() {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: MIG mode is %s but will be %s after the next GPU reset; this config describes the current layout",
+				g.Label(), migWord(g.MigEnabled), migWord(g.MigPending)))
+		}
+		if !g.MigEnabled {
+			t, err := typer.gpuType(g)
+			if err != nil {
+				return res, err
+			}
+			res.Records = append(res.Records, slurmconf.GresRecord{NodeName: o.NodeName, Name: "gpu", Type: t, File: g.DevicePath()})
+			continue
+		}
+		if len(g.MigDevices) == 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: MIG mode is enabled but it has no MIG devices; it offers Slurm nothing", g.Label()))
+			continue
+		}
+		for j := range g.MigDevices {
+			m := &g.MigDevices[j]
+			if m.GICapMinor == nil || m.CICapMinor == nil {
+				return res, fmt.Errorf("%s: cap minors unknown", m.Label(g))
+			}
+			t, err := typer.migType(g, m)
+			if err != nil {
+				return res, err
+			}
+			r := slurmconf.GresRecord{NodeName: o.NodeName, Name: "gpu", Type: t}
+			if o.FileStyle == FilesCI {
+				r.File = discover.CapPath(*m.CICapMinor)
+			} else {
+				r.MultipleFiles = []string{g.DevicePath(), discover.CapPath(*m.GICapMinor), discover.CapPath(*m.CICapMinor)}
+			}
+			res.Records = append(res.Records, r)
+		}
+	}
+	res.Warnings = append(res.Warnings, typer.clashes()...)
+	return res, nil
+}
+
+func migWord(enabled bool) string {
+	if enabled {
+		return "enabled"
+	}
+	return "disabled"
+}
+
+// typer names types for one run and notices short models that two
+// different GPU names share ("NVIDIA A100-SXM4-40GB" and "...-80GB" are
+// both "a100"), which the admin may want to tell apart with --type-map.
+type typer struct {
+	style   TypeStyle
+	typeMap map[string]string // lower-cased key -> type
+	namesOf map[string]map[string]bool
+}
+
+func newTyper(o Options) (*typer, error) {
+	t := &typer{style: o.TypeStyle, typeMap: map[string]string{}, namesOf: map[string]map[string]bool{}}
+	switch t.style {
+	case "":
+		t.style = StyleModel
+	case StyleModel, StyleProfile, StyleAutodetect:
+	default:
+		return nil, fmt.Errorf("unknown type style %q (want model, profile or autodetect)", o.TypeStyle)
+	}
+	switch o.FileStyle {
+	case "", FilesMultiple, FilesCI:
+	default:
+		return nil, fmt.Errorf("unknown file style %q (want multiple or ci)", o.FileStyle)
+	}
+	for k, v := range o.TypeMap {
+		if err := ValidType(v); err != nil {
+			return nil, fmt.Errorf("type map %s=%s: %v", k, v, err)
+		}
+		t.typeMap[strings.ToLower(k)] = v
+	}
+	return t, nil
+}
+
+// model is the GPU part of a type, and whether the type map set it.
+func (t *typer) model(g *discover.GPU) (string, bool) {
+	if v, ok := t.typeMap[strings.ToLower(g.Name)]; ok {
+		return v, true
+	}
+	short := ShortModel(g.Name)
+	if v, ok := t.typeMap[short]; ok {
+		return v, true
+	}
+	if t.style == StyleAutodetect {
+		return autodetectName(g.Name), false
+	}
+	if t.namesOf[short] == nil {
+		t.namesOf[short] = map[string]bool{}
+	}
+	t.namesOf[short][g.Name] = true
+	return short, false
+}
+
+func (t *typer) gpuType(g *discover.GPU) (string, error) {
+	m, _ := t.model(g)
+	return checked(g.Label(), m)
+}
+
+func (t *typer) migType(g *discover.GPU, mig *discover.MigDevice) (string, error) {
+	m, mapped := t.model(g)
+	var typ string
+	switch {
+	case t.style == StyleProfile:
+		typ = mig.Profile
+	case t.style == StyleAutodetect && !mapped:
+		// Slurm cuts the GPU part of a MIG type at the first '-'
+		// (gpu_nvml.c): "nvidia_a100-sxm4-40gb" -> "nvidia_a100".
+		m, _, _ = strings.Cut(m, "-")
+		typ = m + "_" + strings.ToLower(mig.Profile)
+	default:
+		typ = m + "_" + mig.Profile
+	}
+	return checked(mig.Label(g), typ)
+}
+
+func checked(label, typ string) (string, error) {
+	if err := ValidType(typ); err != nil {
+		return "", fmt.Errorf("%s: %v", label, err)
+	}
+	return typ, nil
+}
+
+func (t *typer) clashes() []string {
+	var out []string
+	for short, names := range t.namesOf {
+		if len(names) < 2 {
+			continue
+		}
+		list := make([]string, 0, len(names))
+		for n := range names {
+			list = append(list, fmt.Sprintf("%q", n))
+		}
+		sort.Strings(list)
+		out = append(out, fmt.Sprintf("GPUs %s all get type %q; use --type-map NAME=TYPE to tell them apart", strings.Join(list, ", "), short))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ShortModel is the short GPU model of an NVML name: lower case, without a
+// leading "nvidia " or "tesla ", cut at the first space or '-'.
+// "NVIDIA A100 80GB PCIe" -> "a100", "A100-PCIE-40GB" -> "a100",
+// "NVIDIA H100 80GB HBM3" -> "h100".
+func ShortModel(name string) string {
+	s := strings.ToLower(strings.TrimSpace(name))
+	for _, prefix := range []string{"nvidia ", "tesla "} {
+		s = strings.TrimPrefix(s, prefix)
+	}
+	if i := strings.IndexAny(s, " -"); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// autodetectName is the type Slurm's AutoDetect=nvml gives a whole GPU:
+// the NVML name lower-cased with spaces turned into '_'
+// (gpu_common_underscorify_tolower).
+func autodetectName(name string) string {
+	return strings.ReplaceAll(strings.ToLower(name), " ", "_")
+}
+
+// ValidType refuses types that would not survive Slurm's parsers: the
+// Gres= list splits on ',' and ':', gres.conf on spaces and '=', and '#'
+// starts a comment.
+func ValidType(t string) error {
+	if t == "" {
+		return fmt.Errorf("empty GRES type")
+	}
+	if i := strings.IndexAny(t, " \t\n,:=#[]\"'\\"); i >= 0 {
+		return fmt.Errorf("GRES type %q has %q, which Slurm cannot parse there", t, t[i])
+	}
+	return nil
+}

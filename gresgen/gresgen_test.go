@@ -1,0 +1,157 @@
+package gresgen
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+func TestShortModel(t *testing.T) {
+	for name, want := range map[string]string{
+		"NVIDIA A100 80GB PCIe":  "a100",
+		"A100-PCIE-40GB":         "a100",
+		"NVIDIA H100 80GB HBM3":  "h100",
+		"NVIDIA A100-SXM4-80GB":  "a100",
+		"Tesla V100-SXM2-32GB":   "v100",
+		"NVIDIA GH200 480GB":     "gh200",
+		"NVIDIA H200":            "h200",
+		"NVIDIA A30":             "a30",
+		"  nvidia B200 ":         "b200",
+		"Tesla T4":               "t4",
+		"NVIDIA RTX PRO 6000 BW": "rtx",
+	} {
+		if got := ShortModel(name); got != want {
+			t.Errorf("ShortModel(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func u32(v uint32) *uint32 { return &v }
+
+// node is one whole A100 and one H100 with two MIG devices.
+func node() *discover.Node {
+	return &discover.Node{GPUs: []discover.GPU{
+		{Index: 0, Minor: 0, Name: "NVIDIA A100-SXM4-40GB"},
+		{Index: 1, Minor: 1, Name: "NVIDIA H100 80GB HBM3", MigEnabled: true, MigPending: true,
+			MigDevices: []discover.MigDevice{
+				{GPUInstanceID: 5, ComputeInstanceID: 0, Profile: "4g.40gb", GICapMinor: u32(183), CICapMinor: u32(184)},
+				{GPUInstanceID: 13, ComputeInstanceID: 0, Profile: "1g.10gb+me", GICapMinor: u32(255), CICapMinor: u32(256)},
+			}},
+	}}
+}
+
+func types(t *testing.T, o Options) []string {
+	t.Helper()
+	res, err := Records(node(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range res.Records {
+		out = append(out, r.Type)
+	}
+	return out
+}
+
+// The autodetect names follow gpu_nvml.c: whole GPUs keep the full
+// underscored name, MIG devices cut it at the first '-'; the brief's
+// examples: nvidia_a100_1g.5gb, nvidia_h100_80gb_hbm3_4g.40gb.
+func TestTypeStyles(t *testing.T) {
+	for style, want := range map[TypeStyle][]string{
+		StyleModel:      {"a100", "h100_4g.40gb", "h100_1g.10gb+me"},
+		StyleProfile:    {"a100", "4g.40gb", "1g.10gb+me"},
+		StyleAutodetect: {"nvidia_a100-sxm4-40gb", "nvidia_h100_80gb_hbm3_4g.40gb", "nvidia_h100_80gb_hbm3_1g.10gb+me"},
+	} {
+		if diff := cmp.Diff(want, types(t, Options{TypeStyle: style})); diff != "" {
+			t.Errorf("style %s (-want +got):\n%s", style, diff)
+		}
+	}
+	n := &discover.Node{GPUs: []discover.GPU{{Name: "NVIDIA A100-SXM4-40GB", MigEnabled: true,
+		MigDevices: []discover.MigDevice{{Profile: "1g.5gb", GICapMinor: u32(1), CICapMinor: u32(2)}}}}}
+	res, err := Records(n, Options{TypeStyle: StyleAutodetect})
+	if err != nil || res.Records[0].Type != "nvidia_a100_1g.5gb" {
+		t.Errorf("A100-SXM4-40GB 1g.5gb autodetect type = %v, %v; want nvidia_a100_1g.5gb", res.Records, err)
+	}
+}
+
+func TestTypeMap(t *testing.T) {
+	got := types(t, Options{TypeMap: map[string]string{"nvidia h100 80gb hbm3": "h100sxm", "A100": "ampere"}})
+	if diff := cmp.Diff([]string{"ampere", "h100sxm_4g.40gb", "h100sxm_1g.10gb+me"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if _, err := Records(node(), Options{TypeMap: map[string]string{"a100": "a:b"}}); err == nil {
+		t.Error("a type with ':' was accepted")
+	}
+}
+
+func TestFiles(t *testing.T) {
+	res, err := Records(node(), Options{NodeName: "n1", FileStyle: FilesCI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []slurmconf.GresRecord{
+		{NodeName: "n1", Name: "gpu", Type: "a100", File: "/dev/nvidia0"},
+		{NodeName: "n1", Name: "gpu", Type: "h100_4g.40gb", File: "/dev/nvidia-caps/nvidia-cap184"},
+		{NodeName: "n1", Name: "gpu", Type: "h100_1g.10gb+me", File: "/dev/nvidia-caps/nvidia-cap256"},
+	}
+	if diff := cmp.Diff(want, res.Records); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	res, err = Records(node(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFiles := []string{"/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap183", "/dev/nvidia-caps/nvidia-cap184"}
+	if diff := cmp.Diff(wantFiles, res.Records[1].MultipleFiles); diff != "" {
+		t.Errorf("MultipleFiles (-want +got):\n%s", diff)
+	}
+}
+
+func TestUnresolvedCapMinorsRefused(t *testing.T) {
+	n := node()
+	n.GPUs[1].MigDevices[0].CICapMinor = nil
+	_, err := Records(n, Options{})
+	if err == nil || !strings.Contains(err.Error(), "gpu1/gi5/ci0") {
+		t.Errorf("err = %v, want one naming gpu1/gi5/ci0", err)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	n := &discover.Node{GPUs: []discover.GPU{
+		{Index: 0, Minor: 0, Name: "NVIDIA A100-SXM4-40GB", MigPending: true},
+		{Index: 1, Minor: 1, Name: "NVIDIA A100-SXM4-80GB", MigEnabled: true, MigPending: true},
+		{Index: 2, Minor: 2, Name: "NVIDIA A100-SXM4-80GB"},
+	}}
+	res, err := Records(n, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"GPU 0 (minor 0): MIG mode is disabled but will be enabled after the next GPU reset; this config describes the current layout",
+		"GPU 1 (minor 1): MIG mode is enabled but it has no MIG devices; it offers Slurm nothing",
+		`GPUs "NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB" all get type "a100"; use --type-map NAME=TYPE to tell them apart`,
+	}
+	if diff := cmp.Diff(want, res.Warnings); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if len(res.Records) != 2 {
+		t.Errorf("records = %v, want the whole GPUs 0 and 2", res.Records)
+	}
+}
+
+func TestValidType(t *testing.T) {
+	for _, ok := range []string{"a100", "a100_1g.10gb+me", "nvidia_a100-sxm4-80gb", "1c.3g.40gb"} {
+		if err := ValidType(ok); err != nil {
+			t.Errorf("ValidType(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "a b", "a,b", "a:b", "a=b", "a#b"} {
+		if ValidType(bad) == nil {
+			t.Errorf("ValidType(%q) accepted", bad)
+		}
+	}
+}
