@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// sourceFlags choose where the node model comes from.
+type sourceFlags struct {
+	From string `placeholder:"FILE" help:"Work from a snapshot (slurm-mig snapshot) instead of NVML. Cap minors it lacks are read from mig-minors under --root."`
+}
+
+// load discovers the node (or reads the snapshot) and resolves cap minors
+// under root.
+func (s *sourceFlags) load(e *env, root string) (*discover.Node, error) {
+	var node *discover.Node
+	var err error
+	if s.From != "" {
+		node, err = discover.LoadSnapshot(s.From)
+	} else {
+		host, herr := e.hostname()
+		if herr != nil {
+			return nil, fmt.Errorf("reading the hostname: %w", herr)
+		}
+		node, err = discover.FromNVML(e.newNVML(), host)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := discover.ResolveCapMinors(node, root); err != nil {
+		return nil, err
+	}
+	return node, nil
+}
+
+// recordFlags shape the GRES records, shared by gen and node so that their
+// types and counts always agree.
+type recordFlags struct {
+	NodeName   string            `placeholder:"NAME" help:"NodeName= to write (default: the short hostname; with --from, the snapshot's)."`
+	NoNodeName bool              `help:"Leave NodeName= out."`
+	TypeStyle  string            `enum:"model,profile,autodetect" default:"model" help:"GRES type names: model (a100, a100_1g.10gb), profile (a100, 1g.10gb), autodetect (the names of Slurm's AutoDetect=nvml). One of: ${enum}."`
+	TypeMap    map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"Use TYPE as the model part of types for GPUs whose NVML name or short model is NAME (repeatable)."`
+	Files      string            `enum:"multiple,ci" default:"multiple" help:"MIG device files: multiple (MultipleFiles=/dev/nvidiaN,GI cap,CI cap; Slurm >= 20.11) or ci (File=CI cap; older Slurm). One of: ${enum}."`
+}
+
+func (f *recordFlags) records(e *env, node *discover.Node) ([]slurmconf.GresRecord, string, error) {
+	name, err := f.nodeName(e, node)
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := gresgen.Records(node, gresgen.Options{
+		NodeName:  name,
+		TypeStyle: gresgen.TypeStyle(f.TypeStyle),
+		FileStyle: gresgen.FileStyle(f.Files),
+		TypeMap:   f.TypeMap,
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	for _, w := range res.Warnings {
+		e.warn(w)
+	}
+	if len(res.Records) == 0 {
+		e.warn("no GPU or MIG device to offer Slurm on this node")
+	}
+	return res.Records, name, nil
+}
+
+// nodeName is the NodeName= to write: the flag, else the short name of the
+// host the model describes.
+func (f *recordFlags) nodeName(e *env, node *discover.Node) (string, error) {
+	switch {
+	case f.NoNodeName && f.NodeName != "":
+		return "", fmt.Errorf("--node-name and --no-node-name exclude each other")
+	case f.NoNodeName:
+		return "", nil
+	case f.NodeName != "":
+		return f.NodeName, nil
+	}
+	host := node.Hostname
+	if host == "" {
+		h, err := e.hostname()
+		if err != nil {
+			return "", fmt.Errorf("the snapshot names no host and this host's name is unknown (%v); pass --node-name", err)
+		}
+		e.warn(fmt.Sprintf("the snapshot names no host; using this host's name %q", h))
+		host = h
+	}
+	short, _, _ := strings.Cut(host, ".")
+	return short, nil
+}
+
+type genCmd struct {
+	sourceFlags
+	recordFlags
+	Compact bool `help:"Merge lines that differ only in File= into Slurm ranges (File=/dev/nvidia[0-3])."`
+}
+
+func (c *genCmd) Run(e *env, g *cli) error {
+	node, err := c.load(e, g.Root)
+	if err != nil {
+		return err
+	}
+	recs, name, err := c.records(e, node)
+	if err != nil {
+		return err
+	}
+	if c.Compact {
+		recs = slurmconf.Compact(recs)
+	}
+	comments := []string{"gres.conf written by slurm-mig " + e.version + "; regenerate it, do not edit by hand."}
+	if name != "" {
+		comments = append(comments, "slurm.conf: "+slurmconf.NodeLine(name, slurmconf.CountGres(recs)))
+	}
+	var buf bytes.Buffer
+	if err := slurmconf.WriteGresConf(&buf, comments, recs); err != nil {
+		return err
+	}
+	return writeAll(e.stdout, &buf)
+}
+
+type nodeCmd struct {
+	sourceFlags
+	recordFlags
+}
+
+func (c *nodeCmd) Run(e *env, g *cli) error {
+	node, err := c.load(e, g.Root)
+	if err != nil {
+		return err
+	}
+	recs, name, err := c.records(e, node)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	buf.WriteString(slurmconf.NodeLine(name, slurmconf.CountGres(recs)) + "\n")
+	return writeAll(e.stdout, &buf)
+}
+
+type listCmd struct {
+	sourceFlags
+}
+
+func (c *listCmd) Run(e *env, g *cli) error {
+	node, err := c.load(e, g.Root)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	writeTable(&buf, node)
+	return writeAll(e.stdout, &buf)
+}
+
+// writeTable prints one row per GPU and one per MIG device under it.
+func writeTable(buf *bytes.Buffer, node *discover.Node) {
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "GPU\tMINOR\tNAME\tMIG\tGI\tCI\tPROFILE\tUUID\tFILES")
+	for i := range node.GPUs {
+		gpu := &node.GPUs[i]
+		mode := onOff(gpu.MigEnabled)
+		if gpu.MigChangePending() {
+			mode += " (pending " + onOff(gpu.MigPending) + ")"
+		}
+		files := gpu.DevicePath()
+		if gpu.MigEnabled {
+			files = "-" // only its MIG devices are usable
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t\t\t\t%s\t%s\n", gpu.Index, gpu.Minor, gpu.Name, mode, gpu.UUID, files)
+		for j := range gpu.MigDevices {
+			m := &gpu.MigDevices[j]
+			fmt.Fprintf(tw, "\t\t\t\t%d\t%d\t%s\t%s\t%s,%s,%s\n", m.GPUInstanceID, m.ComputeInstanceID, m.Profile, m.UUID,
+				gpu.DevicePath(), discover.CapPath(*m.GICapMinor), discover.CapPath(*m.CICapMinor))
+		}
+	}
+	tw.Flush()
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+type snapshotCmd struct{}
+
+func (c *snapshotCmd) Run(e *env, g *cli) error {
+	var src sourceFlags // snapshots are always taken from NVML
+	node, err := src.load(e, g.Root)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := discover.WriteSnapshot(&buf, node); err != nil {
+		return err
+	}
+	return writeAll(e.stdout, &buf)
+}
