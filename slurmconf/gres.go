@@ -19,18 +19,27 @@ type GresRecord struct {
 	Type          string
 	File          string
 	MultipleFiles []string
+	Count         uint64 // Count=, for records without files; 0 when not given
+	Cores         string // abstract core ids near the device: "0-15"
+	Links         string
+	Flags         string
 }
 
 // Units is how many GRES the record offers Slurm.
 func (r GresRecord) Units() int {
-	if len(r.MultipleFiles) > 0 {
+	switch {
+	case len(r.MultipleFiles) > 0:
 		return 1
+	case r.File != "":
+		names, err := ExpandHostlist(r.File)
+		if err != nil {
+			return 1
+		}
+		return len(names)
+	case r.Count > 0:
+		return int(r.Count)
 	}
-	names, err := ExpandHostlist(r.File)
-	if err != nil {
-		return 1
-	}
-	return len(names)
+	return 1
 }
 
 // String renders the record as a gres.conf line, keys in Slurm's order.
@@ -50,9 +59,17 @@ func (r GresRecord) String() string {
 	if len(r.MultipleFiles) > 0 {
 		b.WriteString(" MultipleFiles=")
 		b.WriteString(strings.Join(r.MultipleFiles, ","))
-	} else {
+	} else if r.File != "" {
 		b.WriteString(" File=")
 		b.WriteString(r.File)
+	}
+	if r.Count > 0 && r.File == "" && len(r.MultipleFiles) == 0 {
+		b.WriteString(" Count=" + strconv.FormatUint(r.Count, 10))
+	}
+	for _, kv := range [][2]string{{"Cores", r.Cores}, {"Links", r.Links}, {"Flags", r.Flags}} {
+		if kv[1] != "" {
+			b.WriteString(" " + kv[0] + "=" + kv[1])
+		}
 	}
 	return b.String()
 }
@@ -79,7 +96,7 @@ func WriteGresConf(w io.Writer, comments []string, recs []GresRecord) error {
 // takes the place of the first of its records; MultipleFiles= records are
 // kept as they are, since each is one unit.
 func Compact(recs []GresRecord) []GresRecord {
-	type key struct{ node, name, typ string }
+	type key struct{ node, name, typ, cores, links, flags string }
 	files := map[key][]string{}
 	var order []key
 	out := make([]GresRecord, 0, len(recs))
@@ -89,7 +106,7 @@ func Compact(recs []GresRecord) []GresRecord {
 			out = append(out, r)
 			continue
 		}
-		k := key{r.NodeName, r.Name, r.Type}
+		k := key{r.NodeName, r.Name, r.Type, r.Cores, r.Links, r.Flags}
 		if _, seen := slot[k]; !seen {
 			slot[k] = len(out)
 			order = append(order, k)

@@ -1,0 +1,216 @@
+package slurmconf
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Unit is one GRES unit as Slurm counts it: a device with its files, or,
+// for records without files, one of Count anonymous units.
+type Unit struct {
+	Name  string   `json:"name"`
+	Type  string   `json:"type,omitempty"`
+	Files []string `json:"files,omitempty"`
+	Cores string   `json:"cores,omitempty"`
+	Links string   `json:"links,omitempty"`
+	Flags string   `json:"flags,omitempty"`
+}
+
+// SplitUnits splits records into the units Slurm makes of them: one per
+// file of File=, one per MultipleFiles= record, Count (default 1) for
+// records with no files.
+func SplitUnits(recs []GresRecord) ([]Unit, error) {
+	var out []Unit
+	for _, r := range recs {
+		u := Unit{Name: r.Name, Type: r.Type, Cores: r.Cores, Links: r.Links, Flags: r.Flags}
+		switch {
+		case len(r.MultipleFiles) > 0:
+			u.Files = append([]string(nil), r.MultipleFiles...)
+			out = append(out, u)
+		case r.File != "":
+			files, err := ExpandHostlist(r.File)
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range files {
+				fu := u
+				fu.Files = []string{f}
+				out = append(out, fu)
+			}
+		default:
+			for j := 0; j < r.Units() && j < 1<<16; j++ {
+				out = append(out, u)
+			}
+		}
+	}
+	return out, nil
+}
+
+// UnitChange is a device present on both sides whose settings differ.
+type UnitChange struct {
+	Files  []string `json:"files"`
+	From   Unit     `json:"from"`
+	To     Unit     `json:"to"`
+	Fields []string `json:"fields"` // which settings differ: type, cores, links, flags
+}
+
+// CountChange is a (name, type) whose unit count differs.
+type CountChange struct {
+	Name      string `json:"name"`
+	Type      string `json:"type,omitempty"`
+	Current   int    `json:"current"`
+	Generated int    `json:"generated"`
+}
+
+// GresDiff is how generated units differ from the current ones. Devices
+// are matched by their set of files, the identity Slurm's cgroups use.
+type GresDiff struct {
+	Added   []Unit        `json:"added"`
+	Removed []Unit        `json:"removed"`
+	Changed []UnitChange  `json:"changed"`
+	Counts  []CountChange `json:"counts"`
+}
+
+// Same reports whether nothing differs.
+func (d *GresDiff) Same() bool {
+	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Changed) == 0 && len(d.Counts) == 0
+}
+
+// DiffUnits compares current (in force) with generated units. Formatting
+// does not matter: types and flags compare without case, core lists as
+// sets, files as sets.
+func DiffUnits(current, generated []Unit) GresDiff {
+	d := GresDiff{Added: []Unit{}, Removed: []Unit{}, Changed: []UnitChange{}}
+	byFiles := map[string][]int{} // file key -> indices in current
+	for i, u := range current {
+		if len(u.Files) > 0 {
+			k := filesKey(u.Files)
+			byFiles[k] = append(byFiles[k], i)
+		}
+	}
+	matched := make([]bool, len(current))
+	for _, g := range generated {
+		if len(g.Files) == 0 {
+			continue
+		}
+		idx := byFiles[filesKey(g.Files)]
+		if len(idx) == 0 {
+			d.Added = append(d.Added, g)
+			continue
+		}
+		i := idx[0]
+		byFiles[filesKey(g.Files)] = idx[1:]
+		matched[i] = true
+		if fields := differingFields(current[i], g); len(fields) > 0 {
+			d.Changed = append(d.Changed, UnitChange{Files: g.Files, From: current[i], To: g, Fields: fields})
+		}
+	}
+	for i, u := range current {
+		if len(u.Files) > 0 && !matched[i] {
+			d.Removed = append(d.Removed, u)
+		}
+	}
+	d.Counts = DiffCounts(countUnits(current), countUnits(generated))
+	return d
+}
+
+// DiffCounts lists the (name, type) pairs whose counts differ, in the
+// order of generated, then those only current has.
+func DiffCounts(current, generated []GresCount) []CountChange {
+	out := []CountChange{}
+	have := map[string]int{}
+	for _, c := range current {
+		have[countKey(c)] += c.Count
+	}
+	seen := map[string]bool{}
+	for _, g := range generated {
+		k := countKey(g)
+		seen[k] = true
+		if have[k] != g.Count {
+			out = append(out, CountChange{Name: g.Name, Type: g.Type, Current: have[k], Generated: g.Count})
+		}
+	}
+	for _, c := range current {
+		if k := countKey(c); !seen[k] {
+			seen[k] = true
+			out = append(out, CountChange{Name: c.Name, Type: c.Type, Current: have[k]})
+		}
+	}
+	return out
+}
+
+func countKey(c GresCount) string { return strings.ToLower(c.Name) + ":" + strings.ToLower(c.Type) }
+
+func countUnits(units []Unit) []GresCount {
+	var out []GresCount
+	for _, u := range units {
+		out = addCount(out, GresCount{Name: u.Name, Type: u.Type, Count: 1})
+	}
+	return out
+}
+
+func filesKey(files []string) string {
+	s := append([]string(nil), files...)
+	sort.Strings(s)
+	return strings.Join(s, ",")
+}
+
+func differingFields(a, b Unit) []string {
+	var out []string
+	if !strings.EqualFold(a.Name, b.Name) || !strings.EqualFold(a.Type, b.Type) {
+		out = append(out, "type")
+	}
+	if normalList(a.Cores) != normalList(b.Cores) {
+		out = append(out, "cores")
+	}
+	if strings.TrimSpace(a.Links) != strings.TrimSpace(b.Links) {
+		out = append(out, "links")
+	}
+	if normalFlags(a.Flags) != normalFlags(b.Flags) {
+		out = append(out, "flags")
+	}
+	return out
+}
+
+// normalList writes a core list ("0-3,8", "[0-3],8", "0,1,2,3,8") one way.
+func normalList(s string) string {
+	s = strings.NewReplacer("[", "", "]", "", " ", "").Replace(s)
+	if s == "" {
+		return ""
+	}
+	var ids []int
+	for _, item := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(item, "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || b < a || b-a > 1<<16 {
+			return s // not a list we understand: compare as written
+		}
+		for v := a; v <= b; v++ {
+			ids = append(ids, v)
+		}
+	}
+	sort.Ints(ids)
+	var parts []string
+	for i := 0; i < len(ids); i++ {
+		if i > 0 && ids[i] == ids[i-1] {
+			continue
+		}
+		parts = append(parts, strconv.Itoa(ids[i]))
+	}
+	return strings.Join(parts, ",")
+}
+
+func normalFlags(s string) string {
+	if s == "" {
+		return ""
+	}
+	f := strings.Split(strings.ToLower(s), ",")
+	sort.Strings(f)
+	return strings.Join(f, ",")
+}

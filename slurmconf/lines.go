@@ -1,0 +1,184 @@
+package slurmconf
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Slurm's config files (slurm.conf, gres.conf) are read as Slurm's
+// parse_config.c reads them: an unescaped '#' starts a comment, a line
+// ending in an odd number of '\' continues on the next one, and "\\" and
+// "\#" stand for '\' and '#'. A logical line is a run of key=value words;
+// keys are compared without regard to case.
+
+// logicalLine is one line after comments and continuations are dealt with.
+type logicalLine struct {
+	text string // joined content, comments and continuation marks removed
+	num  int    // number of its first physical line, from 1
+	// segs maps text back to the file, so a value can be replaced in
+	// place keeping every other byte (node --update).
+	segs []segment
+}
+
+// segment is a piece of text that sits at file offset fileOff.
+type segment struct{ textOff, fileOff, n int }
+
+// fileOffset returns the offset in the file of position pos of l.text.
+func (l *logicalLine) fileOffset(pos int) int {
+	for i := len(l.segs) - 1; i >= 0; i-- {
+		if s := l.segs[i]; pos >= s.textOff {
+			return s.fileOff + (pos - s.textOff)
+		}
+	}
+	return 0
+}
+
+// scanLines splits data into logical lines, leaving out empty ones.
+func scanLines(data string) []logicalLine {
+	var out []logicalLine
+	var cur logicalLine
+	var b strings.Builder
+	num := 0
+	for off := 0; off < len(data); {
+		end := strings.IndexByte(data[off:], '\n')
+		next := len(data)
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += off
+			next = end + 1
+		}
+		num++
+		raw := strings.TrimSuffix(data[off:end], "\r")
+		content := stripComment(raw)
+		body, continued := stripContinuation(content)
+		if b.Len() == 0 && len(cur.segs) == 0 {
+			cur.num = num
+		}
+		cur.segs = append(cur.segs, segment{textOff: b.Len(), fileOff: off, n: len(body)})
+		b.WriteString(body)
+		if continued {
+			off = next
+			continue
+		}
+		if strings.TrimSpace(b.String()) != "" {
+			cur.text = b.String()
+			out = append(out, cur)
+		}
+		cur = logicalLine{}
+		b.Reset()
+		off = next
+	}
+	if strings.TrimSpace(b.String()) != "" { // a file ending in a continuation
+		cur.text = b.String()
+		out = append(out, cur)
+	}
+	return out
+}
+
+// stripComment cuts s at the first '#' preceded by an even number of '\'.
+func stripComment(s string) string {
+	bs := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '#':
+			if bs%2 == 0 {
+				return s[:i]
+			}
+			bs = 0
+		case '\\':
+			bs++
+		default:
+			bs = 0
+		}
+	}
+	return s
+}
+
+// stripContinuation removes a trailing odd run of '\' (and the blanks
+// after it), which joins the line to the next.
+func stripContinuation(s string) (string, bool) {
+	t := strings.TrimRight(s, " \t\r\v\f")
+	bs := 0
+	for i := len(t) - 1; i >= 0 && t[i] == '\\'; i-- {
+		bs++
+	}
+	if bs%2 == 1 {
+		return t[:len(t)-1], true
+	}
+	return s, false
+}
+
+// unescape turns "\\" into '\' and "\#" into '#', as Slurm does after
+// joining lines.
+func unescape(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// word is one key=value word of a line, with where its value sits.
+type word struct {
+	key      string // as written
+	value    string // unquoted, unescaped
+	valStart int    // offsets of the value as written in the line's text
+	valEnd   int
+}
+
+// words splits a logical line into key=value words. A value may be
+// double-quoted to hold blanks. A word without '=' gets an empty key and
+// the word as value (Include lines, or syntax errors for the caller).
+func words(l *logicalLine) ([]word, error) {
+	s := l.text
+	var out []word
+	for i := 0; i < len(s); {
+		if isBlank(s[i]) {
+			i++
+			continue
+		}
+		start := i
+		eq := -1
+		for i < len(s) && !isBlank(s[i]) && s[i] != '"' {
+			if s[i] == '=' && eq < 0 {
+				eq = i
+			}
+			i++
+		}
+		w := word{}
+		if eq < 0 {
+			w.valStart, w.valEnd = start, i
+		} else {
+			w.key = s[start:eq]
+			w.valStart = eq + 1
+		}
+		if i < len(s) && s[i] == '"' {
+			if eq < 0 || i != eq+1 {
+				return nil, fmt.Errorf("line %d: misplaced '\"' in %q", l.num, s[start:])
+			}
+			close := strings.IndexByte(s[i+1:], '"')
+			if close < 0 {
+				return nil, fmt.Errorf("line %d: unterminated '\"' in %q", l.num, s[start:])
+			}
+			w.valStart, w.valEnd = i+1, i+1+close
+			i = w.valEnd + 1
+			if i < len(s) && !isBlank(s[i]) {
+				return nil, fmt.Errorf("line %d: text right after a closing '\"' in %q", l.num, s[start:])
+			}
+		} else if eq >= 0 {
+			w.valEnd = i
+		}
+		w.value = unescape(s[w.valStart:w.valEnd])
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }

@@ -1,0 +1,252 @@
+package slurmconf
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// NodeGres is what slurm.conf declares for one node's GRES.
+type NodeGres struct {
+	Gres string // the Gres= value in force, "" when none
+	Pos  string // file:line of the NodeName line, and of the DEFAULT it inherits Gres= from
+}
+
+// ReadNodeGres finds node's Gres= in a slurm.conf (following Includes):
+// from the NodeName= line whose hostlist names it, or else from the last
+// NodeName=DEFAULT line before it that sets Gres=.
+func ReadNodeGres(path, node string) (NodeGres, error) {
+	var (
+		found   []NodeGres
+		deflt   NodeGres
+		readErr error
+	)
+	visit := func(l *logicalLine, pos string) bool {
+		ws, err := words(l)
+		if err != nil {
+			readErr = fmt.Errorf("%s: %v", pos, strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
+			return false
+		}
+		if len(ws) == 0 || !strings.EqualFold(ws[0].key, "NodeName") {
+			return true
+		}
+		gres, hasGres := "", false
+		for _, w := range ws[1:] {
+			if strings.EqualFold(w.key, "Gres") {
+				gres, hasGres = w.value, true
+			}
+		}
+		if strings.EqualFold(ws[0].value, "DEFAULT") {
+			if hasGres {
+				deflt = NodeGres{Gres: gres, Pos: pos}
+			}
+			return true
+		}
+		ok, err := hostlistHas(ws[0].value, node)
+		if err != nil {
+			readErr = fmt.Errorf("%s: NodeName=: %v", pos, err)
+			return false
+		}
+		if ok {
+			if hasGres {
+				found = append(found, NodeGres{Gres: gres, Pos: pos})
+			} else {
+				inherited := NodeGres{Gres: deflt.Gres, Pos: pos}
+				if deflt.Pos != "" {
+					inherited.Pos += " (Gres= of NodeName=DEFAULT at " + deflt.Pos + ")"
+				}
+				found = append(found, inherited)
+			}
+		}
+		return true
+	}
+	if err := walkConf(path, nil, visit); err != nil {
+		return NodeGres{}, err
+	}
+	if readErr != nil {
+		return NodeGres{}, readErr
+	}
+	switch len(found) {
+	case 0:
+		return NodeGres{}, fmt.Errorf("%s: no NodeName= line names %s", path, node)
+	case 1:
+		return found[0], nil
+	}
+	return NodeGres{}, fmt.Errorf("%s: %s is declared twice, at %s and %s", path, node, found[0].Pos, found[1].Pos)
+}
+
+// walkConf calls visit for each logical line of path and its Includes, in
+// order, until visit returns false.
+func walkConf(path string, chain []string, visit func(l *logicalLine, pos string) bool) error {
+	for _, p := range chain {
+		if p == path {
+			return fmt.Errorf("Include loop: %s", strings.Join(append(chain, path), " -> "))
+		}
+	}
+	if len(chain) >= maxIncludeDepth {
+		return fmt.Errorf("%s: Includes nested deeper than %d", path, maxIncludeDepth)
+	}
+	data, err := readConf(path)
+	if err != nil {
+		return err
+	}
+	chain = append(chain, path)
+	for _, l := range scanLines(data) {
+		pos := fmt.Sprintf("%s:%d", path, l.num)
+		if inc, ok := includeTarget(l.text); ok {
+			if !filepath.IsAbs(inc) {
+				inc = filepath.Join(filepath.Dir(path), inc)
+			}
+			if err := walkConf(inc, chain, visit); err != nil {
+				return fmt.Errorf("%s: %w", pos, err)
+			}
+			continue
+		}
+		if !visit(&l, pos) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// ParseGresList reads a Gres= value, from slurm.conf
+// ("gpu:a100:2,gpu:a100_1g.10gb:14") or from scontrol, which adds socket
+// bindings ("gpu:a100:2(S:0-1)"); "(null)" is empty. Counts of the same
+// name and type (compared without case) are added up.
+func ParseGresList(s string) ([]GresCount, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "(null)" {
+		return nil, nil
+	}
+	var out []GresCount
+	for _, item := range splitTopLevel(s) {
+		if i := strings.IndexByte(item, '('); i >= 0 {
+			item = item[:i]
+		}
+		parts := strings.Split(item, ":")
+		// no_consume is a flag word, not a type or count.
+		kept := parts[:0]
+		for _, p := range parts {
+			if !strings.EqualFold(p, "no_consume") {
+				kept = append(kept, p)
+			}
+		}
+		parts = kept
+		c := GresCount{Name: parts[0], Count: 1}
+		if c.Name == "" {
+			return nil, fmt.Errorf("Gres=%s: empty name in %q", s, item)
+		}
+		rest := parts[1:]
+		if len(rest) > 0 {
+			if n, err := parseCount(rest[len(rest)-1]); err == nil {
+				c.Count = int(n)
+				rest = rest[:len(rest)-1]
+			}
+		}
+		switch len(rest) {
+		case 0:
+		case 1:
+			c.Type = rest[0]
+		default:
+			return nil, fmt.Errorf("Gres=%s: cannot read %q (want name[:type][:count])", s, item)
+		}
+		out = addCount(out, c)
+	}
+	return out, nil
+}
+
+// splitTopLevel splits on commas outside parentheses.
+func splitTopLevel(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+func addCount(counts []GresCount, c GresCount) []GresCount {
+	for i := range counts {
+		if strings.EqualFold(counts[i].Name, c.Name) && strings.EqualFold(counts[i].Type, c.Type) {
+			counts[i].Count += c.Count
+			return counts
+		}
+	}
+	return append(counts, c)
+}
+
+// UpdateNodeGres returns data (a slurm.conf) with the Gres= of node's own
+// NodeName= line set to gres, every other byte kept. A line that names the
+// node among others is refused: changing it would change them too.
+func UpdateNodeGres(data, name, node, gres string) (string, error) {
+	type hit struct {
+		line  *logicalLine
+		words []word
+		pos   string
+	}
+	var own []hit
+	var shared []string
+	lines := scanLines(data)
+	for i := range lines {
+		l := &lines[i]
+		pos := fmt.Sprintf("%s:%d", name, l.num)
+		if _, ok := includeTarget(l.text); ok {
+			continue
+		}
+		ws, err := words(l)
+		if err != nil {
+			return "", fmt.Errorf("%s: %v", pos, strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
+		}
+		if len(ws) == 0 || !strings.EqualFold(ws[0].key, "NodeName") {
+			continue
+		}
+		if ws[0].value == node {
+			own = append(own, hit{l, ws, pos})
+			continue
+		}
+		if strings.EqualFold(ws[0].value, "DEFAULT") {
+			continue
+		}
+		if ok, err := hostlistHas(ws[0].value, node); err == nil && ok {
+			shared = append(shared, fmt.Sprintf("NodeName=%s (%s)", ws[0].value, pos))
+		}
+	}
+	switch {
+	case len(own) > 1:
+		return "", fmt.Errorf("%s: %s has two NodeName lines, %s and %s", name, node, own[0].pos, own[1].pos)
+	case len(own) == 0 && len(shared) > 0:
+		return "", fmt.Errorf("%s: %s is declared only in %s, together with other nodes; give it a NodeName=%s line of its own (taking it out of that hostlist), or set Gres= for the whole group by hand",
+			name, node, strings.Join(shared, ", "), node)
+	case len(own) == 0:
+		return "", fmt.Errorf("%s: no NodeName=%s line (an Included file is not edited)", name, node)
+	}
+	h := own[0]
+	for _, w := range h.words[1:] {
+		if !strings.EqualFold(w.key, "Gres") {
+			continue
+		}
+		start := h.line.fileOffset(w.valStart)
+		end := start + (w.valEnd - w.valStart)
+		if data[start:end] != h.line.text[w.valStart:w.valEnd] {
+			return "", fmt.Errorf("%s: the Gres= value is split across lines; edit it by hand", h.pos)
+		}
+		return data[:start] + gres + data[end:], nil
+	}
+	// No Gres= yet: add it right after the NodeName= value.
+	nw := h.words[0]
+	at := h.line.fileOffset(nw.valEnd-1) + 1
+	if at < len(data) && data[at] == '"' {
+		at++
+	}
+	return data[:at] + " Gres=" + gres + data[at:], nil
+}

@@ -1,0 +1,180 @@
+package slurmconf
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestScanLines(t *testing.T) {
+	data := "a=1 # comment\r\n\n  b=2 \\\n c=3\\\\\nd=\\#4 # x\ne=5 \\"
+	var got []string
+	var nums []int
+	for _, l := range scanLines(data) {
+		got = append(got, strings.TrimSpace(unescape(l.text)))
+		nums = append(nums, l.num)
+	}
+	want := []string{"a=1", "b=2  c=3\\", "d=#4", "e=5"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{1, 3, 5, 6}, nums); diff != "" {
+		t.Errorf("line numbers (-want +got):\n%s", diff)
+	}
+}
+
+func TestWords(t *testing.T) {
+	l := logicalLine{text: `NodeName=n1 Type="a b" File=/dev/x Flags=`, num: 7}
+	ws, err := words(&l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][2]string
+	for _, w := range ws {
+		got = append(got, [2]string{w.key, w.value})
+		if w.value != "" && l.text[w.valStart:w.valEnd] != w.value {
+			t.Errorf("offsets of %s point at %q", w.key, l.text[w.valStart:w.valEnd])
+		}
+	}
+	want := [][2]string{{"NodeName", "n1"}, {"Type", "a b"}, {"File", "/dev/x"}, {"Flags", ""}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{`Type="a`, `Type=a"b"`, `Type="a"b`} {
+		if _, err := words(&logicalLine{text: bad, num: 1}); err == nil {
+			t.Errorf("words(%q) accepted", bad)
+		}
+	}
+}
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestReadGresConf(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"gres.conf": "AutoDetect=off\nNodeName=n[1-2] Name=gpu Type=a100 Files=/dev/nvidia[0-1] Count=2 Cores=0-7\ninclude sub/more.conf\n",
+		"sub/more.conf": "Name=gpu Type=x MultipleFiles=/dev/nvidia2,/dev/nvidia-caps/nvidia-cap[1-2] Flags=nvidia_gpu_env\n" +
+			"NodeName=n3 Name=mps Count=200\n",
+	})
+	conf, err := ReadGresConf(filepath.Join(dir, "gres.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conf.AutoDetect != "off" {
+		t.Errorf("AutoDetect = %q", conf.AutoDetect)
+	}
+	recs, err := conf.ForNode("n2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []GresRecord{
+		{NodeName: "n[1-2]", Name: "gpu", Type: "a100", File: "/dev/nvidia[0-1]", Count: 2, Cores: "0-7"},
+		{Name: "gpu", Type: "x", MultipleFiles: []string{"/dev/nvidia2", "/dev/nvidia-caps/nvidia-cap1", "/dev/nvidia-caps/nvidia-cap2"}, Flags: "nvidia_gpu_env"},
+	}
+	if diff := cmp.Diff(want, recs); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	units, err := SplitUnits(recs)
+	if err != nil || len(units) != 3 {
+		t.Errorf("units = %v, %v; want 3", units, err)
+	}
+	n3, _ := conf.ForNode("n3")
+	if u, _ := SplitUnits(n3); len(u) != 201 {
+		t.Errorf("n3 has %d units, want 200 mps + 1 gpu", len(u))
+	}
+}
+
+func TestReadGresConfErrors(t *testing.T) {
+	for data, want := range map[string]string{
+		"Name=gpu File=/dev/nvidia[0-1] Count=3":           ":1: Count=3 but File= names 2 files",
+		"Name=gpu MultipleFiles=/dev/nvidia0":              ":1: MultipleFiles= needs at least two files",
+		"Name=gpu File=/dev/a MultipleFiles=/dev/b,/dev/c": ":1: File= and MultipleFiles= exclude each other",
+		"\n\nName=gpu Name=mps":                            ":3: Name= given twice",
+		"Type=a100 File=/dev/nvidia0":                      ":1: record without Name=",
+		"Name=gpu File=/dev/nvidia[0-":                     ":1: File=: hostlist",
+		"Name=gpu Bogus":                                   `:1: "Bogus" is not a key=value pair`,
+		"Name=gpu Count=lots":                              ":1: Count=lots: not a count",
+		"Name=gpu Type=\"a100 File=/dev/nvidia0":           ":1: unterminated '\"'",
+		"Name=gpu File=/dev/nvidia0\x00":                   ": binary data (NUL byte); not a Slurm config",
+	} {
+		dir := writeFiles(t, map[string]string{"gres.conf": data})
+		_, err := ReadGresConf(filepath.Join(dir, "gres.conf"))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want it to contain %q", data, err, want)
+		}
+	}
+}
+
+func TestParseGresList(t *testing.T) {
+	for s, want := range map[string][]GresCount{
+		"":       nil,
+		"(null)": nil,
+		"gpu:a100:2(S:0-1),gpu:a100_1g.10gb:14(S:0)": {{"gpu", "a100", 2}, {"gpu", "a100_1g.10gb", 14}},
+		"gpu:2,gpu:a100:1":                           {{"gpu", "", 2}, {"gpu", "a100", 1}},
+		"gpu":                                        {{"gpu", "", 1}},
+		"mps:no_consume:1k":                          {{"mps", "", 1024}},
+		"gpu:A100:1,gpu:a100:2":                      {{"gpu", "A100", 3}},
+		"gpu:h100:8(S:0-1),shard:h100:16(S:0)":       {{"gpu", "h100", 8}, {"shard", "h100", 16}},
+	} {
+		got, err := ParseGresList(s)
+		if err != nil {
+			t.Errorf("ParseGresList(%q): %v", s, err)
+			continue
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ParseGresList(%q) (-want +got):\n%s", s, diff)
+		}
+	}
+	if _, err := ParseGresList("gpu:a:b:3"); err == nil {
+		t.Error("gpu:a:b:3 accepted")
+	}
+}
+
+func TestUpdateNodeGres(t *testing.T) {
+	in := "NodeName=DEFAULT Gres=gpu:1\nNodeName=\"n1\" CPUs=4\nNodeName=n2 Gres=gpu:2 # keep\n"
+	got, err := UpdateNodeGres(in, "slurm.conf", "n1", "gpu:a100:3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "NodeName=DEFAULT Gres=gpu:1\nNodeName=\"n1\" Gres=gpu:a100:3 CPUs=4\nNodeName=n2 Gres=gpu:2 # keep\n"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	got, err = UpdateNodeGres(in, "slurm.conf", "n2", "gpu:h100:8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "NodeName=DEFAULT Gres=gpu:1\nNodeName=\"n1\" CPUs=4\nNodeName=n2 Gres=gpu:h100:8 # keep\n"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if _, err := UpdateNodeGres("NodeName=n1 a=1\nNodeName=n1 b=2\n", "s", "n1", "gpu:1"); err == nil {
+		t.Error("a node on two lines was edited")
+	}
+}
+
+func TestDiffUnitsNormalises(t *testing.T) {
+	cur := []Unit{{Name: "gpu", Type: "A100", Files: []string{"/dev/nvidia0"}, Cores: "[0-3],8", Flags: "nvidia_gpu_env,amd_gpu_env"}}
+	gen := []Unit{{Name: "gpu", Type: "a100", Files: []string{"/dev/nvidia0"}, Cores: "0,1,2,3,8", Flags: "AMD_GPU_ENV,nvidia_gpu_env"}}
+	if d := DiffUnits(cur, gen); !d.Same() {
+		t.Errorf("formatting-only differences reported: %+v", d)
+	}
+	gen[0].Cores = "0-7"
+	d := DiffUnits(cur, gen)
+	if len(d.Changed) != 1 || !cmp.Equal(d.Changed[0].Fields, []string{"cores"}) {
+		t.Errorf("changed cores: %+v", d)
+	}
+}
