@@ -1,0 +1,251 @@
+package atomicfile
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func write(t *testing.T, path, data string, opts Options) Result {
+	t.Helper()
+	res, err := Write(path, []byte(data), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestWriteNewChangedUnchanged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gres.conf")
+	if res := write(t, path, "one\n", Options{}); !res.Changed || res.Path != path {
+		t.Errorf("new file: %+v", res)
+	}
+	info, _ := os.Stat(path)
+	if info.Mode().Perm() != 0o644 {
+		t.Errorf("new file mode %v, want 0644", info.Mode().Perm())
+	}
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if res := write(t, path, "one\n", Options{}); res.Changed {
+		t.Errorf("same content reported changed")
+	}
+	if info, _ := os.Stat(path); !info.ModTime().Equal(old) {
+		t.Errorf("unchanged write moved mtime from %v to %v", old, info.ModTime())
+	}
+	if res := write(t, path, "two\n", Options{}); !res.Changed || read(t, path) != "two\n" {
+		t.Errorf("changed write: %+v, content %q", res, read(t, path))
+	}
+}
+
+func TestWriteKeepsModeAndOwner(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gres.conf")
+	if err := os.WriteFile(path, []byte("old\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(path, 123, 456); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := os.Stat(path)
+	write(t, path, "new\n", Options{})
+	after, _ := os.Stat(path)
+	if after.Mode() != before.Mode() {
+		t.Errorf("mode %v, want %v", after.Mode(), before.Mode())
+	}
+	b, a := before.Sys().(*syscall.Stat_t), after.Sys().(*syscall.Stat_t)
+	if a.Uid != b.Uid || a.Gid != b.Gid {
+		t.Errorf("owner %d:%d, want %d:%d", a.Uid, a.Gid, b.Uid, b.Gid)
+	}
+}
+
+func TestWriteFollowsSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "shared", "gres.conf")
+	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(real, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "gres.conf")
+	if err := os.Symlink("shared/gres.conf", link); err != nil {
+		t.Fatal(err)
+	}
+	res := write(t, link, "new\n", Options{})
+	if res.Path != real {
+		t.Errorf("wrote %s, want the link's target %s", res.Path, real)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the symlink was replaced: %v %v", fi, err)
+	}
+	if read(t, link) != "new\n" {
+		t.Errorf("content through the link: %q", read(t, link))
+	}
+	if err := os.Symlink("nowhere", filepath.Join(dir, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(filepath.Join(dir, "dangling"), []byte("x"), Options{}); err == nil {
+		t.Error("a dangling symlink was written through")
+	}
+}
+
+func TestBackup(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gres.conf")
+	write(t, path, "old\n", Options{})
+	res := write(t, path, "new\n", Options{Backup: true})
+	if res.Backup != path+".bak" || read(t, path+".bak") != "old\n" || read(t, path) != "new\n" {
+		t.Errorf("backup %+v: bak %q, file %q", res, read(t, path+".bak"), read(t, path))
+	}
+}
+
+func TestReadOnlyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "gres.conf")
+	write(t, path, "old\n", Options{})
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o755)
+	if os.Geteuid() == 0 {
+		// Root ignores directory modes; act as nobody for file access, on
+		// this thread only (setfsuid also drops CAP_DAC_OVERRIDE).
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		syscall.Setfsuid(65534)
+		defer syscall.Setfsuid(0)
+	}
+	_, err := Write(path, []byte("new\n"), Options{})
+	want := "cannot write " + path + ": " + dir + " is not writable: permission denied"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	if read(t, path) != "old\n" {
+		t.Error("old file changed")
+	}
+}
+
+// A file whose directory cannot take a temporary file keeps its content
+// and the error names the file. A regular file as the "directory" makes
+// this happen for root too.
+func TestUnwritableDirectory(t *testing.T) {
+	dir := t.TempDir()
+	notDir := filepath.Join(dir, "file")
+	if err := os.WriteFile(notDir, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Write(filepath.Join(notDir, "gres.conf"), []byte("new\n"), Options{})
+	if err == nil || !strings.Contains(err.Error(), notDir) {
+		t.Errorf("err = %v, want one naming %s", err, notDir)
+	}
+}
+
+func TestConcurrentWriters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gres.conf")
+	contents := []string{strings.Repeat("a", 1<<20), strings.Repeat("b", 1<<20)}
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := 0; i < 40; i++ {
+		wg.Add(1)
+		go func(data string) {
+			defer wg.Done()
+			_, err := Write(path, []byte(data), Options{Backup: true})
+			errs <- err
+		}(contents[i%2])
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := read(t, path)
+	if got != contents[0] && got != contents[1] {
+		t.Errorf("content is a mix of writers (%d bytes)", len(got))
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	for _, e := range entries {
+		if strings.Contains(e.Name(), tempInfix) {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+}
+
+// TestKilledWriter kills writer processes at random moments: the target
+// must always hold the old or the new content, whole.
+func TestKilledWriter(t *testing.T) {
+	if os.Getenv("ATOMICFILE_WRITER") != "" {
+		return // we are the child; see TestMain
+	}
+	path := filepath.Join(t.TempDir(), "gres.conf")
+	old := bytes.Repeat([]byte("old line\n"), 1<<20/9)
+	if _, err := Write(path, old, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	newSize := 16 << 20
+	kills := 0
+	for i := 0; i < 20; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "ATOMICFILE_WRITER="+path, fmt.Sprintf("ATOMICFILE_SIZE=%d", newSize))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(i) * 2 * time.Millisecond)
+		if cmd.Process.Kill() == nil {
+			kills++
+		}
+		cmd.Wait()
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, old) && len(got) != newSize {
+			t.Fatalf("after kill %d the file has %d bytes: neither the old (%d) nor the new (%d)", i, len(got), len(old), newSize)
+		}
+		if len(got) == newSize {
+			// The writer finished before the kill; start from old again.
+			if _, err := Write(path, old, Options{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if kills == 0 {
+		t.Error("no writer was killed mid-run; the test proved nothing")
+	}
+}
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv("ATOMICFILE_WRITER"); path != "" {
+		var size int
+		fmt.Sscan(os.Getenv("ATOMICFILE_SIZE"), &size)
+		if _, err := Write(path, bytes.Repeat([]byte{'n'}, size), Options{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
