@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -66,14 +67,11 @@ func (f *recordFlags) records(e *env, node *discover.Node) ([]slurmconf.GresReco
 	for _, w := range res.Warnings {
 		e.warn(w)
 	}
-	if len(res.Records) == 0 {
-		e.warn("no GPU or MIG device to offer Slurm on this node")
-	}
 	return res.Records, name, nil
 }
 
-// nodeName is the NodeName= to write: the flag, else the short name of the
-// host the model describes.
+// nodeName is the NodeName= to write: none with --no-node-name, else
+// the flag or the default.
 func (f *recordFlags) nodeName(e *env, node *discover.Node) (string, error) {
 	switch {
 	case f.NoNodeName && f.NodeName != "":
@@ -83,6 +81,12 @@ func (f *recordFlags) nodeName(e *env, node *discover.Node) (string, error) {
 	case f.NodeName != "":
 		return f.NodeName, nil
 	}
+	return f.defaultNodeName(e, node)
+}
+
+// defaultNodeName is the short name of the host the model describes: the
+// snapshot's host, or this one.
+func (f *recordFlags) defaultNodeName(e *env, node *discover.Node) (string, error) {
 	host := node.Hostname
 	if host == "" {
 		h, err := e.hostname()
@@ -99,6 +103,7 @@ func (f *recordFlags) nodeName(e *env, node *discover.Node) (string, error) {
 type genCmd struct {
 	sourceFlags
 	recordFlags
+	outputFlags
 	Compact bool `help:"Merge lines that differ only in File= into Slurm ranges (File=/dev/nvidia[0-3])."`
 }
 
@@ -111,26 +116,35 @@ func (c *genCmd) Run(e *env, g *cli) error {
 	if err != nil {
 		return err
 	}
+	if err := c.checkEmpty(e, recs, "gres.conf"); err != nil {
+		return err
+	}
+	counts := slurmconf.CountGres(recs)
 	if c.Compact {
 		recs = slurmconf.Compact(recs)
 	}
 	comments := []string{"gres.conf written by slurm-mig " + e.version + "; regenerate it, do not edit by hand."}
 	if name != "" {
-		comments = append(comments, "slurm.conf: "+slurmconf.NodeLine(name, slurmconf.CountGres(recs)))
+		comments = append(comments, "slurm.conf: "+slurmconf.NodeLine(name, counts))
 	}
 	var buf bytes.Buffer
 	if err := slurmconf.WriteGresConf(&buf, comments, recs); err != nil {
 		return err
 	}
-	return writeAll(e.stdout, &buf)
+	return c.emit(e, buf.Bytes(), counts)
 }
 
 type nodeCmd struct {
 	sourceFlags
 	recordFlags
+	outputFlags
+	Update string `placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
 }
 
 func (c *nodeCmd) Run(e *env, g *cli) error {
+	if c.Update != "" && c.Output != "" {
+		return fmt.Errorf("--update and -o exclude each other")
+	}
 	node, err := c.load(e, g.Root)
 	if err != nil {
 		return err
@@ -139,9 +153,31 @@ func (c *nodeCmd) Run(e *env, g *cli) error {
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	buf.WriteString(slurmconf.NodeLine(name, slurmconf.CountGres(recs)) + "\n")
-	return writeAll(e.stdout, &buf)
+	if err := c.checkEmpty(e, recs, "node line"); err != nil {
+		return err
+	}
+	counts := slurmconf.CountGres(recs)
+	if c.Update != "" {
+		return c.update(e, name, counts)
+	}
+	return c.emit(e, []byte(slurmconf.NodeLine(name, counts)+"\n"), counts)
+}
+
+// update rewrites the Gres= of the node's line in a slurm.conf.
+func (c *nodeCmd) update(e *env, name string, counts []slurmconf.GresCount) error {
+	if name == "" {
+		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
+	}
+	old, err := os.ReadFile(c.Update)
+	if err != nil {
+		return err
+	}
+	updated, err := slurmconf.UpdateNodeGres(string(old), c.Update, name, slurmconf.GresList(counts))
+	if err != nil {
+		return err
+	}
+	c.Output = c.Update
+	return c.emit(e, []byte(updated), counts)
 }
 
 type listCmd struct {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -51,6 +52,7 @@ type cli struct {
 
 	Gen      genCmd      `cmd:"" help:"Print gres.conf lines for this node's GPUs and MIG devices."`
 	Node     nodeCmd     `cmd:"" help:"Print the slurm.conf NodeName line with Gres= counts that match gen."`
+	Diff     diffCmd     `cmd:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
 	List     listCmd     `cmd:"" help:"Show a table of GPUs and MIG devices with their device files."`
 	Snapshot snapshotCmd `cmd:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
 }
@@ -89,6 +91,9 @@ func run(args []string, e *env) (code int) {
 		return exitError
 	}
 	if err := ctx.Run(&c); err != nil {
+		if errors.As(err, new(errDifferent)) {
+			return exitDifferent
+		}
 		fmt.Fprintf(stderr, "slurm-mig: %s\n", oneLine(err))
 		return exitError
 	}

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// exitDifferent is diff's "they differ" exit, as diff(1) has it.
+const exitDifferent = 1
+
+// errDifferent makes run exit 1 without printing an error.
+type errDifferent struct{}
+
+func (errDifferent) Error() string { return "different" }
+
+type diffCmd struct {
+	sourceFlags
+	recordFlags
+	GresConf  string `placeholder:"FILE" help:"Compare with this gres.conf (default /etc/slurm/gres.conf when nothing else is compared)."`
+	SlurmConf string `placeholder:"FILE" help:"Compare the Gres= counts this node's NodeName line declares in FILE."`
+	Running   bool   `help:"Compare the Gres= the running slurmctld has for this node (scontrol show node)."`
+	JSON      bool   `name:"json" help:"Print the result as JSON."`
+}
+
+const defaultGresConf = "/etc/slurm/gres.conf"
+
+// diffReport is diff's result; its JSON form is for automation.
+type diffReport struct {
+	Node      string          `json:"node"`
+	Same      bool            `json:"same"`
+	GresConf  *gresConfReport `json:"gres_conf,omitempty"`
+	SlurmConf *countsReport   `json:"slurm_conf,omitempty"`
+	Running   *countsReport   `json:"running,omitempty"`
+	Verdict   string          `json:"verdict"`
+}
+
+type gresConfReport struct {
+	Path string `json:"path"`
+	Same bool   `json:"same"`
+	slurmconf.GresDiff
+}
+
+type countsReport struct {
+	Source string                  `json:"source"` // file:line of the NodeName line, or "scontrol"
+	Gres   string                  `json:"gres"`   // the Gres= value in force
+	Same   bool                    `json:"same"`
+	Counts []slurmconf.CountChange `json:"counts"`
+}
+
+func (c *diffCmd) Run(e *env, g *cli) error {
+	node, err := c.load(e, g.Root)
+	if err != nil {
+		return err
+	}
+	recs, _, err := c.records(e, node)
+	if err != nil {
+		return err
+	}
+	name := c.NodeName
+	if name == "" {
+		if name, err = c.defaultNodeName(e, node); err != nil {
+			return err
+		}
+	}
+	gresConf := c.GresConf
+	if gresConf == "" && c.SlurmConf == "" && !c.Running {
+		gresConf = defaultGresConf
+	}
+
+	rep := diffReport{Node: name, Same: true}
+	generated := slurmconf.CountGres(recs)
+	if gresConf != "" {
+		r, err := diffGresConf(gresConf, name, recs)
+		if err != nil {
+			return err
+		}
+		rep.GresConf, rep.Same = r, rep.Same && r.Same
+	}
+	if c.SlurmConf != "" {
+		ng, err := slurmconf.ReadNodeGres(c.SlurmConf, name)
+		if err != nil {
+			return err
+		}
+		r, err := diffCounts(ng.Pos, ng.Gres, generated)
+		if err != nil {
+			return err
+		}
+		rep.SlurmConf, rep.Same = r, rep.Same && r.Same
+	}
+	if c.Running {
+		gres, err := runningGres(name)
+		if err != nil {
+			return err
+		}
+		r, err := diffCounts("scontrol", gres, generated)
+		if err != nil {
+			return err
+		}
+		rep.Running, rep.Same = r, rep.Same && r.Same
+	}
+	rep.Verdict = verdict(&rep, generated)
+
+	var buf bytes.Buffer
+	if c.JSON {
+		out, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		buf.Write(append(out, '\n'))
+	} else {
+		writeDiffText(&buf, &rep)
+	}
+	if err := writeAll(e.stdout, &buf); err != nil {
+		return err
+	}
+	if !rep.Same {
+		return errDifferent{}
+	}
+	return nil
+}
+
+func diffGresConf(path, node string, generated []slurmconf.GresRecord) (*gresConfReport, error) {
+	conf, err := slurmconf.ReadGresConf(path)
+	if err != nil {
+		return nil, err
+	}
+	current, err := conf.ForNode(node)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := slurmconf.SplitUnits(current)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	gen, err := slurmconf.SplitUnits(generated)
+	if err != nil {
+		return nil, err
+	}
+	d := slurmconf.DiffUnits(cur, gen)
+	return &gresConfReport{Path: path, Same: d.Same(), GresDiff: d}, nil
+}
+
+func diffCounts(source, gres string, generated []slurmconf.GresCount) (*countsReport, error) {
+	current, err := slurmconf.ParseGresList(gres)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	d := slurmconf.DiffCounts(current, generated)
+	return &countsReport{Source: source, Gres: gres, Same: len(d) == 0, Counts: d}, nil
+}
+
+// runningGres asks slurmctld, through scontrol run without a shell, for
+// the node's Gres=.
+func runningGres(node string) (string, error) {
+	path, err := exec.LookPath("scontrol")
+	if err != nil {
+		return "", fmt.Errorf("--running needs scontrol: %w", err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(path, "show", "node", "-o", node)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", fmt.Errorf("scontrol show node %s: %s", node, msg)
+	}
+	for _, field := range strings.Fields(stdout.String()) {
+		if v, ok := strings.CutPrefix(field, "Gres="); ok {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("scontrol show node %s: no Gres= in its answer", node)
+}
+
+// verdict sums the comparison up in one line an admin reads first.
+func verdict(r *diffReport, generated []slurmconf.GresCount) string {
+	total := 0
+	for _, c := range generated {
+		total += c.Count
+	}
+	if r.Same {
+		return fmt.Sprintf("same: %s matches this node's %d devices", sources(r), total)
+	}
+	var parts []string
+	if g := r.GresConf; g != nil && !g.Same {
+		parts = append(parts, fmt.Sprintf("gres.conf has %d to add, %d to remove, %d to change", len(g.Added), len(g.Removed), len(g.Changed)))
+	}
+	for _, cr := range []struct {
+		what string
+		r    *countsReport
+	}{{"slurm.conf", r.SlurmConf}, {"slurmctld", r.Running}} {
+		if cr.r == nil || cr.r.Same {
+			continue
+		}
+		var items []string
+		drains := false
+		for _, c := range cr.r.Counts {
+			items = append(items, fmt.Sprintf("%s %d declared, %d here", gresName(c.Name, c.Type), c.Current, c.Generated))
+			drains = drains || c.Current > c.Generated
+		}
+		msg := cr.what + ": " + strings.Join(items, ", ")
+		if drains {
+			msg += " (slurmctld drains a node that has fewer than declared)"
+		}
+		parts = append(parts, msg)
+	}
+	return "different: " + strings.Join(parts, "; ")
+}
+
+func sources(r *diffReport) string {
+	var s []string
+	if r.GresConf != nil {
+		s = append(s, r.GresConf.Path)
+	}
+	if r.SlurmConf != nil {
+		s = append(s, "slurm.conf ("+r.SlurmConf.Source+")")
+	}
+	if r.Running != nil {
+		s = append(s, "slurmctld")
+	}
+	return strings.Join(s, " and ")
+}
+
+func gresName(name, typ string) string {
+	if typ == "" {
+		return name
+	}
+	return name + ":" + typ
+}
+
+// writeDiffText prints the comparison: per device +/-/~, per type the
+// counts, then the verdict.
+func writeDiffText(buf *bytes.Buffer, r *diffReport) {
+	if g := r.GresConf; g != nil && !g.Same {
+		fmt.Fprintf(buf, "--- %s (in force)\n+++ generated for %s\n", g.Path, r.Node)
+		for _, u := range g.Removed {
+			fmt.Fprintf(buf, "- %s %s\n", gresName(u.Name, u.Type), strings.Join(u.Files, ","))
+		}
+		for _, u := range g.Added {
+			fmt.Fprintf(buf, "+ %s %s\n", gresName(u.Name, u.Type), strings.Join(u.Files, ","))
+		}
+		for _, ch := range g.Changed {
+			var what []string
+			for _, f := range ch.Fields {
+				from, to := unitField(ch.From, f), unitField(ch.To, f)
+				what = append(what, fmt.Sprintf("%s %s -> %s", f, orNone(from), orNone(to)))
+			}
+			fmt.Fprintf(buf, "~ %s: %s\n", strings.Join(ch.Files, ","), strings.Join(what, ", "))
+		}
+		writeCounts(buf, "gres.conf", g.Counts)
+	}
+	if s := r.SlurmConf; s != nil && !s.Same {
+		fmt.Fprintf(buf, "%s: Gres=%s\n", s.Source, orNone(s.Gres))
+		writeCounts(buf, "slurm.conf", s.Counts)
+	}
+	if s := r.Running; s != nil && !s.Same {
+		fmt.Fprintf(buf, "slurmctld: Gres=%s\n", orNone(s.Gres))
+		writeCounts(buf, "slurmctld", s.Counts)
+	}
+	fmt.Fprintln(buf, r.Verdict)
+}
+
+func writeCounts(buf *bytes.Buffer, what string, counts []slurmconf.CountChange) {
+	for _, c := range counts {
+		fmt.Fprintf(buf, "  count %s: %s %d, generated %d (%+d)\n", gresName(c.Name, c.Type), what, c.Current, c.Generated, c.Generated-c.Current)
+	}
+}
+
+func unitField(u slurmconf.Unit, field string) string {
+	switch field {
+	case "type":
+		return gresName(u.Name, u.Type)
+	case "cores":
+		return u.Cores
+	case "links":
+		return u.Links
+	case "flags":
+		return u.Flags
+	}
+	return ""
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/slurm-mig/slurm-mig/atomicfile"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// outputFlags say where gen and node put what they render.
+type outputFlags struct {
+	Output     string `short:"o" placeholder:"FILE" help:"Write FILE atomically instead of printing: unchanged content is not rewritten; mode, owner and symlinks are kept; concurrent runs wait for each other."`
+	Backup     bool   `help:"With -o or --update, keep the replaced file as FILE.bak."`
+	AllowEmpty bool   `help:"Write even when no GPU or MIG device was found (by default that is refused: after an NVML failure an empty gres.conf takes a node's GPUs away)."`
+	JSON       bool   `name:"json" help:"With -o or --update, report the result as JSON ({\"path\", \"changed\", \"backup\", \"devices\"})."`
+}
+
+// checkEmpty refuses to render nothing unless asked to.
+func (o *outputFlags) checkEmpty(e *env, recs []slurmconf.GresRecord, what string) error {
+	switch {
+	case len(recs) > 0:
+	case o.AllowEmpty:
+		e.warn("no GPU or MIG device to offer Slurm on this node")
+	default:
+		return fmt.Errorf("no GPU or MIG device found; refusing to write an empty %s (pass --allow-empty if this node really has none)", what)
+	}
+	return nil
+}
+
+// writeResult is what -o reports.
+type writeResult struct {
+	Path    string `json:"path"`
+	Changed bool   `json:"changed"`
+	Backup  string `json:"backup,omitempty"`
+	Devices int    `json:"devices"`
+}
+
+// emit prints data, or with -o writes it atomically and reports the write.
+func (o *outputFlags) emit(e *env, data []byte, counts []slurmconf.GresCount) error {
+	if o.Output == "" {
+		if o.Backup || o.JSON {
+			return fmt.Errorf("--backup and --json go with -o (or node --update)")
+		}
+		_, err := e.stdout.Write(data)
+		return err
+	}
+	res, err := atomicfile.Write(o.Output, data, atomicfile.Options{Backup: o.Backup})
+	if err != nil {
+		return err
+	}
+	r := writeResult{Path: res.Path, Changed: res.Changed, Backup: res.Backup}
+	for _, c := range counts {
+		r.Devices += c.Count
+	}
+	if o.JSON {
+		out, _ := json.Marshal(r)
+		_, err = fmt.Fprintf(e.stdout, "%s\n", out)
+		return err
+	}
+	state := "unchanged"
+	if r.Changed {
+		state = "changed"
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s: %s (%d devices)\n", r.Path, state, r.Devices)
+	return err
+}
