@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
+)
+
+// The automation examples in scripts/ are run here, command for command,
+// against a fake node: /etc/slurm becomes a temp dir, NVML a fake with two
+// MIG devices, and the real mig-minors sits under --root.
+
+const slurmMigPath = "/usr/local/bin/slurm-mig"
+
+// exampleCommands pulls the slurm-mig command lines out of each example.
+func exampleCommands(t *testing.T) map[string][][]string {
+	t.Helper()
+	read := func(name string) string {
+		data, err := os.ReadFile(filepath.Join("../../scripts", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	out := map[string][][]string{}
+
+	// mig-parted: command: "<abs path>" then args: [JSON list].
+	hooks := read("mig-parted/hooks.yaml")
+	re := regexp.MustCompile(`command: "([^"]+)"\s+args: (\[.*\])`)
+	for _, m := range re.FindAllStringSubmatch(hooks, -1) {
+		if !filepath.IsAbs(m[1]) {
+			t.Errorf("mig-parted hook command %q is not absolute (hooks run with no PATH)", m[1])
+		}
+		if m[1] != slurmMigPath {
+			continue
+		}
+		var args []string
+		if err := json.Unmarshal([]byte(m[2]), &args); err != nil {
+			t.Fatalf("mig-parted args %s: %v", m[2], err)
+		}
+		out["mig-parted"] = append(out["mig-parted"], args)
+	}
+
+	// systemd: ExecStart=<abs path> args...
+	for _, line := range strings.Split(read("systemd/slurm-mig-gres.service"), "\n") {
+		if rest, ok := strings.CutPrefix(line, "ExecStart="); ok {
+			f := strings.Fields(rest)
+			if f[0] != slurmMigPath {
+				t.Errorf("ExecStart runs %q, want %s", f[0], slurmMigPath)
+			}
+			out["systemd"] = append(out["systemd"], f[1:])
+		}
+	}
+
+	// Ansible: argv: [a, b, c], the command module's list (no shell).
+	for _, m := range regexp.MustCompile(`argv: \[(.*)\]`).FindAllStringSubmatch(read("ansible/slurm-mig.yml"), -1) {
+		f := strings.Split(m[1], ", ")
+		if f[0] != slurmMigPath {
+			t.Errorf("Ansible argv runs %q, want %s", f[0], slurmMigPath)
+		}
+		out["ansible"] = append(out["ansible"], f[1:])
+	}
+	for _, name := range []string{"mig-parted", "systemd", "ansible"} {
+		if len(out[name]) == 0 {
+			t.Fatalf("found no slurm-mig command in the %s example", name)
+		}
+	}
+	return out
+}
+
+func TestAutomationExamples(t *testing.T) {
+	real := "../../../shared/fixtures/real/h100-driver-580/mig-minors"
+	minors, err := os.ReadFile(real)
+	if err != nil {
+		t.Fatalf("the real mig-minors is needed: %v", err)
+	}
+	fixture := &nvmlfake.Fixture{DriverVersion: "580.159.04", GPUs: []nvmlfake.GPU{{
+		Minor: 0, UUID: "GPU-1", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559, MigMode: "enabled",
+		MigDevices: []nvmlfake.MigDevice{
+			{HandleIndex: 0, GI: 7, CI: 0, UUID: "MIG-1", Profile: "1g.10gb"},
+			{HandleIndex: 1, GI: 8, CI: 0, UUID: "MIG-2", Profile: "1g.10gb"},
+		}}}}
+
+	for example, commands := range exampleCommands(t) {
+		t.Run(example, func(t *testing.T) {
+			tmp := t.TempDir()
+			root := filepath.Join(tmp, "root")
+			etc := filepath.Join(tmp, "etc-slurm")
+			mustWrite(t, filepath.Join(root, "proc/driver/nvidia-caps/mig-minors"), string(minors))
+			mustWrite(t, filepath.Join(etc, "slurm.conf"), "ClusterName=c\nNodeName=n1 Gres=gpu:h100_1g.10gb:2\n")
+			for _, args := range commands {
+				args = append([]string{"--root", root}, args...)
+				for i, a := range args {
+					args[i] = strings.ReplaceAll(a, "/etc/slurm", etc)
+				}
+				for round := 0; round < 2; round++ {
+					var stdout, stderr bytes.Buffer
+					code := run(args, &env{stdout: &stdout, stderr: &stderr,
+						newNVML:  func() nvml.Interface { lib, _ := nvmlfake.New(fixture); return lib },
+						hostname: func() (string, error) { return "n1.cluster", nil }})
+					if code != exitOK {
+						t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+					}
+					if strings.Contains(strings.Join(args, " "), "--json") {
+						var res struct{ Changed *bool }
+						if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+							t.Fatalf("%v: --json printed %q: %v", args, stdout.String(), err)
+						}
+						if args[2] == "gen" && (res.Changed == nil || *res.Changed != (round == 0)) {
+							t.Errorf("%v round %d: changed = %v", args, round, res.Changed)
+						}
+					}
+				}
+			}
+			got, err := os.ReadFile(filepath.Join(etc, "gres.conf"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(got), "Type=h100_1g.10gb MultipleFiles=/dev/nvidia0,"); n != 2 {
+				t.Errorf("gres.conf has %d MIG lines, want 2:\n%s", n, got)
+			}
+		})
+	}
+}
+
+func mustWrite(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
