@@ -141,7 +141,7 @@ func diffGresConf(path, node string, generated []slurmconf.GresRecord) (*gresCon
 	if err != nil {
 		return nil, err
 	}
-	d := slurmconf.DiffUnits(cur, gen)
+	d := slurmconf.DiffUnits(gpuUnits(cur), gen)
 	return &gresConfReport{Path: path, Same: d.Same(), GresDiff: d}, nil
 }
 
@@ -150,8 +150,30 @@ func diffCounts(source, gres string, generated []slurmconf.GresCount) (*countsRe
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	d := slurmconf.DiffCounts(current, generated)
+	d := slurmconf.DiffCounts(gpuCounts(current), generated)
 	return &countsReport{Source: source, Gres: gres, Same: len(d) == 0, Counts: d}, nil
+}
+
+// gpuUnits and gpuCounts keep the GRES slurm-mig writes: other GRES a
+// site declares (mps, shard, nic) are not its business.
+func gpuUnits(units []slurmconf.Unit) []slurmconf.Unit {
+	var out []slurmconf.Unit
+	for _, u := range units {
+		if strings.EqualFold(u.Name, "gpu") {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func gpuCounts(counts []slurmconf.GresCount) []slurmconf.GresCount {
+	var out []slurmconf.GresCount
+	for _, c := range counts {
+		if strings.EqualFold(c.Name, "gpu") {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // runningGres asks slurmctld, through scontrol run without a shell, for
