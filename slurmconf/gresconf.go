@@ -2,8 +2,8 @@ package slurmconf
 
 import (
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -21,62 +21,64 @@ type ParsedRecord struct {
 	Nodes      string // the NodeName= hostlist as written; empty for all nodes
 	AutoDetect string // a per-line AutoDetect=
 	Pos        string // "file:line"
+
+	multipleFiles, count string // as written, checked only for this node's lines
 }
 
-// GresConf is a parsed gres.conf: its records and global settings.
+// GresConf is what a gres.conf says for one node: its records and the
+// global AutoDetect= setting.
 type GresConf struct {
 	Records    []ParsedRecord
 	AutoDetect string // a global AutoDetect=, if any
 }
 
-// gresKeys are the gres.conf keywords (gres.c), by lower-case name.
-var gresKeys = map[string]bool{
-	"nodename": true, "name": true, "type": true, "file": true, "files": true,
-	"multiplefiles": true, "count": true, "cores": true, "cpus": true,
-	"links": true, "flags": true, "autodetect": true,
+// gresKeys are the gres.conf keywords (Slurm's gres.c), by lower-case
+// name, numbered for a per-line "seen" bit set. Files= is File='s alias.
+var gresKeys = map[string]uint{
+	"nodename": 0, "name": 1, "type": 2, "file": 3, "files": 3,
+	"multiplefiles": 4, "count": 5, "cores": 6, "cpus": 6,
+	"links": 7, "flags": 8, "autodetect": 9,
+}
+
+// gresKeyID looks a keyword up without regard to case, without allocating
+// (a cluster's gres.conf has a hundred thousand of them).
+func gresKeyID(key string) (uint, bool) {
+	var buf [16]byte
+	if len(key) > len(buf) {
+		return 0, false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	id, ok := gresKeys[string(buf[:len(key)])]
+	return id, ok
 }
 
 // ReadGresConf reads a gres.conf and the files it Includes (relative paths
-// are taken from the including file's directory). Errors name the file and
-// line.
-func ReadGresConf(path string) (*GresConf, error) {
+// are taken from the including file's directory) and keeps the records
+// that apply to node: those without NodeName= and those whose hostlist
+// names it. Every line is checked for syntax and keywords, as Slurm checks
+// them; the values of other nodes' lines are not, as slurmd on this node
+// does not read them either. Errors name the file and line.
+func ReadGresConf(path, node string) (*GresConf, error) {
 	conf := &GresConf{}
-	if err := conf.read(path, nil); err != nil {
+	var ws []word
+	var lineErr error
+	err := walkConf(path, nil, func(l *logicalLine, file string) bool {
+		ws, lineErr = conf.addLine(l, file, node, ws[:0])
+		return lineErr == nil
+	})
+	if err != nil {
 		return nil, err
 	}
+	if lineErr != nil {
+		return nil, lineErr
+	}
 	return conf, nil
-}
-
-func (c *GresConf) read(path string, chain []string) error {
-	for _, p := range chain {
-		if p == path {
-			return fmt.Errorf("%s: Include loop: %s", chain[0], strings.Join(append(chain, path), " -> "))
-		}
-	}
-	if len(chain) >= maxIncludeDepth {
-		return fmt.Errorf("%s: Includes nested deeper than %d", path, maxIncludeDepth)
-	}
-	data, err := readConf(path)
-	if err != nil {
-		return err
-	}
-	chain = append(chain, path)
-	for _, l := range scanLines(data) {
-		pos := fmt.Sprintf("%s:%d", path, l.num)
-		if inc, ok := includeTarget(l.text); ok {
-			if !filepath.IsAbs(inc) {
-				inc = filepath.Join(filepath.Dir(path), inc)
-			}
-			if err := c.read(inc, chain); err != nil {
-				return fmt.Errorf("%s: %w", pos, err)
-			}
-			continue
-		}
-		if err := c.addLine(&l, pos); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func readConf(path string) (string, error) {
@@ -95,14 +97,15 @@ func readConf(path string) (string, error) {
 	if info.Size() > maxConfBytes {
 		return "", fmt.Errorf("%s: %d bytes is too large for a Slurm config", path, info.Size())
 	}
-	buf := make([]byte, info.Size())
-	if _, err := f.ReadAt(buf, 0); err != nil && info.Size() > 0 {
+	var b strings.Builder
+	b.Grow(int(info.Size()))
+	if _, err := io.Copy(&b, io.LimitReader(f, maxConfBytes)); err != nil {
 		return "", fmt.Errorf("reading %s: %w", path, err)
 	}
-	if strings.IndexByte(string(buf), 0) >= 0 {
+	if strings.IndexByte(b.String(), 0) >= 0 {
 		return "", fmt.Errorf("%s: binary data (NUL byte); not a Slurm config", path)
 	}
-	return string(buf), nil
+	return b.String(), nil
 }
 
 // includeTarget recognises "Include <file>" (any case), as Slurm does.
@@ -118,80 +121,102 @@ func includeTarget(text string) (string, bool) {
 	return unescape(fields[0]), true
 }
 
-func (c *GresConf) addLine(l *logicalLine, pos string) error {
-	ws, err := words(l)
+// addLine reads one gres.conf line; words is scratch space, returned for
+// reuse.
+func (c *GresConf) addLine(l *logicalLine, file, node string, ws []word) ([]word, error) {
+	pos := func() string { return fmt.Sprintf("%s:%d", file, l.num) }
+	ws, err := words(l, ws)
 	if err != nil {
-		return fmt.Errorf("%s: %v", pos, strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
+		return ws, fmt.Errorf("%s: %v", pos(), strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
 	}
-	r := ParsedRecord{Pos: pos}
-	seen := map[string]bool{}
+	var r ParsedRecord
+	var seen uint
 	for _, w := range ws {
-		key := strings.ToLower(w.key)
-		if !gresKeys[key] {
+		id, ok := gresKeyID(w.key)
+		if !ok {
 			if w.key == "" {
-				return fmt.Errorf("%s: %q is not a key=value pair", pos, w.value)
+				return ws, fmt.Errorf("%s: %q is not a key=value pair", pos(), w.value)
 			}
-			return fmt.Errorf("%s: unknown gres.conf keyword %q", pos, w.key)
+			return ws, fmt.Errorf("%s: unknown gres.conf keyword %q", pos(), w.key)
 		}
-		if key == "files" {
-			key = "file"
+		if seen&(1<<id) != 0 {
+			return ws, fmt.Errorf("%s: %s= given twice", pos(), w.key)
 		}
-		if seen[key] {
-			return fmt.Errorf("%s: %s= given twice", pos, w.key)
-		}
-		seen[key] = true
-		switch key {
-		case "nodename":
-			r.Nodes = w.value
-			r.NodeName = w.value
-		case "name":
+		seen |= 1 << id
+		switch id {
+		case 0:
+			r.Nodes, r.NodeName = w.value, w.value
+		case 1:
 			r.Name = w.value
-		case "type":
+		case 2:
 			r.Type = w.value
-		case "file":
+		case 3:
 			r.File = w.value
-		case "multiplefiles":
-			files, err := ExpandHostlist(w.value)
-			if err != nil {
-				return fmt.Errorf("%s: MultipleFiles=: %v", pos, err)
-			}
-			r.MultipleFiles = files
-		case "count":
-			n, err := parseCount(w.value)
-			if err != nil {
-				return fmt.Errorf("%s: Count=%s: %v", pos, w.value, err)
-			}
-			r.Count = n
-		case "cores", "cpus":
+		case 4:
+			r.multipleFiles = w.value
+		case 5:
+			r.count = w.value
+		case 6:
 			r.Cores = w.value
-		case "links":
+		case 7:
 			r.Links = w.value
-		case "flags":
+		case 8:
 			r.Flags = w.value
-		case "autodetect":
+		case 9:
 			r.AutoDetect = w.value
 		}
 	}
-	switch {
-	case r.Name == "" && r.AutoDetect != "" && len(seen) <= 2 && (len(seen) == 1 || seen["nodename"]):
-		if r.Nodes == "" {
+	if r.Nodes != "" {
+		mine, err := hostlistHas(r.Nodes, node)
+		if err != nil {
+			return ws, fmt.Errorf("%s: NodeName=: %v", pos(), err)
+		}
+		if !mine {
+			return ws, nil
+		}
+	}
+	r.Pos = pos()
+	return ws, c.add(r, seen)
+}
+
+// add checks a record of this node and keeps it.
+func (c *GresConf) add(r ParsedRecord, seen uint) error {
+	if r.Name == "" && r.AutoDetect != "" && seen&^(1<<0|1<<9) == 0 {
+		if r.Nodes == "" || c.AutoDetect == "" {
 			c.AutoDetect = r.AutoDetect
 		}
 		return nil // AutoDetect=... alone is a setting, not a record
-	case r.Name == "":
-		return fmt.Errorf("%s: record without Name=", pos)
-	case r.File != "" && len(r.MultipleFiles) > 0:
-		return fmt.Errorf("%s: File= and MultipleFiles= exclude each other", pos)
-	case len(r.MultipleFiles) == 1:
-		return fmt.Errorf("%s: MultipleFiles= needs at least two files", pos)
+	}
+	if r.Name == "" {
+		return fmt.Errorf("%s: record without Name=", r.Pos)
+	}
+	if r.multipleFiles != "" {
+		files, err := ExpandHostlist(r.multipleFiles)
+		if err != nil {
+			return fmt.Errorf("%s: MultipleFiles=: %v", r.Pos, err)
+		}
+		switch {
+		case r.File != "":
+			return fmt.Errorf("%s: File= and MultipleFiles= exclude each other", r.Pos)
+		case len(files) < 2:
+			return fmt.Errorf("%s: MultipleFiles= needs at least two files", r.Pos)
+		}
+		r.MultipleFiles = files
+	}
+	if r.count != "" {
+		n, err := parseCount(r.count)
+		if err != nil {
+			return fmt.Errorf("%s: Count=%s: %v", r.Pos, r.count, err)
+		}
+		r.Count = n
 	}
 	if r.File != "" {
 		files, err := ExpandHostlist(r.File)
 		if err != nil {
-			return fmt.Errorf("%s: File=: %v", pos, err)
+			return fmt.Errorf("%s: File=: %v", r.Pos, err)
 		}
 		if r.Count != 0 && r.Count != uint64(len(files)) {
-			return fmt.Errorf("%s: Count=%d but File= names %d files", pos, r.Count, len(files))
+			return fmt.Errorf("%s: Count=%d but File= names %d files", r.Pos, r.Count, len(files))
 		}
 	}
 	c.Records = append(c.Records, r)
@@ -224,23 +249,13 @@ func parseCount(s string) (uint64, error) {
 	return v * mult, nil
 }
 
-// ForNode returns the records that apply to node: those without NodeName=
-// and those whose NodeName= hostlist names it.
-func (c *GresConf) ForNode(node string) ([]GresRecord, error) {
-	var out []GresRecord
-	for _, r := range c.Records {
-		if r.Nodes != "" {
-			ok, err := hostlistHas(r.Nodes, node)
-			if err != nil {
-				return nil, fmt.Errorf("%s: NodeName=: %v", r.Pos, err)
-			}
-			if !ok {
-				continue
-			}
-		}
-		out = append(out, r.GresRecord)
+// GresRecords returns the records as plain gres.conf records.
+func (c *GresConf) GresRecords() []GresRecord {
+	out := make([]GresRecord, len(c.Records))
+	for i, r := range c.Records {
+		out[i] = r.GresRecord
 	}
-	return out, nil
+	return out
 }
 
 // hostlistHas reports whether the hostlist expression names node, without

@@ -16,12 +16,13 @@ type logicalLine struct {
 	text string // joined content, comments and continuation marks removed
 	num  int    // number of its first physical line, from 1
 	// segs maps text back to the file, so a value can be replaced in
-	// place keeping every other byte (node --update).
+	// place keeping every other byte (node --update). A line without
+	// continuations is one segment.
 	segs []segment
 }
 
 // segment is a piece of text that sits at file offset fileOff.
-type segment struct{ textOff, fileOff, n int }
+type segment struct{ textOff, fileOff int }
 
 // fileOffset returns the offset in the file of position pos of l.text.
 func (l *logicalLine) fileOffset(pos int) int {
@@ -33,11 +34,14 @@ func (l *logicalLine) fileOffset(pos int) int {
 	return 0
 }
 
-// scanLines splits data into logical lines, leaving out empty ones.
-func scanLines(data string) []logicalLine {
-	var out []logicalLine
+// scanLines calls visit with each non-empty logical line of data, in
+// order, until visit returns false. The text of a line without
+// continuations is a substring of data: a cluster-wide file is read
+// without copying it line by line.
+func scanLines(data string, visit func(l *logicalLine) bool) {
 	var cur logicalLine
-	var b strings.Builder
+	var joined []byte // the text so far of a continued line
+	continued := false
 	num := 0
 	for off := 0; off < len(data); {
 		end := strings.IndexByte(data[off:], '\n')
@@ -49,31 +53,40 @@ func scanLines(data string) []logicalLine {
 			next = end + 1
 		}
 		num++
-		raw := strings.TrimSuffix(data[off:end], "\r")
-		content := stripComment(raw)
-		body, continued := stripContinuation(content)
-		if b.Len() == 0 && len(cur.segs) == 0 {
-			cur.num = num
+		body, more := stripContinuation(stripComment(strings.TrimSuffix(data[off:end], "\r")))
+		if !continued {
+			cur = logicalLine{num: num, segs: cur.segs[:0]}
+			joined = joined[:0]
 		}
-		cur.segs = append(cur.segs, segment{textOff: b.Len(), fileOff: off, n: len(body)})
-		b.WriteString(body)
-		if continued {
-			off = next
-			continue
-		}
-		if strings.TrimSpace(b.String()) != "" {
-			cur.text = b.String()
-			out = append(out, cur)
-		}
-		cur = logicalLine{}
-		b.Reset()
+		cur.segs = append(cur.segs, segment{textOff: len(joined), fileOff: off})
 		off = next
+		if more || continued {
+			joined = append(joined, body...)
+			continued = more
+			if more {
+				continue
+			}
+			cur.text = string(joined)
+		} else {
+			cur.text = body
+		}
+		if !isBlankLine(cur.text) && !visit(&cur) {
+			return
+		}
 	}
-	if strings.TrimSpace(b.String()) != "" { // a file ending in a continuation
-		cur.text = b.String()
-		out = append(out, cur)
+	if continued && !isBlankLine(string(joined)) { // a file ending in a continuation
+		cur.text = string(joined)
+		visit(&cur)
 	}
-	return out
+}
+
+func isBlankLine(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isBlank(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // stripComment cuts s at the first '#' preceded by an even number of '\'.
@@ -133,12 +146,12 @@ type word struct {
 	valEnd   int
 }
 
-// words splits a logical line into key=value words. A value may be
-// double-quoted to hold blanks. A word without '=' gets an empty key and
-// the word as value (Include lines, or syntax errors for the caller).
-func words(l *logicalLine) ([]word, error) {
+// words splits a logical line into key=value words, appending to out. A
+// value may be double-quoted to hold blanks. A word without '=' gets an
+// empty key and the word as value (Include lines, or syntax errors for the
+// caller).
+func words(l *logicalLine, out []word) ([]word, error) {
 	s := l.text
-	var out []word
 	for i := 0; i < len(s); {
 		if isBlank(s[i]) {
 			i++

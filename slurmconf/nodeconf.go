@@ -19,12 +19,13 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 	var (
 		found   []NodeGres
 		deflt   NodeGres
-		readErr error
+		ws      []word
+		lineErr error
 	)
-	visit := func(l *logicalLine, pos string) bool {
-		ws, err := words(l)
-		if err != nil {
-			readErr = fmt.Errorf("%s: %v", pos, strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
+	visit := func(l *logicalLine, file string) bool {
+		pos := func() string { return fmt.Sprintf("%s:%d", file, l.num) }
+		if ws, lineErr = words(l, ws[:0]); lineErr != nil {
+			lineErr = fmt.Errorf("%s: %v", pos(), strings.TrimPrefix(lineErr.Error(), fmt.Sprintf("line %d: ", l.num)))
 			return false
 		}
 		if len(ws) == 0 || !strings.EqualFold(ws[0].key, "NodeName") {
@@ -38,33 +39,31 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 		}
 		if strings.EqualFold(ws[0].value, "DEFAULT") {
 			if hasGres {
-				deflt = NodeGres{Gres: gres, Pos: pos}
+				deflt = NodeGres{Gres: gres, Pos: pos()}
 			}
 			return true
 		}
 		ok, err := hostlistHas(ws[0].value, node)
 		if err != nil {
-			readErr = fmt.Errorf("%s: NodeName=: %v", pos, err)
+			lineErr = fmt.Errorf("%s: NodeName=: %v", pos(), err)
 			return false
 		}
-		if ok {
-			if hasGres {
-				found = append(found, NodeGres{Gres: gres, Pos: pos})
-			} else {
-				inherited := NodeGres{Gres: deflt.Gres, Pos: pos}
-				if deflt.Pos != "" {
-					inherited.Pos += " (Gres= of NodeName=DEFAULT at " + deflt.Pos + ")"
-				}
-				found = append(found, inherited)
-			}
+		switch {
+		case !ok:
+		case hasGres:
+			found = append(found, NodeGres{Gres: gres, Pos: pos()})
+		case deflt.Pos != "":
+			found = append(found, NodeGres{Gres: deflt.Gres, Pos: pos() + " (Gres= of NodeName=DEFAULT at " + deflt.Pos + ")"})
+		default:
+			found = append(found, NodeGres{Pos: pos()})
 		}
 		return true
 	}
 	if err := walkConf(path, nil, visit); err != nil {
 		return NodeGres{}, err
 	}
-	if readErr != nil {
-		return NodeGres{}, readErr
+	if lineErr != nil {
+		return NodeGres{}, lineErr
 	}
 	switch len(found) {
 	case 0:
@@ -76,11 +75,11 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 }
 
 // walkConf calls visit for each logical line of path and its Includes, in
-// order, until visit returns false.
-func walkConf(path string, chain []string, visit func(l *logicalLine, pos string) bool) error {
+// order, until visit returns false. file is the file the line is in.
+func walkConf(path string, chain []string, visit func(l *logicalLine, file string) bool) error {
 	for _, p := range chain {
 		if p == path {
-			return fmt.Errorf("Include loop: %s", strings.Join(append(chain, path), " -> "))
+			return fmt.Errorf("%s: Include loop: %s", chain[0], strings.Join(append(chain, path), " -> "))
 		}
 	}
 	if len(chain) >= maxIncludeDepth {
@@ -91,22 +90,22 @@ func walkConf(path string, chain []string, visit func(l *logicalLine, pos string
 		return err
 	}
 	chain = append(chain, path)
-	for _, l := range scanLines(data) {
-		pos := fmt.Sprintf("%s:%d", path, l.num)
-		if inc, ok := includeTarget(l.text); ok {
-			if !filepath.IsAbs(inc) {
-				inc = filepath.Join(filepath.Dir(path), inc)
-			}
-			if err := walkConf(inc, chain, visit); err != nil {
-				return fmt.Errorf("%s: %w", pos, err)
-			}
-			continue
+	var incErr error
+	scanLines(data, func(l *logicalLine) bool {
+		inc, ok := includeTarget(l.text)
+		if !ok {
+			return visit(l, path)
 		}
-		if !visit(&l, pos) {
-			return nil
+		if !filepath.IsAbs(inc) {
+			inc = filepath.Join(filepath.Dir(path), inc)
 		}
-	}
-	return nil
+		if err := walkConf(inc, chain, visit); err != nil {
+			incErr = fmt.Errorf("%s:%d: %w", path, l.num, err)
+			return false
+		}
+		return true
+	})
+	return incErr
 }
 
 // ParseGresList reads a Gres= value, from slurm.conf
@@ -196,30 +195,36 @@ func UpdateNodeGres(data, name, node, gres string) (string, error) {
 	}
 	var own []hit
 	var shared []string
-	lines := scanLines(data)
-	for i := range lines {
-		l := &lines[i]
+	var lineErr error
+	scanLines(data, func(l *logicalLine) bool {
 		pos := fmt.Sprintf("%s:%d", name, l.num)
 		if _, ok := includeTarget(l.text); ok {
-			continue
+			return true
 		}
-		ws, err := words(l)
+		ws, err := words(l, nil)
 		if err != nil {
-			return "", fmt.Errorf("%s: %v", pos, strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
+			lineErr = fmt.Errorf("%s: %v", pos, strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
+			return false
 		}
 		if len(ws) == 0 || !strings.EqualFold(ws[0].key, "NodeName") {
-			continue
+			return true
 		}
 		if ws[0].value == node {
-			own = append(own, hit{l, ws, pos})
-			continue
+			line := *l
+			line.segs = append([]segment(nil), l.segs...) // l is reused for the next line
+			own = append(own, hit{&line, ws, pos})
+			return true
 		}
 		if strings.EqualFold(ws[0].value, "DEFAULT") {
-			continue
+			return true
 		}
 		if ok, err := hostlistHas(ws[0].value, node); err == nil && ok {
 			shared = append(shared, fmt.Sprintf("NodeName=%s (%s)", ws[0].value, pos))
 		}
+		return true
+	})
+	if lineErr != nil {
+		return "", lineErr
 	}
 	switch {
 	case len(own) > 1:

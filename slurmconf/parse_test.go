@@ -13,10 +13,11 @@ func TestScanLines(t *testing.T) {
 	data := "a=1 # comment\r\n\n  b=2 \\\n c=3\\\\\nd=\\#4 # x\ne=5 \\"
 	var got []string
 	var nums []int
-	for _, l := range scanLines(data) {
+	scanLines(data, func(l *logicalLine) bool {
 		got = append(got, strings.TrimSpace(unescape(l.text)))
 		nums = append(nums, l.num)
-	}
+		return true
+	})
 	want := []string{"a=1", "b=2  c=3\\", "d=#4", "e=5"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -28,7 +29,7 @@ func TestScanLines(t *testing.T) {
 
 func TestWords(t *testing.T) {
 	l := logicalLine{text: `NodeName=n1 Type="a b" File=/dev/x Flags=`, num: 7}
-	ws, err := words(&l)
+	ws, err := words(&l, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestWords(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	for _, bad := range []string{`Type="a`, `Type=a"b"`, `Type="a"b`} {
-		if _, err := words(&logicalLine{text: bad, num: 1}); err == nil {
+		if _, err := words(&logicalLine{text: bad, num: 1}, nil); err == nil {
 			t.Errorf("words(%q) accepted", bad)
 		}
 	}
@@ -71,17 +72,14 @@ func TestReadGresConf(t *testing.T) {
 		"sub/more.conf": "Name=gpu Type=x MultipleFiles=/dev/nvidia2,/dev/nvidia-caps/nvidia-cap[1-2] Flags=nvidia_gpu_env\n" +
 			"NodeName=n3 Name=mps Count=200\n",
 	})
-	conf, err := ReadGresConf(filepath.Join(dir, "gres.conf"))
+	conf, err := ReadGresConf(filepath.Join(dir, "gres.conf"), "n2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if conf.AutoDetect != "off" {
 		t.Errorf("AutoDetect = %q", conf.AutoDetect)
 	}
-	recs, err := conf.ForNode("n2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := conf.GresRecords()
 	want := []GresRecord{
 		{NodeName: "n[1-2]", Name: "gpu", Type: "a100", File: "/dev/nvidia[0-1]", Count: 2, Cores: "0-7"},
 		{Name: "gpu", Type: "x", MultipleFiles: []string{"/dev/nvidia2", "/dev/nvidia-caps/nvidia-cap1", "/dev/nvidia-caps/nvidia-cap2"}, Flags: "nvidia_gpu_env"},
@@ -93,8 +91,8 @@ func TestReadGresConf(t *testing.T) {
 	if err != nil || len(units) != 3 {
 		t.Errorf("units = %v, %v; want 3", units, err)
 	}
-	n3, _ := conf.ForNode("n3")
-	if u, _ := SplitUnits(n3); len(u) != 201 {
+	conf3, _ := ReadGresConf(filepath.Join(dir, "gres.conf"), "n3")
+	if u, _ := SplitUnits(conf3.GresRecords()); len(u) != 201 {
 		t.Errorf("n3 has %d units, want 200 mps + 1 gpu", len(u))
 	}
 }
@@ -113,7 +111,7 @@ func TestReadGresConfErrors(t *testing.T) {
 		"Name=gpu File=/dev/nvidia0\x00":                   ": binary data (NUL byte); not a Slurm config",
 	} {
 		dir := writeFiles(t, map[string]string{"gres.conf": data})
-		_, err := ReadGresConf(filepath.Join(dir, "gres.conf"))
+		_, err := ReadGresConf(filepath.Join(dir, "gres.conf"), "n1")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err = %v, want it to contain %q", data, err, want)
 		}

@@ -125,15 +125,11 @@ func (c *diffCmd) Run(e *env, g *cli) error {
 }
 
 func diffGresConf(path, node string, generated []slurmconf.GresRecord) (*gresConfReport, error) {
-	conf, err := slurmconf.ReadGresConf(path)
+	conf, err := slurmconf.ReadGresConf(path, node)
 	if err != nil {
 		return nil, err
 	}
-	current, err := conf.ForNode(node)
-	if err != nil {
-		return nil, err
-	}
-	cur, err := slurmconf.SplitUnits(current)
+	cur, err := slurmconf.SplitUnits(conf.GresRecords())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -1,0 +1,58 @@
+package gresgen
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
+	"github.com/slurm-mig/slurm-mig/internal/synth"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// BenchmarkDiscoverRender runs what `slurm-mig gen` does after NVML Init:
+// discovery through the fake NVML, cap minors from the real driver-580
+// mig-minors (it lists 32 GPUs), records, text. Sizes are MIG devices.
+func BenchmarkDiscoverRender(b *testing.B) {
+	minors, err := os.ReadFile("../../shared/fixtures/real/h100-driver-580/mig-minors")
+	if err != nil {
+		b.Skipf("the real mig-minors is needed: %v", err)
+	}
+	root := b.TempDir()
+	dir := filepath.Join(root, "proc/driver/nvidia-caps")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mig-minors"), minors, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, size := range []struct{ gpus, migs int }{{8, 1}, {8, 7}, {32, 7}} {
+		b.Run(fmt.Sprintf("devices=%d", size.gpus*size.migs), func(b *testing.B) {
+			fixture := synth.Fixture(size.gpus, size.migs)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				lib, err := nvmlfake.New(fixture)
+				if err != nil {
+					b.Fatal(err)
+				}
+				node, err := discover.FromNVML(lib, "bench01")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := discover.ResolveCapMinors(node, root); err != nil {
+					b.Fatal(err)
+				}
+				res, err := Records(node, Options{NodeName: "bench01"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := slurmconf.WriteGresConf(io.Discard, []string{"bench"}, res.Records); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
