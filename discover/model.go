@@ -6,6 +6,7 @@ package discover
 import (
 	"fmt"
 	"sort"
+	"strconv"
 )
 
 // SchemaVersion is the snapshot schema this package reads and writes.
@@ -57,7 +58,7 @@ type MigDevice struct {
 func (g *GPU) MigChangePending() bool { return g.MigEnabled != g.MigPending }
 
 // DevicePath is the GPU's device file, named by its minor (not its index).
-func (g *GPU) DevicePath() string { return fmt.Sprintf("/dev/nvidia%d", g.Minor) }
+func (g *GPU) DevicePath() string { return "/dev/nvidia" + strconv.Itoa(g.Minor) }
 
 // Label names the GPU in messages the way an admin finds it: NVML index,
 // minor and PCI bus id.
@@ -74,7 +75,9 @@ func (m *MigDevice) Label(gpu *GPU) string {
 }
 
 // CapPath is the device file of a capability minor.
-func CapPath(minor uint32) string { return fmt.Sprintf("/dev/nvidia-caps/nvidia-cap%d", minor) }
+func CapPath(minor uint32) string {
+	return "/dev/nvidia-caps/nvidia-cap" + strconv.FormatUint(uint64(minor), 10)
+}
 
 // sort puts GPUs in NVML index order and MIG devices in (GI, CI) order,
 // the order every output follows.

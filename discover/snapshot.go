@@ -121,86 +121,112 @@ func jsonError(data []byte, err error) error {
 func (n *Node) Check() error {
 	seenIndex := map[int]bool{}
 	seenMinor := map[int]bool{}
-	seenUUID := map[string]string{}
-	capOwner := map[uint32]string{} // cap minor -> what uses it
-	claimCap := func(minor *uint32, owner string) error {
+	seenUUID := map[string]owner{}
+	capOwner := map[uint32]owner{}
+	claimCap := func(minor *uint32, o owner) error {
 		if minor == nil {
 			return nil
 		}
-		if prev, ok := capOwner[*minor]; ok && prev != owner {
-			return fmt.Errorf("cap minor %d given to both %s and %s", *minor, prev, owner)
+		if prev, ok := capOwner[*minor]; ok && prev.key() != o.key() {
+			return fmt.Errorf("cap minor %d given to both %s and %s", *minor, prev, o)
 		}
-		capOwner[*minor] = owner
+		capOwner[*minor] = o
 		return nil
 	}
-	claimUUID := func(uuid, owner string) error {
+	claimUUID := func(uuid string, o owner) error {
 		if uuid == "" {
 			return nil
 		}
 		if prev, ok := seenUUID[uuid]; ok {
-			return fmt.Errorf("UUID %s given to both %s and %s", uuid, prev, owner)
+			return fmt.Errorf("UUID %s given to both %s and %s", uuid, prev, o)
 		}
-		seenUUID[uuid] = owner
+		seenUUID[uuid] = o
 		return nil
 	}
 
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
-		label := g.Label()
 		switch {
 		case g.Index < 0 || g.Minor < 0:
-			return fmt.Errorf("%s: negative index or minor", label)
+			return fmt.Errorf("%s: negative index or minor", g.Label())
 		case seenIndex[g.Index]:
-			return fmt.Errorf("%s: index %d appears twice", label, g.Index)
+			return fmt.Errorf("%s: index %d appears twice", g.Label(), g.Index)
 		case seenMinor[g.Minor]:
-			return fmt.Errorf("%s: minor %d appears twice", label, g.Minor)
+			return fmt.Errorf("%s: minor %d appears twice", g.Label(), g.Minor)
 		case strings.TrimSpace(g.Name) == "":
-			return fmt.Errorf("%s: empty name", label)
+			return fmt.Errorf("%s: empty name", g.Label())
 		case len(g.MigDevices) > 0 && !g.MigEnabled:
-			return fmt.Errorf("%s: has MIG devices but mig_enabled is false", label)
+			return fmt.Errorf("%s: has MIG devices but mig_enabled is false", g.Label())
 		}
 		seenIndex[g.Index], seenMinor[g.Minor] = true, true
-		if err := claimUUID(g.UUID, label); err != nil {
+		if err := claimUUID(g.UUID, owner{gpu: g}); err != nil {
 			return err
 		}
 
 		giCap := map[int]*uint32{} // GI id -> its cap minor, if known
 		for j := range g.MigDevices {
 			m := &g.MigDevices[j]
-			mlabel := m.Label(g)
 			if m.GPUInstanceID < 0 || m.ComputeInstanceID < 0 {
-				return fmt.Errorf("%s: negative instance id", mlabel)
+				return fmt.Errorf("%s: negative instance id", m.Label(g))
 			}
 			if err := ValidProfile(m.Profile); err != nil {
-				return fmt.Errorf("%s: %v", mlabel, err)
+				return fmt.Errorf("%s: %v", m.Label(g), err)
 			}
-			if err := claimUUID(m.UUID, mlabel); err != nil {
+			if err := claimUUID(m.UUID, owner{gpu: g, mig: m}); err != nil {
 				return err
 			}
 			if err := checkLegacyMigUUID(g, m); err != nil {
-				return fmt.Errorf("%s: %v", mlabel, err)
+				return fmt.Errorf("%s: %v", m.Label(g), err)
 			}
 			for _, prev := range g.MigDevices[:j] {
 				if prev.GPUInstanceID == m.GPUInstanceID && prev.ComputeInstanceID == m.ComputeInstanceID {
-					return fmt.Errorf("%s appears twice", mlabel)
+					return fmt.Errorf("%s appears twice", m.Label(g))
 				}
 			}
-			giLabel := fmt.Sprintf("GPU instance gpu%d/gi%d", g.Minor, m.GPUInstanceID)
 			if prev, ok := giCap[m.GPUInstanceID]; ok && prev != nil && m.GICapMinor != nil && *prev != *m.GICapMinor {
-				return fmt.Errorf("%s: gi_cap_minor %d, but another device of the same GPU instance says %d", mlabel, *m.GICapMinor, *prev)
+				return fmt.Errorf("%s: gi_cap_minor %d, but another device of the same GPU instance says %d", m.Label(g), *m.GICapMinor, *prev)
 			}
 			if m.GICapMinor != nil {
 				giCap[m.GPUInstanceID] = m.GICapMinor
 			}
-			if err := claimCap(m.GICapMinor, giLabel); err != nil {
+			if err := claimCap(m.GICapMinor, owner{gpu: g, mig: m, gi: true}); err != nil {
 				return err
 			}
-			if err := claimCap(m.CICapMinor, mlabel); err != nil {
+			if err := claimCap(m.CICapMinor, owner{gpu: g, mig: m}); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// owner is what a UUID or cap minor belongs to: a GPU, a MIG device, or
+// (gi) the GPU instance of a MIG device. Its label is made only for an
+// error message.
+type owner struct {
+	gpu *GPU
+	mig *MigDevice
+	gi  bool
+}
+
+func (o owner) key() [4]int {
+	if o.mig == nil {
+		return [4]int{o.gpu.Index, -1, -1, 0}
+	}
+	if o.gi {
+		return [4]int{o.gpu.Index, o.mig.GPUInstanceID, -1, 1}
+	}
+	return [4]int{o.gpu.Index, o.mig.GPUInstanceID, o.mig.ComputeInstanceID, 2}
+}
+
+func (o owner) String() string {
+	switch {
+	case o.mig == nil:
+		return o.gpu.Label()
+	case o.gi:
+		return fmt.Sprintf("GPU instance gpu%d/gi%d", o.gpu.Minor, o.mig.GPUInstanceID)
+	}
+	return o.mig.Label(o.gpu)
 }
 
 // checkLegacyMigUUID checks an old-style MIG UUID (drivers before

@@ -162,7 +162,10 @@ func (t *typer) model(g *discover.GPU) (string, bool) {
 
 func (t *typer) gpuType(g *discover.GPU) (string, error) {
 	m, _ := t.model(g)
-	return checked(g.Label(), m)
+	if err := ValidType(m); err != nil {
+		return "", fmt.Errorf("%s: %v", g.Label(), err)
+	}
+	return m, nil
 }
 
 func (t *typer) migType(g *discover.GPU, mig *discover.MigDevice) (string, error) {
@@ -179,12 +182,8 @@ func (t *typer) migType(g *discover.GPU, mig *discover.MigDevice) (string, error
 	default:
 		typ = m + "_" + mig.Profile
 	}
-	return checked(mig.Label(g), typ)
-}
-
-func checked(label, typ string) (string, error) {
 	if err := ValidType(typ); err != nil {
-		return "", fmt.Errorf("%s: %v", label, err)
+		return "", fmt.Errorf("%s: %v", mig.Label(g), err)
 	}
 	return typ, nil
 }
