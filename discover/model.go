@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+
+	"github.com/slurm-mig/slurm-mig/topology"
 )
 
 // SchemaVersion is the snapshot schema this package reads and writes.
@@ -19,6 +21,9 @@ type Node struct {
 	Hostname      string `json:"hostname"`
 	DriverVersion string `json:"driver_version"`
 	GPUs          []GPU  `json:"gpus"`
+	// Hardware is the node's CPU and memory layout as slurmd -C gives it
+	// (for node --full); nil until read from the node's sysfs.
+	Hardware *topology.NodeHardware `json:"hardware,omitempty"`
 }
 
 // GPU is one physical GPU, in NVML index order within Node.GPUs.
@@ -35,8 +40,20 @@ type GPU struct {
 	MigPending bool `json:"mig_pending"`
 	// CPUAffinity is the OS CPU list NVML reports as near the GPU
 	// ("0-15,32-47"); empty when unknown.
-	CPUAffinity string      `json:"cpu_affinity,omitempty"`
-	MigDevices  []MigDevice `json:"mig_devices,omitempty"`
+	CPUAffinity string `json:"cpu_affinity,omitempty"`
+	// Cores is CPUAffinity in Slurm's abstract core ids ("0-15"), the
+	// value of Cores=; empty until resolved from the node's CPU topology.
+	Cores string `json:"cores,omitempty"`
+	// NVLinks are the GPU's active NVLinks, counted per remote device.
+	NVLinks    []NVLink    `json:"nvlinks,omitempty"`
+	MigDevices []MigDevice `json:"mig_devices,omitempty"`
+}
+
+// NVLink is a number of active NVLinks to the device at a PCI bus id: a
+// GPU of the node, or an NVSwitch.
+type NVLink struct {
+	RemotePCIBusID string `json:"remote_pci_bus_id"`
+	Links          int    `json:"links"`
 }
 
 // MigDevice is one MIG device: a compute instance inside a GPU instance.

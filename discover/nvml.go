@@ -88,8 +88,8 @@ func IsNVMLReturn(err error, ret nvml.Return) bool {
 	return errors.As(err, &e) && e.Ret == ret
 }
 
-func readGPU(index int, dev nvml.Device) (GPU, error) {
-	gpu := GPU{Index: index}
+func readGPU(index int, dev nvml.Device) (gpu GPU, err error) {
+	gpu.Index = index
 	fail := func(what string, ret nvml.Return) (GPU, error) {
 		return GPU{}, nvmlError(fmt.Sprintf("GPU %d: reading %s", index, what), ret)
 	}
@@ -124,6 +124,10 @@ func readGPU(index int, dev nvml.Device) (GPU, error) {
 		return fail("its CPU affinity", ret)
 	}
 
+	if gpu.NVLinks, err = readNVLinks(&gpu, dev); err != nil {
+		return GPU{}, err
+	}
+
 	current, pending, ret := dev.GetMigMode()
 	switch ret {
 	case nvml.SUCCESS:
@@ -143,6 +147,43 @@ func readGPU(index int, dev nvml.Device) (GPU, error) {
 	}
 	gpu.MigDevices = migs
 	return gpu, nil
+}
+
+// readNVLinks counts the GPU's active NVLinks per remote PCI device, the
+// way Slurm's NVML autodetect does (gpu_nvml.c, _nvml_get_nvlink_info):
+// links that do not exist answer INVALID_ARGUMENT, a GPU without NVLink
+// NOT_SUPPORTED.
+func readNVLinks(gpu *GPU, dev nvml.Device) ([]NVLink, error) {
+	var links []NVLink
+	for link := 0; link < nvml.NVLINK_MAX_LINKS; link++ {
+		state, ret := dev.GetNvLinkState(link)
+		if ret == nvml.ERROR_INVALID_ARGUMENT {
+			continue
+		}
+		if ret == nvml.ERROR_NOT_SUPPORTED {
+			break
+		}
+		if ret != nvml.SUCCESS {
+			return nil, nvmlError(fmt.Sprintf("%s: reading the state of NVLink %d", gpu.Label(), link), ret)
+		}
+		if state != nvml.FEATURE_ENABLED {
+			continue
+		}
+		pci, ret := dev.GetNvLinkRemotePciInfo(link)
+		if ret != nvml.SUCCESS {
+			return nil, nvmlError(fmt.Sprintf("%s: reading the far end of NVLink %d", gpu.Label(), link), ret)
+		}
+		remote := cString(pci.BusId[:])
+		i := 0
+		for i < len(links) && links[i].RemotePCIBusID != remote {
+			i++
+		}
+		if i == len(links) {
+			links = append(links, NVLink{RemotePCIBusID: remote})
+		}
+		links[i].Links++
+	}
+	return links, nil
 }
 
 // readMigDevices enumerates the MIG devices of a MIG-enabled GPU. Handle

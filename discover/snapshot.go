@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/slurm-mig/slurm-mig/topology"
 )
 
 // maxSnapshotBytes bounds what LoadSnapshot reads: a node of 64 GPUs with
@@ -157,6 +159,16 @@ func (n *Node) Check() error {
 			return fmt.Errorf("%s: empty name", g.Label())
 		case len(g.MigDevices) > 0 && !g.MigEnabled:
 			return fmt.Errorf("%s: has MIG devices but mig_enabled is false", g.Label())
+		}
+		if g.Cores != "" {
+			if _, err := topology.ParseCPUList(g.Cores); err != nil {
+				return fmt.Errorf("%s: cores: %v", g.Label(), err)
+			}
+		}
+		for _, l := range g.NVLinks {
+			if l.RemotePCIBusID == "" || l.Links <= 0 {
+				return fmt.Errorf("%s: nvlinks: want a remote_pci_bus_id and a positive count of links", g.Label())
+			}
 		}
 		seenIndex[g.Index], seenMinor[g.Minor] = true, true
 		if err := claimUUID(g.UUID, owner{gpu: g}); err != nil {

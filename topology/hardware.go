@@ -12,8 +12,12 @@ import (
 
 // NodeHardware is the hardware part of `slurmd -C`'s line.
 type NodeHardware struct {
-	CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore int
-	RealMemoryMiB                                                 uint64
+	CPUs            int    `json:"cpus"`
+	Boards          int    `json:"boards"`
+	SocketsPerBoard int    `json:"sockets_per_board"`
+	CoresPerSocket  int    `json:"cores_per_socket"`
+	ThreadsPerCore  int    `json:"threads_per_core"`
+	RealMemoryMiB   uint64 `json:"real_memory_mib"`
 }
 
 // Hardware computes the hardware part of `slurmd -C` from the topology plus

@@ -43,11 +43,23 @@ type GPU struct {
 	// CPUs is the OS CPU list of the GPU's affinity; empty means NVML
 	// answers NOT_SUPPORTED.
 	CPUs string `json:"cpus,omitempty"`
+	// NVLinks are the GPU's active NVLinks, numbered from 0 in this order;
+	// none means NVML answers NOT_SUPPORTED, as for a PCIe card. Links
+	// to an NVSwitch name the switch's bus id.
+	NVLinks []NVLink `json:"nvlinks,omitempty"`
+	// NVLinkDown is how many more links exist but are inactive.
+	NVLinkDown int `json:"nvlink_down,omitempty"`
 	// MaxMigDevices is GetMaxMigDeviceCount; 7 when MIG is on and unset.
 	MaxMigDevices int         `json:"max_mig_devices,omitempty"`
 	MigDevices    []MigDevice `json:"mig_devices,omitempty"`
 	// Errors makes device calls fail: method name -> return code name.
 	Errors map[string]string `json:"errors,omitempty"`
+}
+
+// NVLink is Count active links to the device at PCI bus id Remote.
+type NVLink struct {
+	Remote string `json:"remote"`
+	Count  int    `json:"count"`
 }
 
 // MigDevice is one MIG device at a handle index of its GPU.
@@ -194,11 +206,47 @@ func newDevice(g *GPU, guard func(string)) (nvml.Device, error) {
 		giProfile[m.GI] = index
 	}
 
+	var linkRemote []string // by link number; "" for an inactive link
+	for _, l := range g.NVLinks {
+		for i := 0; i < l.Count; i++ {
+			linkRemote = append(linkRemote, l.Remote)
+		}
+	}
+	linkRemote = append(linkRemote, make([]string, g.NVLinkDown)...)
+	if len(linkRemote) > nvml.NVLINK_MAX_LINKS {
+		return nil, fmt.Errorf("%d NVLinks, more than NVML's %d", len(linkRemote), nvml.NVLINK_MAX_LINKS)
+	}
+
 	call := func(name string) nvml.Return {
 		guard(name)
 		return errs.of(name)
 	}
 	return &mock.Device{
+		GetNvLinkStateFunc: func(link int) (nvml.EnableState, nvml.Return) {
+			if ret := call("GetNvLinkState"); ret != nvml.SUCCESS {
+				return 0, ret
+			}
+			switch {
+			case len(linkRemote) == 0:
+				return 0, nvml.ERROR_NOT_SUPPORTED
+			case link < 0 || link >= len(linkRemote):
+				return 0, nvml.ERROR_INVALID_ARGUMENT
+			case linkRemote[link] == "":
+				return nvml.FEATURE_DISABLED, nvml.SUCCESS
+			}
+			return nvml.FEATURE_ENABLED, nvml.SUCCESS
+		},
+		GetNvLinkRemotePciInfoFunc: func(link int) (nvml.PciInfo, nvml.Return) {
+			if ret := call("GetNvLinkRemotePciInfo"); ret != nvml.SUCCESS {
+				return nvml.PciInfo{}, ret
+			}
+			if link < 0 || link >= len(linkRemote) || linkRemote[link] == "" {
+				return nvml.PciInfo{}, nvml.ERROR_INVALID_ARGUMENT
+			}
+			var pci nvml.PciInfo
+			copy(pci.BusId[:len(pci.BusId)-1], cChars(linkRemote[link]))
+			return pci, nvml.SUCCESS
+		},
 		GetMinorNumberFunc: func() (int, nvml.Return) { return g.Minor, call("GetMinorNumber") },
 		GetUUIDFunc:        func() (string, nvml.Return) { return g.UUID, call("GetUUID") },
 		GetNameFunc:        func() (string, nvml.Return) { return g.Name, call("GetName") },
