@@ -5,6 +5,7 @@ package gresgen
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/discover"
@@ -44,6 +45,10 @@ type Options struct {
 	// TypeMap overrides the model part of types: keys are NVML names or
 	// short models, matched without regard to case.
 	TypeMap map[string]string
+	// NoCores leaves out Cores=; NoLinks leaves out Links=.
+	NoCores, NoLinks bool
+	// Flags is written as Flags= on every line (nvidia_gpu_env).
+	Flags string
 }
 
 // Result is what Records builds: the lines in output order, and warnings
@@ -62,6 +67,10 @@ func Records(n *discover.Node, o Options) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if err := ValidFlags(o.Flags); err != nil {
+		return res, err
+	}
+	links := nvlinkMatrix(n)
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
 		if g.MigChangePending() {
@@ -73,7 +82,14 @@ func Records(n *discover.Node, o Options) (Result, error) {
 			if err != nil {
 				return res, err
 			}
-			res.Records = append(res.Records, slurmconf.GresRecord{NodeName: o.NodeName, Name: "gpu", Type: t, File: g.DevicePath()})
+			r := slurmconf.GresRecord{NodeName: o.NodeName, Name: "gpu", Type: t, File: g.DevicePath(), Flags: o.Flags}
+			if !o.NoCores {
+				r.Cores = g.Cores
+			}
+			if !o.NoLinks && links != nil {
+				r.Links = links[i]
+			}
+			res.Records = append(res.Records, r)
 			continue
 		}
 		if len(g.MigDevices) == 0 {
@@ -89,7 +105,11 @@ func Records(n *discover.Node, o Options) (Result, error) {
 			if err != nil {
 				return res, err
 			}
-			r := slurmconf.GresRecord{NodeName: o.NodeName, Name: "gpu", Type: t}
+			// A MIG device has its GPU's cores; Slurm gives MIG devices no Links.
+			r := slurmconf.GresRecord{NodeName: o.NodeName, Name: "gpu", Type: t, Flags: o.Flags}
+			if !o.NoCores {
+				r.Cores = g.Cores
+			}
 			if o.FileStyle == FilesCI {
 				r.File = discover.CapPath(*m.CICapMinor)
 			} else {
@@ -236,6 +256,64 @@ func ValidType(t string) error {
 	}
 	if i := strings.IndexAny(t, " \t\n,:=#[]\"'\\"); i >= 0 {
 		return fmt.Errorf("GRES type %q has %q, which Slurm cannot parse there", t, t[i])
+	}
+	return nil
+}
+
+// nvlinkMatrix gives each GPU's Links= value: over the node's GPUs in
+// index order, -1 for the GPU itself, else its active NVLinks to that GPU,
+// as Slurm's autodetect counts them (links to an NVSwitch name no GPU and
+// count for none). It is nil when no GPU has a link to another: Links=
+// would then say nothing.
+func nvlinkMatrix(n *discover.Node) []string {
+	index := map[string]int{}
+	for i := range n.GPUs {
+		index[strings.ToUpper(n.GPUs[i].PCIBusID)] = i
+	}
+	linked := false
+	counts := make([][]int, len(n.GPUs))
+	for i := range n.GPUs {
+		counts[i] = make([]int, len(n.GPUs))
+		counts[i][i] = -1
+		for _, l := range n.GPUs[i].NVLinks {
+			if j, ok := index[strings.ToUpper(l.RemotePCIBusID)]; ok && j != i {
+				counts[i][j] += l.Links
+				linked = true
+			}
+		}
+	}
+	if !linked {
+		return nil
+	}
+	out := make([]string, len(n.GPUs))
+	for i, row := range counts {
+		parts := make([]string, len(row))
+		for j, c := range row {
+			parts[j] = strconv.Itoa(c)
+		}
+		out[i] = strings.Join(parts, ",")
+	}
+	return out
+}
+
+// knownFlags are the gres.conf Flags= words Slurm knows (gres.c,
+// _parse_gres_flags); explicit and env_uuid came after 22.05.
+var knownFlags = []string{"CountOnly", "nvidia_gpu_env", "amd_gpu_env", "intel_gpu_env", "opencl_env",
+	"no_gpu_env", "one_sharing", "all_sharing", "explicit", "env_uuid"}
+
+// ValidFlags checks a Flags= value word by word.
+func ValidFlags(flags string) error {
+	if flags == "" {
+		return nil
+	}
+	for _, f := range strings.Split(flags, ",") {
+		ok := false
+		for _, k := range knownFlags {
+			ok = ok || strings.EqualFold(f, k)
+		}
+		if !ok {
+			return fmt.Errorf("unknown gres.conf flag %q (Slurm knows %s)", f, strings.Join(knownFlags, ", "))
+		}
 	}
 	return nil
 }

@@ -155,3 +155,34 @@ func TestValidType(t *testing.T) {
 		}
 	}
 }
+
+func TestLinksCoresFlags(t *testing.T) {
+	n := &discover.Node{GPUs: []discover.GPU{
+		{Index: 0, Minor: 0, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", Cores: "0-7",
+			NVLinks: []discover.NVLink{{RemotePCIBusID: "00000000:0f:00.0", Links: 4}, {RemotePCIBusID: "00000000:AA:00.0", Links: 8}}},
+		{Index: 1, Minor: 1, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:0F:00.0", Cores: "8-15", MigEnabled: true,
+			NVLinks: []discover.NVLink{{RemotePCIBusID: "00000000:07:00.0", Links: 4}},
+			MigDevices: []discover.MigDevice{{GPUInstanceID: 7, Profile: "1g.10gb", GICapMinor: u32(66), CICapMinor: u32(67)}}},
+	}}
+	res, err := Records(n, Options{Flags: "nvidia_gpu_env"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []slurmconf.GresRecord{
+		// Links count GPUs only (the switch at AA: is no GPU); bus ids match without case.
+		{Name: "gpu", Type: "a100", File: "/dev/nvidia0", Cores: "0-7", Links: "-1,4", Flags: "nvidia_gpu_env"},
+		// A MIG device has its GPU's cores and no Links=.
+		{Name: "gpu", Type: "a100_1g.10gb", MultipleFiles: []string{"/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap66", "/dev/nvidia-caps/nvidia-cap67"},
+			Cores: "8-15", Flags: "nvidia_gpu_env"},
+	}
+	if diff := cmp.Diff(want, res.Records); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	res, _ = Records(n, Options{NoCores: true, NoLinks: true})
+	if r := res.Records[0]; r.Cores != "" || r.Links != "" {
+		t.Errorf("--no-cores --no-links gave %+v", r)
+	}
+	if _, err := Records(n, Options{Flags: "nvidia_gpu_env,gpu_magic"}); err == nil || !strings.Contains(err.Error(), `"gpu_magic"`) {
+		t.Errorf("unknown flag: err = %v", err)
+	}
+}

@@ -48,18 +48,27 @@ type recordFlags struct {
 	TypeStyle  string            `enum:"model,profile,autodetect" default:"model" help:"GRES type names: model (a100, a100_1g.10gb), profile (a100, 1g.10gb), autodetect (the names of Slurm's AutoDetect=nvml). One of: ${enum}."`
 	TypeMap    map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"Use TYPE as the model part of types for GPUs whose NVML name or short model is NAME (repeatable)."`
 	Files      string            `enum:"multiple,ci" default:"multiple" help:"MIG device files: multiple (MultipleFiles=/dev/nvidiaN,GI cap,CI cap; Slurm >= 20.11) or ci (File=CI cap; older Slurm). One of: ${enum}."`
+	NoCores    bool              `help:"Leave out Cores= (the abstract core ids near each GPU, from NVML's CPU affinity and the CPU topology under --root)."`
+	NoLinks    bool              `help:"Leave out Links= (active NVLinks between whole GPUs)."`
+	Flags      string            `placeholder:"FLAGS" help:"Write Flags=FLAGS on every line (nvidia_gpu_env, ...); checked against the flags Slurm knows."`
 }
 
-func (f *recordFlags) records(e *env, node *discover.Node) ([]slurmconf.GresRecord, string, error) {
+func (f *recordFlags) records(e *env, node *discover.Node, root string) ([]slurmconf.GresRecord, string, error) {
 	name, err := f.nodeName(e, node)
 	if err != nil {
 		return nil, "", err
+	}
+	if !f.NoCores {
+		e.resolveCores(node, root)
 	}
 	res, err := gresgen.Records(node, gresgen.Options{
 		NodeName:  name,
 		TypeStyle: gresgen.TypeStyle(f.TypeStyle),
 		FileStyle: gresgen.FileStyle(f.Files),
 		TypeMap:   f.TypeMap,
+		NoCores:   f.NoCores,
+		NoLinks:   f.NoLinks,
+		Flags:     f.Flags,
 	})
 	if err != nil {
 		return nil, "", err
@@ -68,6 +77,15 @@ func (f *recordFlags) records(e *env, node *discover.Node) ([]slurmconf.GresReco
 		e.warn(w)
 	}
 	return res.Records, name, nil
+}
+
+// resolveCores turns the GPUs' CPU affinity into Cores= through the CPU
+// topology under root. Without the topology the config is still right,
+// only less precise, so that is a warning, given once.
+func (e *env) resolveCores(node *discover.Node, root string) {
+	if err := discover.ResolveTopology(node, root, false); err != nil {
+		e.warn(fmt.Sprintf("%v; Cores= left out", err))
+	}
 }
 
 // nodeName is the NodeName= to write: none with --no-node-name, else
@@ -112,7 +130,7 @@ func (c *genCmd) Run(e *env, g *cli) error {
 	if err != nil {
 		return err
 	}
-	recs, name, err := c.records(e, node)
+	recs, name, err := c.records(e, node, g.Root)
 	if err != nil {
 		return err
 	}
@@ -139,6 +157,7 @@ type nodeCmd struct {
 	recordFlags
 	outputFlags
 	Update string `placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
+	Full   bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
 }
 
 func (c *nodeCmd) Run(e *env, g *cli) error {
@@ -149,7 +168,7 @@ func (c *nodeCmd) Run(e *env, g *cli) error {
 	if err != nil {
 		return err
 	}
-	recs, name, err := c.records(e, node)
+	recs, name, err := c.records(e, node, g.Root)
 	if err != nil {
 		return err
 	}
@@ -158,9 +177,31 @@ func (c *nodeCmd) Run(e *env, g *cli) error {
 	}
 	counts := slurmconf.CountGres(recs)
 	if c.Update != "" {
+		if c.Full {
+			return fmt.Errorf("--update sets only Gres=; drop --full")
+		}
 		return c.update(e, name, counts)
 	}
-	return c.emit(e, []byte(slurmconf.NodeLine(name, counts)+"\n"), counts)
+	line := slurmconf.NodeLine(name, counts)
+	if c.Full {
+		if err := discover.ResolveTopology(node, g.Root, true); err != nil {
+			return fmt.Errorf("node --full: %w", err)
+		}
+		line = fullNodeLine(name, node.Hardware.String(), counts)
+	}
+	return c.emit(e, []byte(line+"\n"), counts)
+}
+
+// fullNodeLine is slurmd -C's line with Gres= added.
+func fullNodeLine(name, hardware string, counts []slurmconf.GresCount) string {
+	parts := []string{hardware}
+	if name != "" {
+		parts = append([]string{"NodeName=" + name}, parts...)
+	}
+	if len(counts) > 0 {
+		parts = append(parts, "Gres="+slurmconf.GresList(counts))
+	}
+	return strings.Join(parts, " ")
 }
 
 // update rewrites the Gres= of the node's line in a slurm.conf.
@@ -232,6 +273,11 @@ func (c *snapshotCmd) Run(e *env, g *cli) error {
 	node, err := src.load(e, g.Root)
 	if err != nil {
 		return err
+	}
+	// The snapshot carries Cores and the hardware so that --from gives the
+	// same output on another machine.
+	if err := discover.ResolveTopology(node, g.Root, true); err != nil {
+		e.warn(fmt.Sprintf("%v; the snapshot has no cores or hardware", err))
 	}
 	var buf bytes.Buffer
 	if err := discover.WriteSnapshot(&buf, node); err != nil {

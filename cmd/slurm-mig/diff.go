@@ -57,7 +57,7 @@ func (c *diffCmd) Run(e *env, g *cli) error {
 	if err != nil {
 		return err
 	}
-	recs, _, err := c.records(e, node)
+	recs, _, err := c.records(e, node, g.Root)
 	if err != nil {
 		return err
 	}

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
+	"github.com/slurm-mig/slurm-mig/topology"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden output in testdata/script/*.txtar (then read the diff)")
@@ -63,6 +65,9 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "../../testdata/script",
 		UpdateScripts: *update,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"mksysfs": mksysfs,
+		},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("REAL", real)
 			e.Setenv("DEMO", demo)
@@ -70,4 +75,59 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// mksysfs ROOT SOCKETS CORES THREADS [OFFLINE] writes a CPU topology under
+// ROOT/sys and a /proc/meminfo, numbered as Intel servers number CPUs:
+// thread 0 of every core first, socket by socket, then thread 1 (cpu0 and
+// cpu<SOCKETS*CORES> are siblings). OFFLINE is a cpulist left out of
+// "online".
+func mksysfs(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 4 || len(args) > 5 {
+		ts.Fatalf("usage: mksysfs ROOT SOCKETS CORES THREADS [OFFLINE]")
+	}
+	var sockets, cores, threads int
+	for i, p := range []*int{&sockets, &cores, &threads} {
+		if _, err := fmt.Sscan(args[i+1], p); err != nil || *p < 1 {
+			ts.Fatalf("mksysfs: bad count %q", args[i+1])
+		}
+	}
+	offline := map[int]bool{}
+	if len(args) == 5 {
+		ids, err := topology.ParseCPUList(args[4])
+		ts.Check(err)
+		for _, id := range ids {
+			offline[id] = true
+		}
+	}
+	root := ts.MkAbs(args[0])
+	write := func(path, data string) {
+		ts.Check(os.MkdirAll(filepath.Dir(path), 0o755))
+		ts.Check(os.WriteFile(path, []byte(data), 0o644))
+	}
+	cpuDir := filepath.Join(root, "sys/devices/system/cpu")
+	perThread := sockets * cores
+	var online []int
+	for t := 0; t < threads; t++ {
+		for s := 0; s < sockets; s++ {
+			for c := 0; c < cores; c++ {
+				id := t*perThread + s*cores + c
+				var siblings []int
+				for st := 0; st < threads; st++ {
+					siblings = append(siblings, st*perThread+s*cores+c)
+				}
+				dir := filepath.Join(cpuDir, fmt.Sprintf("cpu%d/topology", id))
+				write(filepath.Join(dir, "physical_package_id"), fmt.Sprintf("%d\n", s))
+				write(filepath.Join(dir, "core_id"), fmt.Sprintf("%d\n", c))
+				write(filepath.Join(dir, "die_id"), "0\n")
+				write(filepath.Join(dir, "thread_siblings_list"), topology.FormatList(siblings)+"\n")
+				if !offline[id] {
+					online = append(online, id)
+				}
+			}
+		}
+	}
+	sort.Ints(online)
+	write(filepath.Join(cpuDir, "online"), topology.FormatList(online)+"\n")
+	write(filepath.Join(root, "proc/meminfo"), "MemTotal:       527952396 kB\nMemFree:        500000000 kB\n")
 }

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// TestNodeFullMatchesSlurmdC compares node --full on this machine's real
+// sysfs with what Debian's slurmd -C says about the same machine.
+func TestNodeFullMatchesSlurmdC(t *testing.T) {
+	slurmd, err := exec.LookPath("slurmd")
+	if err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skip("slurmd is not installed (apt-get install slurmd); CI installs it")
+		}
+		t.Fatal("CI must install slurmd:", err)
+	}
+	out, err := exec.Command(slurmd, "-C").Output()
+	if err != nil {
+		t.Fatalf("slurmd -C: %v", err)
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	fields := strings.Fields(first)
+	if len(fields) < 2 || !strings.HasPrefix(fields[0], "NodeName=") {
+		t.Fatalf("slurmd -C printed %q", first)
+	}
+	want := strings.Join(fields[1:], " ") // the hardware, without NodeName=
+
+	snapshot := filepath.Join(t.TempDir(), "snap.json")
+	mustWrite(t, snapshot, `{"schema_version": 1, "hostname": "n1", "gpus": [
+	  {"index": 0, "minor": 0, "name": "NVIDIA H100 80GB HBM3"}]}`)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"node", "--full", "--no-node-name", "--from", snapshot}, &env{stdout: &stdout, stderr: &stderr,
+		newNVML: func() nvml.Interface { t.Fatal("NVML used with --from"); return nil }, hostname: os.Hostname})
+	if code != exitOK {
+		t.Fatalf("node --full: exit %d: %s", code, stderr.String())
+	}
+	got := strings.TrimSuffix(strings.TrimSpace(stdout.String()), " Gres=gpu:h100:1")
+	if got != want {
+		t.Errorf("node --full: %s\nslurmd -C:   %s", got, want)
+	}
+}
