@@ -161,7 +161,7 @@ func TestLinksCoresFlags(t *testing.T) {
 		{Index: 0, Minor: 0, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", Cores: "0-7",
 			NVLinks: []discover.NVLink{{RemotePCIBusID: "00000000:0f:00.0", Links: 4}, {RemotePCIBusID: "00000000:AA:00.0", Links: 8}}},
 		{Index: 1, Minor: 1, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:0F:00.0", Cores: "8-15", MigEnabled: true,
-			NVLinks: []discover.NVLink{{RemotePCIBusID: "00000000:07:00.0", Links: 4}},
+			NVLinks:    []discover.NVLink{{RemotePCIBusID: "00000000:07:00.0", Links: 4}},
 			MigDevices: []discover.MigDevice{{GPUInstanceID: 7, Profile: "1g.10gb", GICapMinor: u32(66), CICapMinor: u32(67)}}},
 	}}
 	res, err := Records(n, Options{Flags: "nvidia_gpu_env"})
