@@ -261,10 +261,17 @@ func ValidType(t string) error {
 }
 
 // nvlinkMatrix gives each GPU's Links= value: over the node's GPUs in
-// index order, -1 for the GPU itself, else its active NVLinks to that GPU,
-// as Slurm's autodetect counts them (links to an NVSwitch name no GPU and
-// count for none). It is nil when no GPU has a link to another: Links=
-// would then say nothing.
+// index order, -1 for the GPU itself, else the NVLinks between the two.
+//
+// Links whose far end is another GPU of the node count for that GPU, as in
+// Slurm's autodetect (gpu_nvml.c, _nvml_get_nvlink_info). Links to an
+// NVSwitch (whose bus id NVML often gives as FFFFFFFF:FF:FF.0) reach every
+// GPU on the same switches: like nvidia-smi topo -m, which shows NV18
+// between two H200s that each have 18 links to the switches, such a pair
+// counts the smaller of their switch link counts. Slurm's autodetect counts
+// those as 0, telling the scheduler that GPUs joined by NVSwitches are not
+// joined at all. It is nil when no GPU has an active NVLink (PCIe-only
+// nodes): Links= would then say nothing.
 func nvlinkMatrix(n *discover.Node) []string {
 	index := map[string]int{}
 	for i := range n.GPUs {
@@ -272,13 +279,16 @@ func nvlinkMatrix(n *discover.Node) []string {
 	}
 	linked := false
 	counts := make([][]int, len(n.GPUs))
+	fabric := make([]int, len(n.GPUs)) // links to switches, per GPU
 	for i := range n.GPUs {
 		counts[i] = make([]int, len(n.GPUs))
 		counts[i][i] = -1
 		for _, l := range n.GPUs[i].NVLinks {
-			if j, ok := index[strings.ToUpper(l.RemotePCIBusID)]; ok && j != i {
+			linked = true
+			if j, ok := index[strings.ToUpper(l.RemotePCIBusID)]; !ok {
+				fabric[i] += l.Links
+			} else if j != i {
 				counts[i][j] += l.Links
-				linked = true
 			}
 		}
 	}
@@ -289,6 +299,9 @@ func nvlinkMatrix(n *discover.Node) []string {
 	for i, row := range counts {
 		parts := make([]string, len(row))
 		for j, c := range row {
+			if j != i && fabric[i] > 0 && fabric[j] > 0 {
+				c += min(fabric[i], fabric[j])
+			}
 			parts[j] = strconv.Itoa(c)
 		}
 		out[i] = strings.Join(parts, ",")

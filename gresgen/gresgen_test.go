@@ -169,7 +169,8 @@ func TestLinksCoresFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []slurmconf.GresRecord{
-		// Links count GPUs only (the switch at AA: is no GPU); bus ids match without case.
+		// Bus ids match without case; GPU 1 has no switch links, so GPU 0's
+		// links to the switch at AA: do not reach it.
 		{Name: "gpu", Type: "a100", File: "/dev/nvidia0", Cores: "0-7", Links: "-1,4", Flags: "nvidia_gpu_env"},
 		// A MIG device has its GPU's cores and no Links=.
 		{Name: "gpu", Type: "a100_1g.10gb", MultipleFiles: []string{"/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap66", "/dev/nvidia-caps/nvidia-cap67"},
