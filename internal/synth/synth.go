@@ -10,6 +10,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // giIDs are the GPU instance ids of seven 1g.10gb instances as an A100 or
@@ -57,22 +58,32 @@ func Snapshot(gpus, migs int) *discover.Node {
 // ClusterNode is the name of node i of a synthetic cluster.
 func ClusterNode(i int) string { return fmt.Sprintf("gpu%05d", i) }
 
-// WriteClusterGresConf writes a gres.conf for nodes nodes: blocks of 100
-// whole-GPU nodes share hostlist lines, and every tenth block is MIG nodes
-// with per-node lines (4 GPUs of 7 1g.10gb each), as sites mix them. Node
-// ClusterNode(nodes-1) is in the last block, so a reader has to get
+// WriteClusterGresConf writes a gres.conf for nodes nodes, mixing the two
+// ways sites write them: every tenth node is a MIG node with per-node lines
+// (4 GPUs of 7 1g.10gb each), and the other nodes of each block of 100
+// share one hostlist line (gpu[00000-00008,00010-00018,...]) of whole
+// GPUs. The file grows linearly with nodes. The last node, ClusterNode(
+// nodes-1), is a MIG node whose lines come last, so a reader has to get
 // through the whole file.
 func WriteClusterGresConf(w io.Writer, nodes int) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# synthetic gres.conf for %d nodes\nAutoDetect=off\n", nodes)
+	isMIG := func(i int) bool { return i%10 == 9 || i == nodes-1 }
 	for start := 0; start < nodes; start += 100 {
-		end := min(start+100, nodes) - 1
-		block := start / 100
-		if block%10 != 9 && end != nodes-1 {
-			fmt.Fprintf(bw, "NodeName=gpu[%05d-%05d] Name=gpu Type=a100 File=/dev/nvidia[0-7] Cores=0-63\n", start, end)
-			continue
+		end := min(start+100, nodes)
+		var whole []string
+		for i := start; i < end; i++ {
+			if !isMIG(i) {
+				whole = append(whole, ClusterNode(i))
+			}
 		}
-		for i := start; i <= end; i++ {
+		if len(whole) > 0 {
+			fmt.Fprintf(bw, "NodeName=%s Name=gpu Type=a100 File=/dev/nvidia[0-7] Cores=0-63\n", slurmconf.CompressHostlist(whole))
+		}
+		for i := start; i < end; i++ {
+			if !isMIG(i) {
+				continue
+			}
 			fmt.Fprintf(bw, "# %s\n", ClusterNode(i))
 			for g := 0; g < 4; g++ {
 				for m := 0; m < 7; m++ {

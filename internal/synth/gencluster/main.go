@@ -1,0 +1,53 @@
+// Command gencluster writes the synthetic inputs of the cluster-scale
+// benchmarks (scripts/bench-cluster.sh): a cluster-wide gres.conf, the
+// snapshot of its last node, and that node's slurm.conf line.
+//
+//	go run ./internal/synth/gencluster -nodes 10000 -dir /tmp/bench
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/internal/synth"
+)
+
+func main() {
+	nodes := flag.Int("nodes", 10000, "nodes in the cluster")
+	dir := flag.String("dir", ".", "directory to write gres.conf, snapshot.json and node.txt into")
+	devDir := flag.String("dev", "", "if set, device paths in gres.conf start here instead of /dev (for slurmd -G)")
+	flag.Parse()
+	if err := run(*nodes, *dir, *devDir); err != nil {
+		fmt.Fprintln(os.Stderr, "gencluster:", err)
+		os.Exit(1)
+	}
+}
+
+func run(nodes int, dir, devDir string) error {
+	var gres strings.Builder
+	if err := synth.WriteClusterGresConf(&gres, nodes); err != nil {
+		return err
+	}
+	text := gres.String()
+	if devDir != "" {
+		text = strings.ReplaceAll(text, "/dev/", strings.TrimSuffix(devDir, "/")+"/")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gres.conf"), []byte(text), 0o644); err != nil {
+		return err
+	}
+	node := synth.Snapshot(4, 7)
+	node.Hostname = synth.ClusterNode(nodes - 1)
+	f, err := os.Create(filepath.Join(dir, "snapshot.json"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := discover.WriteSnapshot(f, node); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "node.txt"), []byte(node.Hostname+"\n"), 0o644)
+}
