@@ -1,6 +1,8 @@
 package discover
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -29,7 +31,7 @@ func TestFromNVML(t *testing.T) {
 			}},
 		{Minor: 1, UUID: "GPU-c", Name: "Tesla V100-SXM2-32GB", MemoryMiB: 32768, MigMode: "unsupported"},
 	}})
-	got, err := FromNVML(lib, "n1.example")
+	got, err := FromNVML(lib, "n1.example", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func TestInitFailureMakesNoOtherCall(t *testing.T) {
 		nvml.ERROR_UNKNOWN:           "nvml: initialising NVML: ERROR_UNKNOWN",
 	} {
 		lib := &mock.Interface{InitFunc: func() nvml.Return { return ret }}
-		_, err := FromNVML(lib, "n1")
+		_, err := FromNVML(lib, "n1", t.TempDir())
 		if err == nil || err.Error() != want {
 			t.Errorf("Init %v: err = %v, want %q", ret, err, want)
 		}
@@ -80,7 +82,7 @@ func TestOldDriverProfileFallback(t *testing.T) {
 			{HandleIndex: 0, GI: 11, CI: 0, UUID: "MIG-GPU-x/11/0", Profile: "1g.10gb", Name: "NVIDIA H100 80GB HBM3", MemoryMiB: 9856, GIProfileIndex: &meIndex},
 			{HandleIndex: 1, GI: 1, CI: 0, UUID: "MIG-GPU-x/1/0", Profile: "1c.3g.40gb", Name: "NVIDIA H100 80GB HBM3", MemoryMiB: 40192},
 		}}}})
-	n, err := FromNVML(lib, "n1")
+	n, err := FromNVML(lib, "n1", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,9 +111,37 @@ func TestDeviceErrorsNameTheDevice(t *testing.T) {
 	} {
 		g := c.gpu
 		g.Minor, g.Name, g.PCIBusID, g.MemoryMiB = 5, "NVIDIA A100-SXM4-80GB", "00000000:07:00.0", 81920
-		_, err := FromNVML(fake(t, &nvmlfake.Fixture{GPUs: []nvmlfake.GPU{g}}), "n1")
+		_, err := FromNVML(fake(t, &nvmlfake.Fixture{GPUs: []nvmlfake.GPU{g}}), "n1", t.TempDir())
 		if err == nil || err.Error() != c.want {
 			t.Errorf("err = %v\nwant %s", err, c.want)
 		}
+	}
+}
+
+// With sysfs at hand the affinity comes from the PCI device's local_cpulist
+// and NVML's slow GetCpuAffinity is not called (the fake's answer, 0-63,
+// would show if it were).
+func TestCPUAffinityFromSysfs(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "sys/bus/pci/devices/0000:ca:00.0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "local_cpulist"), []byte("32-63,96-127\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib := fake(t, &nvmlfake.Fixture{GPUs: []nvmlfake.GPU{
+		{Minor: 0, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:CA:00.0", CPUs: "0-63"},
+		{Minor: 1, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:CB:00.0", CPUs: "0-63"},
+	}})
+	n, err := FromNVML(lib, "n1", root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := n.GPUs[0].CPUAffinity; got != "32-63,96-127" {
+		t.Errorf("GPU 0 affinity %q, want sysfs's 32-63,96-127", got)
+	}
+	if got := n.GPUs[1].CPUAffinity; got != "0-63" {
+		t.Errorf("GPU 1 (no sysfs entry) affinity %q, want NVML's 0-63", got)
 	}
 }

@@ -40,7 +40,7 @@ func BenchmarkDiscoverRender(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				node, err := discover.FromNVML(lib, "bench01")
+				node, err := discover.FromNVML(lib, "bench01", root)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -29,7 +29,7 @@ func (s *sourceFlags) load(e *env, root string) (*discover.Node, error) {
 		if herr != nil {
 			return nil, fmt.Errorf("reading the hostname: %w", herr)
 		}
-		node, err = discover.FromNVML(e.newNVML(), host)
+		node, err = discover.FromNVML(e.newNVML(), host, root)
 	}
 	if err != nil {
 		return nil, err
