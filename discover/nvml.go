@@ -3,6 +3,7 @@ package discover
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -346,32 +347,11 @@ func cString(b []int8) string {
 func cpuList(mask []uint) string {
 	var cpus []int
 	for w, word := range mask {
-		for bit := 0; bit < 64; bit++ {
-			if word&(1<<bit) != 0 {
-				cpus = append(cpus, w*64+bit)
-			}
+		for word != 0 {
+			bit := bits.TrailingZeros64(uint64(word))
+			cpus = append(cpus, w*64+bit)
+			word &= word - 1
 		}
 	}
-	return FormatCPUList(cpus)
-}
-
-// FormatCPUList writes sorted CPU ids as ranges: 0-15,32-47.
-func FormatCPUList(cpus []int) string {
-	var sb strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if sb.Len() > 0 {
-			sb.WriteByte(',')
-		}
-		if i == j {
-			fmt.Fprintf(&sb, "%d", cpus[i])
-		} else {
-			fmt.Fprintf(&sb, "%d-%d", cpus[i], cpus[j])
-		}
-		i = j + 1
-	}
-	return sb.String()
+	return topology.FormatList(cpus)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/slurm-mig/slurm-mig/discover"
@@ -34,11 +35,14 @@ func BenchmarkDiscoverRender(b *testing.B) {
 			fixture := synth.Fixture(size.gpus, size.migs)
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				b.StopTimer() // building the mocks is the fake's cost, not discovery's
+				// Building the mocks, and collecting them, is the fake's cost,
+				// not discovery's.
+				b.StopTimer()
 				lib, err := nvmlfake.New(fixture)
 				if err != nil {
 					b.Fatal(err)
 				}
+				runtime.GC()
 				b.StartTimer()
 				node, err := discover.FromNVML(lib, "bench01", root)
 				if err != nil {
