@@ -270,9 +270,21 @@ func ValidType(t string) error {
 // between two H200s that each have 18 links to the switches, such a pair
 // counts the smaller of their switch link counts. Slurm's autodetect counts
 // those as 0, telling the scheduler that GPUs joined by NVSwitches are not
-// joined at all. It is nil when no GPU has an active NVLink (PCIe-only
-// nodes): Links= would then say nothing.
+// joined at all.
+//
+// It is nil when no GPU has an active NVLink (PCIe-only nodes): Links=
+// would then say nothing. It is nil too when a GPU is in MIG mode:
+// slurmctld reads Links= positions as the node's GPU GRES, and a MIG GPU
+// is as many of those as it has MIG devices (none at all when it has
+// none), so NVML index positions would point past them and slurmctld
+// would set the node INVAL ("Invalid GRES Links value ... i=3 >=
+// link_len=3"). Slurm gives MIG devices no Links either.
 func nvlinkMatrix(n *discover.Node) []string {
+	for i := range n.GPUs {
+		if n.GPUs[i].MigEnabled {
+			return nil
+		}
+	}
 	index := map[string]int{}
 	for i := range n.GPUs {
 		index[strings.ToUpper(n.GPUs[i].PCIBusID)] = i

@@ -160,9 +160,8 @@ func TestLinksCoresFlags(t *testing.T) {
 	n := &discover.Node{GPUs: []discover.GPU{
 		{Index: 0, Minor: 0, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", Cores: "0-7",
 			NVLinks: []discover.NVLink{{RemotePCIBusID: "00000000:0f:00.0", Links: 4}, {RemotePCIBusID: "00000000:AA:00.0", Links: 8}}},
-		{Index: 1, Minor: 1, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:0F:00.0", Cores: "8-15", MigEnabled: true,
-			NVLinks:    []discover.NVLink{{RemotePCIBusID: "00000000:07:00.0", Links: 4}},
-			MigDevices: []discover.MigDevice{{GPUInstanceID: 7, Profile: "1g.10gb", GICapMinor: u32(66), CICapMinor: u32(67)}}},
+		{Index: 1, Minor: 1, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:0F:00.0", Cores: "8-15",
+			NVLinks: []discover.NVLink{{RemotePCIBusID: "00000000:07:00.0", Links: 4}}},
 	}}
 	res, err := Records(n, Options{Flags: "nvidia_gpu_env"})
 	if err != nil {
@@ -172,12 +171,24 @@ func TestLinksCoresFlags(t *testing.T) {
 		// Bus ids match without case; GPU 1 has no switch links, so GPU 0's
 		// links to the switch at AA: do not reach it.
 		{Name: "gpu", Type: "a100", File: "/dev/nvidia0", Cores: "0-7", Links: "-1,4", Flags: "nvidia_gpu_env"},
-		// A MIG device has its GPU's cores and no Links=.
-		{Name: "gpu", Type: "a100_1g.10gb", MultipleFiles: []string{"/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap66", "/dev/nvidia-caps/nvidia-cap67"},
-			Cores: "8-15", Flags: "nvidia_gpu_env"},
+		{Name: "gpu", Type: "a100", File: "/dev/nvidia1", Cores: "8-15", Links: "4,-1", Flags: "nvidia_gpu_env"},
 	}
 	if diff := cmp.Diff(want, res.Records); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+
+	// With a GPU in MIG mode there are no Links= at all (slurmctld would
+	// read the positions as GRES the node does not have); a MIG device has
+	// its GPU's cores.
+	n.GPUs[1].MigEnabled, n.GPUs[1].MigPending = true, true
+	n.GPUs[1].MigDevices = []discover.MigDevice{{GPUInstanceID: 7, Profile: "1g.10gb", GICapMinor: u32(66), CICapMinor: u32(67)}}
+	res, _ = Records(n, Options{})
+	want = []slurmconf.GresRecord{
+		{Name: "gpu", Type: "a100", File: "/dev/nvidia0", Cores: "0-7"},
+		{Name: "gpu", Type: "a100_1g.10gb", MultipleFiles: []string{"/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap66", "/dev/nvidia-caps/nvidia-cap67"}, Cores: "8-15"},
+	}
+	if diff := cmp.Diff(want, res.Records); diff != "" {
+		t.Errorf("with a MIG GPU (-want +got):\n%s", diff)
 	}
 	res, _ = Records(n, Options{NoCores: true, NoLinks: true})
 	if r := res.Records[0]; r.Cores != "" || r.Links != "" {
