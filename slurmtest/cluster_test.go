@@ -1,0 +1,459 @@
+package slurmtest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestClusterRunsEveryLayout starts slurmctld and slurmd on loopback for
+// every layout in every form, with the generated gres.conf and the `node`
+// line in slurm.conf. The node must reach IDLE with exactly the generated
+// Gres=, take a job asking for one GPU of each of its types (and see it in
+// CUDA_VISIBLE_DEVICES), and refuse one asking for one more than it has.
+func TestClusterRunsEveryLayout(t *testing.T) {
+	requireCluster(t)
+	host := shortHostname(t)
+	hw := hardware(t)
+	for _, l := range loadLayouts(t, host) {
+		devDir := t.TempDir()
+		makeDevices(t, devDir, l.node)
+		for _, f := range forms() {
+			t.Run(l.name+"/"+f.String(), func(t *testing.T) {
+				t.Parallel() // clusters share nothing: own ports, own dir
+				gres, nodeLine := render(t, l, f, host)
+				c := startCluster(t, host, forThisMachine(gres, devDir), nodeLine, hw)
+				node := c.waitNode(registered, "to register")
+				if node.state != "IDLE" {
+					t.Fatalf("node %s is %s (Reason=%s), want IDLE\n%s", host, node.state, node.reason, c.logs())
+				}
+				if want := strings.TrimPrefix(nodeLine, "NodeName="+host+" Gres="); node.gres != want {
+					t.Errorf("scontrol show node: Gres=%s\nwant Gres=%s (the node line)", node.gres, want)
+				}
+				for _, tc := range gresList(t, nodeLine) {
+					c.srunGets(fmt.Sprintf("gpu:%s:1", tc.typ))
+					c.srunRefused(fmt.Sprintf("gpu:%s:%d", tc.typ, tc.count+1))
+				}
+				if code, out := c.diffRunning(l, f); code != 0 {
+					t.Errorf("slurm-mig diff --running: exit %d, want 0 (same)\n%s", code, out)
+				}
+				if !t.Failed() {
+					clusterScenarios.Add(1)
+				}
+			})
+		}
+	}
+}
+
+// TestClusterDrainsOnStaleSlurmConf is the failure the tool exists to
+// prevent: slurm.conf declares one MIG device more than gres.conf offers,
+// as after a repartition without regenerating the counts. slurmctld must
+// set the node INVAL or DRAIN, saying the count is lower than configured.
+func TestClusterDrainsOnStaleSlurmConf(t *testing.T) {
+	requireCluster(t)
+	host := shortHostname(t)
+	l := demoLayout(t)
+	devDir := t.TempDir()
+	makeDevices(t, devDir, l.node)
+	gres, nodeLine := render(t, l, form{"model", "multiple", false}, host)
+
+	// One more of the first MIG device's type than gres.conf has.
+	migType := ""
+	for _, line := range strings.Split(gres, "\n") {
+		if strings.Contains(line, " MultipleFiles=") {
+			_, rest, _ := strings.Cut(line, " Type=")
+			migType, _, _ = strings.Cut(rest, " ")
+			break
+		}
+	}
+	if migType == "" {
+		t.Fatalf("the demo node's gres.conf has no MIG device:\n%s", gres)
+	}
+	var items []string
+	total := 0
+	for _, tc := range gresList(t, nodeLine) {
+		total += tc.count
+		if tc.typ == migType {
+			tc.count++
+		}
+		items = append(items, fmt.Sprintf("gpu:%s:%d", tc.typ, tc.count))
+	}
+	stale := "NodeName=" + host + " Gres=" + strings.Join(items, ",")
+
+	c := startCluster(t, host, forThisMachine(gres, devDir), stale, hardware(t))
+	reason := fmt.Sprintf("gres/gpu count reported lower than configured (%d < %d)", total, total+1)
+	node := c.waitNode(registered, "to register")
+	if !drained(node) || !strings.HasPrefix(node.reason, reason) {
+		t.Fatalf("node %s is %s (Reason=%s), want INVAL or DRAIN with Reason=%s\n%s", host, node.state, node.reason, reason, c.logs())
+	}
+	// slurmctld now shows the Gres= the node reported, so diff --running
+	// must tell the drain from the node's state and reason.
+	code, out := c.diffRunning(l, form{"model", "multiple", false})
+	if code != 1 || !strings.Contains(out, reason) {
+		t.Errorf("slurm-mig diff --running: exit %d, want 1 and %q in\n%s", code, reason, out)
+	}
+	staleDrains.Add(1)
+}
+
+// diffRunning runs slurm-mig diff --running for layout l against this
+// cluster's slurmctld (scontrol finds it through SLURM_CONF) and returns
+// its exit code and output.
+func (c *cluster) diffRunning(l layout, f form) (int, string) {
+	args := append([]string{"--root", l.root, "diff", "--running", "--from", l.snapshot, "--node-name", c.host}, f.flags("diff")...)
+	cmd := exec.Command(slurmMig, args...)
+	cmd.Env = c.env
+	out, err := cmd.CombinedOutput()
+	if exit, ok := err.(*exec.ExitError); ok {
+		return exit.ExitCode(), string(out)
+	}
+	if err != nil {
+		c.t.Fatalf("%s: %v", cmd, err)
+	}
+	return 0, string(out)
+}
+
+// requireCluster skips (or in CI fails) t unless it can run a cluster.
+func requireCluster(t *testing.T) {
+	t.Helper()
+	Require(t, "slurmctld", "slurmd", "scontrol", "srun")
+	RequireRoot(t)
+}
+
+// A cluster is slurmctld and slurmd for one node, on loopback, with all
+// their files under one temp dir.
+type cluster struct {
+	t    *testing.T
+	dir  string
+	host string
+	env  []string
+	// daemons, to tell a daemon that died from one that is slow
+	daemons []*daemon
+}
+
+// startCluster writes gres.conf and a slurm.conf with nodeLine on free
+// ports, starts slurmctld, waits until it answers, then starts slurmd.
+// Both are stopped when t ends.
+func startCluster(t *testing.T, host, gresConf, nodeLine, hw string) *cluster {
+	t.Helper()
+	dir := t.TempDir()
+	conf := writeConfigs(t, dir, gresConf, slurmConf(dir, host, nodeLine, hw, freePorts(t)))
+	c := &cluster{t: t, dir: dir, host: host, env: slurmEnv(conf)}
+	c.start("slurmctld", "-D", "-i")
+	c.waitFor("slurmctld to answer", func() (bool, string) {
+		out, err := c.command(context.Background(), "scontrol", "ping").CombinedOutput()
+		return err == nil && strings.Contains(string(out), "is UP"), string(out)
+	})
+	c.start("slurmd", "-D")
+	return c
+}
+
+// nodeState is what `scontrol show node -o` says of the node.
+type nodeState struct {
+	state  string // IDLE, UNKNOWN+DRAIN+INVALID_REG, ...
+	gres   string
+	reason string // why it is drained or invalid
+}
+
+// registered says slurmctld has judged the node's registration: it is
+// IDLE, or drained or invalid.
+func registered(n nodeState) bool { return n.state == "IDLE" || drained(n) }
+
+func drained(n nodeState) bool {
+	return strings.Contains(n.state, "DRAIN") || strings.Contains(n.state, "INVAL")
+}
+
+// waitNode polls the node's state until ok accepts it, and returns it.
+func (c *cluster) waitNode(ok func(nodeState) bool, want string) nodeState {
+	c.t.Helper()
+	var n nodeState
+	c.waitFor("node "+c.host+" "+want, func() (bool, string) {
+		out, err := c.command(context.Background(), "scontrol", "show", "node", "-o", c.host).CombinedOutput()
+		if err != nil {
+			return false, string(out)
+		}
+		line := strings.TrimSpace(string(out))
+		_, reason, _ := strings.Cut(line, " Reason=") // the last field, spaces and all
+		n = nodeState{state: field(line, "State"), gres: field(line, "Gres"), reason: reason}
+		return ok(n), line
+	})
+	return n
+}
+
+// field is the value of key=value in a line of `scontrol show -o`.
+func field(line, key string) string {
+	i := strings.Index(" "+line, " "+key+"=")
+	if i < 0 {
+		return ""
+	}
+	v := line[i+len(key)+1:]
+	v, _, _ = strings.Cut(v, " ")
+	return v
+}
+
+// srunGets runs a job asking for gres, which must start and see a GPU in
+// CUDA_VISIBLE_DEVICES.
+func (c *cluster) srunGets(gres string) {
+	c.t.Helper()
+	out, err := c.srun(gres)
+	if err != nil || strings.TrimSpace(out) == "" {
+		c.t.Errorf("srun --gres=%s printenv CUDA_VISIBLE_DEVICES: %v\n%s", gres, err, out)
+	}
+}
+
+// srunRefused runs a job asking for more than the node has, which Slurm
+// must refuse at once.
+func (c *cluster) srunRefused(gres string) {
+	c.t.Helper()
+	out, err := c.srun(gres)
+	if err == nil || !strings.Contains(out, "Requested node configuration is not available") {
+		c.t.Errorf("srun --gres=%s: %v\n%s\nwant it refused: Requested node configuration is not available", gres, err, out)
+	}
+}
+
+// srun runs one task asking for gres. --immediate and a deadline keep a
+// job that cannot start from waiting.
+func (c *cluster) srun(gres string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := c.command(ctx, "srun", "--immediate=10", "-N1", "-n1", "--gres="+gres, "printenv", "CUDA_VISIBLE_DEVICES")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func (c *cluster) command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = c.env
+	cmd.Dir = c.dir
+	return cmd
+}
+
+// waitFor polls cond every 50 ms for up to 30 s. It fails t, with the
+// daemons' logs, when the time is up or a daemon has died.
+func (c *cluster) waitFor(what string, cond func() (ok bool, status string)) {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, status := cond()
+		if ok {
+			return
+		}
+		for _, d := range c.daemons {
+			if d.exited() {
+				c.t.Fatalf("waiting for %s: %s exited (%v)\nlast status: %s\n%s", what, d.name, d.cmd.ProcessState, status, c.logs())
+			}
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("waiting for %s: gave up after 30s\nlast status: %s\n%s", what, status, c.logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// logs returns the tail of what each daemon printed: all it logs, and
+// also what it says before it opens its log file.
+func (c *cluster) logs() string {
+	var b strings.Builder
+	files, _ := filepath.Glob(filepath.Join(c.dir, "*.out"))
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		lines = lines[max(0, len(lines)-20):]
+		fmt.Fprintf(&b, "--- %s (tail)\n%s\n", filepath.Base(f), strings.Join(lines, "\n"))
+	}
+	return b.String()
+}
+
+// start runs a daemon in the foreground (-D) as a child of the test, in
+// a process group of its own, stopped when the test ends.
+func (c *cluster) start(name string, args ...string) {
+	c.t.Helper()
+	out, err := os.Create(filepath.Join(c.dir, name+".out"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := c.command(context.Background(), name, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	// Its own group, so that stopping it reaches the helpers it forks
+	// (slurmctld's slurmscriptd); and SIGTERM should the test binary die
+	// without running its cleanups (a -timeout panic).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		c.t.Fatalf("starting %s: %v", name, err)
+	}
+	d := &daemon{name: name, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		close(d.done)
+	}()
+	c.daemons = append(c.daemons, d)
+	c.t.Cleanup(d.stop)
+}
+
+// A daemon is a Slurm daemon the test started.
+type daemon struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{} // closed once it has exited and been reaped
+}
+
+func (d *daemon) exited() bool {
+	select {
+	case <-d.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends the daemon SIGTERM and waits for it to exit, SIGKILLing its
+// group after 10 s; then SIGKILLs whatever of its group is left.
+func (d *daemon) stop() {
+	pid := d.cmd.Process.Pid
+	if !d.exited() {
+		syscall.Kill(pid, syscall.SIGTERM)
+		select {
+		case <-d.done:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-pid, syscall.SIGKILL)
+			<-d.done
+		}
+	}
+	syscall.Kill(-pid, syscall.SIGKILL) // ESRCH when the group is gone: fine
+}
+
+// ports are the cluster's private TCP ports.
+type ports struct{ slurmctld, slurmd int }
+
+// freePorts asks the kernel for two free ports on 127.0.0.1. Both are
+// held until both are known, so they differ.
+func freePorts(t *testing.T) ports {
+	t.Helper()
+	var ls []net.Listener
+	var nums []int
+	for range 2 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		nums = append(nums, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports{slurmctld: nums[0], slurmd: nums[1]}
+}
+
+// slurmConf is the slurm.conf of a one-node cluster on loopback: no munge
+// (auth/none, cred/none), everything as root, no cgroups, every state,
+// spool, pid and log file under dir. nodeLine is completed with the
+// node's address and hardware (hw). Zero ports are left out (slurmd -G
+// needs none).
+func slurmConf(dir, host, nodeLine, hw string, p ports) string {
+	lines := []string{
+		"ClusterName=slurmtest",
+		"SlurmctldHost=" + host + "(127.0.0.1)",
+		"AuthType=auth/none",
+		"CredType=cred/none",
+		"SlurmUser=root",
+		"SlurmdUser=root",
+		"ProctrackType=proctrack/linuxproc",
+		"TaskPlugin=task/none",
+		"SelectType=select/cons_tres",
+		"GresTypes=gpu",
+		"MpiDefault=none",
+		"PlugStackConfig=" + dir + "/plugstack.conf",
+		"StateSaveLocation=" + dir + "/state",
+		"SlurmdSpoolDir=" + dir + "/spool",
+		"SlurmctldPidFile=" + dir + "/slurmctld.pid",
+		"SlurmdPidFile=" + dir + "/slurmd.pid",
+		"SlurmctldLogFile=" + dir + "/slurmctld.log",
+		"SlurmdLogFile=" + dir + "/slurmd.log",
+	}
+	if p.slurmctld != 0 {
+		lines = append(lines, fmt.Sprintf("SlurmctldPort=%d", p.slurmctld), fmt.Sprintf("SlurmdPort=%d", p.slurmd))
+	}
+	lines = append(lines,
+		nodeLine+" NodeAddr=127.0.0.1 "+hw,
+		"PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
+	)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// writeConfigs writes slurm.conf, gres.conf beside it (where Slurm looks)
+// and an empty plugstack.conf, makes the state and spool dirs, and
+// returns the slurm.conf path.
+func writeConfigs(t *testing.T, dir, gresConf, slurmConf string) string {
+	t.Helper()
+	for _, sub := range []string{"state", "spool"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]string{"slurm.conf": slurmConf, "gres.conf": gresConf, "plugstack.conf": ""}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "slurm.conf")
+}
+
+// slurmEnv is the environment of every Slurm command: ours, less any
+// SLURM_* (a test run inside a Slurm job must not reach that job's
+// cluster), with SLURM_CONF naming conf.
+func slurmEnv(conf string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SLURM_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "SLURM_CONF="+conf)
+}
+
+var machine struct {
+	once sync.Once
+	conf string
+	err  error
+}
+
+// hardware is this machine's CPU layout as `slurmd -C` reports it
+// ("CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1"),
+// for the node line: slurmd registers a node that has less as INVAL.
+// RealMemory is left at its default (1 MB), which any machine has.
+func hardware(t *testing.T) string {
+	t.Helper()
+	machine.once.Do(func() {
+		cmd := exec.Command("slurmd", "-C")
+		cmd.Env = slurmEnv(os.DevNull)
+		out, err := cmd.Output()
+		if err != nil {
+			machine.err = fmt.Errorf("slurmd -C: %v", err)
+			return
+		}
+		first, _, _ := strings.Cut(string(out), "\n")
+		var keep []string
+		for _, word := range strings.Fields(first) {
+			key, _, _ := strings.Cut(word, "=")
+			switch key {
+			case "CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore":
+				keep = append(keep, word)
+			}
+		}
+		machine.conf = strings.Join(keep, " ")
+	})
+	if machine.err != nil {
+		t.Fatal(machine.err)
+	}
+	return machine.conf
+}
