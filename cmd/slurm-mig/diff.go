@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -50,6 +52,11 @@ type countsReport struct {
 	Gres   string                  `json:"gres"`   // the Gres= value in force
 	Same   bool                    `json:"same"`
 	Counts []slurmconf.CountChange `json:"counts"`
+	// State and Reason are slurmctld's, with --running. A node whose
+	// registration slurmctld refused (INVAL) is never "same": its Gres=
+	// is then what the node reported, and Reason says what is wrong.
+	State  string `json:"state,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 func (c *diffCmd) Run(e *env, g *cli) error {
@@ -93,14 +100,16 @@ func (c *diffCmd) Run(e *env, g *cli) error {
 		rep.SlurmConf, rep.Same = r, rep.Same && r.Same
 	}
 	if c.Running {
-		gres, err := runningGres(name)
+		node, err := runningNode(name)
 		if err != nil {
 			return err
 		}
-		r, err := diffCounts("scontrol", gres, generated)
+		r, err := diffCounts("scontrol", node.gres, generated)
 		if err != nil {
 			return err
 		}
+		r.State, r.Reason = node.state, node.reason
+		r.Same = r.Same && !strings.Contains(node.state, "INVAL")
 		rep.Running, rep.Same = r, rep.Same && r.Same
 	}
 	rep.Verdict = verdict(&rep, generated)
@@ -172,12 +181,19 @@ func gpuCounts(counts []slurmconf.GresCount) []slurmconf.GresCount {
 	return out
 }
 
-// runningGres asks slurmctld, through scontrol run without a shell, for
-// the node's Gres=.
-func runningGres(node string) (string, error) {
+// slurmctldNode is what slurmctld says of a node.
+type slurmctldNode struct{ gres, state, reason string }
+
+// scontrolReason is Reason='s value: free text, up to the next key.
+var scontrolReason = regexp.MustCompile(`(?:^| )Reason=(.*?)(?: [A-Z][A-Za-z]*=|$)`)
+
+// runningNode asks slurmctld, through scontrol run without a shell, for
+// the node's Gres=, State= and Reason=.
+func runningNode(node string) (slurmctldNode, error) {
+	var n slurmctldNode
 	path, err := exec.LookPath("scontrol")
 	if err != nil {
-		return "", fmt.Errorf("--running needs scontrol: %w", err)
+		return n, fmt.Errorf("--running needs scontrol: %w", err)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(path, "show", "node", "-o", node)
@@ -187,14 +203,25 @@ func runningGres(node string) (string, error) {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return "", fmt.Errorf("scontrol show node %s: %s", node, msg)
+		return n, fmt.Errorf("scontrol show node %s: %s", node, oneLine(errors.New(msg)))
 	}
-	for _, field := range strings.Fields(stdout.String()) {
+	out := strings.TrimSpace(stdout.String())
+	found := false
+	for _, field := range strings.Fields(out) {
 		if v, ok := strings.CutPrefix(field, "Gres="); ok {
-			return v, nil
+			n.gres, found = v, true
+		}
+		if v, ok := strings.CutPrefix(field, "State="); ok {
+			n.state = v
 		}
 	}
-	return "", fmt.Errorf("scontrol show node %s: no Gres= in its answer", node)
+	if !found {
+		return n, fmt.Errorf("scontrol show node %s: no Gres= in its answer", node)
+	}
+	if m := scontrolReason.FindStringSubmatch(out); m != nil && m[1] != "(null)" {
+		n.reason = m[1]
+	}
+	return n, nil
 }
 
 // verdict sums the comparison up in one line an admin reads first.
@@ -210,11 +237,14 @@ func verdict(r *diffReport, generated []slurmconf.GresCount) string {
 	if g := r.GresConf; g != nil && !g.Same {
 		parts = append(parts, fmt.Sprintf("gres.conf has %d to add, %d to remove, %d to change", len(g.Added), len(g.Removed), len(g.Changed)))
 	}
+	if run := r.Running; run != nil && strings.Contains(run.State, "INVAL") {
+		parts = append(parts, fmt.Sprintf("slurmctld holds %s in %s: %s", r.Node, run.State, orNone(run.Reason)))
+	}
 	for _, cr := range []struct {
 		what string
 		r    *countsReport
 	}{{"slurm.conf", r.SlurmConf}, {"slurmctld", r.Running}} {
-		if cr.r == nil || cr.r.Same {
+		if cr.r == nil || len(cr.r.Counts) == 0 {
 			continue
 		}
 		var items []string
@@ -279,7 +309,7 @@ func writeDiffText(buf *bytes.Buffer, r *diffReport) {
 		writeCounts(buf, "slurm.conf", s.Counts)
 	}
 	if s := r.Running; s != nil && !s.Same {
-		fmt.Fprintf(buf, "slurmctld: Gres=%s\n", orNone(s.Gres))
+		fmt.Fprintf(buf, "slurmctld: Gres=%s State=%s Reason=%s\n", orNone(s.Gres), orNone(s.State), orNone(s.Reason))
 		writeCounts(buf, "slurmctld", s.Counts)
 	}
 	fmt.Fprintln(buf, r.Verdict)
