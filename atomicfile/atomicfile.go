@@ -178,7 +178,9 @@ func lock(path string, timeout time.Duration) (func(), error) {
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// O_NOFOLLOW: a symlink planted as the lock file must not make us
+	// create or open a file elsewhere.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
 			return nil, fmt.Errorf("%s is not writable: %w", filepath.Dir(path), unwrapPath(err))

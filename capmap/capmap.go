@@ -13,6 +13,7 @@ package capmap
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -169,7 +170,15 @@ func Load(root string) (*Map, error) {
 	f, err := os.Open(minorsPath)
 	if err == nil {
 		defer f.Close()
-		return Parse(f, minorsPath)
+		// Read it whole, bounded (procfs reports no size to check first).
+		data, err := io.ReadAll(io.LimitReader(f, maxMigMinorsBytes+1))
+		if err != nil {
+			return nil, fmt.Errorf("reading MIG minors: %w", err)
+		}
+		if len(data) > maxMigMinorsBytes {
+			return nil, fmt.Errorf("%s: larger than %d MiB: not a mig-minors file", minorsPath, maxMigMinorsBytes>>20)
+		}
+		return Parse(bytes.NewReader(data), minorsPath)
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("reading MIG minors: %w", err) // *PathError names the path
@@ -182,6 +191,11 @@ func Load(root string) (*Map, error) {
 	}
 	return m, err
 }
+
+// maxMigMinorsBytes bounds the mig-minors file: the driver's lists 135
+// entries of under 30 bytes per GPU, 70 KiB for its 32 GPUs. A file far
+// larger is not a mig-minors file (or a runaway one).
+const maxMigMinorsBytes = 16 << 20
 
 // Parse reads mig-minors syntax from r; name is used in error messages
 // ("name:LINE: ...") and returned by Source.

@@ -24,6 +24,10 @@ type Node struct {
 	// Hardware is the node's CPU and memory layout as slurmd -C gives it
 	// (for node --full); nil until read from the node's sysfs.
 	Hardware *topology.NodeHardware `json:"hardware,omitempty"`
+	// Warnings say what discovery could not learn but did without: a
+	// GPU's CPU affinity or NVLinks (Cores= or Links= are then left out).
+	// Nothing that decides which devices Slurm gets is ever guessed.
+	Warnings []string `json:"-"`
 }
 
 // GPU is one physical GPU, in NVML index order within Node.GPUs.

@@ -45,7 +45,7 @@ func FromNVML(lib nvml.Interface, hostname, root string) (*Node, error) {
 		if ret != nvml.SUCCESS {
 			return nil, nvmlError(fmt.Sprintf("GPU %d: getting its handle", i), ret)
 		}
-		gpu, err := readGPU(i, dev, root)
+		gpu, err := readGPU(i, dev, root, &node.Warnings)
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +95,10 @@ func IsNVMLReturn(err error, ret nvml.Return) bool {
 	return errors.As(err, &e) && e.Ret == ret
 }
 
-func readGPU(index int, dev nvml.Device, root string) (gpu GPU, err error) {
+// readGPU reads one GPU. What only refines the config (CPU affinity,
+// NVLinks) degrades to a warning when NVML fails; what decides which
+// devices Slurm gets fails the run.
+func readGPU(index int, dev nvml.Device, root string, warnings *[]string) (gpu GPU, err error) {
 	gpu.Index = index
 	fail := func(what string, ret nvml.Return) (GPU, error) {
 		return GPU{}, nvmlError(fmt.Sprintf("GPU %d: reading %s", index, what), ret)
@@ -135,12 +138,13 @@ func readGPU(index int, dev nvml.Device, root string) (gpu GPU, err error) {
 			gpu.CPUAffinity = cpuList(mask)
 		case nvml.ERROR_NOT_SUPPORTED: // e.g. no NUMA information; Cores= is then left out
 		default:
-			return fail("its CPU affinity", ret)
+			*warnings = append(*warnings, fmt.Sprintf("%s: reading its CPU affinity: %s; its Cores= is left out", gpu.Label(), ret.Error()))
 		}
 	}
 
 	if gpu.NVLinks, err = readNVLinks(&gpu, dev); err != nil {
-		return GPU{}, err
+		*warnings = append(*warnings, strings.TrimPrefix(err.Error(), "nvml: ")+"; its NVLinks are not counted in Links=")
+		gpu.NVLinks = nil
 	}
 
 	current, pending, ret := dev.GetMigMode()
@@ -236,6 +240,12 @@ func readMigDevice(gpu *GPU, handleIndex int, mig nvml.Device, gpuMemoryBytes ui
 		if m.UUID != "" {
 			where = m.Label(gpu)
 		}
+		if ret == nvml.ERROR_NOT_FOUND || ret == nvml.ERROR_INVALID_ARGUMENT {
+			// The handle was there a moment ago: instances are being
+			// created or destroyed right now. A later run sees the result.
+			return MigDevice{}, &NVMLError{Op: where + ": reading " + what, Ret: ret,
+				Why: "the MIG device vanished while being read (is the MIG layout being changed?); run again when it is done"}
+		}
 		return MigDevice{}, nvmlError(where+": reading "+what, ret)
 	}
 	var ret nvml.Return
@@ -245,9 +255,11 @@ func readMigDevice(gpu *GPU, handleIndex int, mig nvml.Device, gpuMemoryBytes ui
 	if m.ComputeInstanceID, ret = mig.GetComputeInstanceId(); ret != nvml.SUCCESS {
 		return fail("its compute instance id", ret)
 	}
-	if m.UUID, ret = mig.GetUUID(); ret != nvml.SUCCESS {
+	uuid, ret := mig.GetUUID()
+	if ret != nvml.SUCCESS {
 		return fail("its UUID", ret)
 	}
+	m.UUID = uuid
 	attrs, ret := mig.GetAttributes()
 	if ret != nvml.SUCCESS {
 		return fail("its attributes", ret)

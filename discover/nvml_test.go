@@ -104,10 +104,11 @@ func TestDeviceErrorsNameTheDevice(t *testing.T) {
 		{nvmlfake.GPU{Errors: map[string]string{"GetMigMode": "ERROR_UNKNOWN"}}, "nvml: GPU 0: reading its MIG mode: ERROR_UNKNOWN"},
 		{nvmlfake.GPU{MigMode: "enabled", Errors: map[string]string{"GetMigDeviceHandleByIndex": "ERROR_UNKNOWN"}},
 			"nvml: GPU 0 (minor 5, 00000000:07:00.0): getting MIG device handle 0: ERROR_UNKNOWN"},
-		{nvmlfake.GPU{MigMode: "enabled", MigDevices: []nvmlfake.MigDevice{{GI: 7, Profile: "1g.10gb", UUID: "MIG-1", Errors: map[string]string{"GetAttributes": "ERROR_NOT_FOUND"}}}},
-			"nvml: MIG device gpu5/gi7/ci0 (GPU 0 (minor 5, 00000000:07:00.0)): reading its attributes: ERROR_NOT_FOUND"},
+		{nvmlfake.GPU{MigMode: "enabled", MigDevices: []nvmlfake.MigDevice{{GI: 7, Profile: "1g.10gb", UUID: "MIG-1", Errors: map[string]string{"GetAttributes": "ERROR_UNKNOWN"}}}},
+			"nvml: MIG device gpu5/gi7/ci0 (GPU 0 (minor 5, 00000000:07:00.0)): reading its attributes: ERROR_UNKNOWN"},
+		// A MIG device destroyed between enumeration and its queries.
 		{nvmlfake.GPU{MigMode: "enabled", MigDevices: []nvmlfake.MigDevice{{GI: 7, Profile: "1g.10gb", Errors: map[string]string{"GetUUID": "ERROR_NOT_FOUND"}}}},
-			"nvml: GPU 0 (minor 5, 00000000:07:00.0): MIG device handle 0: reading its UUID: ERROR_NOT_FOUND"},
+			"nvml: GPU 0 (minor 5, 00000000:07:00.0): MIG device handle 0: reading its UUID: the MIG device vanished while being read (is the MIG layout being changed?); run again when it is done"},
 	} {
 		g := c.gpu
 		g.Minor, g.Name, g.PCIBusID, g.MemoryMiB = 5, "NVIDIA A100-SXM4-80GB", "00000000:07:00.0", 81920
@@ -143,5 +144,27 @@ func TestCPUAffinityFromSysfs(t *testing.T) {
 	}
 	if got := n.GPUs[1].CPUAffinity; got != "0-63" {
 		t.Errorf("GPU 1 (no sysfs entry) affinity %q, want NVML's 0-63", got)
+	}
+}
+
+// CPU affinity and NVLinks only refine the config: their failures become
+// warnings, and the devices are still all there.
+func TestRefinementsDegrade(t *testing.T) {
+	lib := fake(t, &nvmlfake.Fixture{GPUs: []nvmlfake.GPU{{Minor: 0, Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:07:00.0", CPUs: "0-15",
+		NVLinks: []nvmlfake.NVLink{{Remote: "FFFFFFFF:FF:FF.0", Count: 18}},
+		Errors:  map[string]string{"GetCpuAffinity": "ERROR_UNKNOWN", "GetNvLinkState": "ERROR_UNKNOWN"}}}})
+	n, err := FromNVML(lib, "n1", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := n.GPUs[0]; g.CPUAffinity != "" || g.NVLinks != nil {
+		t.Errorf("degraded GPU kept %q, %v", g.CPUAffinity, g.NVLinks)
+	}
+	want := []string{
+		"GPU 0 (minor 0, 00000000:07:00.0): reading its CPU affinity: ERROR_UNKNOWN; its Cores= is left out",
+		"GPU 0 (minor 0, 00000000:07:00.0): reading the state of NVLink 0: ERROR_UNKNOWN; its NVLinks are not counted in Links=",
+	}
+	if diff := cmp.Diff(want, n.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }

@@ -12,9 +12,14 @@ import (
 	"github.com/slurm-mig/slurm-mig/topology"
 )
 
-// maxSnapshotBytes bounds what LoadSnapshot reads: a node of 64 GPUs with
-// every MIG device is a few hundred KiB.
-const maxSnapshotBytes = 64 << 20
+// Bounds on what a snapshot may hold. A node of 64 GPUs with every MIG
+// device is a few hundred KiB; a GPU has at most a few dozen MIG devices
+// (15 GPU instances of up to 8 compute instances on today's parts).
+const (
+	maxSnapshotBytes    = 64 << 20
+	maxGPUs             = 1024
+	maxMigDevicesPerGPU = 256
+)
 
 // LoadSnapshot reads and checks a snapshot file. Errors name the file.
 func LoadSnapshot(path string) (*Node, error) {
@@ -146,9 +151,14 @@ func (n *Node) Check() error {
 		return nil
 	}
 
+	if len(n.GPUs) > maxGPUs {
+		return fmt.Errorf("%d GPUs; no node has more than %d", len(n.GPUs), maxGPUs)
+	}
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
 		switch {
+		case len(g.MigDevices) > maxMigDevicesPerGPU:
+			return fmt.Errorf("%s: %d MIG devices; no GPU has more than %d", g.Label(), len(g.MigDevices), maxMigDevicesPerGPU)
 		case g.Index < 0 || g.Minor < 0:
 			return fmt.Errorf("%s: negative index or minor", g.Label())
 		case seenIndex[g.Index]:
@@ -176,6 +186,7 @@ func (n *Node) Check() error {
 		}
 
 		giCap := map[int]*uint32{} // GI id -> its cap minor, if known
+		seenMig := map[[2]int]bool{}
 		for j := range g.MigDevices {
 			m := &g.MigDevices[j]
 			if m.GPUInstanceID < 0 || m.ComputeInstanceID < 0 {
@@ -190,10 +201,10 @@ func (n *Node) Check() error {
 			if err := checkLegacyMigUUID(g, m); err != nil {
 				return fmt.Errorf("%s: %v", m.Label(g), err)
 			}
-			for _, prev := range g.MigDevices[:j] {
-				if prev.GPUInstanceID == m.GPUInstanceID && prev.ComputeInstanceID == m.ComputeInstanceID {
-					return fmt.Errorf("%s appears twice", m.Label(g))
-				}
+			if id := [2]int{m.GPUInstanceID, m.ComputeInstanceID}; seenMig[id] {
+				return fmt.Errorf("%s appears twice", m.Label(g))
+			} else {
+				seenMig[id] = true
 			}
 			if prev, ok := giCap[m.GPUInstanceID]; ok && prev != nil && m.GICapMinor != nil && *prev != *m.GICapMinor {
 				return fmt.Errorf("%s: gi_cap_minor %d, but another device of the same GPU instance says %d", m.Label(g), *m.GICapMinor, *prev)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/gresgen"
@@ -18,26 +19,51 @@ type sourceFlags struct {
 }
 
 // load discovers the node (or reads the snapshot) and resolves cap minors
-// under root.
-func (s *sourceFlags) load(e *env, root string) (*discover.Node, error) {
+// under the global --root.
+func (s *sourceFlags) load(e *env, g *cli) (*discover.Node, error) {
 	var node *discover.Node
 	var err error
 	if s.From != "" {
 		node, err = discover.LoadSnapshot(s.From)
 	} else {
-		host, herr := e.hostname()
-		if herr != nil {
-			return nil, fmt.Errorf("reading the hostname: %w", herr)
-		}
-		node, err = discover.FromNVML(e.newNVML(), host, root)
+		node, err = discoverWithin(e, g.Root, g.Timeout)
 	}
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range node.Warnings {
+		e.warn(w)
+	}
+	root := g.Root
 	if err := discover.ResolveCapMinors(node, root); err != nil {
 		return nil, err
 	}
 	return node, nil
+}
+
+// discoverWithin runs NVML discovery, giving up after timeout: a call
+// into a hung driver cannot be interrupted, but the process can exit
+// without it, having written nothing.
+func discoverWithin(e *env, root string, timeout time.Duration) (*discover.Node, error) {
+	host, err := e.hostname()
+	if err != nil {
+		return nil, fmt.Errorf("reading the hostname: %w", err)
+	}
+	type result struct {
+		node *discover.Node
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		node, err := discover.FromNVML(e.newNVML(), host, root)
+		done <- result{node, err}
+	}()
+	select {
+	case r := <-done:
+		return r.node, r.err
+	case <-time.After(timeout):
+		return nil, fmt.Errorf("nvml: no answer within %s (a hung GPU or driver?); nothing was written", timeout)
+	}
 }
 
 // recordFlags shape the GRES records, shared by gen and node so that their
@@ -126,7 +152,7 @@ type genCmd struct {
 }
 
 func (c *genCmd) Run(e *env, g *cli) error {
-	node, err := c.load(e, g.Root)
+	node, err := c.load(e, g)
 	if err != nil {
 		return err
 	}
@@ -164,7 +190,7 @@ func (c *nodeCmd) Run(e *env, g *cli) error {
 	if c.Update != "" && c.Output != "" {
 		return fmt.Errorf("--update and -o exclude each other")
 	}
-	node, err := c.load(e, g.Root)
+	node, err := c.load(e, g)
 	if err != nil {
 		return err
 	}
@@ -226,7 +252,7 @@ type listCmd struct {
 }
 
 func (c *listCmd) Run(e *env, g *cli) error {
-	node, err := c.load(e, g.Root)
+	node, err := c.load(e, g)
 	if err != nil {
 		return err
 	}
@@ -270,7 +296,7 @@ type snapshotCmd struct{}
 
 func (c *snapshotCmd) Run(e *env, g *cli) error {
 	var src sourceFlags // snapshots are always taken from NVML
-	node, err := src.load(e, g.Root)
+	node, err := src.load(e, g)
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ type countsReport struct {
 }
 
 func (c *diffCmd) Run(e *env, g *cli) error {
-	node, err := c.load(e, g.Root)
+	node, err := c.load(e, g)
 	if err != nil {
 		return err
 	}

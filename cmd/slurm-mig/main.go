@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/alecthomas/kong"
@@ -48,6 +49,7 @@ func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n
 
 type cli struct {
 	Root    string           `default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree or a chroot). Printed device paths stay /dev/..."`
+	Timeout time.Duration    `default:"60s" help:"Give up, writing nothing, when NVML has not answered in this time (a hung GPU or driver)."`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 
 	Gen      genCmd      `cmd:"" help:"Print gres.conf lines for this node's GPUs and MIG devices."`

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
@@ -26,6 +27,9 @@ type Fixture struct {
 	// Errors makes library-level calls fail: method name -> return code
 	// name ({"DeviceGetCount": "ERROR_UNKNOWN"}).
 	Errors map[string]string `json:"errors,omitempty"`
+	// Delays make every call of a method, on any GPU, answer slowly:
+	// method name -> Go duration ({"GetMigMode": "3s"}), a hung driver.
+	Delays map[string]string `json:"delays,omitempty"`
 	GPUs   []GPU             `json:"gpus"`
 }
 
@@ -107,16 +111,26 @@ func giProfileID(index int) uint32 { return uint32(100 + index) }
 
 // New builds the fake library for f.
 func New(f *Fixture) (nvml.Interface, error) {
+	delays := map[string]time.Duration{}
+	for method, d := range f.Delays {
+		v, err := time.ParseDuration(d)
+		if err != nil {
+			return nil, fmt.Errorf("delays[%s]: %v", method, err)
+		}
+		delays[method] = v
+	}
 	var mu sync.Mutex
 	inited := false
 	// guard panics like the real library, which crashes when called
-	// without a successful Init.
+	// without a successful Init, and answers late where told to.
 	guard := func(call string) {
 		mu.Lock()
-		defer mu.Unlock()
-		if !inited {
+		ok := inited
+		mu.Unlock()
+		if !ok {
 			panic("nvmlfake: " + call + " called without a successful Init")
 		}
+		time.Sleep(delays[call])
 	}
 	libErr, err := returns(f.Errors)
 	if err != nil {
