@@ -249,3 +249,23 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// A symlink planted where the lock file goes must not make Write create or
+// open a file elsewhere.
+func TestLockFileSymlinkNotFollowed(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.Symlink(victim, filepath.Join(dir, ".gres.conf.lock")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Write(filepath.Join(dir, "gres.conf"), []byte("new\n"), Options{})
+	if err == nil || !strings.Contains(err.Error(), ".gres.conf.lock") {
+		t.Errorf("err = %v, want a refusal naming the lock file", err)
+	}
+	if _, err := os.Lstat(victim); err == nil {
+		t.Error("the lock's symlink target was created")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gres.conf")); err == nil {
+		t.Error("gres.conf was written without the lock")
+	}
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestAsUnprivilegedUser runs the built binary as uid 65534: reading works
+// (a snapshot, mig-minors, sysfs), writing a root-owned directory does not,
+// and says so in one line.
+func TestAsUnprivilegedUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to an unprivileged user; CI runs as root")
+	}
+	dir, err := os.MkdirTemp("", "slurm-mig-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "slurm-mig")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	minors, err := os.ReadFile("../../../shared/fixtures/real/h100-driver-580/mig-minors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(dir, "root/proc/driver/nvidia-caps/mig-minors"), string(minors))
+	mustWrite(t, filepath.Join(dir, "snap.json"), `{"schema_version": 1, "hostname": "n1", "gpus": [
+	  {"index": 0, "minor": 0, "name": "NVIDIA A100-SXM4-80GB", "mig_enabled": true, "mig_pending": true,
+	   "mig_devices": [{"gpu_instance_id": 7, "compute_instance_id": 0, "profile": "1g.10gb"}]}]}`)
+	etc := filepath.Join(dir, "etc-slurm") // root-owned, as /etc/slurm is
+	mustWrite(t, filepath.Join(etc, "gres.conf"), "old\n")
+
+	asNobody := func(args ...string) (string, string, int) {
+		cmd := exec.Command(bin, args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if exit, ok := err.(*exec.ExitError); ok {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return stdout.String(), stderr.String(), code
+	}
+	out, errs, code := asNobody("--root", filepath.Join(dir, "root"), "gen", "--from", filepath.Join(dir, "snap.json"))
+	if code != 0 || !strings.Contains(out, "MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap66,/dev/nvidia-caps/nvidia-cap67") {
+		t.Errorf("reading as nobody: exit %d\n%s%s", code, out, errs)
+	}
+	_, errs, code = asNobody("--root", filepath.Join(dir, "root"), "gen", "--from", filepath.Join(dir, "snap.json"), "-o", filepath.Join(etc, "gres.conf"))
+	want := "slurm-mig: cannot write " + etc + "/gres.conf: " + etc + " is not writable: permission denied\n"
+	if code != 2 || errs != want {
+		t.Errorf("writing as nobody: exit %d, stderr %q\nwant exit 2, %q", code, errs, want)
+	}
+	if data, _ := os.ReadFile(filepath.Join(etc, "gres.conf")); string(data) != "old\n" {
+		t.Errorf("gres.conf changed: %q", data)
+	}
+}
+
+// TestNoShell checks that the program starts no shell: its only child
+// process is scontrol (diff --running), started from a path LookPath
+// found, with its arguments as a list.
+func TestNoShell(t *testing.T) {
+	var calls []string
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "../.." || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
+			strings.Contains(path, "internal/synth") { // benchmark input generators, not the program
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "exec" && strings.HasPrefix(sel.Sel.Name, "Command") {
+				arg := "?"
+				if len(call.Args) > 0 {
+					if id, ok := call.Args[0].(*ast.Ident); ok {
+						arg = id.Name
+					} else if lit, ok := call.Args[0].(*ast.BasicLit); ok {
+						arg = lit.Value
+					}
+				}
+				calls = append(calls, filepath.ToSlash(path)+": exec."+sel.Sel.Name+"("+arg+", ...)")
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"../../cmd/slurm-mig/diff.go: exec.Command(path, ...)"}
+	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
+		t.Errorf("child processes started:\n%s\nwant only:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
+	}
+}
