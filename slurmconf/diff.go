@@ -2,8 +2,9 @@ package slurmconf
 
 import (
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/slurm-mig/slurm-mig/topology"
 )
 
 // Unit is one GRES unit as Slurm counts it: a device with its files, or,
@@ -175,35 +176,11 @@ func differingFields(a, b Unit) []string {
 
 // normalList writes a core list ("0-3,8", "[0-3],8", "0,1,2,3,8") one way.
 func normalList(s string) string {
-	s = strings.NewReplacer("[", "", "]", "", " ", "").Replace(s)
-	if s == "" {
-		return ""
+	ids, err := topology.ParseCPUList(strings.NewReplacer("[", "", "]", "", " ", "").Replace(s))
+	if err != nil {
+		return s // not a list we understand: compare as written
 	}
-	var ids []int
-	for _, item := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(item, "-")
-		a, err1 := strconv.Atoi(lo)
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || b < a || b-a > 1<<16 {
-			return s // not a list we understand: compare as written
-		}
-		for v := a; v <= b; v++ {
-			ids = append(ids, v)
-		}
-	}
-	sort.Ints(ids)
-	var parts []string
-	for i := 0; i < len(ids); i++ {
-		if i > 0 && ids[i] == ids[i-1] {
-			continue
-		}
-		parts = append(parts, strconv.Itoa(ids[i]))
-	}
-	return strings.Join(parts, ",")
+	return topology.FormatList(ids)
 }
 
 func normalFlags(s string) string {

@@ -144,26 +144,41 @@ func (f *recordFlags) defaultNodeName(e *env, node *discover.Node) (string, erro
 	return short, nil
 }
 
-type genCmd struct {
+// renderFlags are what gen and node share: where the node comes from, how
+// its records are shaped, where the result goes.
+type renderFlags struct {
 	sourceFlags
 	recordFlags
 	outputFlags
+}
+
+// render loads the node and builds its records and counts, refusing an
+// empty result unless asked; what names the output in that refusal.
+func (r *renderFlags) render(e *env, g *cli, what string) (*discover.Node, []slurmconf.GresRecord, string, []slurmconf.GresCount, error) {
+	node, err := r.load(e, g)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	recs, name, err := r.records(e, node, g.Root)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	if err := r.checkEmpty(e, recs, what); err != nil {
+		return nil, nil, "", nil, err
+	}
+	return node, recs, name, slurmconf.CountGres(recs), nil
+}
+
+type genCmd struct {
+	renderFlags
 	Compact bool `help:"Merge lines that differ only in File= into Slurm ranges (File=/dev/nvidia[0-3])."`
 }
 
 func (c *genCmd) Run(e *env, g *cli) error {
-	node, err := c.load(e, g)
+	_, recs, name, counts, err := c.render(e, g, "gres.conf")
 	if err != nil {
 		return err
 	}
-	recs, name, err := c.records(e, node, g.Root)
-	if err != nil {
-		return err
-	}
-	if err := c.checkEmpty(e, recs, "gres.conf"); err != nil {
-		return err
-	}
-	counts := slurmconf.CountGres(recs)
 	if c.Compact {
 		recs = slurmconf.Compact(recs)
 	}
@@ -179,33 +194,23 @@ func (c *genCmd) Run(e *env, g *cli) error {
 }
 
 type nodeCmd struct {
-	sourceFlags
-	recordFlags
-	outputFlags
+	renderFlags
 	Update string `placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
 	Full   bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
 }
 
 func (c *nodeCmd) Run(e *env, g *cli) error {
-	if c.Update != "" && c.Output != "" {
+	switch {
+	case c.Update != "" && c.Output != "":
 		return fmt.Errorf("--update and -o exclude each other")
+	case c.Update != "" && c.Full:
+		return fmt.Errorf("--update sets only Gres=; drop --full")
 	}
-	node, err := c.load(e, g)
+	node, _, name, counts, err := c.render(e, g, "node line")
 	if err != nil {
 		return err
 	}
-	recs, name, err := c.records(e, node, g.Root)
-	if err != nil {
-		return err
-	}
-	if err := c.checkEmpty(e, recs, "node line"); err != nil {
-		return err
-	}
-	counts := slurmconf.CountGres(recs)
 	if c.Update != "" {
-		if c.Full {
-			return fmt.Errorf("--update sets only Gres=; drop --full")
-		}
 		return c.update(e, name, counts)
 	}
 	line := slurmconf.NodeLine(name, counts)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+
+	"github.com/slurm-mig/slurm-mig/topology"
 )
 
 // Fixture describes a node as NVML would report it.
@@ -453,21 +455,16 @@ func cpuMask(list string) ([]uint, error) {
 	if list == "" {
 		return nil, nil
 	}
+	cpus, err := topology.ParseCPUList(list)
+	if err != nil {
+		return nil, fmt.Errorf("cpus: %v", err)
+	}
 	mask := make([]uint, 64)
-	for _, item := range strings.Split(list, ",") {
-		lo, hi, isRange := strings.Cut(item, "-")
-		a, err1 := strconv.Atoi(lo)
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
+	for _, cpu := range cpus {
+		if cpu >= 64*len(mask) {
+			return nil, fmt.Errorf("cpus %q: CPU %d is beyond the mask", list, cpu)
 		}
-		if err1 != nil || err2 != nil || a < 0 || b < a || b >= 64*len(mask) {
-			return nil, fmt.Errorf("cpus %q: bad item %q", list, item)
-		}
-		for cpu := a; cpu <= b; cpu++ {
-			mask[cpu/64] |= 1 << (cpu % 64)
-		}
+		mask[cpu/64] |= 1 << (cpu % 64)
 	}
 	return mask, nil
 }
