@@ -136,6 +136,10 @@ type typer struct {
 	style   TypeStyle
 	typeMap map[string]string // lower-cased key -> type
 	namesOf map[string]map[string]bool
+
+	last       *discover.GPU // the GPU modelOf last worked out
+	lastModel  string
+	lastMapped bool
 }
 
 func newTyper(o Options) (*typer, error) {
@@ -159,6 +163,17 @@ func newTyper(o Options) (*typer, error) {
 		t.typeMap[strings.ToLower(k)] = v
 	}
 	return t, nil
+}
+
+// modelOf is model, worked out once per GPU: a GPU has up to dozens of
+// MIG devices.
+func (t *typer) modelOf(g *discover.GPU) (string, bool) {
+	if t.last == g {
+		return t.lastModel, t.lastMapped
+	}
+	t.last = g
+	t.lastModel, t.lastMapped = t.model(g)
+	return t.lastModel, t.lastMapped
 }
 
 // model is the GPU part of a type, and whether the type map set it.
@@ -189,7 +204,7 @@ func (t *typer) gpuType(g *discover.GPU) (string, error) {
 }
 
 func (t *typer) migType(g *discover.GPU, mig *discover.MigDevice) (string, error) {
-	m, mapped := t.model(g)
+	m, mapped := t.modelOf(g)
 	var typ string
 	switch {
 	case t.style == StyleProfile:
