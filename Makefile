@@ -11,7 +11,7 @@ BIN := bin/slurm-mig
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build demo test vet bench clean
+.PHONY: build demo test vet bench fuzz-short clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/slurm-mig
@@ -28,6 +28,19 @@ test: vet
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above need formatting"; exit 1; }
 	$(GO) vet ./...
+
+# Every fuzz target for a short, bounded time (CI); `go test -fuzz` runs
+# one target at a time. Longer runs: FUZZTIME=5m make fuzz-short.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := capmap:FuzzParseMigMinors capmap:FuzzParse capmap:FuzzFastLine \
+	slurmconf:FuzzHostlistRoundTrip slurmconf:FuzzCompressHostlist slurmconf:FuzzGresConf \
+	slurmconf:FuzzGresRecordRoundTrip slurmconf:FuzzNodeGres slurmconf:FuzzUpdateNodeGres \
+	discover:FuzzSnapshot
+fuzz-short:
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $$t for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./$${t%%:*}/ | tail -n 2 || exit 1; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -272,6 +272,11 @@ func ValidType(t string) error {
 	if i := strings.IndexAny(t, " \t\n,:=#[]\"'\\"); i >= 0 {
 		return fmt.Errorf("GRES type %q has %q, which Slurm cannot parse there", t, t[i])
 	}
+	for i := 0; i < len(t); i++ {
+		if t[i] < 0x20 || t[i] == 0x7f { // \r, \v, \f are blanks to Slurm's parser
+			return fmt.Errorf("GRES type %q has the control character %q", t, t[i])
+		}
+	}
 	return nil
 }
 

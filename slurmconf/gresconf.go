@@ -215,6 +215,9 @@ func (c *GresConf) add(r ParsedRecord, seen uint) error {
 		if err != nil {
 			return fmt.Errorf("%s: File=: %v", r.Pos, err)
 		}
+		if len(files) == 0 {
+			return fmt.Errorf("%s: File=%s names no file", r.Pos, r.File)
+		}
 		if r.Count != 0 && r.Count != uint64(len(files)) {
 			return fmt.Errorf("%s: Count=%d but File= names %d files", r.Pos, r.Count, len(files))
 		}
@@ -222,6 +225,10 @@ func (c *GresConf) add(r ParsedRecord, seen uint) error {
 	c.Records = append(c.Records, r)
 	return nil
 }
+
+// maxCount bounds counts: Slurm keeps GRES counts in 64 bits, but no
+// node has more than 2^32 of anything, and int must hold a count.
+const maxCount = 1 << 32
 
 // parseCount reads a Slurm count: digits with an optional k, m, g or t
 // suffix (powers of 1024).
@@ -245,6 +252,9 @@ func parseCount(s string) (uint64, error) {
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("not a count")
+	}
+	if v > maxCount/mult {
+		return 0, fmt.Errorf("count larger than %d", uint64(maxCount))
 	}
 	return v * mult, nil
 }

@@ -236,7 +236,10 @@ func UpdateNodeGres(data, name, node, gres string) (string, error) {
 		return "", fmt.Errorf("%s: no NodeName=%s line (an Included file is not edited)", name, node)
 	}
 	h := own[0]
-	for _, w := range h.words[1:] {
+	// Slurm takes the last Gres= of a line ("specified more than once,
+	// latest value used"), so that is the one to set.
+	for i := len(h.words) - 1; i >= 1; i-- {
+		w := h.words[i]
 		if !strings.EqualFold(w.key, "Gres") {
 			continue
 		}
