@@ -30,7 +30,13 @@ type ParsedRecord struct {
 type GresConf struct {
 	Records    []ParsedRecord
 	AutoDetect string // a global AutoDetect=, if any
+	units      int    // GRES units of the records so far, bounded by maxNodeUnits
 }
+
+// maxNodeUnits bounds the GRES units one node's records may add up to, so
+// that hostile ranges (File=/dev/x[0-65535] on every line) cannot make a
+// reader use gigabytes. Real nodes have a few hundred at most.
+const maxNodeUnits = 1 << 16
 
 // gresKeys are the gres.conf keywords (Slurm's gres.c), by lower-case
 // name, numbered for a per-line "seen" bit set. Files= is File='s alias.
@@ -221,6 +227,9 @@ func (c *GresConf) add(r ParsedRecord, seen uint) error {
 		if r.Count != 0 && r.Count != uint64(len(files)) {
 			return fmt.Errorf("%s: Count=%d but File= names %d files", r.Pos, r.Count, len(files))
 		}
+	}
+	if c.units += r.Units(); c.units > maxNodeUnits {
+		return fmt.Errorf("%s: the node's records add up to more than %d GRES units", r.Pos, maxNodeUnits)
 	}
 	c.Records = append(c.Records, r)
 	return nil
