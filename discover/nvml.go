@@ -1,7 +1,6 @@
 package discover
 
 import (
-	"errors"
 	"fmt"
 	"math/bits"
 	"os"
@@ -88,12 +87,6 @@ func (e *NVMLError) Error() string {
 }
 
 func nvmlError(op string, ret nvml.Return) error { return &NVMLError{Op: op, Ret: ret} }
-
-// IsNVMLReturn reports whether err came from NVML returning ret.
-func IsNVMLReturn(err error, ret nvml.Return) bool {
-	var e *NVMLError
-	return errors.As(err, &e) && e.Ret == ret
-}
 
 // readGPU reads one GPU. What only refines the config (CPU affinity,
 // NVLinks) degrades to a warning when NVML fails; what decides which

@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -63,8 +64,9 @@ func TestInitFailureMakesNoOtherCall(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("Init %v: err = %v, want %q", ret, err, want)
 		}
-		if !IsNVMLReturn(err, ret) {
-			t.Errorf("Init %v: IsNVMLReturn false", ret)
+		var nerr *NVMLError
+		if !errors.As(err, &nerr) || nerr.Ret != ret {
+			t.Errorf("Init %v: the error does not carry the return code", ret)
 		}
 		if n := len(lib.InitCalls()); n != 1 {
 			t.Errorf("Init called %d times", n)
