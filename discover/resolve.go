@@ -9,7 +9,8 @@ import (
 // ResolveCapMinors fills in every MIG device's GI and CI cap minors that
 // are not yet known, from the mig-minors under root. The file is read only
 // when some device needs it. A device with no entry is an error naming the
-// device: a minor is never guessed.
+// device: a minor is never guessed. The node is checked again only when
+// minors were added, as only they can clash with what was checked before.
 func ResolveCapMinors(n *Node, root string) error {
 	var caps *capmap.Map
 	for i := range n.GPUs {
@@ -41,6 +42,9 @@ func ResolveCapMinors(n *Node, root string) error {
 				m.CICapMinor = &minor
 			}
 		}
+	}
+	if caps == nil {
+		return nil
 	}
 	return n.Check()
 }

@@ -38,17 +38,34 @@ type GresConf struct {
 // reader use gigabytes. Real nodes have a few hundred at most.
 const maxNodeUnits = 1 << 16
 
-// gresKeys are the gres.conf keywords (Slurm's gres.c), by lower-case
-// name, numbered for a per-line "seen" bit set. Files= is File='s alias.
-var gresKeys = map[string]uint{
-	"nodename": 0, "name": 1, "type": 2, "file": 3, "files": 3,
-	"multiplefiles": 4, "count": 5, "cores": 6, "cpus": 6,
-	"links": 7, "flags": 8, "autodetect": 9,
+// gresKey numbers the gres.conf keywords (Slurm's gres.c) for a per-line
+// "seen" bit set.
+type gresKey uint
+
+const (
+	keyNodeName gresKey = iota
+	keyName
+	keyType
+	keyFile
+	keyMultipleFiles
+	keyCount
+	keyCores
+	keyLinks
+	keyFlags
+	keyAutoDetect
+)
+
+// gresKeys are the keywords by lower-case name. Files= is File='s alias,
+// CPUs= the old name of Cores=.
+var gresKeys = map[string]gresKey{
+	"nodename": keyNodeName, "name": keyName, "type": keyType, "file": keyFile, "files": keyFile,
+	"multiplefiles": keyMultipleFiles, "count": keyCount, "cores": keyCores, "cpus": keyCores,
+	"links": keyLinks, "flags": keyFlags, "autodetect": keyAutoDetect,
 }
 
 // gresKeyID looks a keyword up without regard to case, without allocating
 // (a cluster's gres.conf has a hundred thousand of them).
-func gresKeyID(key string) (uint, bool) {
+func gresKeyID(key string) (gresKey, bool) {
 	var buf [16]byte
 	if len(key) > len(buf) {
 		return 0, false
@@ -150,25 +167,25 @@ func (c *GresConf) addLine(l *logicalLine, file, node string, ws []word) ([]word
 		}
 		seen |= 1 << id
 		switch id {
-		case 0:
+		case keyNodeName:
 			r.Nodes, r.NodeName = w.value, w.value
-		case 1:
+		case keyName:
 			r.Name = w.value
-		case 2:
+		case keyType:
 			r.Type = w.value
-		case 3:
+		case keyFile:
 			r.File = w.value
-		case 4:
+		case keyMultipleFiles:
 			r.multipleFiles = w.value
-		case 5:
+		case keyCount:
 			r.count = w.value
-		case 6:
+		case keyCores:
 			r.Cores = w.value
-		case 7:
+		case keyLinks:
 			r.Links = w.value
-		case 8:
+		case keyFlags:
 			r.Flags = w.value
-		case 9:
+		case keyAutoDetect:
 			r.AutoDetect = w.value
 		}
 	}
@@ -187,7 +204,7 @@ func (c *GresConf) addLine(l *logicalLine, file, node string, ws []word) ([]word
 
 // add checks a record of this node and keeps it.
 func (c *GresConf) add(r ParsedRecord, seen uint) error {
-	if r.Name == "" && r.AutoDetect != "" && seen&^(1<<0|1<<9) == 0 {
+	if r.Name == "" && r.AutoDetect != "" && seen&^(1<<keyNodeName|1<<keyAutoDetect) == 0 {
 		if r.Nodes == "" || c.AutoDetect == "" {
 			c.AutoDetect = r.AutoDetect
 		}

@@ -34,8 +34,7 @@ func (s *sourceFlags) load(e *env, g *cli) (*discover.Node, error) {
 	for _, w := range node.Warnings {
 		e.warn(w)
 	}
-	root := g.Root
-	if err := discover.ResolveCapMinors(node, root); err != nil {
+	if err := discover.ResolveCapMinors(node, g.Root); err != nil {
 		return nil, err
 	}
 	return node, nil
