@@ -35,7 +35,7 @@ func BenchmarkDiscoverRender(b *testing.B) {
 			fixture := synth.Fixture(size.gpus, size.migs)
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				// Building the mocks, and collecting them, is the fake's cost,
+				// Building the fake, and collecting it, is the fake's cost,
 				// not discovery's.
 				b.StopTimer()
 				lib, err := nvmlfake.New(fixture)

@@ -1,8 +1,8 @@
 // Package nvmlfake builds an nvml.Interface from a JSON description of a
-// node, on go-nvml's generated mocks. It stands in for the hardware tests
-// cannot have: MIG layouts, many GPUs, minors that differ from indices,
-// old drivers and NVML faults. Any NVML call the description does not
-// cover panics, as an unset mock does, so tests also catch unplanned calls.
+// node. It stands in for the hardware tests cannot have: MIG layouts, many
+// GPUs, minors that differ from indices, old drivers and NVML faults. Any
+// NVML call the fake does not cover panics, so tests also catch unplanned
+// calls.
 package nvmlfake
 
 import (
@@ -11,11 +11,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
 	"github.com/slurm-mig/slurm-mig/topology"
 )
@@ -113,258 +112,317 @@ func giProfileID(index int) uint32 { return uint32(100 + index) }
 
 // New builds the fake library for f.
 func New(f *Fixture) (nvml.Interface, error) {
-	delays := map[string]time.Duration{}
+	lib := &library{driverVersion: f.DriverVersion, initRet: nvml.SUCCESS, delays: map[string]time.Duration{}}
 	for method, d := range f.Delays {
 		v, err := time.ParseDuration(d)
 		if err != nil {
 			return nil, fmt.Errorf("delays[%s]: %v", method, err)
 		}
-		delays[method] = v
+		lib.delays[method] = v
 	}
-	var mu sync.Mutex
-	inited := false
-	// guard panics like the real library, which crashes when called
-	// without a successful Init, and answers late where told to.
-	guard := func(call string) {
-		mu.Lock()
-		ok := inited
-		mu.Unlock()
-		if !ok {
-			panic("nvmlfake: " + call + " called without a successful Init")
-		}
-		time.Sleep(delays[call])
-	}
-	libErr, err := returns(f.Errors)
-	if err != nil {
+	var err error
+	if lib.errs, err = returns(f.Errors); err != nil {
 		return nil, err
 	}
-	initRet := nvml.SUCCESS
 	if f.InitError != "" {
-		if initRet, err = parseReturn(f.InitError); err != nil {
+		if lib.initRet, err = parseReturn(f.InitError); err != nil {
 			return nil, err
 		}
 	}
-	devices := make([]nvml.Device, len(f.GPUs))
+	lib.devices = make([]nvml.Device, len(f.GPUs))
 	for i := range f.GPUs {
-		if devices[i], err = newDevice(&f.GPUs[i], guard); err != nil {
+		if lib.devices[i], err = newDevice(&f.GPUs[i], lib); err != nil {
 			return nil, fmt.Errorf("gpus[%d]: %v", i, err)
 		}
-	}
-
-	lib := &mock.Interface{
-		InitFunc: func() nvml.Return {
-			mu.Lock()
-			defer mu.Unlock()
-			inited = initRet == nvml.SUCCESS
-			return initRet
-		},
-		ShutdownFunc: func() nvml.Return {
-			guard("Shutdown")
-			return nvml.SUCCESS
-		},
-		SystemGetDriverVersionFunc: func() (string, nvml.Return) {
-			guard("SystemGetDriverVersion")
-			return f.DriverVersion, libErr.of("SystemGetDriverVersion")
-		},
-		DeviceGetCountFunc: func() (int, nvml.Return) {
-			guard("DeviceGetCount")
-			if ret := libErr.of("DeviceGetCount"); ret != nvml.SUCCESS {
-				return 0, ret
-			}
-			return len(devices), nvml.SUCCESS
-		},
-		DeviceGetHandleByIndexFunc: func(i int) (nvml.Device, nvml.Return) {
-			guard("DeviceGetHandleByIndex")
-			if i < 0 || i >= len(devices) {
-				return nil, nvml.ERROR_INVALID_ARGUMENT
-			}
-			if ret := libErr.of("DeviceGetHandleByIndex"); ret != nvml.SUCCESS {
-				return nil, ret
-			}
-			return devices[i], nvml.SUCCESS
-		},
 	}
 	return lib, nil
 }
 
-func newDevice(g *GPU, guard func(string)) (nvml.Device, error) {
-	errs, err := returns(g.Errors)
-	if err != nil {
+// The fake's types embed the nvml interface they implement, left nil: a
+// call the fake does not cover panics, so tests catch unplanned calls.
+// (go-nvml's generated mocks would do the same, but each mock device is
+// 15 KB of locks and call records, which benchmarks would measure
+// instead of discovery.)
+
+// library is the fake nvml.Interface.
+type library struct {
+	nvml.Interface
+	driverVersion string
+	devices       []nvml.Device
+	initRet       nvml.Return
+	inited        atomic.Bool
+	errs          injected
+	delays        map[string]time.Duration
+}
+
+// guard panics like the real library, which crashes when called without a
+// successful Init, and answers late where told to.
+func (l *library) guard(call string) {
+	if !l.inited.Load() {
+		panic("nvmlfake: " + call + " called without a successful Init")
+	}
+	if d := l.delays[call]; d > 0 {
+		time.Sleep(d)
+	}
+}
+
+func (l *library) Init() nvml.Return {
+	l.inited.Store(l.initRet == nvml.SUCCESS)
+	return l.initRet
+}
+
+func (l *library) Shutdown() nvml.Return {
+	l.guard("Shutdown")
+	return nvml.SUCCESS
+}
+
+func (l *library) SystemGetDriverVersion() (string, nvml.Return) {
+	l.guard("SystemGetDriverVersion")
+	return l.driverVersion, l.errs.of("SystemGetDriverVersion")
+}
+
+func (l *library) DeviceGetCount() (int, nvml.Return) {
+	l.guard("DeviceGetCount")
+	if ret := l.errs.of("DeviceGetCount"); ret != nvml.SUCCESS {
+		return 0, ret
+	}
+	return len(l.devices), nvml.SUCCESS
+}
+
+func (l *library) DeviceGetHandleByIndex(i int) (nvml.Device, nvml.Return) {
+	l.guard("DeviceGetHandleByIndex")
+	if i < 0 || i >= len(l.devices) {
+		return nil, nvml.ERROR_INVALID_ARGUMENT
+	}
+	if ret := l.errs.of("DeviceGetHandleByIndex"); ret != nvml.SUCCESS {
+		return nil, ret
+	}
+	return l.devices[i], nvml.SUCCESS
+}
+
+// device is a fake GPU.
+type device struct {
+	nvml.Device
+	lib              *library
+	g                *GPU
+	errs             injected
+	current, pending int
+	modeRet          nvml.Return
+	mask             []uint
+	maxMig           int
+	migs             map[int]nvml.Device // by handle index
+	giProfile        map[int]int         // GI id -> GI profile index
+	linkRemote       []string            // by link number; "" for an inactive link
+}
+
+func newDevice(g *GPU, lib *library) (nvml.Device, error) {
+	d := &device{lib: lib, g: g, migs: map[int]nvml.Device{}, giProfile: map[int]int{}}
+	var err error
+	if d.errs, err = returns(g.Errors); err != nil {
 		return nil, err
 	}
-	current, pending, modeRet, err := migMode(g.MigMode)
-	if err != nil {
+	if d.current, d.pending, d.modeRet, err = migMode(g.MigMode); err != nil {
 		return nil, err
 	}
-	mask, err := cpuMask(g.CPUs)
-	if err != nil {
+	if d.mask, err = cpuMask(g.CPUs); err != nil {
 		return nil, err
 	}
-	maxMig := g.MaxMigDevices
-	if maxMig == 0 && current == nvml.DEVICE_MIG_ENABLE {
-		maxMig = 7
+	d.maxMig = g.MaxMigDevices
+	if d.maxMig == 0 && d.current == nvml.DEVICE_MIG_ENABLE {
+		d.maxMig = 7
 	}
-	migs := map[int]nvml.Device{}
-	giProfile := map[int]int{} // GI id -> profile index
 	for j := range g.MigDevices {
 		m := &g.MigDevices[j]
-		if _, dup := migs[m.HandleIndex]; dup {
+		if _, dup := d.migs[m.HandleIndex]; dup {
 			return nil, fmt.Errorf("mig_devices[%d]: handle_index %d used twice", j, m.HandleIndex)
 		}
-		if m.HandleIndex >= maxMig {
-			return nil, fmt.Errorf("mig_devices[%d]: handle_index %d beyond max_mig_devices %d", j, m.HandleIndex, maxMig)
+		if m.HandleIndex >= d.maxMig {
+			return nil, fmt.Errorf("mig_devices[%d]: handle_index %d beyond max_mig_devices %d", j, m.HandleIndex, d.maxMig)
 		}
-		dev, index, err := newMigDevice(g, m, guard)
+		mig, err := newMigDevice(g, m, lib)
 		if err != nil {
 			return nil, fmt.Errorf("mig_devices[%d]: %v", j, err)
 		}
-		migs[m.HandleIndex] = dev
-		giProfile[m.GI] = index
+		d.migs[m.HandleIndex] = mig
+		d.giProfile[m.GI] = mig.giProfileIndex
 	}
-
-	var linkRemote []string // by link number; "" for an inactive link
 	for _, l := range g.NVLinks {
 		for i := 0; i < l.Count; i++ {
-			linkRemote = append(linkRemote, l.Remote)
+			d.linkRemote = append(d.linkRemote, l.Remote)
 		}
 	}
-	linkRemote = append(linkRemote, make([]string, g.NVLinkDown)...)
-	if len(linkRemote) > nvml.NVLINK_MAX_LINKS {
-		return nil, fmt.Errorf("%d NVLinks, more than NVML's %d", len(linkRemote), nvml.NVLINK_MAX_LINKS)
+	d.linkRemote = append(d.linkRemote, make([]string, g.NVLinkDown)...)
+	if len(d.linkRemote) > nvml.NVLINK_MAX_LINKS {
+		return nil, fmt.Errorf("%d NVLinks, more than NVML's %d", len(d.linkRemote), nvml.NVLINK_MAX_LINKS)
 	}
-
-	call := func(name string) nvml.Return {
-		guard(name)
-		return errs.of(name)
-	}
-	return &mock.Device{
-		GetNvLinkStateFunc: func(link int) (nvml.EnableState, nvml.Return) {
-			if ret := call("GetNvLinkState"); ret != nvml.SUCCESS {
-				return 0, ret
-			}
-			switch {
-			case len(linkRemote) == 0:
-				return 0, nvml.ERROR_NOT_SUPPORTED
-			case link < 0 || link >= len(linkRemote):
-				return 0, nvml.ERROR_INVALID_ARGUMENT
-			case linkRemote[link] == "":
-				return nvml.FEATURE_DISABLED, nvml.SUCCESS
-			}
-			return nvml.FEATURE_ENABLED, nvml.SUCCESS
-		},
-		GetNvLinkRemotePciInfoFunc: func(link int) (nvml.PciInfo, nvml.Return) {
-			if ret := call("GetNvLinkRemotePciInfo"); ret != nvml.SUCCESS {
-				return nvml.PciInfo{}, ret
-			}
-			if link < 0 || link >= len(linkRemote) || linkRemote[link] == "" {
-				return nvml.PciInfo{}, nvml.ERROR_INVALID_ARGUMENT
-			}
-			var pci nvml.PciInfo
-			copy(pci.BusId[:len(pci.BusId)-1], cChars(linkRemote[link]))
-			return pci, nvml.SUCCESS
-		},
-		GetMinorNumberFunc: func() (int, nvml.Return) { return g.Minor, call("GetMinorNumber") },
-		GetUUIDFunc:        func() (string, nvml.Return) { return g.UUID, call("GetUUID") },
-		GetNameFunc:        func() (string, nvml.Return) { return g.Name, call("GetName") },
-		GetPciInfoFunc: func() (nvml.PciInfo, nvml.Return) {
-			var pci nvml.PciInfo
-			copy(pci.BusId[:len(pci.BusId)-1], cChars(g.PCIBusID))
-			return pci, call("GetPciInfo")
-		},
-		GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) {
-			return nvml.Memory{Total: g.MemoryMiB << 20}, call("GetMemoryInfo")
-		},
-		GetCpuAffinityFunc: func(int) ([]uint, nvml.Return) {
-			if ret := call("GetCpuAffinity"); ret != nvml.SUCCESS {
-				return nil, ret
-			}
-			if mask == nil {
-				return nil, nvml.ERROR_NOT_SUPPORTED
-			}
-			return mask, nvml.SUCCESS
-		},
-		GetMigModeFunc: func() (int, int, nvml.Return) {
-			if ret := call("GetMigMode"); ret != nvml.SUCCESS {
-				return 0, 0, ret
-			}
-			return current, pending, modeRet
-		},
-		GetMaxMigDeviceCountFunc: func() (int, nvml.Return) { return maxMig, call("GetMaxMigDeviceCount") },
-		GetMigDeviceHandleByIndexFunc: func(j int) (nvml.Device, nvml.Return) {
-			if ret := call("GetMigDeviceHandleByIndex"); ret != nvml.SUCCESS {
-				return nil, ret
-			}
-			if j < 0 || j >= maxMig {
-				return nil, nvml.ERROR_INVALID_ARGUMENT
-			}
-			dev, ok := migs[j]
-			if !ok {
-				return nil, nvml.ERROR_NOT_FOUND
-			}
-			return dev, nvml.SUCCESS
-		},
-		GetGpuInstanceByIdFunc: func(id int) (nvml.GpuInstance, nvml.Return) {
-			if ret := call("GetGpuInstanceById"); ret != nvml.SUCCESS {
-				return nil, ret
-			}
-			index, ok := giProfile[id]
-			if !ok {
-				return nil, nvml.ERROR_NOT_FOUND
-			}
-			return &mock.GpuInstance{GetInfoFunc: func() (nvml.GpuInstanceInfo, nvml.Return) {
-				return nvml.GpuInstanceInfo{Id: uint32(id), ProfileId: giProfileID(index)}, call("GpuInstance.GetInfo")
-			}}, nvml.SUCCESS
-		},
-		GetGpuInstanceProfileInfoFunc: func(index int) (nvml.GpuInstanceProfileInfo, nvml.Return) {
-			if ret := call("GetGpuInstanceProfileInfo"); ret != nvml.SUCCESS {
-				return nvml.GpuInstanceProfileInfo{}, ret
-			}
-			if index < 0 || index >= nvml.GPU_INSTANCE_PROFILE_COUNT {
-				return nvml.GpuInstanceProfileInfo{}, nvml.ERROR_INVALID_ARGUMENT
-			}
-			return nvml.GpuInstanceProfileInfo{Id: giProfileID(index)}, nvml.SUCCESS
-		},
-	}, nil
+	return d, nil
 }
 
-func newMigDevice(g *GPU, m *MigDevice, guard func(string)) (nvml.Device, int, error) {
+func (d *device) call(method string) nvml.Return {
+	d.lib.guard(method)
+	return d.errs.of(method)
+}
+
+func (d *device) GetNvLinkState(link int) (nvml.EnableState, nvml.Return) {
+	if ret := d.call("GetNvLinkState"); ret != nvml.SUCCESS {
+		return 0, ret
+	}
+	switch {
+	case len(d.linkRemote) == 0:
+		return 0, nvml.ERROR_NOT_SUPPORTED
+	case link < 0 || link >= len(d.linkRemote):
+		return 0, nvml.ERROR_INVALID_ARGUMENT
+	case d.linkRemote[link] == "":
+		return nvml.FEATURE_DISABLED, nvml.SUCCESS
+	}
+	return nvml.FEATURE_ENABLED, nvml.SUCCESS
+}
+
+func (d *device) GetNvLinkRemotePciInfo(link int) (nvml.PciInfo, nvml.Return) {
+	if ret := d.call("GetNvLinkRemotePciInfo"); ret != nvml.SUCCESS {
+		return nvml.PciInfo{}, ret
+	}
+	if link < 0 || link >= len(d.linkRemote) || d.linkRemote[link] == "" {
+		return nvml.PciInfo{}, nvml.ERROR_INVALID_ARGUMENT
+	}
+	return pciInfo(d.linkRemote[link]), nvml.SUCCESS
+}
+
+func (d *device) GetMinorNumber() (int, nvml.Return) { return d.g.Minor, d.call("GetMinorNumber") }
+func (d *device) GetUUID() (string, nvml.Return)     { return d.g.UUID, d.call("GetUUID") }
+func (d *device) GetName() (string, nvml.Return)     { return d.g.Name, d.call("GetName") }
+
+func (d *device) GetPciInfo() (nvml.PciInfo, nvml.Return) {
+	return pciInfo(d.g.PCIBusID), d.call("GetPciInfo")
+}
+
+func (d *device) GetMemoryInfo() (nvml.Memory, nvml.Return) {
+	return nvml.Memory{Total: d.g.MemoryMiB << 20}, d.call("GetMemoryInfo")
+}
+
+func (d *device) GetCpuAffinity(int) ([]uint, nvml.Return) {
+	if ret := d.call("GetCpuAffinity"); ret != nvml.SUCCESS {
+		return nil, ret
+	}
+	if d.mask == nil {
+		return nil, nvml.ERROR_NOT_SUPPORTED
+	}
+	return d.mask, nvml.SUCCESS
+}
+
+func (d *device) GetMigMode() (int, int, nvml.Return) {
+	if ret := d.call("GetMigMode"); ret != nvml.SUCCESS {
+		return 0, 0, ret
+	}
+	return d.current, d.pending, d.modeRet
+}
+
+func (d *device) GetMaxMigDeviceCount() (int, nvml.Return) {
+	return d.maxMig, d.call("GetMaxMigDeviceCount")
+}
+
+func (d *device) GetMigDeviceHandleByIndex(j int) (nvml.Device, nvml.Return) {
+	if ret := d.call("GetMigDeviceHandleByIndex"); ret != nvml.SUCCESS {
+		return nil, ret
+	}
+	if j < 0 || j >= d.maxMig {
+		return nil, nvml.ERROR_INVALID_ARGUMENT
+	}
+	mig, ok := d.migs[j]
+	if !ok {
+		return nil, nvml.ERROR_NOT_FOUND
+	}
+	return mig, nvml.SUCCESS
+}
+
+func (d *device) GetGpuInstanceById(id int) (nvml.GpuInstance, nvml.Return) {
+	if ret := d.call("GetGpuInstanceById"); ret != nvml.SUCCESS {
+		return nil, ret
+	}
+	index, ok := d.giProfile[id]
+	if !ok {
+		return nil, nvml.ERROR_NOT_FOUND
+	}
+	return &gpuInstance{dev: d, info: nvml.GpuInstanceInfo{Id: uint32(id), ProfileId: giProfileID(index)}}, nvml.SUCCESS
+}
+
+func (d *device) GetGpuInstanceProfileInfo(index int) (nvml.GpuInstanceProfileInfo, nvml.Return) {
+	if ret := d.call("GetGpuInstanceProfileInfo"); ret != nvml.SUCCESS {
+		return nvml.GpuInstanceProfileInfo{}, ret
+	}
+	if index < 0 || index >= nvml.GPU_INSTANCE_PROFILE_COUNT {
+		return nvml.GpuInstanceProfileInfo{}, nvml.ERROR_INVALID_ARGUMENT
+	}
+	return nvml.GpuInstanceProfileInfo{Id: giProfileID(index)}, nvml.SUCCESS
+}
+
+// gpuInstance is a fake GPU instance; only its info is asked for.
+type gpuInstance struct {
+	nvml.GpuInstance
+	dev  *device
+	info nvml.GpuInstanceInfo
+}
+
+func (gi *gpuInstance) GetInfo() (nvml.GpuInstanceInfo, nvml.Return) {
+	return gi.info, gi.dev.call("GpuInstance.GetInfo")
+}
+
+// migDevice is a fake MIG device.
+type migDevice struct {
+	nvml.Device
+	lib            *library
+	m              *MigDevice
+	errs           injected
+	name           string
+	attrs          nvml.DeviceAttributes
+	giProfileIndex int
+}
+
+func newMigDevice(g *GPU, m *MigDevice, lib *library) (*migDevice, error) {
 	errs, err := returns(m.Errors)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	p, err := parseProfile(m.Profile)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	name := m.Name
-	if name == "" {
-		name = g.Name + " MIG " + m.Profile
+	d := &migDevice{lib: lib, m: m, errs: errs, name: m.Name, giProfileIndex: p.giProfileIndex}
+	if d.name == "" {
+		d.name = g.Name + " MIG " + m.Profile
 	}
-	mem := m.MemoryMiB
-	if mem == 0 {
-		mem = p.gb << 10
+	d.attrs = nvml.DeviceAttributes{GpuInstanceSliceCount: p.g, ComputeInstanceSliceCount: p.c, MemorySizeMB: m.MemoryMiB}
+	if d.attrs.MemorySizeMB == 0 {
+		d.attrs.MemorySizeMB = p.gb << 10
 	}
-	index := p.giProfileIndex
 	if m.GIProfileIndex != nil {
-		index = *m.GIProfileIndex
+		d.giProfileIndex = *m.GIProfileIndex
 	}
-	call := func(method string) nvml.Return {
-		guard(method)
-		return errs.of(method)
+	return d, nil
+}
+
+func (d *migDevice) call(method string) nvml.Return {
+	d.lib.guard(method)
+	return d.errs.of(method)
+}
+
+func (d *migDevice) GetGpuInstanceId() (int, nvml.Return) { return d.m.GI, d.call("GetGpuInstanceId") }
+func (d *migDevice) GetComputeInstanceId() (int, nvml.Return) {
+	return d.m.CI, d.call("GetComputeInstanceId")
+}
+func (d *migDevice) GetUUID() (string, nvml.Return) { return d.m.UUID, d.call("GetUUID") }
+func (d *migDevice) GetName() (string, nvml.Return) { return d.name, d.call("GetName") }
+
+func (d *migDevice) GetAttributes() (nvml.DeviceAttributes, nvml.Return) {
+	return d.attrs, d.call("GetAttributes")
+}
+
+func pciInfo(busID string) nvml.PciInfo {
+	var pci nvml.PciInfo
+	for i := 0; i < len(busID) && i < len(pci.BusId)-1; i++ {
+		pci.BusId[i] = int8(busID[i])
 	}
-	return &mock.Device{
-		GetGpuInstanceIdFunc:     func() (int, nvml.Return) { return m.GI, call("GetGpuInstanceId") },
-		GetComputeInstanceIdFunc: func() (int, nvml.Return) { return m.CI, call("GetComputeInstanceId") },
-		GetUUIDFunc:              func() (string, nvml.Return) { return m.UUID, call("GetUUID") },
-		GetNameFunc:              func() (string, nvml.Return) { return name, call("GetName") },
-		GetAttributesFunc: func() (nvml.DeviceAttributes, nvml.Return) {
-			return nvml.DeviceAttributes{
-				GpuInstanceSliceCount:     p.g,
-				ComputeInstanceSliceCount: p.c,
-				MemorySizeMB:              mem,
-			}, call("GetAttributes")
-		},
-	}, index, nil
+	return pci
 }
 
 // profile is what the fake derives from a profile name.
@@ -467,14 +525,6 @@ func cpuMask(list string) ([]uint, error) {
 		mask[cpu/64] |= 1 << (cpu % 64)
 	}
 	return mask, nil
-}
-
-func cChars(s string) []int8 {
-	out := make([]int8, len(s))
-	for i := 0; i < len(s); i++ {
-		out[i] = int8(s[i])
-	}
-	return out
 }
 
 // returnCodes maps NVML return code names ("ERROR_GPU_IS_LOST") to codes.
