@@ -170,11 +170,13 @@ func Load(root string) (*Map, error) {
 	f, err := os.Open(minorsPath)
 	if err == nil {
 		defer f.Close()
-		// Read it whole, bounded (procfs reports no size to check first).
-		data, err := io.ReadAll(io.LimitReader(f, maxMigMinorsBytes+1))
-		if err != nil {
+		// Read it whole, bounded (procfs reports no size to check first),
+		// into a buffer that fits a 32-GPU driver's file in one go.
+		buf := bytes.NewBuffer(make([]byte, 0, migMinorsBufBytes))
+		if _, err := buf.ReadFrom(io.LimitReader(f, maxMigMinorsBytes+1)); err != nil {
 			return nil, fmt.Errorf("reading MIG minors: %w", err)
 		}
+		data := buf.Bytes()
 		if len(data) > maxMigMinorsBytes {
 			return nil, fmt.Errorf("%s: larger than %d MiB: not a mig-minors file", minorsPath, maxMigMinorsBytes>>20)
 		}
@@ -193,9 +195,12 @@ func Load(root string) (*Map, error) {
 }
 
 // maxMigMinorsBytes bounds the mig-minors file: the driver's lists 135
-// entries of under 30 bytes per GPU, 70 KiB for its 32 GPUs. A file far
+// entries of under 30 bytes per GPU, 107 KiB for its 32 GPUs. A file far
 // larger is not a mig-minors file (or a runaway one).
-const maxMigMinorsBytes = 16 << 20
+const (
+	maxMigMinorsBytes = 16 << 20
+	migMinorsBufBytes = 128 << 10
+)
 
 // Parse reads mig-minors syntax from r; name is used in error messages
 // ("name:LINE: ...") and returned by Source.
