@@ -7,11 +7,11 @@ import (
 )
 
 // ResolveCapMinors fills in every MIG device's GI and CI cap minors that
-// are not yet known, from the mig-minors under root. The file is read only
+// are not yet known, from the host's mig-minors. The file is read only
 // when some device needs it. A device with no entry is an error naming the
 // device: a minor is never guessed. The node is checked again only when
 // minors were added, as only they can clash with what was checked before.
-func ResolveCapMinors(n *Node, root string) error {
+func ResolveCapMinors(n *Node, host *HostFiles) error {
 	var caps *capmap.Map
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
@@ -22,7 +22,7 @@ func ResolveCapMinors(n *Node, root string) error {
 			}
 			if caps == nil {
 				var err error
-				if caps, err = capmap.Load(root); err != nil {
+				if caps, err = host.capMap(); err != nil {
 					return fmt.Errorf("cap minors for %s: %w", m.Label(g), err)
 				}
 			}

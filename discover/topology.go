@@ -6,12 +6,12 @@ import (
 	"github.com/slurm-mig/slurm-mig/topology"
 )
 
-// ResolveTopology fills in what needs the node's CPU topology, read under
-// root: each GPU's Cores (its CPU affinity in Slurm's abstract core ids)
-// and, when hardware is asked for, the node's Hardware. What a snapshot
-// already carries is kept, so --from gives the same Cores= on another
-// machine. Sysfs is read only when something is missing.
-func ResolveTopology(n *Node, root string, hardware bool) error {
+// ResolveTopology fills in what needs the host's CPU topology: each GPU's
+// Cores (its CPU affinity in Slurm's abstract core ids) and, when hardware
+// is asked for, the node's Hardware. What a snapshot already carries is
+// kept, so --from gives the same Cores= on another machine. Sysfs is read
+// only when something is missing.
+func ResolveTopology(n *Node, host *HostFiles, hardware bool) error {
 	need := hardware && n.Hardware == nil
 	for i := range n.GPUs {
 		need = need || (n.GPUs[i].CPUAffinity != "" && n.GPUs[i].Cores == "")
@@ -19,12 +19,12 @@ func ResolveTopology(n *Node, root string, hardware bool) error {
 	if !need {
 		return nil
 	}
-	topo, err := topology.Load(root)
+	topo, err := host.topology()
 	if err != nil {
 		return fmt.Errorf("CPU topology: %w", err)
 	}
 	if hardware && n.Hardware == nil {
-		hw, err := topo.Hardware(root)
+		hw, err := topo.Hardware(host.root)
 		if err != nil {
 			return fmt.Errorf("CPU topology: %w", err)
 		}

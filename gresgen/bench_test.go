@@ -48,7 +48,7 @@ func BenchmarkDiscoverRender(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := discover.ResolveCapMinors(node, root); err != nil {
+				if err := discover.ResolveCapMinors(node, discover.NewHostFiles(root)); err != nil {
 					b.Fatal(err)
 				}
 				res, err := Records(node, Options{NodeName: "bench01"})

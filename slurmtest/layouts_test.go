@@ -137,7 +137,7 @@ func fixtureLayout(t *testing.T, name string, fx *nvmlfake.Fixture, host, root s
 	if err != nil {
 		return layout{}, err
 	}
-	if err := discover.ResolveCapMinors(node, root); err != nil {
+	if err := discover.ResolveCapMinors(node, discover.NewHostFiles(root)); err != nil {
 		return layout{}, err
 	}
 	var snap bytes.Buffer
@@ -160,7 +160,7 @@ func demoLayout(t *testing.T) layout {
 	if l.node, err = discover.LoadSnapshot(l.snapshot); err != nil {
 		t.Fatal(err)
 	}
-	if err := discover.ResolveCapMinors(l.node, l.root); err != nil {
+	if err := discover.ResolveCapMinors(l.node, discover.NewHostFiles(l.root)); err != nil {
 		t.Fatal(err)
 	}
 	return l

@@ -34,7 +34,7 @@ func (s *sourceFlags) load(e *env, g *cli) (*discover.Node, error) {
 	for _, w := range node.Warnings {
 		e.warn(w)
 	}
-	if err := discover.ResolveCapMinors(node, g.Root); err != nil {
+	if err := discover.ResolveCapMinors(node, e.hostFiles(g.Root)); err != nil {
 		return nil, err
 	}
 	return node, nil
@@ -48,13 +48,14 @@ func discoverWithin(e *env, root string, timeout time.Duration) (*discover.Node,
 	if err != nil {
 		return nil, fmt.Errorf("reading the hostname: %w", err)
 	}
+	e.hostFiles(root).Prefetch() // while NVML initialises
 	type result struct {
 		node *discover.Node
 		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
-		node, err := discover.FromNVML(e.newNVML(), host, root)
+		node, err := discover.FromNVML(e.nvml(), host, root)
 		done <- result{node, err}
 	}()
 	select {
@@ -84,7 +85,7 @@ func (f *recordFlags) records(e *env, node *discover.Node, root string) ([]slurm
 		return nil, "", err
 	}
 	if !f.NoCores {
-		e.resolveCores(node, root)
+		e.resolveCores(node, e.hostFiles(root))
 	}
 	res, err := gresgen.Records(node, gresgen.Options{
 		NodeName:  name,
@@ -107,8 +108,8 @@ func (f *recordFlags) records(e *env, node *discover.Node, root string) ([]slurm
 // resolveCores turns the GPUs' CPU affinity into Cores= through the CPU
 // topology under root. Without the topology the config is still right,
 // only less precise, so that is a warning, given once.
-func (e *env) resolveCores(node *discover.Node, root string) {
-	if err := discover.ResolveTopology(node, root, false); err != nil {
+func (e *env) resolveCores(node *discover.Node, host *discover.HostFiles) {
+	if err := discover.ResolveTopology(node, host, false); err != nil {
 		e.warn(fmt.Sprintf("%v; Cores= left out", err))
 	}
 }
@@ -214,7 +215,7 @@ func (c *nodeCmd) Run(e *env, g *cli) error {
 	}
 	line := slurmconf.NodeLine(name, counts)
 	if c.Full {
-		if err := discover.ResolveTopology(node, g.Root, true); err != nil {
+		if err := discover.ResolveTopology(node, e.hostFiles(g.Root), true); err != nil {
 			return fmt.Errorf("node --full: %w", err)
 		}
 		line = fullNodeLine(name, node.Hardware.String(), counts)
@@ -306,7 +307,7 @@ func (c *snapshotCmd) Run(e *env, g *cli) error {
 	}
 	// The snapshot carries Cores and the hardware so that --from gives the
 	// same output on another machine.
-	if err := discover.ResolveTopology(node, g.Root, true); err != nil {
+	if err := discover.ResolveTopology(node, e.hostFiles(g.Root), true); err != nil {
 		e.warn(fmt.Sprintf("%v; the snapshot has no cores or hardware", err))
 	}
 	var buf bytes.Buffer

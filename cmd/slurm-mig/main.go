@@ -14,6 +14,8 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/alecthomas/kong"
+
+	"github.com/slurm-mig/slurm-mig/discover"
 )
 
 // version is set at build time (-ldflags "-X main.version=v1.2.3"); a
@@ -43,6 +45,17 @@ type env struct {
 	newNVML        func() nvml.Interface
 	hostname       func() (string, error)
 	version        string
+	early          *earlyNVML          // set once NVML's Init has started
+	host           *discover.HostFiles // set once files under --root are wanted
+}
+
+// hostFiles gives the run's reader of files under root (the run's
+// --root), so that each file is read once.
+func (e *env) hostFiles(root string) *discover.HostFiles {
+	if e.host == nil {
+		e.host = discover.NewHostFiles(root)
+	}
+	return e.host
 }
 
 func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", msg) }
@@ -65,6 +78,9 @@ type errExit int
 func run(args []string, e *env) (code int) {
 	e.version = buildVersion()
 	stdout, stderr := e.stdout, e.stderr
+	if readsNVML(args) {
+		e.early = startNVML(e.newNVML())
+	}
 	var c cli
 	parser, err := kong.New(&c,
 		kong.Name("slurm-mig"),

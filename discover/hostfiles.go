@@ -1,0 +1,36 @@
+package discover
+
+import (
+	"sync"
+
+	"github.com/slurm-mig/slurm-mig/capmap"
+	"github.com/slurm-mig/slurm-mig/topology"
+)
+
+// HostFiles reads what the node model needs from files under a root
+// rather than from NVML: the CPU topology (for Cores= and the node's
+// hardware) and the MIG cap minors. Each is read at most once, when first
+// needed, or in the background after Prefetch.
+type HostFiles struct {
+	root     string
+	topology func() (*topology.Topology, error)
+	capMap   func() (*capmap.Map, error)
+}
+
+// NewHostFiles reads under root ("/" for this host).
+func NewHostFiles(root string) *HostFiles {
+	return &HostFiles{
+		root:     root,
+		topology: sync.OnceValues(func() (*topology.Topology, error) { return topology.Load(root) }),
+		capMap:   sync.OnceValues(func() (*capmap.Map, error) { return capmap.Load(root) }),
+	}
+}
+
+// Prefetch starts reading both in the background, for a caller about to
+// wait on NVML: which of them the node needs is known only after
+// discovery, and reading both takes well under a millisecond. A read that
+// fails matters only if its result is asked for.
+func (h *HostFiles) Prefetch() {
+	go h.topology()
+	go h.capMap()
+}
