@@ -64,6 +64,7 @@ func (c *diffCmd) Run(e *env, g *cli) error {
 	if err != nil {
 		return err
 	}
+	e.releaseNVML() // before reading configs and asking slurmctld
 	recs, _, err := c.records(e, node, g.Root)
 	if err != nil {
 		return err

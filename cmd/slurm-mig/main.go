@@ -45,7 +45,7 @@ type env struct {
 	newNVML        func() nvml.Interface
 	hostname       func() (string, error)
 	version        string
-	early          *earlyNVML          // set once NVML's Init has started
+	nvmlLib        *runNVML            // set once NVML's Init has started
 	host           *discover.HostFiles // set once files under --root are wanted
 }
 
@@ -79,7 +79,7 @@ func run(args []string, e *env) (code int) {
 	e.version = buildVersion()
 	stdout, stderr := e.stdout, e.stderr
 	if readsNVML(args) {
-		e.early = startNVML(e.newNVML())
+		e.nvmlLib = startNVML(e.newNVML())
 	}
 	var c cli
 	parser, err := kong.New(&c,

@@ -1,6 +1,15 @@
 package main
 
-import "testing"
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
+	"github.com/slurm-mig/slurm-mig/internal/synth"
+)
 
 func TestReadsNVML(t *testing.T) {
 	for _, tc := range []struct {
@@ -27,5 +36,57 @@ func TestReadsNVML(t *testing.T) {
 		if got := readsNVML(tc.args); got != tc.want {
 			t.Errorf("readsNVML(%q) = %v, want %v", tc.args, got, tc.want)
 		}
+	}
+}
+
+// countingNVML counts the real Shutdown calls that reach the library.
+type countingNVML struct {
+	nvml.Interface
+	shutdowns int
+}
+
+func (c *countingNVML) Shutdown() nvml.Return {
+	c.shutdowns++
+	return c.Interface.Shutdown()
+}
+
+// TestNVMLShutdownBeforeWaiting pins when NVML is shut down: not by a run
+// that only prints (process exit frees it), always before a run writes a
+// file or compares configs, never after a failed Init.
+func TestNVMLShutdownBeforeWaiting(t *testing.T) {
+	dir := t.TempDir()
+	gresConf := filepath.Join(dir, "gres.conf")
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		initError string
+		wantCode  int
+		want      int
+	}{
+		{"gen prints", []string{"gen"}, "", exitOK, 0},
+		{"list prints", []string{"list"}, "", exitOK, 0},
+		{"gen writes", []string{"gen", "-o", gresConf}, "", exitOK, 1},
+		{"diff", []string{"diff", "--gres-conf", gresConf}, "", exitOK, 1}, // the file gen wrote
+		{"init fails", []string{"gen", "-o", gresConf}, "ERROR_DRIVER_NOT_LOADED", exitError, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fixture := synth.Fixture(2, 7)
+			fixture.InitError = tc.initError
+			fake, err := nvmlfake.New(fixture)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lib := &countingNVML{Interface: fake}
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"--root", "../../testdata/demo/root"}, tc.args...)
+			code := run(args, &env{stdout: &stdout, stderr: &stderr,
+				newNVML: func() nvml.Interface { return lib }, hostname: func() (string, error) { return "n1", nil }})
+			if code != tc.wantCode {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, tc.wantCode, stderr.String())
+			}
+			if lib.shutdowns != tc.want {
+				t.Errorf("nvmlShutdown called %d times, want %d", lib.shutdowns, tc.want)
+			}
+		})
 	}
 }

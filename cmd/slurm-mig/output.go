@@ -45,6 +45,7 @@ func (o *outputFlags) emit(e *env, data []byte, counts []slurmconf.GresCount) er
 		_, err := e.stdout.Write(data)
 		return err
 	}
+	e.releaseNVML() // before waiting on the lock and the disk
 	res, err := atomicfile.Write(o.Output, data, atomicfile.Options{Backup: o.Backup})
 	if err != nil {
 		return err
