@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
@@ -39,19 +40,47 @@ func FromNVML(lib nvml.Interface, hostname, root string) (*Node, error) {
 	if ret != nvml.SUCCESS {
 		return nil, nvmlError("counting GPUs", ret)
 	}
-	for i := 0; i < count; i++ {
-		dev, ret := lib.DeviceGetHandleByIndex(i)
-		if ret != nvml.SUCCESS {
-			return nil, nvmlError(fmt.Sprintf("GPU %d: getting its handle", i), ret)
+	// GPUs are read in parallel: the first handle of each GPU takes about
+	// 7 ms (NVML attaches to it), and NVML attaches to several GPUs at
+	// once (an H200 pair: 14.4 ms in turn, 8.8 ms together). The result
+	// and its warnings stay in index order, and the error reported is
+	// that of the lowest index.
+	type result struct {
+		gpu      GPU
+		warnings []string
+		err      error
+	}
+	results := make([]result, count)
+	limit := make(chan struct{}, maxParallelGPUs)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		limit <- struct{}{}
+		go func() {
+			defer func() { <-limit; wg.Done() }()
+			r := &results[i]
+			dev, ret := lib.DeviceGetHandleByIndex(i)
+			if ret != nvml.SUCCESS {
+				r.err = nvmlError(fmt.Sprintf("GPU %d: getting its handle", i), ret)
+				return
+			}
+			r.gpu, r.err = readGPU(i, dev, root, &r.warnings)
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.err != nil {
+			return nil, r.err
 		}
-		gpu, err := readGPU(i, dev, root, &node.Warnings)
-		if err != nil {
-			return nil, err
-		}
-		node.GPUs = append(node.GPUs, gpu)
+		node.GPUs = append(node.GPUs, r.gpu)
+		node.Warnings = append(node.Warnings, r.warnings...)
 	}
 	return node, nil
 }
+
+// maxParallelGPUs bounds the GPUs read at once, each a thread blocked in
+// NVML; more than a node has (8 or 16) gains nothing.
+const maxParallelGPUs = 16
 
 // initError explains the usual reasons NVML does not start.
 func initError(ret nvml.Return) error {

@@ -2,8 +2,10 @@ package discover
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -168,5 +170,34 @@ func TestRefinementsDegrade(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, n.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
+// GPUs are read in parallel; what comes out must not show it.
+func TestParallelReadKeepsIndexOrder(t *testing.T) {
+	var gpus []nvmlfake.GPU
+	for i := 0; i < 40; i++ { // more than maxParallelGPUs
+		gpus = append(gpus, nvmlfake.GPU{Minor: 39 - i, UUID: fmt.Sprintf("GPU-%d", i), Name: "NVIDIA A100-SXM4-80GB",
+			PCIBusID: fmt.Sprintf("00000000:%02X:00.0", i+1), Errors: map[string]string{"GetCpuAffinity": "ERROR_UNKNOWN"}})
+	}
+	n, err := FromNVML(fake(t, &nvmlfake.Fixture{GPUs: gpus}), "n1", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range n.GPUs {
+		if g.Index != i || g.UUID != fmt.Sprintf("GPU-%d", i) || g.Minor != 39-i {
+			t.Fatalf("GPU at %d is index %d, %s, minor %d", i, g.Index, g.UUID, g.Minor)
+		}
+		if want := fmt.Sprintf("GPU %d (minor %d, %s): reading its CPU affinity", i, 39-i, g.PCIBusID); !strings.HasPrefix(n.Warnings[i], want) {
+			t.Errorf("warning %d = %q, want it to start %q", i, n.Warnings[i], want)
+		}
+	}
+
+	// Of several failing GPUs, the lowest index is reported.
+	gpus[33].Errors = map[string]string{"GetUUID": "ERROR_GPU_IS_LOST"}
+	gpus[7].Errors = map[string]string{"GetName": "ERROR_UNKNOWN"}
+	_, err = FromNVML(fake(t, &nvmlfake.Fixture{GPUs: gpus}), "n1", t.TempDir())
+	if want := "nvml: GPU 7: reading its name: ERROR_UNKNOWN"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
 	}
 }
