@@ -125,11 +125,15 @@ func checkSiblings(dir string, cpus []CPU) error {
 		k := coreKey{c.Socket, c.Die, c.Core}
 		byKey[k] = append(byKey[k], c.ID)
 	}
+	checked := map[coreKey]bool{}
 	for _, c := range cpus {
-		same := byKey[coreKey{c.Socket, c.Die, c.Core}]
-		if len(same) == 1 {
+		k := coreKey{c.Socket, c.Die, c.Core}
+		same := byKey[k]
+		// Sibling lists are symmetric: one thread's list checks its core.
+		if len(same) == 1 || checked[k] {
 			continue
 		}
+		checked[k] = true
 		path := filepath.Join(dir, "cpu"+strconv.Itoa(c.ID), "topology", "thread_siblings_list")
 		b, err := os.ReadFile(path)
 		if errors.Is(err, os.ErrNotExist) {
