@@ -21,11 +21,12 @@ import (
 // nvidia-smi topo -m: Links= the NV# counts per peer (-1 for the GPU
 // itself, 0 where no NVLink joins them) and each GPU's CPU affinity.
 func TestCapturedNodes(t *testing.T) {
-	dirs, err := filepath.Glob("../../testdata/real/*")
-	if err != nil || len(dirs) == 0 {
+	snapshots, err := filepath.Glob("../../testdata/real/*/snapshot.json")
+	if err != nil || len(snapshots) == 0 {
 		t.Fatalf("no captured nodes under ../../testdata/real (%v)", err)
 	}
-	for _, dir := range dirs {
+	for _, snapshot := range snapshots {
+		dir := filepath.Dir(snapshot)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			read := func(name string) string {
 				b, err := os.ReadFile(filepath.Join(dir, name))
@@ -34,7 +35,6 @@ func TestCapturedNodes(t *testing.T) {
 				}
 				return string(b)
 			}
-			snapshot := filepath.Join(dir, "snapshot.json")
 			root := filepath.Join(dir, "root")
 			gen := runCaptured(t, "--root", root, "gen", "--from", snapshot)
 			if diff := cmp.Diff(configLines(read("gres.conf")), configLines(gen)); diff != "" {
