@@ -62,6 +62,10 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	scripts, err := filepath.Abs("../../scripts")
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:           "../../testdata/script",
 		UpdateScripts: *update,
@@ -71,6 +75,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("REAL", real)
 			e.Setenv("DEMO", demo)
+			e.Setenv("SCRIPTS", scripts)
 			e.Setenv("TEST_HOSTNAME", "node01.cluster.test")
 			return nil
 		},
