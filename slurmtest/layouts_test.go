@@ -43,7 +43,7 @@ func (l *layout) devices() int {
 // loadLayouts gathers every node layout of the golden tests: each nvmlfake
 // fixture embedded in testdata/script/*.txtar that describes GPUs without
 // injected faults, discovered through the fake NVML and saved as a
-// snapshot, plus the demo node. Layouts offering Slurm no device are left
+// snapshot, plus the demo node and the nodes captured from real hosts. Layouts offering Slurm no device are left
 // out: gen rightly refuses to write an empty gres.conf.
 func loadLayouts(t *testing.T, host string) []layout {
 	t.Helper()
@@ -86,6 +86,7 @@ func loadLayouts(t *testing.T, host string) []layout {
 		}
 	}
 	layouts = append(layouts, demoLayout(t))
+	layouts = append(layouts, capturedLayouts(t)...)
 
 	var offered []layout
 	for _, l := range layouts {
@@ -155,7 +156,30 @@ func fixtureLayout(t *testing.T, name string, fx *nvmlfake.Fixture, host, root s
 // which come from the mig-minors under its root.
 func demoLayout(t *testing.T) layout {
 	t.Helper()
-	l := layout{name: "demo/snapshot.json", snapshot: "../testdata/demo/snapshot.json", root: "../testdata/demo/root"}
+	return snapshotLayout(t, "demo/snapshot.json", "../testdata/demo/snapshot.json", "../testdata/demo/root")
+}
+
+// capturedLayouts are the nodes captured from real hosts
+// (testdata/real/*: scripts/capture-node.sh).
+func capturedLayouts(t *testing.T) []layout {
+	t.Helper()
+	snapshots, err := filepath.Glob("../testdata/real/*/snapshot.json")
+	if err != nil || len(snapshots) == 0 {
+		t.Fatalf("no captured nodes under ../testdata/real (%v)", err)
+	}
+	var layouts []layout
+	for _, snap := range snapshots {
+		dir := filepath.Dir(snap)
+		layouts = append(layouts, snapshotLayout(t, "real/"+filepath.Base(dir), snap, filepath.Join(dir, "root")))
+	}
+	return layouts
+}
+
+// snapshotLayout is a node saved as a snapshot; cap minors it lacks come
+// from the mig-minors under root.
+func snapshotLayout(t *testing.T, name, snapshot, root string) layout {
+	t.Helper()
+	l := layout{name: name, snapshot: snapshot, root: root}
 	var err error
 	if l.node, err = discover.LoadSnapshot(l.snapshot); err != nil {
 		t.Fatal(err)
