@@ -34,7 +34,7 @@ func (s *sourceFlags) load(e *env, g *cli) (*discover.Node, error) {
 	for _, w := range node.Warnings {
 		e.warn(w)
 	}
-	if err := discover.ResolveCapMinors(node, e.hostFiles(g.Root)); err != nil {
+	if err := discover.ResolveCapMinors(node, e.host); err != nil {
 		return nil, err
 	}
 	return node, nil
@@ -48,7 +48,7 @@ func discoverWithin(e *env, root string, timeout time.Duration) (*discover.Node,
 	if err != nil {
 		return nil, fmt.Errorf("reading the hostname: %w", err)
 	}
-	e.hostFiles(root).Prefetch() // while NVML initialises
+	e.host.Prefetch() // while NVML initialises
 	type result struct {
 		node *discover.Node
 		err  error
@@ -79,13 +79,13 @@ type recordFlags struct {
 	Flags      string            `placeholder:"FLAGS" help:"Write Flags=FLAGS on every line (nvidia_gpu_env, ...); checked against the flags Slurm knows."`
 }
 
-func (f *recordFlags) records(e *env, node *discover.Node, root string) ([]slurmconf.GresRecord, string, error) {
+func (f *recordFlags) records(e *env, node *discover.Node) ([]slurmconf.GresRecord, string, error) {
 	name, err := f.nodeName(e, node)
 	if err != nil {
 		return nil, "", err
 	}
 	if !f.NoCores {
-		e.resolveCores(node, e.hostFiles(root))
+		e.resolveCores(node)
 	}
 	res, err := gresgen.Records(node, gresgen.Options{
 		NodeName:  name,
@@ -108,8 +108,8 @@ func (f *recordFlags) records(e *env, node *discover.Node, root string) ([]slurm
 // resolveCores turns the GPUs' CPU affinity into Cores= through the CPU
 // topology under root. Without the topology the config is still right,
 // only less precise, so that is a warning, given once.
-func (e *env) resolveCores(node *discover.Node, host *discover.HostFiles) {
-	if err := discover.ResolveTopology(node, host, false); err != nil {
+func (e *env) resolveCores(node *discover.Node) {
+	if err := discover.ResolveTopology(node, e.host, false); err != nil {
 		e.warn(fmt.Sprintf("%v; Cores= left out", err))
 	}
 }
@@ -159,7 +159,7 @@ func (r *renderFlags) render(e *env, g *cli, what string) (*discover.Node, []slu
 	if err != nil {
 		return nil, nil, "", nil, err
 	}
-	recs, name, err := r.records(e, node, g.Root)
+	recs, name, err := r.records(e, node)
 	if err != nil {
 		return nil, nil, "", nil, err
 	}
@@ -215,7 +215,7 @@ func (c *nodeCmd) Run(e *env, g *cli) error {
 	}
 	line := slurmconf.NodeLine(name, counts)
 	if c.Full {
-		if err := discover.ResolveTopology(node, e.hostFiles(g.Root), true); err != nil {
+		if err := discover.ResolveTopology(node, e.host, true); err != nil {
 			return fmt.Errorf("node --full: %w", err)
 		}
 		line = fullNodeLine(name, node.Hardware.String(), counts)
@@ -307,7 +307,7 @@ func (c *snapshotCmd) Run(e *env, g *cli) error {
 	}
 	// The snapshot carries Cores and the hardware so that --from gives the
 	// same output on another machine.
-	if err := discover.ResolveTopology(node, e.hostFiles(g.Root), true); err != nil {
+	if err := discover.ResolveTopology(node, e.host, true); err != nil {
 		e.warn(fmt.Sprintf("%v; the snapshot has no cores or hardware", err))
 	}
 	var buf bytes.Buffer

@@ -65,7 +65,7 @@ func (c *diffCmd) Run(e *env, g *cli) error {
 		return err
 	}
 	e.releaseNVML() // before reading configs and asking slurmctld
-	recs, _, err := c.records(e, node, g.Root)
+	recs, _, err := c.records(e, node)
 	if err != nil {
 		return err
 	}

@@ -46,16 +46,7 @@ type env struct {
 	hostname       func() (string, error)
 	version        string
 	nvmlLib        *runNVML            // set once NVML's Init has started
-	host           *discover.HostFiles // set once files under --root are wanted
-}
-
-// hostFiles gives the run's reader of files under root (the run's
-// --root), so that each file is read once.
-func (e *env) hostFiles(root string) *discover.HostFiles {
-	if e.host == nil {
-		e.host = discover.NewHostFiles(root)
-	}
-	return e.host
+	host           *discover.HostFiles // the files under --root, each read once a run
 }
 
 func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", msg) }
@@ -108,6 +99,7 @@ func run(args []string, e *env) (code int) {
 		fmt.Fprintf(stderr, "slurm-mig: %v (see slurm-mig --help)\n", err)
 		return exitError
 	}
+	e.host = discover.NewHostFiles(c.Root)
 	if err := ctx.Run(&c); err != nil {
 		if errors.As(err, new(errDifferent)) {
 			return exitDifferent
