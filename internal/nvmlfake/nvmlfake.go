@@ -200,12 +200,23 @@ func (l *library) DeviceGetHandleByIndex(i int) (nvml.Device, nvml.Return) {
 	return l.devices[i], nvml.SUCCESS
 }
 
+// caller answers a device's calls: late where the library is told to,
+// with the error injected for the method, if any.
+type caller struct {
+	lib  *library
+	errs injected
+}
+
+func (c caller) call(method string) nvml.Return {
+	c.lib.guard(method)
+	return c.errs.of(method)
+}
+
 // device is a fake GPU.
 type device struct {
 	nvml.Device
-	lib              *library
+	caller
 	g                *GPU
-	errs             injected
 	current, pending int
 	modeRet          nvml.Return
 	mask             []uint
@@ -216,11 +227,11 @@ type device struct {
 }
 
 func newDevice(g *GPU, lib *library) (nvml.Device, error) {
-	d := &device{lib: lib, g: g, migs: map[int]nvml.Device{}, giProfile: map[int]int{}}
-	var err error
-	if d.errs, err = returns(g.Errors); err != nil {
+	errs, err := returns(g.Errors)
+	if err != nil {
 		return nil, err
 	}
+	d := &device{caller: caller{lib, errs}, g: g, migs: map[int]nvml.Device{}, giProfile: map[int]int{}}
 	if d.current, d.pending, d.modeRet, err = migMode(g.MigMode); err != nil {
 		return nil, err
 	}
@@ -256,11 +267,6 @@ func newDevice(g *GPU, lib *library) (nvml.Device, error) {
 		return nil, fmt.Errorf("%d NVLinks, more than NVML's %d", len(d.linkRemote), nvml.NVLINK_MAX_LINKS)
 	}
 	return d, nil
-}
-
-func (d *device) call(method string) nvml.Return {
-	d.lib.guard(method)
-	return d.errs.of(method)
 }
 
 func (d *device) GetNvLinkState(link int) (nvml.EnableState, nvml.Return) {
@@ -343,7 +349,7 @@ func (d *device) GetGpuInstanceById(id int) (nvml.GpuInstance, nvml.Return) {
 	if !ok {
 		return nil, nvml.ERROR_NOT_FOUND
 	}
-	return &gpuInstance{dev: d, info: nvml.GpuInstanceInfo{Id: uint32(id), ProfileId: giProfileID(index)}}, nvml.SUCCESS
+	return &gpuInstance{caller: d.caller, info: nvml.GpuInstanceInfo{Id: uint32(id), ProfileId: giProfileID(index)}}, nvml.SUCCESS
 }
 
 func (d *device) GetGpuInstanceProfileInfo(index int) (nvml.GpuInstanceProfileInfo, nvml.Return) {
@@ -359,20 +365,19 @@ func (d *device) GetGpuInstanceProfileInfo(index int) (nvml.GpuInstanceProfileIn
 // gpuInstance is a fake GPU instance; only its info is asked for.
 type gpuInstance struct {
 	nvml.GpuInstance
-	dev  *device
+	caller
 	info nvml.GpuInstanceInfo
 }
 
 func (gi *gpuInstance) GetInfo() (nvml.GpuInstanceInfo, nvml.Return) {
-	return gi.info, gi.dev.call("GpuInstance.GetInfo")
+	return gi.info, gi.call("GpuInstance.GetInfo")
 }
 
 // migDevice is a fake MIG device.
 type migDevice struct {
 	nvml.Device
-	lib            *library
+	caller
 	m              *MigDevice
-	errs           injected
 	name           string
 	attrs          nvml.DeviceAttributes
 	giProfileIndex int
@@ -387,7 +392,7 @@ func newMigDevice(g *GPU, m *MigDevice, lib *library) (*migDevice, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &migDevice{lib: lib, m: m, errs: errs, name: m.Name, giProfileIndex: p.giProfileIndex}
+	d := &migDevice{caller: caller{lib, errs}, m: m, name: m.Name, giProfileIndex: p.giProfileIndex}
 	if d.name == "" {
 		d.name = g.Name + " MIG " + m.Profile
 	}
@@ -399,11 +404,6 @@ func newMigDevice(g *GPU, m *MigDevice, lib *library) (*migDevice, error) {
 		d.giProfileIndex = *m.GIProfileIndex
 	}
 	return d, nil
-}
-
-func (d *migDevice) call(method string) nvml.Return {
-	d.lib.guard(method)
-	return d.errs.of(method)
 }
 
 func (d *migDevice) GetGpuInstanceId() (int, nvml.Return) { return d.m.GI, d.call("GetGpuInstanceId") }
