@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // TestCapturedNodes checks nodes captured from real GPU hosts
@@ -45,19 +46,22 @@ func TestCapturedNodes(t *testing.T) {
 				t.Errorf("node --full differs from the host's (-host +here):\n%s", diff)
 			}
 
-			links, affinity := parseTopoMatrix(t, read("topo-m.txt"))
-			lines := configLines(read("gres.conf"))
-			if len(lines) != len(links) {
-				t.Fatalf("gres.conf has %d lines, topo -m %d GPUs", len(lines), len(links))
-			}
-			for i, line := range lines {
-				if got, want := keyValue(line, "Links"), links[i]; got != want {
-					t.Errorf("GPU%d: gres.conf Links=%s, topo -m says %s", i, got, want)
-				}
-			}
 			node, err := discover.LoadSnapshot(snapshot)
 			if err != nil {
 				t.Fatal(err)
+			}
+			links, affinity := parseTopoMatrix(t, read("topo-m.txt"))
+			conf, err := slurmconf.ReadGresConf(filepath.Join(dir, "gres.conf"), node.Hostname)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(conf.Records) != len(links) {
+				t.Fatalf("gres.conf has %d records, topo -m %d GPUs", len(conf.Records), len(links))
+			}
+			for i, r := range conf.Records {
+				if r.Links != links[i] {
+					t.Errorf("GPU%d: gres.conf Links=%s, topo -m says %s", i, r.Links, links[i])
+				}
 			}
 			for i, g := range node.GPUs {
 				if g.CPUAffinity != affinity[i] {
@@ -87,15 +91,6 @@ func configLines(conf string) []string {
 		}
 	}
 	return out
-}
-
-func keyValue(line, key string) string {
-	for _, f := range strings.Fields(line) {
-		if v, ok := strings.CutPrefix(f, key+"="); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")

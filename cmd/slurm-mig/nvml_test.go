@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/alecthomas/kong"
 
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 	"github.com/slurm-mig/slurm-mig/internal/synth"
@@ -88,5 +89,20 @@ func TestNVMLShutdownBeforeWaiting(t *testing.T) {
 				t.Errorf("nvmlShutdown called %d times, want %d", lib.shutdowns, tc.want)
 			}
 		})
+	}
+}
+
+// Every command reads NVML unless given --from, so readsNVML must know
+// every command the CLI has; a new command missing from it would only
+// lose the early Init, silently.
+func TestReadsNVMLKnowsEveryCommand(t *testing.T) {
+	parser, err := kong.New(&cli{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range parser.Model.Children {
+		if !readsNVML([]string{cmd.Name}) {
+			t.Errorf("readsNVML does not know the command %q", cmd.Name)
+		}
 	}
 }
