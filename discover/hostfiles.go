@@ -27,9 +27,10 @@ func NewHostFiles(root string) *HostFiles {
 }
 
 // Prefetch starts reading both in the background, for a caller about to
-// wait on NVML: which of them the node needs is known only after
-// discovery, and reading both takes well under a millisecond. A read that
-// fails matters only if its result is asked for.
+// wait on NVML's Init (about 10 ms): which of them the node needs is known
+// only after discovery, and both fit in that wait (the topology of 256
+// CPUs takes 7 ms on the 2-core CI machine). A read that fails matters
+// only if its result is asked for.
 func (h *HostFiles) Prefetch() {
 	go h.topology()
 	go h.capMap()
