@@ -11,6 +11,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 )
 
@@ -24,7 +25,7 @@ const slurmMigPath = "/usr/local/bin/slurm-mig"
 func exampleCommands(t *testing.T) map[string][][]string {
 	t.Helper()
 	read := func(name string) string {
-		data, err := os.ReadFile(filepath.Join("../../scripts", name))
+		data, err := os.ReadFile(filepath.Join(fixture.Root(t), "scripts", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,12 +78,8 @@ func exampleCommands(t *testing.T) map[string][][]string {
 }
 
 func TestAutomationExamples(t *testing.T) {
-	real := "../../../shared/fixtures/real/h100-driver-580/mig-minors"
-	minors, err := os.ReadFile(real)
-	if err != nil {
-		t.Fatalf("the real mig-minors is needed: %v", err)
-	}
-	fixture := &nvmlfake.Fixture{DriverVersion: "580.159.04", GPUs: []nvmlfake.GPU{{
+	minors := fixture.Read(t, fixture.RealMigMinors)
+	fake := &nvmlfake.Fixture{DriverVersion: "580.159.04", GPUs: []nvmlfake.GPU{{
 		Minor: 0, UUID: "GPU-1", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559, MigMode: "enabled",
 		MigDevices: []nvmlfake.MigDevice{
 			{HandleIndex: 0, GI: 7, CI: 0, UUID: "MIG-1", Profile: "1g.10gb"},
@@ -104,7 +101,7 @@ func TestAutomationExamples(t *testing.T) {
 				for round := 0; round < 2; round++ {
 					var stdout, stderr bytes.Buffer
 					code := run(args, &env{stdout: &stdout, stderr: &stderr,
-						newNVML:  func() nvml.Interface { lib, _ := nvmlfake.New(fixture); return lib },
+						newNVML:  func() nvml.Interface { lib, _ := nvmlfake.New(fake); return lib },
 						hostname: func() (string, error) { return "n1.cluster", nil }})
 					if code != exitOK {
 						t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
