@@ -242,7 +242,11 @@ func (c *GresConf) add(r ParsedRecord, seen uint) error {
 			return fmt.Errorf("%s: File=%s names no file", r.Pos, r.File)
 		}
 		if r.Count != 0 && r.Count != uint64(len(files)) {
-			return fmt.Errorf("%s: Count=%d but File= names %d files", r.Pos, r.Count, len(files))
+			noun := "files"
+			if len(files) == 1 {
+				noun = "file"
+			}
+			return fmt.Errorf("%s: Count=%d but File= names %d %s", r.Pos, r.Count, len(files), noun)
 		}
 	}
 	if c.units += r.Units(); c.units > maxNodeUnits {

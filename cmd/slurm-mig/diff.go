@@ -232,7 +232,7 @@ func verdict(r *diffReport, generated []slurmconf.GresCount) string {
 		total += c.Count
 	}
 	if r.Same {
-		return fmt.Sprintf("same: %s matches this node's %d devices", sources(r), total)
+		return fmt.Sprintf("same: %s matches this node's %s", sources(r), countOf(total, "device"))
 	}
 	var parts []string
 	if g := r.GresConf; g != nil && !g.Same {
