@@ -206,9 +206,9 @@ func (c *genCmd) Run(e *env, g *cli) error {
 
 type nodeCmd struct {
 	renderFlags
-	Compact bool `help:"Accepted as gen takes it; no effect on the node line, whose counts are the same either way."`
-	Update string `placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
-	Full   bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
+	Compact bool   `help:"Accepted as gen takes it; no effect on the node line, whose counts are the same either way."`
+	Update  string `placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
+	Full    bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
 }
 
 func (c *nodeCmd) Run(e *env, g *cli) error {
