@@ -63,6 +63,14 @@ type cli struct {
 	Snapshot snapshotCmd `cmd:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
 }
 
+// Validate checks the global flags when the command line is parsed.
+func (c *cli) Validate() error {
+	if c.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be longer than 0, not %s", c.Timeout)
+	}
+	return nil
+}
+
 // errExit carries kong's exit code (after --help, --version) out of Parse.
 type errExit int
 
