@@ -31,12 +31,27 @@ const (
 type FileStyle string
 
 const (
+	// FilesAuto (or ""): FilesCI for a Slurm older than 21.08, else
+	// FilesMultiple (FileStyleFor).
+	FilesAuto FileStyle = "auto"
 	// FilesMultiple: MultipleFiles=/dev/nvidiaN,<GI cap>,<CI cap>, what
-	// Slurm's autodetect builds (Slurm >= 20.11).
+	// Slurm's autodetect builds. Slurm reads it from 21.08 on: 20.11
+	// knows the key but refuses records sharing a file, as the MIG
+	// devices of one GPU share its /dev/nvidiaN.
 	FilesMultiple FileStyle = "multiple"
-	// FilesCI: File=<CI cap>, the legacy form of older Slurm.
+	// FilesCI: File=<CI cap>, the legacy form every Slurm reads.
 	FilesCI FileStyle = "ci"
 )
+
+// FileStyleFor is the file style for Slurm release v: FilesMultiple
+// where v lets MultipleFiles= records share a file, or is not known;
+// FilesCI before that.
+func FileStyleFor(v slurmconf.Version) FileStyle {
+	if v.Before(slurmconf.SharedFilesSince) {
+		return FilesCI
+	}
+	return FilesMultiple
+}
 
 // Options are the choices that shape the records.
 type Options struct {
@@ -50,6 +65,10 @@ type Options struct {
 	NoCores, NoLinks bool
 	// Flags is written as Flags= on every line (nvidia_gpu_env).
 	Flags string
+	// Slurm is the release that will read the records; the zero Version
+	// when not known. It picks FilesAuto's style, and Records refuses
+	// records it would refuse or misread (slurmconf.CheckGres).
+	Slurm slurmconf.Version
 }
 
 // Result is what Records builds: the lines in output order, and warnings
@@ -70,6 +89,9 @@ func Records(n *discover.Node, o Options) (Result, error) {
 	}
 	if err := ValidFlags(o.Flags); err != nil {
 		return res, err
+	}
+	if o.FileStyle == "" || o.FileStyle == FilesAuto {
+		o.FileStyle = FileStyleFor(o.Slurm)
 	}
 	links := nvlinkMatrix(n)
 	for i := range n.GPUs {
@@ -118,6 +140,9 @@ func Records(n *discover.Node, o Options) (Result, error) {
 			}
 			res.Records = append(res.Records, r)
 		}
+	}
+	if err := slurmconf.CheckGres(o.Slurm, res.Records); err != nil {
+		return res, err
 	}
 	res.Warnings = append(res.Warnings, typer.clashes()...)
 	res.Warnings = append(res.Warnings, unmatchedTypeMap(n, o.TypeMap)...)
@@ -194,9 +219,9 @@ func newTyper(o Options) (*typer, error) {
 		return nil, fmt.Errorf("unknown type style %q (want model, profile or autodetect)", o.TypeStyle)
 	}
 	switch o.FileStyle {
-	case "", FilesMultiple, FilesCI:
+	case "", FilesAuto, FilesMultiple, FilesCI:
 	default:
-		return nil, fmt.Errorf("unknown file style %q (want multiple or ci)", o.FileStyle)
+		return nil, fmt.Errorf("unknown file style %q (want auto, multiple or ci)", o.FileStyle)
 	}
 	for k, v := range o.TypeMap {
 		if err := ValidType(v); err != nil {

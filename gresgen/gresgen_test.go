@@ -124,6 +124,51 @@ func TestFiles(t *testing.T) {
 	}
 }
 
+// The file style follows the Slurm that reads the records: File= of the
+// CI cap before 21.08 (20.11 refuses MultipleFiles= records sharing the
+// GPU's /dev/nvidiaN), MultipleFiles= from 21.08 or when not known; an
+// explicit style the release would refuse is an error, not a config.
+func TestFilesFollowSlurm(t *testing.T) {
+	v2011, v2108 := slurmconf.Version{Major: 20, Minor: 11, Micro: 4}, slurmconf.Version{Major: 21, Minor: 8, Micro: 0}
+	for _, c := range []struct {
+		slurm slurmconf.Version
+		style FileStyle
+		want  string // File= or MultipleFiles= of the first MIG device; or the error
+	}{
+		{slurmconf.Version{}, "", "MultipleFiles"},
+		{slurmconf.Version{}, FilesAuto, "MultipleFiles"},
+		{v2011, FilesAuto, "File"},
+		{v2011, "", "File"},
+		{v2011, FilesCI, "File"},
+		{v2011, FilesMultiple, `Slurm 20.11.4 would refuse this gres.conf ("duplicate device file name"): /dev/nvidia1 is in two records of node n1`},
+		{v2108, FilesAuto, "MultipleFiles"},
+		{v2108, FilesCI, "File"},
+	} {
+		res, err := Records(node(), Options{NodeName: "n1", FileStyle: c.style, Slurm: c.slurm})
+		got := ""
+		switch {
+		case err != nil:
+			got = err.Error()
+		case len(res.Records[1].MultipleFiles) > 0:
+			got = "MultipleFiles"
+		case res.Records[1].File != "":
+			got = "File"
+		}
+		if !strings.HasPrefix(got, c.want) {
+			t.Errorf("Slurm %v, --files %q: %s, want %s", c.slurm, c.style, got, c.want)
+		}
+	}
+	// A GPU with one MIG device shares no file: 20.11 reads MultipleFiles=.
+	one := node()
+	one.GPUs[1].MigDevices = one.GPUs[1].MigDevices[:1]
+	if _, err := Records(one, Options{NodeName: "n1", FileStyle: FilesMultiple, Slurm: v2011}); err != nil {
+		t.Errorf("20.11, one MIG device, MultipleFiles=: %v", err)
+	}
+	if _, err := Records(node(), Options{Flags: "env_uuid", Slurm: slurmconf.Version{Major: 24, Minor: 11, Micro: 5}}); err == nil {
+		t.Error("Flags=env_uuid for 24.11: no error")
+	}
+}
+
 func TestUnresolvedCapMinorsRefused(t *testing.T) {
 	n := node()
 	n.GPUs[1].MigDevices[0].CICapMinor = nil

@@ -78,10 +78,11 @@ type recordFlags struct {
 	NoNodeName bool              `help:"Leave NodeName= out."`
 	TypeStyle  string            `enum:"model,profile,autodetect" default:"model" help:"GRES type names: model (a100, a100_1g.10gb), profile (a100, 1g.10gb), autodetect (the names of Slurm's AutoDetect=nvml). One of: ${enum}."`
 	TypeMap    map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"Use TYPE as the model part of types for GPUs whose NVML name or short model is NAME (repeatable)."`
-	Files      string            `enum:"multiple,ci" default:"multiple" help:"MIG device files: multiple (MultipleFiles=/dev/nvidiaN,GI cap,CI cap; Slurm >= 20.11) or ci (File=CI cap; older Slurm). One of: ${enum}."`
+	Files      string            `enum:"auto,multiple,ci" default:"auto" help:"MIG device files: multiple (MultipleFiles=/dev/nvidiaN,GI cap,CI cap; Slurm >= 21.08: 20.11 refuses MIG devices sharing their GPU's file), ci (File=CI cap; every Slurm), or auto: ci for a Slurm older than 21.08, else multiple. One of: ${enum}."`
 	NoCores    bool              `help:"Leave out Cores= (the abstract core ids near each GPU, from NVML's CPU affinity and the CPU topology under --root)."`
 	NoLinks    bool              `help:"Leave out Links= (active NVLinks between whole GPUs)."`
 	Flags      string            `placeholder:"FLAGS" help:"Write Flags=FLAGS on every line (nvidia_gpu_env, ...); checked against the flags Slurm knows."`
+	slurmFlags
 }
 
 func (f *recordFlags) records(e *env, node *discover.Node) ([]slurmconf.GresRecord, string, error) {
@@ -92,6 +93,10 @@ func (f *recordFlags) records(e *env, node *discover.Node) ([]slurmconf.GresReco
 	if !f.NoCores {
 		e.resolveCores(node)
 	}
+	slurm, from, err := f.slurmRelease(e)
+	if err != nil {
+		return nil, "", err
+	}
 	res, err := gresgen.Records(node, gresgen.Options{
 		NodeName:  name,
 		TypeStyle: gresgen.TypeStyle(f.TypeStyle),
@@ -100,9 +105,10 @@ func (f *recordFlags) records(e *env, node *discover.Node) ([]slurmconf.GresReco
 		NoCores:   f.NoCores,
 		NoLinks:   f.NoLinks,
 		Flags:     f.Flags,
+		Slurm:     slurm,
 	})
 	if err != nil {
-		return nil, "", err
+		return nil, "", refusedHint(err, from)
 	}
 	for _, w := range res.Warnings {
 		e.warn(w)

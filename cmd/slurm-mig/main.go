@@ -16,6 +16,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // version is set at build time (-ldflags "-X main.version=v1.2.3"); a
@@ -47,6 +48,9 @@ type env struct {
 	version        string
 	nvmlLib        *runNVML            // set once NVML's Init has started
 	host           *discover.HostFiles // the files under --root, each read once a run
+	// installedSlurm waits for slurmd -V, asked once the command line is
+	// parsed; nil with --root elsewhere than /.
+	installedSlurm func() (slurmconf.Version, error)
 }
 
 func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", msg) }
@@ -108,6 +112,7 @@ func run(args []string, e *env) (code int) {
 		return exitError
 	}
 	e.host = discover.NewHostFiles(c.Root)
+	e.installedSlurm = installedSlurm(c.Root)
 	if err := ctx.Run(&c); err != nil {
 		if errors.As(err, new(errDifferent)) {
 			return exitDifferent

@@ -72,8 +72,9 @@ func TestAsUnprivilegedUser(t *testing.T) {
 }
 
 // TestNoShell checks that the program starts no shell: its only child
-// process is scontrol (diff --running), started from a path LookPath
-// found, with its arguments as a list.
+// processes are scontrol (diff --running) and slurmd -V (the installed
+// Slurm's release), started from a path LookPath found, with their
+// arguments as a list.
 func TestNoShell(t *testing.T) {
 	var calls []string
 	fset := token.NewFileSet()
@@ -119,7 +120,7 @@ func TestNoShell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"../../cmd/slurm-mig/diff.go: exec.Command(path, ...)"}
+	want := []string{"../../cmd/slurm-mig/diff.go: exec.Command(path, ...)", "../../slurmconf/version.go: exec.CommandContext(ctx, ...)"}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("child processes started:\n%s\nwant only:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}

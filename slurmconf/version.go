@@ -1,0 +1,260 @@
+package slurmconf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Version is a Slurm release, as `slurmd -V` prints it ("slurm 24.11.5";
+// Debian's 22.05 says "slurm-wlm 22.05.8"). The zero Version is "not
+// known": nothing is refused for it.
+type Version struct {
+	Major, Minor int
+	Micro        int // -1 when only X.Y was given
+}
+
+// ParseVersion reads "X.Y" or "X.Y.Z", alone or as the last word of
+// `slurmd -V` ("slurm 20.11.4"). A suffix after the micro number
+// ("26.05.0-0rc1") is dropped.
+func ParseVersion(s string) (Version, error) {
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return Version{}, fmt.Errorf("no Slurm version in %q", s)
+	}
+	word := fields[len(fields)-1]
+	parts := strings.SplitN(word, ".", 3)
+	v := Version{Micro: -1}
+	var err error
+	if len(parts) < 2 {
+		return Version{}, fmt.Errorf("Slurm version %q is not X.Y or X.Y.Z", word)
+	}
+	if v.Major, err = strconv.Atoi(parts[0]); err != nil || v.Major <= 0 || v.Major > 99 {
+		return Version{}, fmt.Errorf("Slurm version %q is not X.Y or X.Y.Z", word)
+	}
+	if v.Minor, err = strconv.Atoi(parts[1]); err != nil || v.Minor < 0 || v.Minor > 12 {
+		return Version{}, fmt.Errorf("Slurm version %q is not X.Y or X.Y.Z", word)
+	}
+	if len(parts) == 3 {
+		digits := parts[2]
+		if end := strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }); end >= 0 {
+			digits = digits[:end]
+		}
+		if v.Micro, err = strconv.Atoi(digits); err != nil {
+			return Version{}, fmt.Errorf("Slurm version %q is not X.Y or X.Y.Z", word)
+		}
+	}
+	return v, nil
+}
+
+// Known reports whether v names a release.
+func (v Version) Known() bool { return v.Major > 0 }
+
+// Before reports whether v is a release older than r; micro numbers do
+// not count. A version not known is before nothing.
+func (v Version) Before(r Version) bool {
+	return v.Known() && (v.Major < r.Major || v.Major == r.Major && v.Minor < r.Minor)
+}
+
+func (v Version) String() string {
+	if !v.Known() {
+		return "unknown"
+	}
+	if v.Micro < 0 {
+		return fmt.Sprintf("%02d.%02d", v.Major, v.Minor)
+	}
+	return fmt.Sprintf("%02d.%02d.%d", v.Major, v.Minor, v.Micro)
+}
+
+// The releases that changed what slurmd accepts of what slurm-mig writes,
+// read from Slurm's git history (docs/slurm-versions.md has the commits).
+var (
+	// MultipleFilesSince: the MultipleFiles= key (ff4bf3e085, 20.11.0).
+	MultipleFilesSince = Version{20, 11, -1}
+	// SharedFilesSince: MultipleFiles= records may share a file, as the
+	// MIG devices of one GPU share its /dev/nvidiaN (be4b014db8, "GRES:
+	// Don't do dup check on MultipleFile files", 21.08.0). Before it,
+	// slurmd fails with "gpu duplicate device file name".
+	SharedFilesSince = Version{21, 8, -1}
+)
+
+// flagSince is the first release whose gres.conf parser knows each
+// Flags= word (gres.c, gres_flags_parse and its forerunners). Slurm
+// matches the words as substrings and ignores the rest: a word it does
+// not know is dropped, and with it every *_env flag of the line.
+var flagSince = []struct {
+	word  string
+	since Version
+}{
+	{"CountOnly", Version{}},
+	{"nvidia_gpu_env", Version{21, 8, -1}},
+	{"amd_gpu_env", Version{21, 8, -1}},
+	{"opencl_env", Version{21, 8, -1}},
+	{"no_gpu_env", Version{21, 8, -1}},
+	{"intel_gpu_env", Version{22, 5, -1}},
+	{"one_sharing", Version{22, 5, -1}},
+	{"all_sharing", Version{22, 5, -1}},
+	{"explicit", Version{23, 2, -1}},
+	{"env_uuid", Version{26, 5, -1}},
+}
+
+// RefusedError is a gres.conf that the slurmd of a release would refuse,
+// or read otherwise than written.
+type RefusedError struct {
+	Version Version
+	Problem string // the whole message
+	// SharedFiles: MultipleFiles= records share a file, which Version
+	// refuses; File= of the CI caps alone would do.
+	SharedFiles bool
+}
+
+func (e *RefusedError) Error() string { return e.Problem }
+
+func refused(v Version, format string, args ...any) *RefusedError {
+	return &RefusedError{Version: v, Problem: fmt.Sprintf(format, args...)}
+}
+
+// CheckGres returns why the slurmd of release v would refuse records, or
+// read them otherwise than written (a *RefusedError); nil when it reads
+// them as they are, or v is not known. It checks what differs between
+// releases: the MultipleFiles= key, files shared between records, and
+// Flags= words.
+func CheckGres(v Version, recs []GresRecord) error {
+	if !v.Known() {
+		return nil
+	}
+	for _, r := range recs {
+		if len(r.MultipleFiles) > 0 && v.Before(MultipleFilesSince) {
+			return refused(v, "Slurm %s would refuse this gres.conf: it knows no MultipleFiles= (that came in %s)", v, MultipleFilesSince)
+		}
+		if err := checkFlags(v, r.Flags); err != nil {
+			return err
+		}
+	}
+	return checkSharedFiles(v, recs)
+}
+
+func checkFlags(v Version, flags string) error {
+	if flags == "" {
+		return nil
+	}
+	for _, w := range strings.Split(flags, ",") {
+		for _, f := range flagSince {
+			if strings.EqualFold(w, f.word) && v.Before(f.since) {
+				return refused(v, "Slurm %s does not know Flags=%s (that came in %s) and would drop the line's other *_env flags with it", v, f.word, f.since)
+			}
+		}
+	}
+	return nil
+}
+
+// checkSharedFiles finds a device file that two records of one node name,
+// where slurmd of release v refuses that: a File= in two records always;
+// a MultipleFiles= file in two records before SharedFilesSince. slurmd
+// checks each node's records of one GRES name; a record without NodeName=
+// belongs to every node.
+func checkSharedFiles(v Version, recs []GresRecord) error {
+	shared := !v.Before(SharedFilesSince)
+	type key struct{ node, name, file string }
+	first := map[key]int{} // the record that named the file first
+	var global []int       // records for every node
+	check := func(node string, i int) error {
+		r := recs[i]
+		files := r.MultipleFiles
+		if len(files) > 0 && shared {
+			return nil // slurmd skips these in its duplicate check
+		}
+		if len(files) == 0 && r.File != "" {
+			var err error
+			if files, err = ExpandHostlist(r.File); err != nil {
+				return fmt.Errorf("File=%s: %v", r.File, err)
+			}
+		}
+		for _, f := range files {
+			k := key{node, strings.ToLower(r.Name), f}
+			j, seen := first[k]
+			if !seen {
+				first[k] = i
+				continue
+			}
+			where := ""
+			if node != "" {
+				where = " of node " + node
+			}
+			if recs[j].Type != "" && r.Type != "" {
+				where += fmt.Sprintf(" (Type=%s and Type=%s)", recs[j].Type, r.Type)
+			}
+			e := refused(v, "Slurm %s would refuse this gres.conf (\"duplicate device file name\"): %s is in two records%s", v, f, where)
+			if len(r.MultipleFiles) > 0 || len(recs[j].MultipleFiles) > 0 {
+				e.SharedFiles = true
+				e.Problem += fmt.Sprintf("; MultipleFiles= records may share a file from Slurm %s on", SharedFilesSince)
+			}
+			return e
+		}
+		return nil
+	}
+	nodes := map[string]bool{}
+	for i, r := range recs {
+		if r.NodeName == "" {
+			global = append(global, i)
+			continue
+		}
+		names, err := ExpandHostlist(r.NodeName)
+		if err != nil {
+			return fmt.Errorf("NodeName=%s: %v", r.NodeName, err)
+		}
+		for _, n := range names {
+			nodes[n] = true
+			if err := check(n, i); err != nil {
+				return err
+			}
+		}
+	}
+	// Records for every node join each node's, and stand alone.
+	for n := range nodes {
+		for _, i := range global {
+			if err := check(n, i); err != nil {
+				return err
+			}
+		}
+	}
+	for _, i := range global {
+		if err := check("", i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ErrNoSlurm says that no Slurm command to ask for its version is
+// installed.
+var ErrNoSlurm = errors.New("no slurmd or scontrol on PATH")
+
+// InstalledVersion asks the Slurm installed here for its version:
+// `slurmd -V`, or on a host without slurmd (a login or head node)
+// `scontrol -V`. It returns the command it asked with the version.
+func InstalledVersion() (Version, string, error) {
+	for _, name := range []string{"slurmd", "scontrol"} {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		out, err := exec.CommandContext(ctx, path, "-V").Output()
+		cancel()
+		asked := name + " -V"
+		if err != nil {
+			return Version{}, asked, fmt.Errorf("%s: %v", asked, err)
+		}
+		v, err := ParseVersion(string(out))
+		if err != nil {
+			return Version{}, asked, fmt.Errorf("%s: %v", asked, err)
+		}
+		return v, asked, nil
+	}
+	return Version{}, "", ErrNoSlurm
+}
