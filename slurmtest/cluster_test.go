@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,7 +28,17 @@ func TestClusterRunsEveryLayout(t *testing.T) {
 		devDir := t.TempDir()
 		makeDevices(t, devDir, l.node)
 		for _, f := range forms() {
-			t.Run(l.name+"/"+f.String(), func(t *testing.T) {
+			name := l.name + "/" + f.String()
+			if refused := refusal(t, l, f, host); refused != nil {
+				// No cluster: slurmd would die as slurmd -G does
+				// (TestSlurmdReadsEveryLayout), and slurm-mig must not
+				// write the config for this release.
+				t.Run(name+"/"+refusedName(refused), func(t *testing.T) {
+					checkSlurmMigRefuses(t, l, f, host, refused)
+				})
+				continue
+			}
+			t.Run(name, func(t *testing.T) {
 				t.Parallel() // clusters share nothing: own ports, own dir
 				gres, nodeLine := render(t, l, f, host)
 				c := startCluster(t, host, forThisMachine(gres, devDir), nodeLine, hw)
@@ -90,6 +101,9 @@ func TestClusterDrainsOnStaleSlurmConf(t *testing.T) {
 
 	c := startCluster(t, host, forThisMachine(gres, devDir), stale, hardware(t))
 	reason := fmt.Sprintf("gres/gpu count reported lower than configured (%d < %d)", total, total+1)
+	// What slurmctld logs as error: for the drain is what this test wants.
+	c.expectLog("slurmctld", regexp.MustCompile(`error: .*`+regexp.QuoteMeta(reason)))
+	c.expectLog("slurmctld", regexp.MustCompile(`error: _slurm_rpc_node_registration node=`+regexp.QuoteMeta(host)+`: Invalid argument`))
 	node := c.waitNode(registered, "to register")
 	if !drained(node) || !strings.HasPrefix(node.reason, reason) {
 		t.Fatalf("node %s is %s (Reason=%s), want INVAL or DRAIN with Reason=%s\n%s", host, node.state, node.reason, reason, c.logs())
@@ -136,6 +150,20 @@ type cluster struct {
 	env  []string
 	// daemons, to tell a daemon that died from one that is slow
 	daemons []*daemon
+	// expected are error: lines the test wants a daemon to log; each
+	// must be there, and is no failure.
+	expected []logLine
+}
+
+// logLine is a line a daemon (log name prefix) logs.
+type logLine struct {
+	daemon string
+	line   *regexp.Regexp
+}
+
+// expectLog says that the daemon must log an error: line matching re.
+func (c *cluster) expectLog(daemon string, re *regexp.Regexp) {
+	c.expected = append(c.expected, logLine{daemon, re})
 }
 
 // startCluster writes gres.conf and a slurm.conf with nodeLine on free
@@ -143,9 +171,10 @@ type cluster struct {
 // Both are stopped when t ends.
 func startCluster(t *testing.T, host, gresConf, nodeLine, hw string) *cluster {
 	t.Helper()
-	dir := t.TempDir()
+	dir := shortTempDir(t)
 	conf := writeConfigs(t, dir, gresConf, slurmConf(dir, host, nodeLine, hw, freePorts(t)))
 	c := &cluster{t: t, dir: dir, host: host, env: slurmEnv(conf)}
+	t.Cleanup(c.checkLogs) // after the daemons' cleanups have stopped them
 	c.start("slurmctld", "-D", "-i")
 	c.waitFor("slurmctld to answer", func() (bool, string) {
 		out, err := c.command(context.Background(), "scontrol", "ping").CombinedOutput()
@@ -153,6 +182,20 @@ func startCluster(t *testing.T, host, gresConf, nodeLine, hw string) *cluster {
 	})
 	c.start("slurmd", "-D")
 	return c
+}
+
+// shortTempDir is a temporary directory with a short name: slurmd makes
+// each job step's Unix socket in SlurmdSpoolDir, and a socket's path has
+// at most 108 bytes. t.TempDir's names the test, which can take 90 of
+// them, and the step fails ("Unix socket path ... is too long").
+func shortTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // nodeState is what `scontrol show node -o` says of the node.
@@ -271,6 +314,73 @@ func (c *cluster) logs() string {
 	return b.String()
 }
 
+// checkLogs fails the test for every error: or fatal: line the daemons
+// logged, but for the few that say nothing of the config (knownNoise):
+// slurmd reports some mistakes in gres.conf only that way (24.11 drops
+// the *_env flags of an unknown Flags= word, a bad AutoDetect= value is an
+// error: line, and both go on with exit 0).
+func (c *cluster) checkLogs() {
+	c.t.Helper()
+	seen := make([]bool, len(c.expected))
+	for _, name := range []string{"slurmctld.log", "slurmctld.out", "slurmd.log", "slurmd.out"} {
+		data, err := os.ReadFile(filepath.Join(c.dir, name))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			c.t.Error(err)
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if !strings.Contains(line, "error: ") && !strings.Contains(line, "fatal: ") || knownNoise(name, line) {
+				continue
+			}
+			wanted := false
+			for i, e := range c.expected {
+				if strings.HasPrefix(name, e.daemon) && e.line.MatchString(line) {
+					wanted, seen[i] = true, true
+				}
+			}
+			if !wanted {
+				c.t.Errorf("%s: %s", name, line)
+			}
+		}
+	}
+	for i, e := range c.expected {
+		if !seen[i] {
+			c.t.Errorf("%s logged no line matching %s\n%s", e.daemon, e.line, c.logs())
+		}
+	}
+}
+
+// noise are the error: lines that come from this machine and the
+// packages, not from the config, and which daemon (log name prefix)
+// logs them.
+var noise = []logLine{
+	// A first start, with no state saved yet.
+	{"slurmctld", regexp.MustCompile(`error: (Could not open \w+ state file .*: No such file or directory|NOTE: Trying backup state save file\. \w+ may be lost!?)`)},
+	// A client (srun --immediate, refused) that hung up before the answer.
+	{"slurmctld", regexp.MustCompile(`error: slurm_msg_sendto: .*: Unexpected missing socket error`)},
+	// A machine busy with other work (2 shared cores).
+	{"slurmctld", regexp.MustCompile(`error: High latency for 1000 calls to gettimeofday\(\)`)},
+	// Debian's 20.11 and 22.05 daemons load mpi/pmix even with
+	// MpiDefault=none, and look for libpmix.so, which only libpmix-dev
+	// installs.
+	{"slurm", regexp.MustCompile(`error: .*(mpi/pmix|pmi/pmix|PMIx)`)},
+}
+
+func knownNoise(logName, line string) bool {
+	if strings.Contains(line, "fatal: ") {
+		return false
+	}
+	for _, n := range noise {
+		if strings.HasPrefix(logName, n.daemon) && n.line.MatchString(line) {
+			return true
+		}
+	}
+	return false
+}
+
 // start runs a daemon in the foreground (-D) as a child of the test, in
 // a process group of its own, stopped when the test ends.
 func (c *cluster) start(name string, args ...string) {
@@ -339,13 +449,18 @@ func freePorts(t *testing.T) ports {
 	t.Helper()
 	var ls []net.Listener
 	var nums []int
-	for range 2 {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for len(nums) < 2 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		ls = append(ls, l)
-		nums = append(nums, l.Addr().(*net.TCPAddr).Port)
+		if port := l.Addr().(*net.TCPAddr).Port; !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			nums = append(nums, port)
+		}
 	}
 	for _, l := range ls {
 		l.Close()
@@ -353,8 +468,16 @@ func freePorts(t *testing.T) ports {
 	return ports{slurmctld: nums[0], slurmd: nums[1]}
 }
 
+// handedOut are the ports freePorts gave out in this run: once closed, a
+// port can come back from the kernel for the next cluster while the one
+// before has not bound it yet ("Address already in use").
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
 // slurmConf is the slurm.conf of a one-node cluster on loopback: no munge
-// (auth/none, cred/none), everything as root, no cgroups, every state,
+// (auth/none or auth/slurm, as the release has), everything as root, no cgroups, every state,
 // spool, pid and log file under dir. nodeLine is completed with the
 // node's address and hardware (hw). Zero ports are left out (slurmd -G
 // needs none).
@@ -362,8 +485,6 @@ func slurmConf(dir, host, nodeLine, hw string, p ports) string {
 	lines := []string{
 		"ClusterName=slurmtest",
 		"SlurmctldHost=" + host + "(127.0.0.1)",
-		"AuthType=auth/none",
-		"CredType=cred/none",
 		"SlurmUser=root",
 		"SlurmdUser=root",
 		"ProctrackType=proctrack/linuxproc",
@@ -378,7 +499,9 @@ func slurmConf(dir, host, nodeLine, hw string, p ports) string {
 		"SlurmdPidFile=" + dir + "/slurmd.pid",
 		"SlurmctldLogFile=" + dir + "/slurmctld.log",
 		"SlurmdLogFile=" + dir + "/slurmd.log",
+		"MailProg=/bin/true", // slurmctld of 20.11 logs an error: for a missing /bin/mail
 	}
+	lines = append(lines, releaseSlurmConf(dir)...)
 	if p.slurmctld != 0 {
 		lines = append(lines, fmt.Sprintf("SlurmctldPort=%d", p.slurmctld), fmt.Sprintf("SlurmdPort=%d", p.slurmd))
 	}
@@ -405,6 +528,7 @@ func writeConfigs(t *testing.T, dir, gresConf, slurmConf string) string {
 			t.Fatal(err)
 		}
 	}
+	writeReleaseFiles(t, dir)
 	return filepath.Join(dir, "slurm.conf")
 }
 

@@ -233,6 +233,23 @@ func render(t *testing.T, l layout, f form, host string) (gresConf, nodeLine str
 	return gresConf, nodeLine
 }
 
+// runSlurmMigCode runs the built binary and returns its exit code and
+// output.
+func runSlurmMigCode(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(slurmMig, args...)
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	err := cmd.Run()
+	if exit, ok := err.(*exec.ExitError); ok {
+		return exit.ExitCode(), out.String(), errs.String()
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", cmd, err)
+	}
+	return 0, out.String(), errs.String()
+}
+
 // runSlurmMig runs the built binary and returns its stdout.
 func runSlurmMig(t *testing.T, args ...string) string {
 	t.Helper()

@@ -38,8 +38,13 @@ func run(m *testing.M) int {
 		return 1
 	}
 
+	if err := readRelease(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	code := m.Run()
 	if n := clusterScenarios.Load(); n > 0 || parsedConfigs.Load() > 0 {
+		Announce("slurmtest: Slurm %s (slurmd -V)", release)
 		Announce("slurmtest: cluster scenarios: %d (IDLE, Gres= as generated, srun per type); slurmd -G configs: %d; stale slurm.conf drained: %d",
 			n, parsedConfigs.Load(), staleDrains.Load())
 	}

@@ -32,7 +32,25 @@ func TestSlurmdReadsEveryLayout(t *testing.T) {
 		devDir := t.TempDir()
 		makeDevices(t, devDir, l.node)
 		for _, f := range forms() {
-			t.Run(l.name+"/"+f.String(), func(t *testing.T) {
+			name := l.name + "/" + f.String()
+			refused := refusal(t, l, f, host)
+			if refused != nil {
+				// This release refuses the form: slurmd -G must fail, naming
+				// the file slurm-mig names, and slurm-mig must refuse to
+				// write it for this release.
+				t.Run(name+"/"+refusedName(refused), func(t *testing.T) {
+					gres, nodeLine := render(t, l, f, host)
+					dir := t.TempDir()
+					conf := writeConfigs(t, dir, forThisMachine(gres, devDir), slurmConf(dir, host, nodeLine, hw, ports{}))
+					recs, problems := slurmdG(t, conf)
+					if !slurmdRefuses(problems, underDev(refused.Problem, devDir)) {
+						t.Errorf("slurmd -G printed %d records and %q\nwant it to fail as slurm-mig predicts: %s", len(recs), problems, refused.Problem)
+					}
+					checkSlurmMigRefuses(t, l, f, host, refused)
+				})
+				continue
+			}
+			t.Run(name, func(t *testing.T) {
 				gres, nodeLine := render(t, l, f, host)
 				dir := t.TempDir()
 				conf := writeConfigs(t, dir, forThisMachine(gres, devDir), slurmConf(dir, host, nodeLine, hw, ports{}))
@@ -57,10 +75,21 @@ func TestSlurmdReadsEveryLayout(t *testing.T) {
 
 // TestSlurmdRejectsWrongDevice shows that the check above can fail: a
 // gres.conf naming a regular file where a device should be gets an error:
-// line from slurmd -G.
+// line from slurmd -G. Slurm checks that only from 22.05 on: 20.11 takes
+// the file as a device, and there only a missing file fails the check.
 func TestSlurmdRejectsWrongDevice(t *testing.T) {
 	Require(t, "slurmd")
 	RequireRoot(t)
+	if release.Before(deviceCheckSince) {
+		t.Run("regular-file-accepted-before-"+deviceCheckSince.String(), testSlurmdTakesRegularFile)
+		return
+	}
+	t.Run("regular-file-refused-from-"+deviceCheckSince.String(), testSlurmdRefusesRegularFile)
+}
+
+// testSlurmdRefusesRegularFile: from 22.05 on, slurmd -G says a regular
+// file is no device.
+func testSlurmdRefusesRegularFile(t *testing.T) {
 	host := shortHostname(t)
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "dev"), 0o755); err != nil {
@@ -75,6 +104,43 @@ func TestSlurmdRejectsWrongDevice(t *testing.T) {
 	if len(problems) == 0 || !strings.Contains(problems[0], "is not a valid character or block device") {
 		t.Errorf("slurmd -G on a regular file said %q, want the error that it is not a device", problems)
 	}
+}
+
+// testSlurmdTakesRegularFile: before 22.05, slurmd -G reads a regular
+// file named by File= as one device, and says nothing.
+func testSlurmdTakesRegularFile(t *testing.T) {
+	host := shortHostname(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "nvidia0")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gres := "NodeName=" + host + " Name=gpu Type=a100 File=" + file + "\n"
+	conf := writeConfigs(t, dir, gres, slurmConf(dir, host, "NodeName="+host+" Gres=gpu:a100:1", hardware(t), ports{}))
+	recs, problems := slurmdG(t, conf)
+	if want := []gresRecord{{Type: "a100", Count: 1, Files: file}}; len(problems) > 0 || len(recs) != 1 || recs[0] != want[0] {
+		t.Errorf("slurmd %s -G on a regular file: %v %q, want it taken as a device: %v", release, recs, problems, want)
+	}
+}
+
+// slurmdRefuses reports whether slurmd -G failed as the refusal says:
+// exit non-zero, the "duplicate device file name" error naming the file
+// that the refusal names first, and a fatal: line.
+func slurmdRefuses(problems []string, refusal string) bool {
+	var exit, dup, fatal bool
+	for _, p := range problems {
+		switch {
+		case strings.HasPrefix(p, "exit: "):
+			exit = true
+		case strings.Contains(p, "error: gpu duplicate device file name ("):
+			_, file, _ := strings.Cut(p, "(")
+			file = strings.TrimSuffix(file, ")")
+			dup = strings.Contains(refusal, "): "+file+" is in two records")
+		case strings.Contains(p, "fatal: "):
+			fatal = true
+		}
+	}
+	return exit && dup && fatal
 }
 
 // gresRecord is one gres.conf record as Slurm holds it.
@@ -112,11 +178,12 @@ func slurmdG(t *testing.T, conf string) (recs []gresRecord, problems []string) {
 		problems = append(problems, "exit: "+err.Error())
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		rest, ok := strings.CutPrefix(line, "slurmd: Gres ")
-		if !ok {
+		prefix := gresLine.FindString(line)
+		if prefix == "" {
 			problems = append(problems, line)
 			continue
 		}
+		rest := line[len(prefix):]
 		rec, err := parseSlurmdRecord(rest)
 		if err != nil {
 			problems = append(problems, err.Error()+": "+line)
@@ -159,17 +226,9 @@ func parseSlurmdRecord(s string) (gresRecord, error) {
 // forThisMachine changes them.
 func wantRecords(t *testing.T, l layout, f form, host, devDir string) []gresRecord {
 	t.Helper()
-	res, err := gresgen.Records(l.node, gresgen.Options{
-		NodeName:  host,
-		TypeStyle: gresgen.TypeStyle(f.typeStyle),
-		FileStyle: gresgen.FileStyle(f.files),
-	})
+	recs, err := generate(l, f, host, slurmconf.Version{})
 	if err != nil {
 		t.Fatal(err)
-	}
-	recs := res.Records
-	if f.compact {
-		recs = slurmconf.Compact(recs)
 	}
 	var want []gresRecord
 	for _, r := range recs {
@@ -182,6 +241,25 @@ func wantRecords(t *testing.T, l layout, f form, host, devDir string) []gresReco
 		want = append(want, gresRecord{Type: r.Type, Count: r.Units(), Files: underDev(strings.Join(files, ","), devDir), Links: r.Links})
 	}
 	return want
+}
+
+// generate builds the records of layout l in form f in process, for
+// Slurm release v (the zero Version: any).
+func generate(l layout, f form, host string, v slurmconf.Version) ([]slurmconf.GresRecord, error) {
+	res, err := gresgen.Records(l.node, gresgen.Options{
+		NodeName:  host,
+		TypeStyle: gresgen.TypeStyle(f.typeStyle),
+		FileStyle: gresgen.FileStyle(f.files),
+		Slurm:     v,
+	})
+	if err != nil {
+		return nil, err
+	}
+	recs := res.Records
+	if f.compact {
+		recs = slurmconf.Compact(recs)
+	}
+	return recs, nil
 }
 
 // units splits records into the units Slurm counts: a record of Count=1

@@ -1,0 +1,129 @@
+package slurmtest
+
+import (
+	"crypto/rand"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// This file is what differs between Slurm releases in how the tests run
+// Slurm, in one place, keyed by `slurmd -V`. The tests run whichever Slurm
+// is first on PATH: Debian's here, or a chroot's when
+// scripts/slurm-versions.sh (make test-slurm-versions) puts wrappers for
+// another release first. docs/slurm-versions.md says why each line is
+// here.
+
+// release is what `slurmd -V` says, read once in TestMain; the zero
+// Version where slurmd is missing (the tests then skip, or fail in CI).
+var release slurmconf.Version
+
+func readRelease() error {
+	v, _, err := slurmconf.InstalledVersion()
+	if errors.Is(err, slurmconf.ErrNoSlurm) {
+		return nil
+	}
+	release = v
+	return err
+}
+
+// Releases that change what the tests write or expect.
+var (
+	// cons_tres wants SelectTypeParameters before 21.08.1, which made
+	// CR_Core_Memory the default.
+	selectDefaultSince = slurmconf.Version{Major: 21, Minor: 8, Micro: -1}
+	// slurmd -G checks that File= names a device ("is not a valid
+	// character or block device", 765c9565e2).
+	deviceCheckSince = slurmconf.Version{Major: 22, Minor: 5, Micro: -1}
+	// auth/slurm, Slurm's own authentication without munge. The tests use
+	// it where it exists: auth/none is gone from some builds of later
+	// releases, and still there in others (Debian's 24.11).
+	authSlurmSince = slurmconf.Version{Major: 23, Minor: 11, Micro: -1}
+	// CgroupPlugin=disabled: no cgroup at all, which a chroot or
+	// container without a writable cgroup tree needs. Before it slurmd
+	// reads this machine's /sys/fs/cgroup (the chroot binds /sys).
+	cgroupDisabledSince = slurmconf.Version{Major: 24, Minor: 5, Micro: -1}
+)
+
+// releaseSlurmConf are the slurm.conf lines that depend on the release;
+// dir holds the cluster's files.
+func releaseSlurmConf(dir string) []string {
+	var lines []string
+	if release.Before(selectDefaultSince) {
+		lines = append(lines, "SelectTypeParameters=CR_Core_Memory")
+	}
+	if release.Before(authSlurmSince) {
+		lines = append(lines, "AuthType=auth/none", "CredType=cred/none")
+	} else {
+		lines = append(lines, "AuthType=auth/slurm", "CredType=cred/slurm", "AuthInfo=keyfile="+filepath.Join(dir, "slurm.key"))
+	}
+	return lines
+}
+
+// writeReleaseFiles writes the files beside slurm.conf that the release
+// needs: auth/slurm's key (1 KiB of random bytes, mode 0600, which
+// slurmd demands) and cgroup.conf.
+func writeReleaseFiles(t *testing.T, dir string) {
+	t.Helper()
+	if !release.Before(authSlurmSince) {
+		key := make([]byte, 1024)
+		rand.Read(key)
+		if err := os.WriteFile(filepath.Join(dir, "slurm.key"), key, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !release.Before(cgroupDisabledSince) {
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.conf"), []byte("CgroupPlugin=disabled\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// gresLine matches a record of slurmd -G: "slurmd: Gres Name=gpu ..." (20.11
+// names itself "slurmd-<host>:").
+var gresLine = regexp.MustCompile(`^slurmd(-\S+)?: Gres `)
+
+// refusal is what the release says of the records the layout renders in
+// form f: nil where it reads them, else why it refuses them
+// (slurmconf.CheckGres, which gresgen applies).
+func refusal(t *testing.T, l layout, f form, host string) *slurmconf.RefusedError {
+	t.Helper()
+	_, err := generate(l, f, host, release)
+	var refused *slurmconf.RefusedError
+	if errors.As(err, &refused) {
+		return refused
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nil
+}
+
+// refusedName is the subtest name of a form the release refuses: it says
+// which rule refuses it.
+func refusedName(r *slurmconf.RefusedError) string {
+	if r.SharedFiles {
+		return "shared-files-refused-before-" + slurmconf.SharedFilesSince.String()
+	}
+	return "refused-by-" + r.Version.String()
+}
+
+// checkSlurmMigRefuses runs gen for the release (--slurm-version) in form
+// f, which must fail, writing nothing, with the refusal's message.
+func checkSlurmMigRefuses(t *testing.T, l layout, f form, host string, r *slurmconf.RefusedError) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "gres.conf")
+	args := append([]string{"--root", l.root, "gen", "--from", l.snapshot, "--node-name", host, "--slurm-version", release.String(), "-o", out}, f.flags("gen")...)
+	code, stdout, stderr := runSlurmMigCode(t, args...)
+	if code != 2 || !strings.Contains(stderr, r.Problem) || !strings.Contains(stderr, "nothing was written") || stdout != "" {
+		t.Errorf("slurm-mig %s: exit %d\n%s%s\nwant exit 2 and: %s", strings.Join(args, " "), code, stdout, stderr, r.Problem)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("slurm-mig refused, yet %s exists (%v)", out, err)
+	}
+}
