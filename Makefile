@@ -11,7 +11,7 @@ BIN := bin/slurm-mig
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build demo test vet bench fuzz-short clean
+.PHONY: build demo test vet bench fuzz-short clean test-slurm-versions
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/slurm-mig
@@ -47,6 +47,17 @@ fuzz-short:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The real-Slurm suite against every Slurm release Debian serves: 20.11
+# (a bullseye chroot), this machine's own (22.05 on Debian 12), 24.11
+# (trixie) and 26.05 (sid); one line per release, "slurm X.Y.Z: N passed,
+# M failed". Needs root and debootstrap; chroots are cached in
+# /var/cache/slurm-mig/chroots. SLURM_VERSIONS=bullseye picks targets.
+# SLURM_SUITE is what runs: packages, or package:test-regexp for the
+# real-Slurm tests that live beside other tests. docs/slurm-versions.md.
+SLURM_SUITE := ./slurmtest ./slurmconf:^TestHostlistMatchesScontrol$$ ./cmd/slurm-mig:^TestNodeFullMatchesSlurmdC$$
+test-slurm-versions:
+	SLURM_SUITE='$(SLURM_SUITE)' GO='$(GO)' scripts/slurm-versions.sh $(SLURM_VERSIONS)
 
 clean:
 	rm -rf bin

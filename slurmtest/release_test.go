@@ -1,7 +1,6 @@
 package slurmtest
 
 import (
-	"crypto/rand"
 	"errors"
 	"os"
 	"path/filepath"
@@ -40,43 +39,31 @@ var (
 	// slurmd -G checks that File= names a device ("is not a valid
 	// character or block device", 765c9565e2).
 	deviceCheckSince = slurmconf.Version{Major: 22, Minor: 5, Micro: -1}
-	// auth/slurm, Slurm's own authentication without munge. The tests use
-	// it where it exists: auth/none is gone from some builds of later
-	// releases, and still there in others (Debian's 24.11).
-	authSlurmSince = slurmconf.Version{Major: 23, Minor: 11, Micro: -1}
 	// CgroupPlugin=disabled: no cgroup at all, which a chroot or
 	// container without a writable cgroup tree needs. Before it slurmd
 	// reads this machine's /sys/fs/cgroup (the chroot binds /sys).
 	cgroupDisabledSince = slurmconf.Version{Major: 24, Minor: 5, Micro: -1}
 )
 
-// releaseSlurmConf are the slurm.conf lines that depend on the release;
-// dir holds the cluster's files.
-func releaseSlurmConf(dir string) []string {
-	var lines []string
+// releaseSlurmConf are the slurm.conf lines that depend on the release.
+//
+// Every release takes auth/none and cred/none, Debian's 24.11 and 26.05
+// too. auth/slurm, the munge-free default of 23.11 on, is not used: its
+// clients (scontrol, srun) reach the daemons through a socket at a fixed
+// path, /run/slurm/sack.socket, that clusters running side by side would
+// share, each with its own key ("Protocol authentication error").
+func releaseSlurmConf() []string {
+	lines := []string{"AuthType=auth/none", "CredType=cred/none"}
 	if release.Before(selectDefaultSince) {
 		lines = append(lines, "SelectTypeParameters=CR_Core_Memory")
-	}
-	if release.Before(authSlurmSince) {
-		lines = append(lines, "AuthType=auth/none", "CredType=cred/none")
-	} else {
-		lines = append(lines, "AuthType=auth/slurm", "CredType=cred/slurm", "AuthInfo=keyfile="+filepath.Join(dir, "slurm.key"))
 	}
 	return lines
 }
 
 // writeReleaseFiles writes the files beside slurm.conf that the release
-// needs: auth/slurm's key (1 KiB of random bytes, mode 0600, which
-// slurmd demands) and cgroup.conf.
+// needs: cgroup.conf.
 func writeReleaseFiles(t *testing.T, dir string) {
 	t.Helper()
-	if !release.Before(authSlurmSince) {
-		key := make([]byte, 1024)
-		rand.Read(key)
-		if err := os.WriteFile(filepath.Join(dir, "slurm.key"), key, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if !release.Before(cgroupDisabledSince) {
 		if err := os.WriteFile(filepath.Join(dir, "cgroup.conf"), []byte("CgroupPlugin=disabled\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -84,9 +71,10 @@ func writeReleaseFiles(t *testing.T, dir string) {
 	}
 }
 
-// gresLine matches a record of slurmd -G: "slurmd: Gres Name=gpu ..." (20.11
-// names itself "slurmd-<host>:").
-var gresLine = regexp.MustCompile(`^slurmd(-\S+)?: Gres `)
+// gresLine matches the start of a record of slurmd -G: "slurmd: Gres
+// Name=gpu ..." (22.05, 24.11); 20.11 names itself "slurmd-<host>:", and
+// 26.05 starts with the time, "[2026-11-23T13:12:36.317] Gres ...".
+var gresLine = regexp.MustCompile(`^(slurmd(-\S+)?: |\[[0-9T:.-]+\] )Gres `)
 
 // refusal is what the release says of the records the layout renders in
 // form f: nil where it reads them, else why it refuses them

@@ -209,7 +209,9 @@ func parseSlurmdRecord(s string) (gresRecord, error) {
 			}
 			rec.Count = n
 		case "Links":
-			rec.Links = value
+			if value != "(null)" { // 24.11 and 26.05 print a record without links so
+				rec.Links = value
+			}
 		case "File":
 			files, err := slurmconf.ExpandHostlist(value)
 			if err != nil {
