@@ -144,7 +144,13 @@ type cluster struct {
 func startCluster(t *testing.T, host, gresConf, nodeLine, hw string) *cluster {
 	t.Helper()
 	dir := t.TempDir()
-	conf := writeConfigs(t, dir, gresConf, slurmConf(dir, host, nodeLine, hw, freePorts(t)))
+	return startClusterIn(t, dir, host, writeConfigs(t, dir, gresConf, slurmConf(dir, host, nodeLine, hw, freePorts(t))))
+}
+
+// startClusterIn starts the cluster of the configs already written in
+// dir (conf is its slurm.conf), for tests that add to them.
+func startClusterIn(t *testing.T, dir, host, conf string) *cluster {
+	t.Helper()
 	c := &cluster{t: t, dir: dir, host: host, env: slurmEnv(conf)}
 	c.start("slurmctld", "-D", "-i")
 	c.waitFor("slurmctld to answer", func() (bool, string) {

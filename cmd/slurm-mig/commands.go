@@ -150,6 +150,18 @@ type renderFlags struct {
 	sourceFlags
 	recordFlags
 	outputFlags
+	stateFlags
+}
+
+// stateWriter writes the node's device state with the file, unless
+// --no-state.
+func (r *renderFlags) stateWriter(g *cli, e *env, node *discover.Node, name string) func() (writeResult, error) {
+	if r.NoState {
+		return nil
+	}
+	return func() (writeResult, error) {
+		return writeState(g.Root, r.State, node, name, e.version, r.From == "")
+	}
 }
 
 // render loads the node and builds its records and counts, refusing an
@@ -175,7 +187,7 @@ type genCmd struct {
 }
 
 func (c *genCmd) Run(e *env, g *cli) error {
-	_, recs, name, counts, err := c.render(e, g, "gres.conf")
+	node, recs, name, counts, err := c.render(e, g, "gres.conf")
 	if err != nil {
 		return err
 	}
@@ -190,7 +202,7 @@ func (c *genCmd) Run(e *env, g *cli) error {
 	if err := slurmconf.WriteGresConf(&buf, comments, recs); err != nil {
 		return err
 	}
-	return c.emit(e, buf.Bytes(), counts)
+	return c.emit(e, buf.Bytes(), counts, c.stateWriter(g, e, node, name))
 }
 
 type nodeCmd struct {
@@ -211,7 +223,7 @@ func (c *nodeCmd) Run(e *env, g *cli) error {
 		return err
 	}
 	if c.Update != "" {
-		return c.update(e, name, counts)
+		return c.update(e, name, counts, c.stateWriter(g, e, node, name))
 	}
 	line := slurmconf.NodeLine(name, counts)
 	if c.Full {
@@ -220,7 +232,7 @@ func (c *nodeCmd) Run(e *env, g *cli) error {
 		}
 		line = fullNodeLine(name, node.Hardware.String(), counts)
 	}
-	return c.emit(e, []byte(line+"\n"), counts)
+	return c.emit(e, []byte(line+"\n"), counts, c.stateWriter(g, e, node, name))
 }
 
 // fullNodeLine is slurmd -C's line with Gres= added.
@@ -236,7 +248,7 @@ func fullNodeLine(name, hardware string, counts []slurmconf.GresCount) string {
 }
 
 // update rewrites the Gres= of the node's line in a slurm.conf.
-func (c *nodeCmd) update(e *env, name string, counts []slurmconf.GresCount) error {
+func (c *nodeCmd) update(e *env, name string, counts []slurmconf.GresCount, state func() (writeResult, error)) error {
 	if name == "" {
 		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
 	}
@@ -249,7 +261,7 @@ func (c *nodeCmd) update(e *env, name string, counts []slurmconf.GresCount) erro
 		return err
 	}
 	c.Output = c.Update
-	return c.emit(e, []byte(updated), counts)
+	return c.emit(e, []byte(updated), counts, state)
 }
 
 type listCmd struct {

@@ -61,6 +61,8 @@ type cli struct {
 	Diff     diffCmd     `cmd:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
 	List     listCmd     `cmd:"" help:"Show a table of GPUs and MIG devices with their device files."`
 	Snapshot snapshotCmd `cmd:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
+	State    stateCmd    `cmd:"" help:"Write the device state (device files -> UUIDs) that env reads; gen -o and node -o/--update write it too."`
+	Env      envCmd      `cmd:"" help:"TaskProlog: print export CUDA_VISIBLE_DEVICES=<UUIDs> for the GPUs Slurm gave this task; never starts NVML."`
 }
 
 // errExit carries kong's exit code (after --help, --version) out of Parse.

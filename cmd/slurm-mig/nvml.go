@@ -68,7 +68,7 @@ func (e *env) releaseNVML() {
 
 // readsNVML guesses, before the command line is parsed, whether the run
 // will read NVML: a command that does, with no --from, --help or
-// --version. The guess only decides when Init starts; kong's parse alone
+// --version. env (a TaskProlog, run for every task) never does. The guess only decides when Init starts; kong's parse alone
 // decides what runs. A wrong "no" costs the overlap; a wrong "yes" (flag
 // values that look like commands, a command line kong rejects) costs one
 // unused Init, never a different result.
@@ -80,7 +80,9 @@ func readsNVML(args []string) bool {
 			return command
 		case a == "-h" || a == "--help" || a == "--version" || a == "--from" || strings.HasPrefix(a, "--from="):
 			return false
-		case a == "gen" || a == "node" || a == "diff" || a == "list" || a == "snapshot":
+		case a == "env":
+			return false
+		case a == "gen" || a == "node" || a == "diff" || a == "list" || a == "snapshot" || a == "state":
 			command = true
 		}
 	}

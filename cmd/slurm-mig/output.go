@@ -34,10 +34,14 @@ type writeResult struct {
 	Changed bool   `json:"changed"`
 	Backup  string `json:"backup,omitempty"`
 	Devices int    `json:"devices"`
+	// State is the device state for slurm-mig env, written with it.
+	State *writeResult `json:"state,omitempty"`
 }
 
 // emit prints data, or with -o writes it atomically and reports the write.
-func (o *outputFlags) emit(e *env, data []byte, counts []slurmconf.GresCount) error {
+// state, when not nil, then writes the device state, which describes the
+// GPUs as they are now, whether the file changed or not.
+func (o *outputFlags) emit(e *env, data []byte, counts []slurmconf.GresCount, state func() (writeResult, error)) error {
 	if o.Output == "" {
 		if o.Backup || o.JSON {
 			return fmt.Errorf("--backup and --json go with -o (or node --update)")
@@ -50,19 +54,38 @@ func (o *outputFlags) emit(e *env, data []byte, counts []slurmconf.GresCount) er
 	if err != nil {
 		return err
 	}
-	r := writeResult{Path: res.Path, Changed: res.Changed, Backup: res.Backup}
+	var st *writeResult
+	if state != nil {
+		r, err := state()
+		if err != nil {
+			return err
+		}
+		st = &r
+	}
+	r := writeResult{Path: res.Path, Changed: res.Changed, Backup: res.Backup, State: st}
 	for _, c := range counts {
 		r.Devices += c.Count
 	}
-	if o.JSON {
+	return report(e, r, o.JSON)
+}
+
+// report says what was written: JSON, or a line a file.
+func report(e *env, r writeResult, asJSON bool) error {
+	if asJSON {
 		out, _ := json.Marshal(r)
-		_, err = fmt.Fprintf(e.stdout, "%s\n", out)
+		_, err := fmt.Fprintf(e.stdout, "%s\n", out)
 		return err
 	}
-	state := "unchanged"
-	if r.Changed {
-		state = "changed"
+	_, err := fmt.Fprintf(e.stdout, "%s: %s (%d devices)\n", r.Path, changed(r.Changed), r.Devices)
+	if err == nil && r.State != nil {
+		_, err = fmt.Fprintf(e.stdout, "%s: %s (device state for slurm-mig env)\n", r.State.Path, changed(r.State.Changed))
 	}
-	_, err = fmt.Fprintf(e.stdout, "%s: %s (%d devices)\n", r.Path, state, r.Devices)
 	return err
+}
+
+func changed(c bool) string {
+	if c {
+		return "changed"
+	}
+	return "unchanged"
 }
