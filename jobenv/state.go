@@ -226,3 +226,62 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// StateReport is how a state file compares with the node's GPUs now.
+type StateReport struct {
+	Path       string   `json:"path"`
+	Same       bool     `json:"same"`
+	Generation string   `json:"generation,omitempty"` // the file's
+	Want       string   `json:"want_generation"`      // the GPUs'
+	Problems   []string `json:"problems"`             // one line each
+}
+
+// CompareState reads the state file at path and compares it with want,
+// the state of the GPUs now: a repartition that keeps the layout changes
+// only UUIDs, and env would then hand jobs UUIDs that no longer exist.
+func CompareState(path string, want *State) *StateReport {
+	r := &StateReport{Path: path, Want: want.Generation, Problems: []string{}}
+	got, err := LoadState(path)
+	if err != nil {
+		r.Problems = append(r.Problems, err.Error())
+		return r
+	}
+	r.Generation = got.Generation
+	if got.Node != want.Node && want.Node != "" {
+		r.Problems = append(r.Problems, fmt.Sprintf("written for node %s, this is %s", got.Node, want.Node))
+	}
+	if got.BootID != "" && want.BootID != "" && got.BootID != want.BootID {
+		r.Problems = append(r.Problems, "written before the last reboot (boot id "+got.BootID+")")
+	}
+	key := func(d StateDevice) string {
+		if d.CICap != "" {
+			return d.CICap
+		}
+		return d.GPU
+	}
+	have := map[string]StateDevice{}
+	for _, d := range got.Devices {
+		have[key(d)] = d
+	}
+	for _, w := range want.Devices {
+		k := key(w)
+		g, ok := have[k]
+		delete(have, k)
+		switch {
+		case !ok:
+			r.Problems = append(r.Problems, fmt.Sprintf("+ %s %s (not in the state)", k, w.UUID))
+		case g.UUID != w.UUID:
+			r.Problems = append(r.Problems, fmt.Sprintf("~ %s: UUID %s -> %s", k, g.UUID, w.UUID))
+		case g.GPU != w.GPU || g.GICap != w.GICap || g.MIG != w.MIG:
+			r.Problems = append(r.Problems, fmt.Sprintf("~ %s: files or MIG mode changed", k))
+		}
+	}
+	var gone []string
+	for k, d := range have {
+		gone = append(gone, fmt.Sprintf("- %s %s (no longer there)", k, d.UUID))
+	}
+	sort.Strings(gone)
+	r.Problems = append(r.Problems, gone...)
+	r.Same = len(r.Problems) == 0
+	return r
+}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,6 +42,9 @@ func TestTaskPrologExportsUUIDs(t *testing.T) {
 	if len(chosen) != len(want) {
 		t.Fatalf("found %d of the layouts %v", len(chosen), want)
 	}
+	t.Cleanup(func() {
+		Announce("slurmtest: TaskProlog (slurm-mig env) clusters: %d (srun per type, -n2 --gpu-bind=single:1, batch step, step in a batch job, --gres=none, no state; task/none and task/cgroup)", taskPrologScenarios.Load())
+	})
 	forms := []form{{"model", "multiple", false}, {"profile", "ci", true}, {"autodetect", "multiple", true}}
 	for _, l := range chosen {
 		devDir := t.TempDir()
@@ -55,11 +59,16 @@ func TestTaskPrologExportsUUIDs(t *testing.T) {
 					t.Parallel()
 					s := startTaskPrologCluster(t, l, f, host, hw, devDir, plugin)
 					s.check()
+					if !t.Failed() {
+						taskPrologScenarios.Add(1)
+					}
 				})
 			}
 		}
 	}
 }
+
+var taskPrologScenarios atomic.Int64
 
 // copyMigMinors puts the layout's mig-minors under dir.
 func copyMigMinors(t *testing.T, root, dir string) {
@@ -176,7 +185,7 @@ func slurmdIndexUUIDs(t *testing.T, conf string, node *discover.Node, devDir str
 // taskReport is the line each task prints (see reportTask).
 type taskReport struct {
 	cvd, step, job, ordinal string
-	idx                     []int // the job's IDX: from scontrol show job -d
+	idx                     []int           // the job's IDX: from scontrol show job -d
 	open                    map[string]bool // device files the task may open
 }
 
@@ -241,8 +250,31 @@ func (s *taskPrologCluster) check() {
 		}
 	}
 	s.checkBatch()
+	s.checkFailsClosed()
 	env, _ := os.ReadFile(filepath.Join(s.dir, "taskenv.log"))
 	t.Logf("what Slurm set before the TaskProlog:\n%s", env)
+}
+
+// checkFailsClosed takes the device state away: a GPU task must then
+// not run at all (Slurm kills it: "TaskProlog failed"), and a task
+// without GPUs must run as before.
+func (s *taskPrologCluster) checkFailsClosed() {
+	t := s.t
+	state := filepath.Join(s.dir, "devices.json")
+	if err := os.Rename(state, state+".away"); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Rename(state+".away", state)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := s.command(ctx, "srun", "--immediate=10", "-N1", "-n1", "--gres=gpu:"+s.types[0].typ+":1", "sh", "-c", "echo RAN").CombinedOutput()
+	if err == nil || strings.Contains(string(out), "RAN") {
+		t.Errorf("srun with no device state: %v\n%s\nwant the task killed before it runs", err, out)
+	}
+	out, err = s.command(ctx, "srun", "--immediate=10", "-N1", "-n1", "sh", "-c", "echo RAN").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "RAN") {
+		t.Errorf("srun without GPUs and with no device state: %v\n%s\nwant it to run", err, out)
+	}
 }
 
 // checkBatch runs a batch job with a GPU step and a --gres=none step.

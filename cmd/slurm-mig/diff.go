@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/jobenv"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -26,6 +29,7 @@ type diffCmd struct {
 	GresConf  string `placeholder:"FILE" help:"Compare with this gres.conf (default /etc/slurm/gres.conf when nothing else is compared)."`
 	SlurmConf string `placeholder:"FILE" help:"Compare the Gres= counts this node's NodeName line declares in FILE."`
 	Running   bool   `help:"Compare the Gres= the running slurmctld has for this node (scontrol show node)."`
+	State     string `placeholder:"FILE" help:"Compare the device state slurm-mig env reads (default: /run/slurm-mig/devices.json or $SLURM_MIG_STATE, when it exists and the GPUs are read from NVML)."`
 	JSON      bool   `name:"json" help:"Print the result as JSON."`
 }
 
@@ -33,12 +37,13 @@ const defaultGresConf = "/etc/slurm/gres.conf"
 
 // diffReport is diff's result; its JSON form is for automation.
 type diffReport struct {
-	Node      string          `json:"node"`
-	Same      bool            `json:"same"`
-	GresConf  *gresConfReport `json:"gres_conf,omitempty"`
-	SlurmConf *countsReport   `json:"slurm_conf,omitempty"`
-	Running   *countsReport   `json:"running,omitempty"`
-	Verdict   string          `json:"verdict"`
+	Node      string              `json:"node"`
+	Same      bool                `json:"same"`
+	GresConf  *gresConfReport     `json:"gres_conf,omitempty"`
+	SlurmConf *countsReport       `json:"slurm_conf,omitempty"`
+	Running   *countsReport       `json:"running,omitempty"`
+	State     *jobenv.StateReport `json:"state,omitempty"`
+	Verdict   string              `json:"verdict"`
 }
 
 type gresConfReport struct {
@@ -76,7 +81,7 @@ func (c *diffCmd) Run(e *env, g *cli) error {
 		}
 	}
 	gresConf := c.GresConf
-	if gresConf == "" && c.SlurmConf == "" && !c.Running {
+	if gresConf == "" && c.SlurmConf == "" && !c.Running && c.State == "" {
 		gresConf = defaultGresConf
 	}
 
@@ -112,6 +117,11 @@ func (c *diffCmd) Run(e *env, g *cli) error {
 		r.State, r.Reason = node.state, node.reason
 		r.Same = r.Same && !strings.Contains(node.state, "INVAL")
 		rep.Running, rep.Same = r, rep.Same && r.Same
+	}
+	if r, err := c.compareState(g, node, name); err != nil {
+		return err
+	} else if r != nil {
+		rep.State, rep.Same = r, rep.Same && r.Same
 	}
 	rep.Verdict = verdict(&rep, generated)
 
@@ -260,7 +270,35 @@ func verdict(r *diffReport, generated []slurmconf.GresCount) string {
 		}
 		parts = append(parts, msg)
 	}
+	if s := r.State; s != nil && !s.Same {
+		parts = append(parts, fmt.Sprintf("device state %s is stale (%d problems): rewrite it with gen -o, node --update or state", s.Path, len(s.Problems)))
+	}
 	return "different: " + strings.Join(parts, "; ")
+}
+
+// compareState compares the device state file with the GPUs: the one
+// given, or the default one when it exists and the GPUs are this node's
+// (read from NVML, not a snapshot).
+func (c *diffCmd) compareState(g *cli, node *discover.Node, name string) (*jobenv.StateReport, error) {
+	path := c.State
+	if path == "" {
+		if c.From != "" {
+			return nil, nil
+		}
+		path = jobenv.StatePath("", os.Getenv)
+		if _, err := os.Stat(path); err != nil {
+			return nil, nil
+		}
+	}
+	boot := ""
+	if c.From == "" {
+		boot = jobenv.ReadBootID(g.Root)
+	}
+	want, err := jobenv.NewState(node, name, boot, "")
+	if err != nil {
+		return nil, err
+	}
+	return jobenv.CompareState(path, want), nil
 }
 
 func sources(r *diffReport) string {
@@ -273,6 +311,9 @@ func sources(r *diffReport) string {
 	}
 	if r.Running != nil {
 		s = append(s, "slurmctld")
+	}
+	if r.State != nil {
+		s = append(s, "device state "+r.State.Path)
 	}
 	return strings.Join(s, " and ")
 }
@@ -308,6 +349,12 @@ func writeDiffText(buf *bytes.Buffer, r *diffReport) {
 	if s := r.SlurmConf; s != nil && !s.Same {
 		fmt.Fprintf(buf, "%s: Gres=%s\n", s.Source, orNone(s.Gres))
 		writeCounts(buf, "slurm.conf", s.Counts)
+	}
+	if s := r.State; s != nil && !s.Same {
+		fmt.Fprintf(buf, "device state %s (generation %s, the GPUs' %s):\n", s.Path, orNone(s.Generation), s.Want)
+		for _, p := range s.Problems {
+			fmt.Fprintf(buf, "  %s\n", p)
+		}
 	}
 	if s := r.Running; s != nil && !s.Same {
 		fmt.Fprintf(buf, "slurmctld: Gres=%s State=%s Reason=%s\n", orNone(s.Gres), orNone(s.State), orNone(s.Reason))
