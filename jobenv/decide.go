@@ -33,7 +33,12 @@ type Request struct {
 // --gres=none` inside a GPU job, where Slurm unsets SLURM_STEP_GPUS but
 // the job's SLURM_JOB_GPUS is inherited; a job without GPUs. Anything
 // unreadable is an error: the TaskProlog then fails the task.
-func Decide(getenv func(string) (string, bool)) (Request, error) {
+func Decide(lookup func(string) (string, bool)) (Request, error) {
+	// Slurm never sets these empty; an empty one is taken for unset.
+	getenv := func(k string) (string, bool) {
+		v, ok := lookup(k)
+		return v, ok && v != ""
+	}
 	if cvd, ok := getenv("CUDA_VISIBLE_DEVICES"); ok && hasUUID(cvd) {
 		return Request{Leave: true, Reason: "CUDA_VISIBLE_DEVICES already holds UUIDs"}, nil
 	}

@@ -67,7 +67,7 @@ func Lines(req Request, devs []Device, st *State, getenv func(string) (string, b
 	lines := []string{"export CUDA_VISIBLE_DEVICES=" + strings.Join(uuids, ",")}
 	cvd, cvdSet := getenv("CUDA_VISIBLE_DEVICES")
 	for _, v := range otherGPUVars {
-		if val, ok := getenv(v); ok && cvdSet && val == cvd {
+		if val, ok := getenv(v); ok && cvdSet && cvd != "" && val == cvd {
 			lines = append(lines, "unset "+v)
 		}
 	}

@@ -292,7 +292,7 @@ func TestRunLeavesAloneWithoutReadingFiles(t *testing.T) {
 		t.Errorf("Run = %v, %v; want nothing", lines, err)
 	}
 	_, err = Run(opts, lookup(map[string]string{"SLURM_STEP_GPUS": "0", "SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1"}))
-	if err == nil || !strings.Contains(err.Error(), "no device state at /nonexistent/state.json") {
-		t.Errorf("missing state: err = %v", err)
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/slurm.conf") {
+		t.Errorf("missing slurm.conf: err = %v", err)
 	}
 }

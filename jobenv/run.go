@@ -24,15 +24,15 @@ func Run(opts Options, getenv func(string) (string, bool)) ([]string, error) {
 	if err != nil || req.Leave {
 		return nil, err
 	}
-	st, err := opts.loadState(req.Node, getenv)
-	if err != nil {
-		return nil, err
-	}
 	paths, err := ResolvePaths(opts.SlurmConf, opts.GresConf, getenv)
 	if err != nil {
 		return nil, err
 	}
 	devs, ctx, err := NodeIndexMap(paths, req.Node)
+	if err != nil {
+		return nil, err
+	}
+	st, err := opts.loadState(req.Node, getenv)
 	if err != nil {
 		return nil, err
 	}

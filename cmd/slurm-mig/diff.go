@@ -271,7 +271,7 @@ func verdict(r *diffReport, generated []slurmconf.GresCount) string {
 		parts = append(parts, msg)
 	}
 	if s := r.State; s != nil && !s.Same {
-		parts = append(parts, fmt.Sprintf("device state %s is stale (%d problems): rewrite it with gen -o, node --update or state", s.Path, len(s.Problems)))
+		parts = append(parts, fmt.Sprintf("device state %s is stale (%d differences): rewrite it with gen -o, node --update or state", s.Path, len(s.Problems)))
 	}
 	return "different: " + strings.Join(parts, "; ")
 }
