@@ -271,7 +271,11 @@ func verdict(r *diffReport, generated []slurmconf.GresCount) string {
 		parts = append(parts, msg)
 	}
 	if s := r.State; s != nil && !s.Same {
-		parts = append(parts, fmt.Sprintf("device state %s is stale (%d differences): rewrite it with gen -o, node --update or state", s.Path, len(s.Problems)))
+		n := fmt.Sprintf("%d differences", len(s.Problems))
+		if len(s.Problems) == 1 {
+			n = "1 difference"
+		}
+		parts = append(parts, fmt.Sprintf("device state %s is stale (%s): rewrite it with gen -o, node --update or state", s.Path, n))
 	}
 	return "different: " + strings.Join(parts, "; ")
 }
