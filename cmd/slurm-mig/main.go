@@ -65,6 +65,14 @@ type cli struct {
 	Env      envCmd      `cmd:"" help:"TaskProlog: print export CUDA_VISIBLE_DEVICES=<UUIDs> for the GPUs Slurm gave this task; never starts NVML."`
 }
 
+// Validate checks the global flags when the command line is parsed.
+func (c *cli) Validate() error {
+	if c.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be longer than 0, not %s", c.Timeout)
+	}
+	return nil
+}
+
 // errExit carries kong's exit code (after --help, --version) out of Parse.
 type errExit int
 
