@@ -3,6 +3,7 @@ package slurmtest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -339,19 +340,27 @@ func (d *daemon) stop() {
 // ports are the cluster's private TCP ports.
 type ports struct{ slurmctld, slurmd int }
 
-// freePorts asks the kernel for two free ports on 127.0.0.1. Both are
-// held until both are known, so they differ.
+// freePorts picks two free ports for the daemons, below the kernel's
+// ephemeral range (32768 and up on Linux): a port there, free when
+// picked, is soon the source port of some srun's or scontrol's outgoing
+// connection (tests of several clusters run at once), and the daemon
+// then fails with "Address already in use". Both are held until both are
+// known, so they differ.
 func freePorts(t *testing.T) ports {
 	t.Helper()
 	var ls []net.Listener
 	var nums []int
-	for range 2 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for try := 0; len(nums) < 2; try++ {
+		if try == 1000 {
+			t.Fatal("no two free TCP ports in 12000-31999")
+		}
+		port := 12000 + rand.IntN(20000)
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", port)) // the daemons listen on every address
 		if err != nil {
-			t.Fatal(err)
+			continue
 		}
 		ls = append(ls, l)
-		nums = append(nums, l.Addr().(*net.TCPAddr).Port)
+		nums = append(nums, port)
 	}
 	for _, l := range ls {
 		l.Close()
