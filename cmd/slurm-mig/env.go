@@ -42,7 +42,7 @@ type stateFlags struct {
 // and slurm.conf are the controller's.
 type stateCmd struct {
 	sourceFlags
-	recordFlags
+	NodeName string `placeholder:"NAME" help:"The node's Slurm NodeName, which env checks against SLURMD_NODENAME (default: the short hostname; with --from, the snapshot's)."`
 	State string `placeholder:"FILE" help:"Where to write it (default $SLURM_MIG_STATE, else /run/slurm-mig/devices.json)."`
 	JSON  bool   `name:"json" help:"Report the result as JSON ({\"path\", \"changed\", \"devices\"})."`
 }
@@ -52,7 +52,8 @@ func (c *stateCmd) Run(e *env, g *cli) error {
 	if err != nil {
 		return err
 	}
-	name, err := c.nodeName(e, node)
+	rf := recordFlags{NodeName: c.NodeName} // its checks and default
+	name, err := rf.nodeName(e, node)
 	if err != nil {
 		return err
 	}
