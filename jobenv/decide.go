@@ -72,15 +72,17 @@ func Decide(lookup func(string) (string, bool)) (Request, error) {
 	return Request{Node: node, From: from, Indices: indices, Narrowed: narrowed}, nil
 }
 
-// isBatchStep reports whether the task is a batch script, which Slurm
-// runs without SLURM_STEP_ID (a step launched by srun has a number, and
-// salloc's interactive step "interactive" and the job's GPUs).
+// isBatchStep reports whether the task is a batch script: Slurm sets
+// SLURM_STEP_ID only for numbered steps (env.c setup_env: stepid >= 0),
+// so the batch step, and salloc's interactive step, have none (seen with
+// 22.05: a batch task has SLURM_JOB_GPUS and no SLURM_STEP_ID, a step
+// launched by srun in it SLURM_STEP_ID=0, 1, ...).
 func isBatchStep(getenv func(string) (string, bool)) bool {
-	id, ok := getenv("SLURM_STEP_ID")
+	_, ok := getenv("SLURM_STEP_ID")
 	if !ok {
-		id, ok = getenv("SLURM_STEPID")
+		_, ok = getenv("SLURM_STEPID")
 	}
-	return !ok || id == "batch" || id == "interactive"
+	return !ok
 }
 
 // hasUUID reports whether a CUDA_VISIBLE_DEVICES value names a device by
