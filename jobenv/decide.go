@@ -30,8 +30,9 @@ type Request struct {
 //
 // Left alone: a task whose CUDA_VISIBLE_DEVICES already names UUIDs
 // (Slurm's AutoDetect set them); a step without GPUs, including `srun
-// --gres=none` inside a GPU job, where Slurm unsets SLURM_STEP_GPUS but
-// the job's SLURM_JOB_GPUS is inherited; a job without GPUs. Anything
+// --gres=none` inside a GPU job, where Slurm unsets SLURM_STEP_GPUS,
+// SLURM_GPUS_ON_NODE and CUDA_VISIBLE_DEVICES but the job's
+// SLURM_JOB_GPUS is inherited; a job without GPUs. Anything
 // unreadable is an error: the TaskProlog then fails the task.
 func Decide(lookup func(string) (string, bool)) (Request, error) {
 	// Slurm never sets these empty; an empty one is taken for unset.
@@ -45,7 +46,7 @@ func Decide(lookup func(string) (string, bool)) (Request, error) {
 	from := "SLURM_STEP_GPUS"
 	list, ok := getenv(from)
 	if !ok {
-		if !isBatchStep(getenv) {
+		if !isBatchStep(getenv) || !hasGPUEnv(getenv) {
 			return Request{Leave: true, Reason: "the step has no GPUs (no SLURM_STEP_GPUS)"}, nil
 		}
 		from = "SLURM_JOB_GPUS"
@@ -83,6 +84,17 @@ func isBatchStep(getenv func(string) (string, bool)) bool {
 		_, ok = getenv("SLURM_STEPID")
 	}
 	return !ok
+}
+
+// hasGPUEnv reports whether Slurm set this step's GPU variables: it sets
+// SLURM_GPUS_ON_NODE (whatever the gres.conf Flags=) and, by default,
+// CUDA_VISIBLE_DEVICES for a step with GPUs, the batch step included, and
+// unsets both in a step without (gres_common.c gres_common_gpu_set_env).
+// A task with only the inherited SLURM_JOB_GPUS is such a step.
+func hasGPUEnv(getenv func(string) (string, bool)) bool {
+	_, on := getenv("SLURM_GPUS_ON_NODE")
+	_, cvd := getenv("CUDA_VISIBLE_DEVICES")
+	return on || cvd
 }
 
 // hasUUID reports whether a CUDA_VISIBLE_DEVICES value names a device by

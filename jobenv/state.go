@@ -75,19 +75,20 @@ type StateDevice struct {
 // their cap minors resolved. node names it as slurm.conf does.
 func NewState(n *discover.Node, node, bootID, writtenBy string) (*State, error) {
 	s := &State{Version: StateVersion, Node: node, BootID: bootID, WrittenBy: writtenBy, Devices: []StateDevice{}}
+	// A device without a UUID (a hand-made snapshot) is left out: env
+	// refuses it if a task is given it, and only then.
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
-		if g.UUID == "" {
-			return nil, fmt.Errorf("%s has no UUID", g.Label())
+		if g.UUID != "" {
+			s.Devices = append(s.Devices, StateDevice{UUID: g.UUID, GPU: g.DevicePath(), MIG: g.MigEnabled})
 		}
-		s.Devices = append(s.Devices, StateDevice{UUID: g.UUID, GPU: g.DevicePath(), MIG: g.MigEnabled})
 		if !g.MigEnabled {
 			continue
 		}
 		for j := range g.MigDevices {
 			m := &g.MigDevices[j]
 			if m.UUID == "" {
-				return nil, fmt.Errorf("%s has no UUID", m.Label(g))
+				continue
 			}
 			if m.GICapMinor == nil || m.CICapMinor == nil {
 				return nil, fmt.Errorf("%s: cap minors unknown", m.Label(g))
