@@ -14,6 +14,8 @@ import (
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/slurm-mig/slurm-mig/hostfs"
 )
 
 // realMigMinors is a mig-minors file copied from an H100 node on driver
@@ -787,7 +789,7 @@ func TestLoad(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			m, err := Load(root)
+			m, err := Load(hostfs.FS(root))
 			if tc.wantErr != "" {
 				if err == nil {
 					t.Fatalf("Load succeeded with %v, want error", dump(m))
@@ -836,7 +838,7 @@ func TestLoadTreeSymlinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := Load(root)
+	m, err := Load(hostfs.FS(root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -853,7 +855,7 @@ func TestLoadMigMinorsUnreadable(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, MigMinorsPath), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(root)
+	_, err := Load(hostfs.FS(root))
 	if err == nil {
 		t.Fatal("Load succeeded on a directory named mig-minors")
 	}
@@ -870,7 +872,7 @@ func TestLoadRealFixtureRoot(t *testing.T) {
 	data := readReal(t)
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{MigMinorsPath: string(data)})
-	m, err := Load(root)
+	m, err := Load(hostfs.FS(root))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/slurm-mig/slurm-mig/capmap"
+	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/topology"
 )
 
@@ -12,17 +13,17 @@ import (
 // hardware) and the MIG cap minors. Each is read at most once, when first
 // needed, or in the background after Prefetch.
 type HostFiles struct {
-	root     string
+	fs       hostfs.FS
 	topology func() (*topology.Topology, error)
 	capMap   func() (*capmap.Map, error)
 }
 
-// NewHostFiles reads under root ("/" for this host).
-func NewHostFiles(root string) *HostFiles {
+// NewHostFiles reads the node's files in fs.
+func NewHostFiles(fs hostfs.FS) *HostFiles {
 	return &HostFiles{
-		root:     root,
-		topology: sync.OnceValues(func() (*topology.Topology, error) { return topology.Load(root) }),
-		capMap:   sync.OnceValues(func() (*capmap.Map, error) { return capmap.Load(root) }),
+		fs:       fs,
+		topology: sync.OnceValues(func() (*topology.Topology, error) { return topology.Load(fs) }),
+		capMap:   sync.OnceValues(func() (*capmap.Map, error) { return capmap.Load(fs) }),
 	}
 }
 

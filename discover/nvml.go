@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/topology"
 )
 
@@ -21,9 +21,9 @@ const cpuAffinityMaxCPUs = 4096
 // FromNVML discovers the node's GPUs and MIG devices through lib. It calls
 // Init first and, if that fails, no other NVML function: the real library
 // crashes the process when called uninitialised. hostname is recorded as is.
-// Files under root (sysfs) answer what they answer faster than NVML. Cap
+// Files in fs (sysfs) answer what they answer faster than NVML. Cap
 // minors are left unresolved (see ResolveCapMinors).
-func FromNVML(lib nvml.Interface, hostname, root string) (*Node, error) {
+func FromNVML(lib nvml.Interface, hostname string, fs hostfs.FS) (*Node, error) {
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		return nil, initError(ret)
 	}
@@ -64,7 +64,7 @@ func FromNVML(lib nvml.Interface, hostname, root string) (*Node, error) {
 				r.err = nvmlError(fmt.Sprintf("GPU %d: getting its handle", i), ret)
 				return
 			}
-			r.gpu, r.err = readGPU(i, dev, root, &r.warnings)
+			r.gpu, r.err = readGPU(i, dev, fs, &r.warnings)
 		}()
 	}
 	wg.Wait()
@@ -120,7 +120,7 @@ func nvmlError(op string, ret nvml.Return) error { return &NVMLError{Op: op, Ret
 // readGPU reads one GPU. What only refines the config (CPU affinity,
 // NVLinks) degrades to a warning when NVML fails; what decides which
 // devices Slurm gets fails the run.
-func readGPU(index int, dev nvml.Device, root string, warnings *[]string) (gpu GPU, err error) {
+func readGPU(index int, dev nvml.Device, fs hostfs.FS, warnings *[]string) (gpu GPU, err error) {
 	gpu.Index = index
 	fail := func(what string, ret nvml.Return) (GPU, error) {
 		return GPU{}, nvmlError(fmt.Sprintf("GPU %d: reading %s", index, what), ret)
@@ -151,7 +151,7 @@ func readGPU(index int, dev nvml.Device, root string, warnings *[]string) (gpu G
 	// kernel gives as the PCI device's local_cpulist. NVML takes about
 	// 10 ms a GPU to answer (H100, driver 580), a third of a whole run;
 	// sysfs answers in microseconds. NVML is asked only without sysfs.
-	if cpus, ok := sysfsCPUAffinity(root, gpu.PCIBusID); ok {
+	if cpus, ok := sysfsCPUAffinity(fs, gpu.PCIBusID); ok {
 		gpu.CPUAffinity = cpus
 	} else {
 		mask, ret := dev.GetCpuAffinity(cpuAffinityMaxCPUs)
@@ -345,16 +345,16 @@ func (p *giProfileIndex) of(giID int) (int, nvml.Return) {
 	return index, nvml.SUCCESS
 }
 
-// sysfsCPUAffinity reads root/sys/bus/pci/devices/<bus id>/local_cpulist
-// for an NVML bus id ("00000000:CA:00.0" is sysfs's "0000:ca:00.0").
-func sysfsCPUAffinity(root, busID string) (string, bool) {
+// sysfsCPUAffinity reads sys/bus/pci/devices/<bus id>/local_cpulist for an
+// NVML bus id ("00000000:CA:00.0" is sysfs's "0000:ca:00.0").
+func sysfsCPUAffinity(fs hostfs.FS, busID string) (string, bool) {
 	domain, rest, ok := strings.Cut(busID, ":")
 	d, err := strconv.ParseUint(domain, 16, 32)
 	if !ok || err != nil {
 		return "", false
 	}
 	name := fmt.Sprintf("%04x:%s", d, strings.ToLower(rest))
-	data, err := os.ReadFile(filepath.Join(root, "sys/bus/pci/devices", name, "local_cpulist"))
+	data, err := os.ReadFile(fs.Path("sys/bus/pci/devices", name, "local_cpulist"))
 	if err != nil {
 		return "", false
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 )
 
@@ -34,7 +35,7 @@ func TestFromNVML(t *testing.T) {
 			}},
 		{Minor: 1, UUID: "GPU-c", Name: "Tesla V100-SXM2-32GB", MemoryMiB: 32768, MigMode: "unsupported"},
 	}})
-	got, err := FromNVML(lib, "n1.example", t.TempDir())
+	got, err := FromNVML(lib, "n1.example", hostfs.FS(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestInitFailureMakesNoOtherCall(t *testing.T) {
 		nvml.ERROR_UNKNOWN:           "nvml: initialising NVML: ERROR_UNKNOWN",
 	} {
 		lib := &mock.Interface{InitFunc: func() nvml.Return { return ret }}
-		_, err := FromNVML(lib, "n1", t.TempDir())
+		_, err := FromNVML(lib, "n1", hostfs.FS(t.TempDir()))
 		if err == nil || err.Error() != want {
 			t.Errorf("Init %v: err = %v, want %q", ret, err, want)
 		}
@@ -86,7 +87,7 @@ func TestOldDriverProfileFallback(t *testing.T) {
 			{HandleIndex: 0, GI: 11, CI: 0, UUID: "MIG-GPU-x/11/0", Profile: "1g.10gb", Name: "NVIDIA H100 80GB HBM3", MemoryMiB: 9856, GIProfileIndex: &meIndex},
 			{HandleIndex: 1, GI: 1, CI: 0, UUID: "MIG-GPU-x/1/0", Profile: "1c.3g.40gb", Name: "NVIDIA H100 80GB HBM3", MemoryMiB: 40192},
 		}}}})
-	n, err := FromNVML(lib, "n1", t.TempDir())
+	n, err := FromNVML(lib, "n1", hostfs.FS(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestDeviceErrorsNameTheDevice(t *testing.T) {
 	} {
 		g := c.gpu
 		g.Minor, g.Name, g.PCIBusID, g.MemoryMiB = 5, "NVIDIA A100-SXM4-80GB", "00000000:07:00.0", 81920
-		_, err := FromNVML(fake(t, &nvmlfake.Fixture{GPUs: []nvmlfake.GPU{g}}), "n1", t.TempDir())
+		_, err := FromNVML(fake(t, &nvmlfake.Fixture{GPUs: []nvmlfake.GPU{g}}), "n1", hostfs.FS(t.TempDir()))
 		if err == nil || err.Error() != c.want {
 			t.Errorf("err = %v\nwant %s", err, c.want)
 		}
@@ -139,7 +140,7 @@ func TestCPUAffinityFromSysfs(t *testing.T) {
 		{Minor: 0, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:CA:00.0", CPUs: "0-63"},
 		{Minor: 1, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:CB:00.0", CPUs: "0-63"},
 	}})
-	n, err := FromNVML(lib, "n1", root)
+	n, err := FromNVML(lib, "n1", hostfs.FS(root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestRefinementsDegrade(t *testing.T) {
 	lib := fake(t, &nvmlfake.Fixture{GPUs: []nvmlfake.GPU{{Minor: 0, Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:07:00.0", CPUs: "0-15",
 		NVLinks: []nvmlfake.NVLink{{Remote: "FFFFFFFF:FF:FF.0", Count: 18}},
 		Errors:  map[string]string{"GetCpuAffinity": "ERROR_UNKNOWN", "GetNvLinkState": "ERROR_UNKNOWN"}}}})
-	n, err := FromNVML(lib, "n1", t.TempDir())
+	n, err := FromNVML(lib, "n1", hostfs.FS(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestParallelReadKeepsIndexOrder(t *testing.T) {
 		gpus = append(gpus, nvmlfake.GPU{Minor: 39 - i, UUID: fmt.Sprintf("GPU-%d", i), Name: "NVIDIA A100-SXM4-80GB",
 			PCIBusID: fmt.Sprintf("00000000:%02X:00.0", i+1), Errors: map[string]string{"GetCpuAffinity": "ERROR_UNKNOWN"}})
 	}
-	n, err := FromNVML(fake(t, &nvmlfake.Fixture{GPUs: gpus}), "n1", t.TempDir())
+	n, err := FromNVML(fake(t, &nvmlfake.Fixture{GPUs: gpus}), "n1", hostfs.FS(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestParallelReadKeepsIndexOrder(t *testing.T) {
 	// Of several failing GPUs, the lowest index is reported.
 	gpus[33].Errors = map[string]string{"GetUUID": "ERROR_GPU_IS_LOST"}
 	gpus[7].Errors = map[string]string{"GetName": "ERROR_UNKNOWN"}
-	_, err = FromNVML(fake(t, &nvmlfake.Fixture{GPUs: gpus}), "n1", t.TempDir())
+	_, err = FromNVML(fake(t, &nvmlfake.Fixture{GPUs: gpus}), "n1", hostfs.FS(t.TempDir()))
 	if want := "nvml: GPU 7: reading its name: ERROR_UNKNOWN"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}

@@ -24,7 +24,7 @@ func ResolveTopology(n *Node, host *HostFiles, hardware bool) error {
 		return fmt.Errorf("CPU topology: %w", err)
 	}
 	if hardware && n.Hardware == nil {
-		hw, err := topo.Hardware(host.root)
+		hw, err := topo.Hardware(host.fs)
 		if err != nil {
 			return fmt.Errorf("CPU topology: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 	"github.com/slurm-mig/slurm-mig/internal/synth"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -44,11 +45,11 @@ func BenchmarkDiscoverRender(b *testing.B) {
 				}
 				runtime.GC()
 				b.StartTimer()
-				node, err := discover.FromNVML(lib, "bench01", root)
+				node, err := discover.FromNVML(lib, "bench01", hostfs.FS(root))
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := discover.ResolveCapMinors(node, discover.NewHostFiles(root)); err != nil {
+				if err := discover.ResolveCapMinors(node, discover.NewHostFiles(hostfs.FS(root))); err != nil {
 					b.Fatal(err)
 				}
 				res, err := Records(node, Options{NodeName: "bench01"})

@@ -15,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 )
 
@@ -134,11 +135,11 @@ func fixtureLayout(t *testing.T, name string, fx *nvmlfake.Fixture, host, root s
 	if err != nil {
 		return layout{}, err
 	}
-	node, err := discover.FromNVML(lib, host, root)
+	node, err := discover.FromNVML(lib, host, hostfs.FS(root))
 	if err != nil {
 		return layout{}, err
 	}
-	if err := discover.ResolveCapMinors(node, discover.NewHostFiles(root)); err != nil {
+	if err := discover.ResolveCapMinors(node, discover.NewHostFiles(hostfs.FS(root))); err != nil {
 		return layout{}, err
 	}
 	var snap bytes.Buffer
@@ -184,7 +185,7 @@ func snapshotLayout(t *testing.T, name, snapshot, root string) layout {
 	if l.node, err = discover.LoadSnapshot(l.snapshot); err != nil {
 		t.Fatal(err)
 	}
-	if err := discover.ResolveCapMinors(l.node, discover.NewHostFiles(l.root)); err != nil {
+	if err := discover.ResolveCapMinors(l.node, discover.NewHostFiles(hostfs.FS(l.root))); err != nil {
 		t.Fatal(err)
 	}
 	return l

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/slurm-mig/slurm-mig/hostfs"
 )
 
 // TestCapturedTrees checks Slurm's core numbering on CPU topologies
@@ -22,7 +24,7 @@ func TestCapturedTrees(t *testing.T) {
 	for _, root := range roots {
 		root, _ := filepath.Abs(root)
 		t.Run(filepath.Base(filepath.Dir(root)), func(t *testing.T) {
-			topo, err := Load(root)
+			topo, err := Load(hostfs.FS(root))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +50,7 @@ func TestCapturedTrees(t *testing.T) {
 			}
 
 			slurmd := requireTool(t, "slurmd", "slurmd")
-			got, err := topo.Hardware(root)
+			got, err := topo.Hardware(hostfs.FS(root))
 			if err != nil {
 				t.Fatal(err)
 			}

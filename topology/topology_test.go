@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/slurm-mig/slurm-mig/hostfs"
 )
 
 // intelLayout numbers CPUs the way Intel servers do: thread 0 of every core
@@ -299,7 +301,7 @@ func TestFixtures(t *testing.T) {
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
 			root := writeTree(t, f)
-			topo, err := Load(root)
+			topo, err := Load(hostfs.FS(root))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -336,7 +338,7 @@ func TestFixtures(t *testing.T) {
 			})
 
 			t.Run("Hardware", func(t *testing.T) {
-				got, err := topo.Hardware(root)
+				got, err := topo.Hardware(hostfs.FS(root))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -373,7 +375,7 @@ func TestFixtures(t *testing.T) {
 			// is left out: slurmd takes it from sysconf, not from the tree.
 			t.Run("slurmd -C", func(t *testing.T) {
 				slurmd := requireTool(t, "slurmd", "slurmd")
-				got, err := topo.Hardware(root)
+				got, err := topo.Hardware(hostfs.FS(root))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -571,7 +573,7 @@ func TestLoadErrors(t *testing.T) {
 			if err := tt.mutate(root); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Load(root)
+			_, err := Load(hostfs.FS(root))
 			if err == nil {
 				t.Fatal("Load succeeded, want an error")
 			}
@@ -591,7 +593,7 @@ func TestLoadWithoutDieOrSiblingFiles(t *testing.T) {
 		mustWrite(t, filepath.Join(dir, "cpu"+strconv.Itoa(id), "topology", "physical_package_id"), "0")
 		mustWrite(t, filepath.Join(dir, "cpu"+strconv.Itoa(id), "topology", "core_id"), strconv.Itoa(id/2))
 	}
-	topo, err := Load(root)
+	topo, err := Load(hostfs.FS(root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -617,7 +619,7 @@ func TestHardwareMeminfoErrors(t *testing.T) {
 		if content != nil {
 			mustWrite(t, path, *content)
 		}
-		if _, err := topo.Hardware(root); err == nil || !strings.Contains(err.Error(), path) {
+		if _, err := topo.Hardware(hostfs.FS(root)); err == nil || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: Hardware error %v does not name %s", name, err, path)
 		}
 	}
@@ -765,7 +767,7 @@ func BenchmarkLoad(b *testing.B) {
 	root := writeTree(b, fixture{cpus: intelLayout(2, 64, 2, nil)})
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Load(root); err != nil {
+		if _, err := Load(hostfs.FS(root)); err != nil {
 			b.Fatal(err)
 		}
 	}

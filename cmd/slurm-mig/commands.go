@@ -10,6 +10,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -26,7 +27,7 @@ func (s *sourceFlags) load(e *env, g *cli) (*discover.Node, error) {
 	if s.From != "" {
 		node, err = discover.LoadSnapshot(s.From)
 	} else {
-		node, err = discoverWithin(e, g.Root, g.Timeout)
+		node, err = discoverWithin(e, hostfs.FS(g.Root), g.Timeout)
 	}
 	if err != nil {
 		return nil, err
@@ -43,7 +44,7 @@ func (s *sourceFlags) load(e *env, g *cli) (*discover.Node, error) {
 // discoverWithin runs NVML discovery, giving up after timeout: a call
 // into a hung driver cannot be interrupted, but the process can exit
 // without it, having written nothing.
-func discoverWithin(e *env, root string, timeout time.Duration) (*discover.Node, error) {
+func discoverWithin(e *env, fs hostfs.FS, timeout time.Duration) (*discover.Node, error) {
 	host, err := e.hostname()
 	if err != nil {
 		return nil, fmt.Errorf("reading the hostname: %w", err)
@@ -55,7 +56,7 @@ func discoverWithin(e *env, root string, timeout time.Duration) (*discover.Node,
 	}
 	done := make(chan result, 1)
 	go func() {
-		node, err := discover.FromNVML(e.nvml(), host, root)
+		node, err := discover.FromNVML(e.nvml(), host, fs)
 		done <- result{node, err}
 	}()
 	select {

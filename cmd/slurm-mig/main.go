@@ -16,6 +16,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/hostfs"
 )
 
 // version is set at build time (-ldflags "-X main.version=v1.2.3"); a
@@ -99,7 +100,7 @@ func run(args []string, e *env) (code int) {
 		fmt.Fprintf(stderr, "slurm-mig: %v (see slurm-mig --help)\n", err)
 		return exitError
 	}
-	e.host = discover.NewHostFiles(c.Root)
+	e.host = discover.NewHostFiles(hostfs.FS(c.Root))
 	if err := ctx.Run(&c); err != nil {
 		if errors.As(err, new(errDifferent)) {
 			return exitDifferent
