@@ -67,7 +67,7 @@ func Records(n *discover.Node, o Options) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := ValidFlags(o.Flags); err != nil {
+	if err := slurmconf.ValidFlags(o.Flags); err != nil {
 		return res, err
 	}
 	links := nvlinkMatrix(n)
@@ -157,7 +157,7 @@ func newTyper(o Options) (*typer, error) {
 		return nil, fmt.Errorf("unknown file style %q (want multiple or ci)", o.FileStyle)
 	}
 	for k, v := range o.TypeMap {
-		if err := ValidType(v); err != nil {
+		if err := slurmconf.ValidType(v); err != nil {
 			return nil, fmt.Errorf("type map %s=%s: %v", k, v, err)
 		}
 		t.typeMap[strings.ToLower(k)] = v
@@ -197,7 +197,7 @@ func (t *typer) model(g *discover.GPU) (string, bool) {
 
 func (t *typer) gpuType(g *discover.GPU) (string, error) {
 	m, _ := t.model(g)
-	if err := ValidType(m); err != nil {
+	if err := slurmconf.ValidType(m); err != nil {
 		return "", fmt.Errorf("%s: %v", g.Label(), err)
 	}
 	return m, nil
@@ -217,7 +217,7 @@ func (t *typer) migType(g *discover.GPU, mig *discover.MigDevice) (string, error
 	default:
 		typ = m + "_" + mig.Profile
 	}
-	if err := ValidType(typ); err != nil {
+	if err := slurmconf.ValidType(typ); err != nil {
 		return "", fmt.Errorf("%s: %v", mig.Label(g), err)
 	}
 	return typ, nil
@@ -260,24 +260,6 @@ func ShortModel(name string) string {
 // (gpu_common_underscorify_tolower).
 func autodetectName(name string) string {
 	return strings.ReplaceAll(strings.ToLower(name), " ", "_")
-}
-
-// ValidType refuses types that would not survive Slurm's parsers: the
-// Gres= list splits on ',' and ':', gres.conf on spaces and '=', and '#'
-// starts a comment.
-func ValidType(t string) error {
-	if t == "" {
-		return fmt.Errorf("empty GRES type")
-	}
-	if i := strings.IndexAny(t, " \t\n,:=#[]\"'\\"); i >= 0 {
-		return fmt.Errorf("GRES type %q has %q, which Slurm cannot parse there", t, t[i])
-	}
-	for i := 0; i < len(t); i++ {
-		if t[i] < 0x20 || t[i] == 0x7f { // \r, \v, \f are blanks to Slurm's parser
-			return fmt.Errorf("GRES type %q has the control character %q", t, t[i])
-		}
-	}
-	return nil
 }
 
 // nvlinkMatrix gives each GPU's Links= value: over the node's GPUs in
@@ -339,26 +321,4 @@ func nvlinkMatrix(n *discover.Node) []string {
 		out[i] = strings.Join(parts, ",")
 	}
 	return out
-}
-
-// knownFlags are the gres.conf Flags= words Slurm knows (gres.c,
-// _parse_gres_flags); explicit and env_uuid came after 22.05.
-var knownFlags = []string{"CountOnly", "nvidia_gpu_env", "amd_gpu_env", "intel_gpu_env", "opencl_env",
-	"no_gpu_env", "one_sharing", "all_sharing", "explicit", "env_uuid"}
-
-// ValidFlags checks a Flags= value word by word.
-func ValidFlags(flags string) error {
-	if flags == "" {
-		return nil
-	}
-	for _, f := range strings.Split(flags, ",") {
-		ok := false
-		for _, k := range knownFlags {
-			ok = ok || strings.EqualFold(f, k)
-		}
-		if !ok {
-			return fmt.Errorf("unknown gres.conf flag %q (Slurm knows %s)", f, strings.Join(knownFlags, ", "))
-		}
-	}
-	return nil
 }

@@ -143,19 +143,6 @@ func TestWarnings(t *testing.T) {
 	}
 }
 
-func TestValidType(t *testing.T) {
-	for _, ok := range []string{"a100", "a100_1g.10gb+me", "nvidia_a100-sxm4-80gb", "1c.3g.40gb"} {
-		if err := ValidType(ok); err != nil {
-			t.Errorf("ValidType(%q) = %v", ok, err)
-		}
-	}
-	for _, bad := range []string{"", "a b", "a,b", "a:b", "a=b", "a#b"} {
-		if ValidType(bad) == nil {
-			t.Errorf("ValidType(%q) accepted", bad)
-		}
-	}
-}
-
 func TestLinksCoresFlags(t *testing.T) {
 	n := &discover.Node{GPUs: []discover.GPU{
 		{Index: 0, Minor: 0, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", Cores: "0-7",

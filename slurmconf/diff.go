@@ -40,7 +40,11 @@ func SplitUnits(recs []GresRecord) ([]Unit, error) {
 				out = append(out, fu)
 			}
 		default:
-			for j := 0; j < r.Units() && j < 1<<16; j++ {
+			n, err := r.Units()
+			if err != nil {
+				return nil, err
+			}
+			for j := 0; j < n && j < 1<<16; j++ {
 				out = append(out, u)
 			}
 		}

@@ -245,7 +245,11 @@ func (c *GresConf) add(r ParsedRecord, seen uint) error {
 			return fmt.Errorf("%s: Count=%d but File= names %d files", r.Pos, r.Count, len(files))
 		}
 	}
-	if c.units += r.Units(); c.units > maxNodeUnits {
+	n, err := r.Units()
+	if err != nil {
+		return fmt.Errorf("%s: %v", r.Pos, err)
+	}
+	if c.units += n; c.units > maxNodeUnits {
 		return fmt.Errorf("%s: the node's records add up to more than %d GRES units", r.Pos, maxNodeUnits)
 	}
 	c.Records = append(c.Records, r)

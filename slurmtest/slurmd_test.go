@@ -179,7 +179,11 @@ func wantRecords(t *testing.T, l layout, f form, host, devDir string) []gresReco
 				t.Fatal(err)
 			}
 		}
-		want = append(want, gresRecord{Type: r.Type, Count: r.Units(), Files: underDev(strings.Join(files, ","), devDir), Links: r.Links})
+		n, err := r.Units()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, gresRecord{Type: r.Type, Count: n, Files: underDev(strings.Join(files, ","), devDir), Links: r.Links})
 	}
 	return want
 }

@@ -167,7 +167,11 @@ func (r *renderFlags) render(e *env, g *cli, what string) (*discover.Node, []slu
 	if err := r.checkEmpty(e, recs, what); err != nil {
 		return nil, nil, "", nil, err
 	}
-	return node, recs, name, slurmconf.CountGres(recs), nil
+	counts, err := slurmconf.CountGres(recs)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	return node, recs, name, counts, nil
 }
 
 type genCmd struct {
@@ -219,21 +223,9 @@ func (c *nodeCmd) Run(e *env, g *cli) error {
 		if err := discover.ResolveTopology(node, e.host, true); err != nil {
 			return fmt.Errorf("node --full: %w", err)
 		}
-		line = fullNodeLine(name, node.Hardware.String(), counts)
+		line = slurmconf.NodeLine(name, counts, node.Hardware.String())
 	}
 	return c.emit(e, []byte(line+"\n"), counts)
-}
-
-// fullNodeLine is slurmd -C's line with Gres= added.
-func fullNodeLine(name, hardware string, counts []slurmconf.GresCount) string {
-	parts := []string{hardware}
-	if name != "" {
-		parts = append([]string{"NodeName=" + name}, parts...)
-	}
-	if len(counts) > 0 {
-		parts = append(parts, "Gres="+slurmconf.GresList(counts))
-	}
-	return strings.Join(parts, " ")
 }
 
 // update rewrites the Gres= of the node's line in a slurm.conf.

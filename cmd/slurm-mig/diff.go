@@ -81,7 +81,10 @@ func (c *diffCmd) Run(e *env, g *cli) error {
 	}
 
 	rep := diffReport{Node: name, Same: true}
-	generated := slurmconf.CountGres(recs)
+	generated, err := slurmconf.CountGres(recs)
+	if err != nil {
+		return err
+	}
 	if gresConf != "" {
 		r, err := diffGresConf(gresConf, name, recs)
 		if err != nil {
@@ -251,7 +254,7 @@ func verdict(r *diffReport, generated []slurmconf.GresCount) string {
 		var items []string
 		drains := false
 		for _, c := range cr.r.Counts {
-			items = append(items, fmt.Sprintf("%s %d declared, %d here", gresName(c.Name, c.Type), c.Current, c.Generated))
+			items = append(items, fmt.Sprintf("%s %d declared, %d here", slurmconf.GresName(c.Name, c.Type), c.Current, c.Generated))
 			drains = drains || c.Current > c.Generated
 		}
 		msg := cr.what + ": " + strings.Join(items, ", ")
@@ -277,23 +280,16 @@ func sources(r *diffReport) string {
 	return strings.Join(s, " and ")
 }
 
-func gresName(name, typ string) string {
-	if typ == "" {
-		return name
-	}
-	return name + ":" + typ
-}
-
 // writeDiffText prints the comparison: per device +/-/~, per type the
 // counts, then the verdict.
 func writeDiffText(buf *bytes.Buffer, r *diffReport) {
 	if g := r.GresConf; g != nil && !g.Same {
 		fmt.Fprintf(buf, "--- %s (in force)\n+++ generated for %s\n", g.Path, r.Node)
 		for _, u := range g.Removed {
-			fmt.Fprintf(buf, "- %s %s\n", gresName(u.Name, u.Type), strings.Join(u.Files, ","))
+			fmt.Fprintf(buf, "- %s %s\n", slurmconf.GresName(u.Name, u.Type), strings.Join(u.Files, ","))
 		}
 		for _, u := range g.Added {
-			fmt.Fprintf(buf, "+ %s %s\n", gresName(u.Name, u.Type), strings.Join(u.Files, ","))
+			fmt.Fprintf(buf, "+ %s %s\n", slurmconf.GresName(u.Name, u.Type), strings.Join(u.Files, ","))
 		}
 		for _, ch := range g.Changed {
 			var what []string
@@ -318,14 +314,14 @@ func writeDiffText(buf *bytes.Buffer, r *diffReport) {
 
 func writeCounts(buf *bytes.Buffer, what string, counts []slurmconf.CountChange) {
 	for _, c := range counts {
-		fmt.Fprintf(buf, "  count %s: %s %d, generated %d (%+d)\n", gresName(c.Name, c.Type), what, c.Current, c.Generated, c.Generated-c.Current)
+		fmt.Fprintf(buf, "  count %s: %s %d, generated %d (%+d)\n", slurmconf.GresName(c.Name, c.Type), what, c.Current, c.Generated, c.Generated-c.Current)
 	}
 }
 
 func unitField(u slurmconf.Unit, field string) string {
 	switch field {
 	case "type":
-		return gresName(u.Name, u.Type)
+		return slurmconf.GresName(u.Name, u.Type)
 	case "cores":
 		return u.Cores
 	case "links":

@@ -55,7 +55,10 @@ func (o *outputFlags) emit(e *env, data []byte, counts []slurmconf.GresCount) er
 		r.Devices += c.Count
 	}
 	if o.JSON {
-		out, _ := json.Marshal(r)
+		out, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
 		_, err = fmt.Fprintf(e.stdout, "%s\n", out)
 		return err
 	}
