@@ -150,7 +150,7 @@ func (c *GresConf) addLine(l *logicalLine, file, node string, ws []word) ([]word
 	pos := func() string { return fmt.Sprintf("%s:%d", file, l.num) }
 	ws, err := words(l, ws)
 	if err != nil {
-		return ws, fmt.Errorf("%s: %v", pos(), strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
+		return ws, fmt.Errorf("%s: %v", pos(), err)
 	}
 	var r ParsedRecord
 	var seen uint

@@ -25,7 +25,7 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 	visit := func(l *logicalLine, file string) bool {
 		pos := func() string { return fmt.Sprintf("%s:%d", file, l.num) }
 		if ws, lineErr = words(l, ws[:0]); lineErr != nil {
-			lineErr = fmt.Errorf("%s: %v", pos(), strings.TrimPrefix(lineErr.Error(), fmt.Sprintf("line %d: ", l.num)))
+			lineErr = fmt.Errorf("%s: %v", pos(), lineErr)
 			return false
 		}
 		if len(ws) == 0 || !strings.EqualFold(ws[0].key, "NodeName") {
@@ -203,7 +203,7 @@ func UpdateNodeGres(data, name, node, gres string) (string, error) {
 		}
 		ws, err := words(l, nil)
 		if err != nil {
-			lineErr = fmt.Errorf("%s: %v", pos, strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
+			lineErr = fmt.Errorf("%s: %v", pos, err)
 			return false
 		}
 		if len(ws) == 0 || !strings.EqualFold(ws[0].key, "NodeName") {
