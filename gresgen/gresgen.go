@@ -49,38 +49,35 @@ type Options struct {
 	NoCores, NoLinks bool
 	// Flags is written as Flags= on every line (nvidia_gpu_env).
 	Flags string
-}
-
-// Result is what Records builds: the lines in output order, and warnings
-// for the admin (things that are legal but likely not what they want).
-type Result struct {
-	Records  []slurmconf.GresRecord
-	Warnings []string
+	// Warn is told what is legal but likely not what the admin wants (a
+	// pending MIG mode change, GPU names that share a type); nil to ignore.
+	Warn func(string)
 }
 
 // Records builds one record per device: GPUs in NVML index order, a
 // MIG-enabled GPU as its MIG devices in (GI, CI) order, every other GPU
 // whole. Every MIG device must have its cap minors resolved.
-func Records(n *discover.Node, o Options) (Result, error) {
-	var res Result
+func Records(n *discover.Node, o Options) ([]slurmconf.GresRecord, error) {
+	var recs []slurmconf.GresRecord
 	typer, err := newTyper(o)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	if err := slurmconf.ValidFlags(o.Flags); err != nil {
-		return res, err
+		return nil, err
 	}
+	var warnings []string
 	links := nvlinkMatrix(n)
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
 		if g.MigChangePending() {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: MIG mode is %s but will be %s after the next GPU reset; this config describes the current layout",
+			warnings = append(warnings, fmt.Sprintf("%s: MIG mode is %s but will be %s after the next GPU reset; this config describes the current layout",
 				g.Label(), migWord(g.MigEnabled), migWord(g.MigPending)))
 		}
 		if !g.MigEnabled {
 			t, err := typer.gpuType(g)
 			if err != nil {
-				return res, err
+				return nil, err
 			}
 			r := slurmconf.GresRecord{NodeName: o.NodeName, Name: "gpu", Type: t, File: g.DevicePath(), Flags: o.Flags}
 			if !o.NoCores {
@@ -89,21 +86,21 @@ func Records(n *discover.Node, o Options) (Result, error) {
 			if !o.NoLinks && links != nil {
 				r.Links = links[i]
 			}
-			res.Records = append(res.Records, r)
+			recs = append(recs, r)
 			continue
 		}
 		if len(g.MigDevices) == 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: MIG mode is enabled but it has no MIG devices; it offers Slurm nothing", g.Label()))
+			warnings = append(warnings, fmt.Sprintf("%s: MIG mode is enabled but it has no MIG devices; it offers Slurm nothing", g.Label()))
 			continue
 		}
 		for j := range g.MigDevices {
 			m := &g.MigDevices[j]
 			if m.GICapMinor == nil || m.CICapMinor == nil {
-				return res, fmt.Errorf("%s: cap minors unknown", m.Label(g))
+				return nil, fmt.Errorf("%s: cap minors unknown", m.Label(g))
 			}
 			t, err := typer.migType(g, m)
 			if err != nil {
-				return res, err
+				return nil, err
 			}
 			// A MIG device has its GPU's cores; Slurm gives MIG devices no Links.
 			r := slurmconf.GresRecord{NodeName: o.NodeName, Name: "gpu", Type: t, Flags: o.Flags}
@@ -115,11 +112,15 @@ func Records(n *discover.Node, o Options) (Result, error) {
 			} else {
 				r.MultipleFiles = []string{g.DevicePath(), discover.CapPath(*m.GICapMinor), discover.CapPath(*m.CICapMinor)}
 			}
-			res.Records = append(res.Records, r)
+			recs = append(recs, r)
 		}
 	}
-	res.Warnings = append(res.Warnings, typer.clashes()...)
-	return res, nil
+	if o.Warn != nil {
+		for _, w := range append(warnings, typer.clashes()...) {
+			o.Warn(w)
+		}
+	}
+	return recs, nil
 }
 
 func migWord(enabled bool) string {

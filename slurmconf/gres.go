@@ -80,6 +80,12 @@ func (r GresRecord) String() string {
 // WriteGresConf writes comment lines (each prefixed with "# ") and then one
 // line per record.
 func WriteGresConf(w io.Writer, comments []string, recs []GresRecord) error {
+	_, err := io.WriteString(w, FormatGresConf(comments, recs))
+	return err
+}
+
+// FormatGresConf is the text WriteGresConf writes.
+func FormatGresConf(comments []string, recs []GresRecord) string {
 	var b strings.Builder
 	for _, c := range comments {
 		b.WriteString("# ")
@@ -90,8 +96,7 @@ func WriteGresConf(w io.Writer, comments []string, recs []GresRecord) error {
 		b.WriteString(r.String())
 		b.WriteByte('\n')
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.String()
 }
 
 // Compact merges records that differ only in a single-file File= into one

@@ -26,11 +26,12 @@ type ParsedRecord struct {
 }
 
 // GresConf is what a gres.conf says for one node: its records and the
-// global AutoDetect= setting.
+// AutoDetect= setting in force for it.
 type GresConf struct {
-	Records    []ParsedRecord
-	AutoDetect string // a global AutoDetect=, if any
-	units      int    // GRES units of the records so far, bounded by maxNodeUnits
+	Records       []ParsedRecord
+	AutoDetect    string // the node's AutoDetect=, else the global one, if any
+	AutoDetectPos string // file:line of that AutoDetect=
+	units         int    // GRES units of the records so far, bounded by maxNodeUnits
 }
 
 // maxNodeUnits bounds the GRES units one node's records may add up to, so
@@ -206,7 +207,7 @@ func (c *GresConf) addLine(l *logicalLine, file, node string, ws []word) ([]word
 func (c *GresConf) add(r ParsedRecord, seen uint) error {
 	if r.Name == "" && r.AutoDetect != "" && seen&^(1<<keyNodeName|1<<keyAutoDetect) == 0 {
 		if r.Nodes == "" || c.AutoDetect == "" {
-			c.AutoDetect = r.AutoDetect
+			c.AutoDetect, c.AutoDetectPos = r.AutoDetect, r.Pos
 		}
 		return nil // AutoDetect=... alone is a setting, not a record
 	}

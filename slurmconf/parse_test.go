@@ -76,8 +76,8 @@ func TestReadGresConf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if conf.AutoDetect != "off" {
-		t.Errorf("AutoDetect = %q", conf.AutoDetect)
+	if want := filepath.Join(dir, "gres.conf") + ":1"; conf.AutoDetect != "off" || conf.AutoDetectPos != want {
+		t.Errorf("AutoDetect = %q at %q, want off at %s", conf.AutoDetect, conf.AutoDetectPos, want)
 	}
 	recs := conf.GresRecords()
 	want := []GresRecord{
@@ -90,6 +90,19 @@ func TestReadGresConf(t *testing.T) {
 	units, err := SplitUnits(recs)
 	if err != nil || len(units) != 3 {
 		t.Errorf("units = %v, %v; want 3", units, err)
+	}
+	// Units read from the file carry the file:line of their record; the
+	// two units of File=/dev/nvidia[0-1] share their line.
+	units, err = conf.Units()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pos []string
+	for _, u := range units {
+		pos = append(pos, strings.TrimPrefix(u.Pos, dir+"/"))
+	}
+	if diff := cmp.Diff([]string{"gres.conf:2", "gres.conf:2", "sub/more.conf:1"}, pos); diff != "" {
+		t.Errorf("unit positions (-want +got):\n%s", diff)
 	}
 	conf3, _ := ReadGresConf(filepath.Join(dir, "gres.conf"), "n3")
 	if u, _ := SplitUnits(conf3.GresRecords()); len(u) != 201 {

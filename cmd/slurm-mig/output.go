@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/slurm-mig/slurm-mig/atomicfile"
-	"github.com/slurm-mig/slurm-mig/slurmconf"
+	"github.com/slurm-mig/slurm-mig/gresgen"
 )
 
 // outputFlags say where gen and node put what they render.
@@ -17,9 +17,9 @@ type outputFlags struct {
 }
 
 // checkEmpty refuses to render nothing unless asked to.
-func (o *outputFlags) checkEmpty(e *env, recs []slurmconf.GresRecord, what string) error {
+func (o *outputFlags) checkEmpty(e *env, cfg *gresgen.Config, what string) error {
 	switch {
-	case len(recs) > 0:
+	case len(cfg.Records) > 0:
 	case o.AllowEmpty:
 		e.warn("no GPU or MIG device to offer Slurm on this node")
 	default:
@@ -36,24 +36,22 @@ type writeResult struct {
 	Devices int    `json:"devices"`
 }
 
-// emit prints data, or with -o writes it atomically and reports the write.
-func (o *outputFlags) emit(e *env, data []byte, counts []slurmconf.GresCount) error {
-	if o.Output == "" {
+// write prints data or, given a file (-o, node --update), writes it
+// atomically and reports the write.
+func (o *outputFlags) write(e *env, file string, data []byte, devices int) error {
+	if file == "" {
 		if o.Backup || o.JSON {
 			return fmt.Errorf("--backup and --json go with -o (or node --update)")
 		}
 		_, err := e.stdout.Write(data)
 		return err
 	}
-	e.releaseNVML() // before waiting on the lock and the disk
-	res, err := atomicfile.Write(o.Output, data, atomicfile.Options{Backup: o.Backup})
+	e.nvml.Release() // before waiting on the lock and the disk
+	res, err := atomicfile.Write(file, data, atomicfile.Options{Backup: o.Backup})
 	if err != nil {
 		return err
 	}
-	r := writeResult{Path: res.Path, Changed: res.Changed, Backup: res.Backup}
-	for _, c := range counts {
-		r.Devices += c.Count
-	}
+	r := writeResult{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Devices: devices}
 	if o.JSON {
 		out, err := json.Marshal(r)
 		if err != nil {

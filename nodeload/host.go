@@ -1,4 +1,4 @@
-package discover
+package nodeload
 
 import (
 	"sync"
@@ -8,19 +8,19 @@ import (
 	"github.com/slurm-mig/slurm-mig/topology"
 )
 
-// HostFiles reads what the node model needs from files under a root
-// rather than from NVML: the CPU topology (for Cores= and the node's
-// hardware) and the MIG cap minors. Each is read at most once, when first
-// needed, or in the background after Prefetch.
-type HostFiles struct {
+// Host reads what the node model needs from the node's files rather than
+// from NVML: the CPU topology (for Cores= and the node's hardware) and the
+// MIG cap minors. Each is read at most once, when first needed, or in the
+// background after Prefetch.
+type Host struct {
 	fs       hostfs.FS
 	topology func() (*topology.Topology, error)
 	capMap   func() (*capmap.Map, error)
 }
 
-// NewHostFiles reads the node's files in fs.
-func NewHostFiles(fs hostfs.FS) *HostFiles {
-	return &HostFiles{
+// NewHost reads the node's files in fs.
+func NewHost(fs hostfs.FS) *Host {
+	return &Host{
 		fs:       fs,
 		topology: sync.OnceValues(func() (*topology.Topology, error) { return topology.Load(fs) }),
 		capMap:   sync.OnceValues(func() (*capmap.Map, error) { return capmap.Load(fs) }),
@@ -32,7 +32,7 @@ func NewHostFiles(fs hostfs.FS) *HostFiles {
 // only after discovery, and both fit in that wait (the topology of 256
 // CPUs takes 7 ms on the 2-core CI machine). A read that fails matters
 // only if its result is asked for.
-func (h *HostFiles) Prefetch() {
+func (h *Host) Prefetch() {
 	go h.topology()
 	go h.capMap()
 }
