@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/testtools"
 )
 
 // intelLayout numbers CPUs the way Intel servers do: thread 0 of every core
@@ -627,20 +628,11 @@ func TestHardwareMeminfoErrors(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// requireTool returns the path of an external oracle. Without it the test is
-// skipped, except under CI (CI set to anything but "" or "false"), where a
-// missing oracle is a failure: CI must install it.
+// requireTool returns the path of an external oracle, by the one rule of
+// the tests: skip without it, fail in CI, which must install it.
 func requireTool(t *testing.T, name, debianPackage string) string {
 	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	if ci := os.Getenv("CI"); ci != "" && ci != "false" {
-		t.Fatalf("%s is not installed; CI must install it (apt-get install -y %s)", name, debianPackage)
-	}
-	t.Skipf("%s is not installed (apt-get install -y %s); skipping the check against it", name, debianPackage)
-	return ""
+	return testtools.Require(t, debianPackage, name)
 }
 
 // hwlocCores asks hwloc-calc for the logical indexes of the cores that
