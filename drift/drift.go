@@ -47,8 +47,11 @@ type CountsReport struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Inputs say what to compare the generated records with; at least one of
-// GresConf, SlurmConf and Running.
+// DefaultGresConf is compared when Inputs name nothing to compare with.
+const DefaultGresConf = "/etc/slurm/gres.conf"
+
+// Inputs say what to compare the generated records with: GresConf,
+// SlurmConf, Running, or else DefaultGresConf.
 type Inputs struct {
 	// Node is the node's name, as NodeName= hostlists name it; empty
 	// compares only the gres.conf lines that apply to every node (gen
@@ -67,6 +70,9 @@ type Inputs struct {
 func Compare(in Inputs) (*Report, error) {
 	if in.Node == "" && (in.SlurmConf != "" || in.Running) {
 		return nil, fmt.Errorf("comparing with slurm.conf or slurmctld needs the node's name; drop --no-node-name")
+	}
+	if in.GresConf == "" && in.SlurmConf == "" && !in.Running {
+		in.GresConf = DefaultGresConf
 	}
 	generated, err := slurmconf.CountGres(in.Generated)
 	if err != nil {

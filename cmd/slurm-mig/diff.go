@@ -11,8 +11,6 @@ type diffCmd struct {
 	JSON      bool   `name:"json" help:"Print the result as JSON."`
 }
 
-const defaultGresConf = "/etc/slurm/gres.conf"
-
 func (c *diffCmd) Run(e *env) error {
 	node, err := c.load(e)
 	if err != nil {
@@ -23,11 +21,7 @@ func (c *diffCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	in := drift.Inputs{Node: cfg.NodeName, Generated: cfg.Records, GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running}
-	if in.GresConf == "" && in.SlurmConf == "" && !in.Running {
-		in.GresConf = defaultGresConf
-	}
-	rep, err := drift.Compare(in)
+	rep, err := drift.Compare(drift.Inputs{Node: cfg.NodeName, Generated: cfg.Records, GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running})
 	if err != nil {
 		return err
 	}

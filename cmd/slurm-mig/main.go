@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -71,6 +72,41 @@ type cli struct {
 	Diff     diffCmd     `cmd:"" nvml:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
 	List     listCmd     `cmd:"" nvml:"" help:"Show a table of GPUs and MIG devices with their device files."`
 	Snapshot snapshotCmd `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
+}
+
+// readsNVML guesses, before the command line is parsed, whether the run
+// will read NVML: a command tagged nvml:"" in cli, with no --from, --help
+// or --version. The guess only decides when Init starts; kong's parse
+// alone decides what runs. A wrong "no" costs the overlap; a wrong "yes"
+// (flag values that look like commands, a command line kong rejects)
+// costs one unused Init, never a different result.
+func readsNVML(args []string) bool {
+	commands := nvmlCommands()
+	command := false
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return command
+		case a == "-h" || a == "--help" || a == "--version" || a == "--from" || strings.HasPrefix(a, "--from="):
+			return false
+		case commands[a]:
+			command = true
+		}
+	}
+	return command
+}
+
+// nvmlCommands are the names of cli's commands tagged nvml:"", read from
+// the one definition of the command line in microseconds (kong takes 1-2
+// ms to build its parser). Command names are single words.
+func nvmlCommands() map[string]bool {
+	names := map[string]bool{}
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(cli{})) {
+		if _, ok := f.Tag.Lookup("nvml"); ok {
+			names[strings.ToLower(f.Name)] = true
+		}
+	}
+	return names
 }
 
 // errExit carries kong's exit code (after --help, --version) out of Parse.

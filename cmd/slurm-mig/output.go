@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/slurm-mig/slurm-mig/atomicfile"
 	"github.com/slurm-mig/slurm-mig/gresgen"
@@ -53,17 +54,9 @@ func (o *outputFlags) write(e *env, file string, data []byte, devices int) error
 	}
 	r := writeResult{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Devices: devices}
 	if o.JSON {
-		out, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(e.stdout, "%s\n", out)
-		return err
+		return e.print(func(w io.Writer) error { return json.NewEncoder(w).Encode(r) })
 	}
-	state := "unchanged"
-	if r.Changed {
-		state = "changed"
-	}
+	state := map[bool]string{false: "unchanged", true: "changed"}[r.Changed]
 	_, err = fmt.Fprintf(e.stdout, "%s: %s (%d devices)\n", r.Path, state, r.Devices)
 	return err
 }
