@@ -25,8 +25,14 @@ type Loader struct {
 	Timeout time.Duration
 	// Warn is told what the model goes without: a GPU's CPU affinity or
 	// NVLinks, the CPU topology. Nothing that decides which devices Slurm
-	// gets is ever guessed.
+	// gets is ever guessed. Nil drops the warnings.
 	Warn func(string)
+}
+
+func (l *Loader) warn(msg string) {
+	if l.Warn != nil {
+		l.Warn(msg)
+	}
 }
 
 // Load reads the snapshot at path or, when path is empty, discovers the
@@ -69,7 +75,7 @@ func (l *Loader) discover() (*discover.Node, error) {
 	select {
 	case r := <-done:
 		for _, w := range r.warnings {
-			l.Warn(w)
+			l.warn(w)
 		}
 		return r.node, r.err
 	case <-time.After(l.Timeout):
@@ -86,7 +92,7 @@ func (l *Loader) NodeName(node *discover.Node) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("the snapshot names no host and this host's name is unknown (%v); pass --node-name", err)
 		}
-		l.Warn(fmt.Sprintf("the snapshot names no host; using this host's name %q", h))
+		l.warn(fmt.Sprintf("the snapshot names no host; using this host's name %q", h))
 		host = h
 	}
 	short, _, _ := strings.Cut(host, ".")
@@ -97,7 +103,7 @@ func (l *Loader) NodeName(node *discover.Node) (string, error) {
 // topology the config is still right, only less precise: a warning.
 func (l *Loader) Cores(node *discover.Node) {
 	if err := ResolveTopology(node, l.Host, false); err != nil {
-		l.Warn(fmt.Sprintf("%v; Cores= left out", err))
+		l.warn(fmt.Sprintf("%v; Cores= left out", err))
 	}
 }
 
@@ -112,6 +118,6 @@ func (l *Loader) Hardware(node *discover.Node) error {
 // CPU topology the snapshot still holds every device: a warning.
 func (l *Loader) ForSnapshot(node *discover.Node) {
 	if err := ResolveTopology(node, l.Host, true); err != nil {
-		l.Warn(fmt.Sprintf("%v; the snapshot has no cores or hardware", err))
+		l.warn(fmt.Sprintf("%v; the snapshot has no cores or hardware", err))
 	}
 }

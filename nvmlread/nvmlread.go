@@ -31,7 +31,8 @@ const cpuAffinityMaxCPUs = 4096
 // has initialised. hostname is recorded as is. Files in fs (sysfs) answer
 // what they answer faster than NVML. What only refines the config (CPU
 // affinity, NVLinks) is reported to warn when NVML cannot say it, in GPU
-// index order. Cap minors are left unresolved (see nodeload).
+// index order (nil drops them). Cap minors are left unresolved (see
+// nodeload).
 func Read(lib nvml.Interface, hostname string, fs hostfs.FS, warn func(string)) (*discover.Node, error) {
 	node := &discover.Node{SchemaVersion: discover.SchemaVersion, Hostname: hostname, GPUs: []discover.GPU{}}
 	driver, ret := lib.SystemGetDriverVersion()
@@ -81,7 +82,9 @@ func Read(lib nvml.Interface, hostname string, fs hostfs.FS, warn func(string)) 
 	}
 	for _, r := range results {
 		for _, w := range r.warnings {
-			warn(w)
+			if warn != nil {
+				warn(w)
+			}
 		}
 	}
 	return node, nil
