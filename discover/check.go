@@ -8,12 +8,20 @@ import (
 	"github.com/slurm-mig/slurm-mig/topology"
 )
 
-// Bounds on what one node may hold. A node of 64 GPUs with every MIG
-// device is a few hundred KiB; a GPU has at most a few dozen MIG devices
-// (15 GPU instances of up to 8 compute instances on today's parts).
+// Bounds on what one node may hold: a GPU has at most a few dozen MIG
+// devices (15 GPU instances of up to 8 compute instances on today's parts).
 const (
 	maxGPUs             = 1024
 	maxMigDevicesPerGPU = 256
+	// maxGPUMinor: the driver's device minors are 8 bits and it keeps
+	// the top ones for its control devices (255 is /dev/nvidiactl).
+	maxGPUMinor = 254
+	// maxInstanceID: GI ids are 0-14 and CI ids 0-7 on every part so far
+	// (mig-minors lists exactly those); an id past a byte is corrupt.
+	maxInstanceID = 255
+	// maxCapMinor: a Linux device minor has 20 bits (MINORBITS), so a
+	// larger cap minor can name no /dev/nvidia-caps file.
+	maxCapMinor = 1<<20 - 1
 )
 
 // Check finds what cannot be true of one node: duplicate GPUs or MIG
@@ -55,6 +63,10 @@ func (n *Node) Check() error {
 			return fmt.Errorf("%s: %d MIG devices; no GPU has more than %d", g.Label(), len(g.MigDevices), maxMigDevicesPerGPU)
 		case g.Index < 0 || g.Minor < 0:
 			return fmt.Errorf("%s: negative index or minor", g.Label())
+		case g.Index >= maxGPUs:
+			return fmt.Errorf("%s: index %d; NVML numbers at most %d GPUs from 0", g.Label(), g.Index, maxGPUs)
+		case g.Minor > maxGPUMinor:
+			return fmt.Errorf("%s: minor %d; the driver's GPU minors are 0 to %d", g.Label(), g.Minor, maxGPUMinor)
 		case seenIndex[g.Index]:
 			return fmt.Errorf("%s: index %d appears twice", g.Label(), g.Index)
 		case seenMinor[g.Minor]:
@@ -67,6 +79,11 @@ func (n *Node) Check() error {
 		if g.Cores != "" {
 			if _, err := topology.ParseCPUList(g.Cores); err != nil {
 				return fmt.Errorf("%s: cores: %v", g.Label(), err)
+			}
+		}
+		if g.CPUAffinity != "" {
+			if _, err := topology.ParseCPUList(g.CPUAffinity); err != nil {
+				return fmt.Errorf("%s: cpu_affinity: %v", g.Label(), err)
 			}
 		}
 		for _, l := range g.NVLinks {
@@ -85,6 +102,17 @@ func (n *Node) Check() error {
 			m := &g.MigDevices[j]
 			if m.GPUInstanceID < 0 || m.ComputeInstanceID < 0 {
 				return fmt.Errorf("%s: negative instance id", m.Label(g))
+			}
+			if m.GPUInstanceID > maxInstanceID || m.ComputeInstanceID > maxInstanceID {
+				return fmt.Errorf("%s: instance ids run from 0 to %d", m.Label(g), maxInstanceID)
+			}
+			for _, c := range []struct {
+				name  string
+				minor *uint32
+			}{{"gi_cap_minor", m.GICapMinor}, {"ci_cap_minor", m.CICapMinor}} {
+				if c.minor != nil && *c.minor > maxCapMinor {
+					return fmt.Errorf("%s: %s %d; a device minor is at most %d", m.Label(g), c.name, *c.minor, maxCapMinor)
+				}
 			}
 			if err := ValidProfile(m.Profile); err != nil {
 				return fmt.Errorf("%s: %v", m.Label(g), err)

@@ -3,9 +3,13 @@ package discover
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // maxSnapshotBytes bounds a snapshot file: a node of 64 GPUs with every
@@ -58,6 +62,12 @@ func ParseSnapshot(data []byte) (*Node, error) {
 	if err := node.Check(); err != nil {
 		return nil, err
 	}
+	// The hostname becomes NodeName= unless --node-name says otherwise.
+	if node.Hostname != "" {
+		if err := slurmconf.CheckNodeName(node.Hostname); err != nil {
+			return nil, fmt.Errorf("hostname: %v", err)
+		}
+	}
 	node.Sort()
 	return &node, nil
 }
@@ -103,14 +113,52 @@ func checkRequired(data []byte) error {
 	return nil
 }
 
-// jsonError adds the line of a syntax error, which encoding/json gives only
-// as a byte offset.
+// jsonError words a decoding error for people: the line of a syntax
+// error (encoding/json gives a byte offset), and for a value of the wrong
+// kind the field and what it should hold, never a Go type.
 func jsonError(data []byte, err error) error {
-	if se, ok := err.(*json.SyntaxError); ok {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
 		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-		return fmt.Errorf("line %d: %v", line, err)
+		return fmt.Errorf("line %d: %v", line, se) // a SyntaxError says no "json:"
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		got := te.Value
+		if kind, ok := jsonKinds[got]; ok {
+			got = kind
+		}
+		if te.Field == "" {
+			return fmt.Errorf("the file holds %s; a snapshot is a JSON object", got)
+		}
+		return fmt.Errorf("%s: %s where %s belongs", te.Field, got, wantKind(te.Type))
 	}
 	return err
+}
+
+// jsonKinds name the kinds of JSON value encoding/json reports.
+var jsonKinds = map[string]string{
+	"array": "a list", "object": "an object", "string": "a string", "number": "a number", "bool": "true or false",
+}
+
+// wantKind says in JSON's words what a field of type t holds.
+func wantKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Uint, reflect.Uint64, reflect.Uint32, reflect.Uint16, reflect.Uint8:
+		return fmt.Sprintf("an integer from 0 to %d", uint64(1)<<t.Bits()-1)
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	}
+	return "an object"
 }
 
 // WriteSnapshot writes n as indented JSON, the same bytes for the same node.

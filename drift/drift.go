@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/scontrol"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -40,6 +41,9 @@ type CountsReport struct {
 	Gres   string                  `json:"gres"`   // the Gres= value in force
 	Same   bool                    `json:"same"`
 	Counts []slurmconf.CountChange `json:"counts"`
+	// Drains: some count declared is more than the node has, which
+	// drains it; automation fails on this, not on any difference.
+	Drains bool `json:"drains"`
 	// State and Reason are slurmctld's, with --running. A node whose
 	// registration slurmctld refused (INVAL) is never "same": its Gres=
 	// is then what the node reported, and Reason says what is wrong.
@@ -53,11 +57,10 @@ const DefaultGresConf = "/etc/slurm/gres.conf"
 // Inputs say what to compare the generated records with: GresConf,
 // SlurmConf, Running, or else DefaultGresConf.
 type Inputs struct {
-	// Node is the node's name, as NodeName= hostlists name it; empty
-	// compares only the gres.conf lines that apply to every node (gen
-	// --no-node-name writes those).
-	Node      string
-	Generated []slurmconf.GresRecord
+	// Config is what would be generated. Its NodeName is the node's name,
+	// as NodeName= hostlists name it; empty compares only the gres.conf
+	// lines that apply to every node (gen --no-node-name writes those).
+	Config    *gresgen.Config
 	GresConf  string // a gres.conf path
 	SlurmConf string // a slurm.conf path
 	// Running asks slurmctld; ShowNode is how (nil: scontrol.ShowNode).
@@ -68,26 +71,23 @@ type Inputs struct {
 // Compare compares and reports. A file that cannot be read or parsed is
 // an error naming it, not a difference.
 func Compare(in Inputs) (*Report, error) {
-	if in.Node == "" && (in.SlurmConf != "" || in.Running) {
+	node, generated := in.Config.NodeName, in.Config.Counts
+	if node == "" && (in.SlurmConf != "" || in.Running) {
 		return nil, fmt.Errorf("comparing with slurm.conf or slurmctld needs the node's name; drop --no-node-name")
 	}
 	if in.GresConf == "" && in.SlurmConf == "" && !in.Running {
 		in.GresConf = DefaultGresConf
 	}
-	generated, err := slurmconf.CountGres(in.Generated)
-	if err != nil {
-		return nil, err
-	}
-	rep := &Report{Node: in.Node, Same: true}
+	rep := &Report{Node: node, Same: true}
 	if in.GresConf != "" {
-		r, err := compareGresConf(in.GresConf, in.Node, in.Generated)
+		r, err := compareGresConf(in.GresConf, node, in.Config.Records)
 		if err != nil {
 			return nil, err
 		}
 		rep.GresConf, rep.Same = r, rep.Same && r.Same
 	}
 	if in.SlurmConf != "" {
-		ng, err := slurmconf.ReadNodeGres(in.SlurmConf, in.Node)
+		ng, err := slurmconf.ReadNodeGres(in.SlurmConf, node)
 		if err != nil {
 			return nil, err
 		}
@@ -102,19 +102,19 @@ func Compare(in Inputs) (*Report, error) {
 		if show == nil {
 			show = scontrol.ShowNode
 		}
-		node, err := show(in.Node)
+		running, err := show(node)
 		if err != nil {
 			return nil, err
 		}
-		r, err := compareCounts("scontrol", node.Gres, generated)
+		r, err := compareCounts("scontrol", running.Gres, generated)
 		if err != nil {
 			return nil, err
 		}
-		r.State, r.Reason = node.State, node.Reason
-		r.Same = r.Same && !strings.Contains(node.State, "INVAL")
+		r.State, r.Reason = running.State, running.Reason
+		r.Same = r.Same && !strings.Contains(running.State, "INVAL")
 		rep.Running, rep.Same = r, rep.Same && r.Same
 	}
-	rep.Verdict = verdict(rep, generated)
+	rep.Verdict = verdict(rep, in.Config.Devices())
 	return rep, nil
 }
 
@@ -141,7 +141,7 @@ func compareCounts(source, gres string, generated []slurmconf.GresCount) (*Count
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	d := slurmconf.DiffCounts(gpuCounts(current), generated)
-	return &CountsReport{Source: source, Gres: gres, Same: len(d) == 0, Counts: d}, nil
+	return &CountsReport{Source: source, Gres: gres, Same: len(d) == 0, Counts: d, Drains: slurmconf.Drains(d)}, nil
 }
 
 // gpuUnits and gpuCounts keep the GRES slurm-mig writes: other GRES a
@@ -167,13 +167,9 @@ func gpuCounts(counts []slurmconf.GresCount) []slurmconf.GresCount {
 }
 
 // verdict sums the comparison up in one line an admin reads first.
-func verdict(r *Report, generated []slurmconf.GresCount) string {
-	total := 0
-	for _, c := range generated {
-		total += c.Count
-	}
+func verdict(r *Report, devices int) string {
 	if r.Same {
-		return fmt.Sprintf("same: %s matches this node's %d devices", sources(r), total)
+		return fmt.Sprintf("same: %s matches this node's %s", sources(r), gresgen.DeviceCount(devices))
 	}
 	var parts []string
 	if g := r.GresConf; g != nil && !g.Same {
@@ -190,13 +186,11 @@ func verdict(r *Report, generated []slurmconf.GresCount) string {
 			continue
 		}
 		var items []string
-		drains := false
 		for _, c := range cr.r.Counts {
 			items = append(items, fmt.Sprintf("%s %d declared, %d here", slurmconf.GresName(c.Name, c.Type), c.Current, c.Generated))
-			drains = drains || c.Current > c.Generated
 		}
 		msg := cr.what + ": " + strings.Join(items, ", ")
-		if drains {
+		if cr.r.Drains {
 			msg += " (slurmctld drains a node that has fewer than declared)"
 		}
 		parts = append(parts, msg)

@@ -9,12 +9,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/scontrol"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// generated is a node of one whole GPU and two MIG devices.
-var generated = []slurmconf.GresRecord{
+// generated is the config of a node n1 with one whole GPU and two MIG
+// devices.
+var generated = &gresgen.Config{NodeName: "n1", Records: generatedRecords,
+	Counts: []slurmconf.GresCount{{Name: "gpu", Type: "a100", Count: 1}, {Name: "gpu", Type: "a100_1g.10gb", Count: 2}}}
+
+var generatedRecords = []slurmconf.GresRecord{
 	{NodeName: "n1", Name: "gpu", Type: "a100", File: "/dev/nvidia0"},
 	{NodeName: "n1", Name: "gpu", Type: "a100_1g.10gb", MultipleFiles: []string{"/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap137", "/dev/nvidia-caps/nvidia-cap138"}},
 	{NodeName: "n1", Name: "gpu", Type: "a100_1g.10gb", MultipleFiles: []string{"/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap146", "/dev/nvidia-caps/nvidia-cap147"}},
@@ -46,7 +51,7 @@ func TestStaleGresConfNamesLines(t *testing.T) {
 		"NodeName=n1 Name=gpu Type=a100_2g.20gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap[137-138]\n"+
 		"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap155,/dev/nvidia-caps/nvidia-cap156\n"+
 		"NodeName=n2 Name=gpu Type=a100 File=/dev/nvidia[0-3]\n")
-	r, err := Compare(Inputs{Node: "n1", Generated: generated, GresConf: path})
+	r, err := Compare(Inputs{Config: generated, GresConf: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +100,9 @@ different: gres.conf has 1 to add, 1 to remove, 1 to change
 func TestNoNodeName(t *testing.T) {
 	path := writeFile(t, "gres.conf", "Name=gpu Type=a100 File=/dev/nvidia0\n"+
 		"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap137,/dev/nvidia-caps/nvidia-cap138\n")
-	r, err := Compare(Inputs{Generated: generated, GresConf: path})
+	generic := *generated
+	generic.NodeName = ""
+	r, err := Compare(Inputs{Config: &generic, GresConf: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +112,7 @@ func TestNoNodeName(t *testing.T) {
 	if !strings.Contains(text(t, r), "+++ generated for every node (no NodeName=)\n") {
 		t.Errorf("text:\n%s", text(t, r))
 	}
-	if _, err := Compare(Inputs{Generated: generated, SlurmConf: path}); err == nil {
+	if _, err := Compare(Inputs{Config: &generic, SlurmConf: path}); err == nil {
 		t.Error("slurm.conf compared without a node name")
 	}
 }
@@ -116,7 +123,7 @@ func TestSameAndSlurmConf(t *testing.T) {
 		"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap[146-147]\n"+
 		"NodeName=n1 Name=shard Count=8\n")
 	slurm := writeFile(t, "slurm.conf", "NodeName=n1 Gres=gpu:a100:1,gpu:a100_1g.10gb:3\n")
-	r, err := Compare(Inputs{Node: "n1", Generated: generated, GresConf: gres, SlurmConf: slurm})
+	r, err := Compare(Inputs{Config: generated, GresConf: gres, SlurmConf: slurm})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +146,7 @@ func TestRunningInval(t *testing.T) {
 		return scontrol.Node{Gres: "gpu:a100:1,gpu:a100_1g.10gb:2(S:0)", State: "UNKNOWN+DRAIN+INVALID_REG",
 			Reason: "gres/gpu count reported lower than configured (3 < 4)"}, nil
 	}
-	r, err := Compare(Inputs{Node: "n1", Generated: generated, Running: true, ShowNode: show})
+	r, err := Compare(Inputs{Config: generated, Running: true, ShowNode: show})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +155,7 @@ func TestRunningInval(t *testing.T) {
 		t.Errorf("same %v, counts %v, verdict %q", r.Same, r.Running.Counts, r.Verdict)
 	}
 	failing := func(string) (scontrol.Node, error) { return scontrol.Node{}, errors.New("scontrol show node n1: boom") }
-	if _, err := Compare(Inputs{Node: "n1", Generated: generated, Running: true, ShowNode: failing}); err == nil {
+	if _, err := Compare(Inputs{Config: generated, Running: true, ShowNode: failing}); err == nil {
 		t.Error("a failing scontrol is not an error")
 	}
 }

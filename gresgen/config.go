@@ -1,6 +1,9 @@
 package gresgen
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -35,6 +38,14 @@ func (c *Config) Devices() int {
 	return n
 }
 
+// DeviceCount says n devices in words: "1 device", "14 devices".
+func DeviceCount(n int) string {
+	if n == 1 {
+		return "1 device"
+	}
+	return fmt.Sprintf("%d devices", n)
+}
+
 // GresConf is the gres.conf text: a header saying who wrote it (version)
 // and, with a node name, the slurm.conf line it needs; then the records,
 // merged into File= ranges when compact.
@@ -54,4 +65,15 @@ func (c *Config) GresConf(version string, compact bool) []byte {
 // hardware (slurmd -C's words) before Gres=.
 func (c *Config) NodeLine(hardware ...string) string {
 	return slurmconf.NodeLine(c.NodeName, c.Counts, hardware...)
+}
+
+// UpdateSlurmConf is the slurm.conf at path with the Gres= of the node's
+// own NodeName= line set to the config's counts, every other byte kept.
+func (c *Config) UpdateSlurmConf(path string) ([]byte, error) {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	updated, err := slurmconf.UpdateNodeGres(string(old), path, c.NodeName, slurmconf.GresList(c.Counts))
+	return []byte(updated), err
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // Loader loads a node's model for one run.
@@ -83,9 +84,22 @@ func (l *Loader) discover() (*discover.Node, error) {
 	}
 }
 
-// NodeName is the short name of the host the model describes: the
-// snapshot's host or, when it names none, this one (a warning).
-func (l *Loader) NodeName(node *discover.Node) (string, error) {
+// NodeName is the NodeName= for the node: none when asked for none, else
+// the name given (checked as Slurm reads node names), else the short name
+// of the host the model describes: the snapshot's host or, when it names
+// none, this one (a warning).
+func (l *Loader) NodeName(node *discover.Node, given string, none bool) (string, error) {
+	switch {
+	case none && given != "":
+		return "", fmt.Errorf("--node-name and --no-node-name exclude each other")
+	case none:
+		return "", nil
+	case given != "":
+		if err := slurmconf.CheckNodeName(given); err != nil {
+			return "", fmt.Errorf("--node-name: %w", err)
+		}
+		return given, nil
+	}
 	host := node.Hostname
 	if host == "" {
 		h, err := l.Hostname()
@@ -96,6 +110,9 @@ func (l *Loader) NodeName(node *discover.Node) (string, error) {
 		host = h
 	}
 	short, _, _ := strings.Cut(host, ".")
+	if err := slurmconf.CheckNodeName(short); err != nil {
+		return "", fmt.Errorf("host %q: %w; pass --node-name", host, err)
+	}
 	return short, nil
 }
 

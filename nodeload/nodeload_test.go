@@ -43,7 +43,7 @@ func (c *countingNVML) Shutdown() nvml.Return {
 // crash the process. A bare mock panics on any call but Init.
 func TestInitFailureMakesNoOtherCall(t *testing.T) {
 	for ret, want := range map[nvml.Return]string{
-		nvml.ERROR_LIBRARY_NOT_FOUND: "nvml: initialising NVML: libnvidia-ml.so.1 not found; is the NVIDIA driver installed? (use --from SNAPSHOT on hosts without it)",
+		nvml.ERROR_LIBRARY_NOT_FOUND: "nvml: initialising NVML: libnvidia-ml.so.1 not found; is the NVIDIA driver installed?",
 		nvml.ERROR_DRIVER_NOT_LOADED: "nvml: initialising NVML: the NVIDIA kernel driver is not loaded",
 		nvml.ERROR_NO_PERMISSION:     "nvml: initialising NVML: no permission to open the GPU device files (/dev/nvidiactl)",
 		nvml.ERROR_UNKNOWN:           "nvml: initialising NVML: ERROR_UNKNOWN",
@@ -140,11 +140,11 @@ func TestWarnings(t *testing.T) {
 func TestNodeName(t *testing.T) {
 	var warnings []string
 	l := loader(t, nil, t.TempDir(), &warnings)
-	name, err := l.NodeName(&discover.Node{Hostname: "gpu01.cluster.example"})
+	name, err := l.NodeName(&discover.Node{Hostname: "gpu01.cluster.example"}, "", false)
 	if err != nil || name != "gpu01" || len(warnings) != 0 {
 		t.Errorf("snapshot host: %q, %v, %q", name, err, warnings)
 	}
-	name, err = l.NodeName(&discover.Node{})
+	name, err = l.NodeName(&discover.Node{}, "", false)
 	if err != nil || name != "n1" {
 		t.Errorf("no snapshot host: %q, %v", name, err)
 	}
@@ -152,7 +152,7 @@ func TestNodeName(t *testing.T) {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 	l.Hostname = func() (string, error) { return "", errors.New("no name") }
-	if _, err := l.NodeName(&discover.Node{}); err == nil || !strings.Contains(err.Error(), "pass --node-name") {
+	if _, err := l.NodeName(&discover.Node{}, "", false); err == nil || !strings.Contains(err.Error(), "pass --node-name") {
 		t.Errorf("unknown host: err = %v", err)
 	}
 }

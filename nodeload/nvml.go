@@ -1,6 +1,8 @@
 package nodeload
 
 import (
+	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -43,6 +45,43 @@ func NewNVML(newLib func() nvml.Interface) *NVML {
 	return &NVML{newLib: newLib, initDone: make(chan struct{})}
 }
 
+// ReadsNVML guesses, before a command line is parsed, whether the run
+// will read NVML: args name a command of cli (a kong command-line struct)
+// whose field is tagged nvml:"", with no --from (a snapshot), --help or
+// --version. The tags are read with reflect in microseconds, while kong
+// takes 1-2 ms to build its parser, which Init then overlaps. The guess
+// only decides when Init starts; the parser alone decides what runs. A
+// wrong "no" costs the overlap; a wrong "yes" (flag values that look like
+// commands, a command line the parser rejects) costs one unused Init,
+// never a different result.
+func ReadsNVML(args []string, cli any) bool {
+	commands := NVMLCommands(cli)
+	command := false
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return command
+		case a == "-h" || a == "--help" || a == "--version" || a == "--from" || strings.HasPrefix(a, "--from="):
+			return false
+		case commands[a]:
+			command = true
+		}
+	}
+	return command
+}
+
+// NVMLCommands are the names of cli's commands tagged nvml:"" (single
+// words: the field's name in lower case).
+func NVMLCommands(cli any) map[string]bool {
+	names := map[string]bool{}
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(cli)) {
+		if _, ok := f.Tag.Lookup("nvml"); ok {
+			names[strings.ToLower(f.Name)] = true
+		}
+	}
+	return names
+}
+
 // Start begins Init in the background; only the first call does anything.
 func (l *NVML) Start() {
 	l.start.Do(func() {
@@ -78,7 +117,7 @@ func initError(ret nvml.Return) error {
 	var why string
 	switch ret {
 	case nvml.ERROR_LIBRARY_NOT_FOUND:
-		why = "libnvidia-ml.so.1 not found; is the NVIDIA driver installed? (use --from SNAPSHOT on hosts without it)"
+		why = "libnvidia-ml.so.1 not found; is the NVIDIA driver installed?"
 	case nvml.ERROR_DRIVER_NOT_LOADED:
 		why = "the NVIDIA kernel driver is not loaded"
 	case nvml.ERROR_NO_PERMISSION:

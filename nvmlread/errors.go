@@ -1,6 +1,10 @@
 package nvmlread
 
-import "github.com/NVIDIA/go-nvml/pkg/nvml"
+import (
+	"errors"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
 
 // NVMLError is an NVML call that failed, with what was being done.
 type NVMLError struct {
@@ -22,3 +26,10 @@ func (e *NVMLError) Cause() string {
 }
 
 func nvmlError(op string, ret nvml.Return) error { return &NVMLError{Op: op, Ret: ret} }
+
+// NoNVMLLibrary reports whether err is NVML's library missing: a host
+// without the NVIDIA driver, where only a snapshot can describe a node.
+func NoNVMLLibrary(err error) bool {
+	var nerr *NVMLError
+	return errors.As(err, &nerr) && nerr.Ret == nvml.ERROR_LIBRARY_NOT_FOUND
+}

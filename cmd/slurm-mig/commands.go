@@ -3,11 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/gresgen"
-	"github.com/slurm-mig/slurm-mig/slurmconf"
+	"github.com/slurm-mig/slurm-mig/nvmlread"
 )
 
 // sourceFlags choose where the node model comes from.
@@ -17,7 +16,13 @@ type sourceFlags struct {
 
 // load is how a command gets the node's model: the snapshot --from names,
 // or NVML; cap minors from the files under --root.
-func (s *sourceFlags) load(e *env) (*discover.Node, error) { return e.loader.Load(s.From) }
+func (s *sourceFlags) load(e *env) (*discover.Node, error) {
+	node, err := e.loader.Load(s.From)
+	if nvmlread.NoNVMLLibrary(err) {
+		err = fmt.Errorf("%w (use --from SNAPSHOT on hosts without it)", err)
+	}
+	return node, err
+}
 
 // recordFlags shape the GRES records, shared by gen, node and diff so
 // that their types and counts always agree.
@@ -34,7 +39,7 @@ type recordFlags struct {
 
 // config builds the node's gres.conf records and Gres= counts.
 func (f *recordFlags) config(e *env, node *discover.Node) (*gresgen.Config, error) {
-	name, err := f.nodeName(e, node)
+	name, err := e.loader.NodeName(node, f.NodeName, f.NoNodeName)
 	if err != nil {
 		return nil, err
 	}
@@ -43,20 +48,6 @@ func (f *recordFlags) config(e *env, node *discover.Node) (*gresgen.Config, erro
 	}
 	return gresgen.Generate(node, gresgen.Options{NodeName: name, TypeStyle: gresgen.TypeStyle(f.TypeStyle),
 		FileStyle: gresgen.FileStyle(f.Files), TypeMap: f.TypeMap, NoCores: f.NoCores, NoLinks: f.NoLinks, Flags: f.Flags, Warn: e.warn})
-}
-
-// nodeName is the NodeName= to write: none with --no-node-name, else the
-// flag or the name of the host the model describes.
-func (f *recordFlags) nodeName(e *env, node *discover.Node) (string, error) {
-	switch {
-	case f.NoNodeName && f.NodeName != "":
-		return "", fmt.Errorf("--node-name and --no-node-name exclude each other")
-	case f.NoNodeName:
-		return "", nil
-	case f.NodeName != "":
-		return f.NodeName, nil
-	}
-	return e.loader.NodeName(node)
 }
 
 // renderFlags are what gen and node share: where the node comes from, how
@@ -96,8 +87,9 @@ func (c *genCmd) Run(e *env) error {
 
 type nodeCmd struct {
 	renderFlags
-	Update string `placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
-	Full   bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
+	Compact bool   `help:"Accepted as gen takes it; no effect on the node line, whose counts are the same either way."`
+	Update  string `placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
+	Full    bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
 }
 
 func (c *nodeCmd) Run(e *env) error {
@@ -129,15 +121,11 @@ func (c *nodeCmd) update(e *env, cfg *gresgen.Config) error {
 	if cfg.NodeName == "" {
 		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
 	}
-	old, err := os.ReadFile(c.Update)
+	updated, err := cfg.UpdateSlurmConf(c.Update)
 	if err != nil {
 		return err
 	}
-	updated, err := slurmconf.UpdateNodeGres(string(old), c.Update, cfg.NodeName, slurmconf.GresList(cfg.Counts))
-	if err != nil {
-		return err
-	}
-	return c.write(e, c.Update, []byte(updated), cfg.Devices())
+	return c.write(e, outputPath(c.Update), updated, cfg.Devices())
 }
 
 type listCmd struct {

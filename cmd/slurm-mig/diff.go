@@ -1,17 +1,25 @@
 package main
 
-import "github.com/slurm-mig/slurm-mig/drift"
+import (
+	"fmt"
+
+	"github.com/slurm-mig/slurm-mig/drift"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
 
 type diffCmd struct {
 	sourceFlags
 	recordFlags
-	GresConf  string `placeholder:"FILE" help:"Compare with this gres.conf (default /etc/slurm/gres.conf when nothing else is compared)."`
-	SlurmConf string `placeholder:"FILE" help:"Compare the Gres= counts this node's NodeName line declares in FILE."`
+	GresConf  string `placeholder:"FILE" help:"Compare with this gres.conf (default /etc/slurm/gres.conf when nothing else is compared); a pipe, or - for standard input, works too."`
+	SlurmConf string `placeholder:"FILE" help:"Compare the Gres= counts this node's NodeName line declares in FILE (a pipe, or - for standard input)."`
 	Running   bool   `help:"Compare the Gres= the running slurmctld has for this node (scontrol show node)."`
 	JSON      bool   `name:"json" help:"Print the result as JSON."`
 }
 
 func (c *diffCmd) Run(e *env) error {
+	if c.GresConf == slurmconf.Stdin && c.SlurmConf == slurmconf.Stdin {
+		return fmt.Errorf("--gres-conf and --slurm-conf cannot both read standard input")
+	}
 	node, err := c.load(e)
 	if err != nil {
 		return err
@@ -21,7 +29,7 @@ func (c *diffCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	rep, err := drift.Compare(drift.Inputs{Node: cfg.NodeName, Generated: cfg.Records, GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running})
+	rep, err := drift.Compare(drift.Inputs{Config: cfg, GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running})
 	if err != nil {
 		return err
 	}

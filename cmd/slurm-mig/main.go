@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -60,8 +59,8 @@ type env struct {
 // they did without through it.
 func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", msg) }
 
-// A command tagged nvml:"" reads NVML unless given --from; readsNVML
-// starts NVML's Init for it before the command line is parsed.
+// A command tagged nvml:"" reads NVML unless given --from: NVML's Init
+// starts for it before the command line is parsed (nodeload.ReadsNVML).
 type cli struct {
 	Root    string           `default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree or a chroot). Printed device paths stay /dev/..."`
 	Timeout time.Duration    `default:"60s" help:"Give up, writing nothing, when NVML has not answered in this time (a hung GPU or driver)."`
@@ -74,39 +73,12 @@ type cli struct {
 	Snapshot snapshotCmd `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
 }
 
-// readsNVML guesses, before the command line is parsed, whether the run
-// will read NVML: a command tagged nvml:"" in cli, with no --from, --help
-// or --version. The guess only decides when Init starts; kong's parse
-// alone decides what runs. A wrong "no" costs the overlap; a wrong "yes"
-// (flag values that look like commands, a command line kong rejects)
-// costs one unused Init, never a different result.
-func readsNVML(args []string) bool {
-	commands := nvmlCommands()
-	command := false
-	for _, a := range args {
-		switch {
-		case a == "--":
-			return command
-		case a == "-h" || a == "--help" || a == "--version" || a == "--from" || strings.HasPrefix(a, "--from="):
-			return false
-		case commands[a]:
-			command = true
-		}
+// Validate checks the global flags when the command line is parsed.
+func (c *cli) Validate() error {
+	if c.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be longer than 0, not %s", c.Timeout)
 	}
-	return command
-}
-
-// nvmlCommands are the names of cli's commands tagged nvml:"", read from
-// the one definition of the command line in microseconds (kong takes 1-2
-// ms to build its parser). Command names are single words.
-func nvmlCommands() map[string]bool {
-	names := map[string]bool{}
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(cli{})) {
-		if _, ok := f.Tag.Lookup("nvml"); ok {
-			names[strings.ToLower(f.Name)] = true
-		}
-	}
-	return names
+	return nil
 }
 
 // errExit carries kong's exit code (after --help, --version) out of Parse.
@@ -120,7 +92,7 @@ func (errDifferent) Error() string { return "different" }
 func run(args []string, e *env) (code int) {
 	e.version = buildVersion()
 	e.nvml = nodeload.NewNVML(e.newNVML)
-	if readsNVML(args) {
+	if nodeload.ReadsNVML(args, cli{}) {
 		e.nvml.Start() // Init overlaps building the parser
 	}
 	var c cli
