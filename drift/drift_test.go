@@ -88,7 +88,7 @@ different: gres.conf has 1 to add, 1 to remove, 1 to change
 	if err := r.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{`"pos": "` + path + `:5"`, `"pos": "` + path + `:4"`, `"autodetect": "nvml"`, `"autodetect_pos": "` + path + `:2"`} {
+	for _, s := range []string{`"pos": "` + path + `:5"`, `"verdict": "different: gres.conf has 1 to add, 1 to remove, 1 to change"`, `"pos": "` + path + `:4"`, `"autodetect": "nvml"`, `"autodetect_pos": "` + path + `:2"`} {
 		if !strings.Contains(js.String(), s) {
 			t.Errorf("JSON lacks %s:\n%s", s, js.String())
 		}

@@ -86,11 +86,11 @@ func unitField(u slurmconf.Unit, field string) string {
 }
 
 // WriteJSON prints the comparison as indented JSON, for automation.
+// Positions of standard input ("<stdin>:3") are written as they are, not
+// escaped as for HTML.
 func (r *Report) WriteJSON(w io.Writer) error {
-	out, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(out, '\n'))
-	return err
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
 }
