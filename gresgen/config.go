@@ -2,7 +2,6 @@ package gresgen
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -65,15 +64,4 @@ func (c *Config) GresConf(version string, compact bool) []byte {
 // hardware (slurmd -C's words) before Gres=.
 func (c *Config) NodeLine(hardware ...string) string {
 	return slurmconf.NodeLine(c.NodeName, c.Counts, hardware...)
-}
-
-// UpdateSlurmConf is the slurm.conf at path with the Gres= of the node's
-// own NodeName= line set to the config's counts, every other byte kept.
-func (c *Config) UpdateSlurmConf(path string) ([]byte, error) {
-	old, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	updated, err := slurmconf.UpdateNodeGres(string(old), path, c.NodeName, slurmconf.GresList(c.Counts))
-	return []byte(updated), err
 }

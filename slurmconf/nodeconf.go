@@ -2,6 +2,7 @@ package slurmconf
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -193,6 +194,17 @@ func addCount(counts []GresCount, c GresCount) []GresCount {
 		}
 	}
 	return append(counts, c)
+}
+
+// UpdateNodeGresFile is the slurm.conf at path with the Gres= of node's
+// own NodeName= line set to gres, every other byte kept (UpdateNodeGres).
+func UpdateNodeGresFile(path, node, gres string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	updated, err := UpdateNodeGres(string(data), path, node, gres)
+	return []byte(updated), err
 }
 
 // UpdateNodeGres returns data (a slurm.conf) with the Gres= of node's own

@@ -189,3 +189,21 @@ func TestDiffUnitsNormalises(t *testing.T) {
 		t.Errorf("changed cores: %+v", d)
 	}
 }
+
+func TestUpdateNodeGresFile(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"slurm.conf": "ClusterName=c\nNodeName=n1 CPUs=8 Gres=gpu:a100:1 # old\n"})
+	path := filepath.Join(dir, "slurm.conf")
+	got, err := UpdateNodeGresFile(path, "n1", "gpu:a100:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "ClusterName=c\nNodeName=n1 CPUs=8 Gres=gpu:a100:2 # old\n"; string(got) != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if _, err := UpdateNodeGresFile(path, "n9", "gpu:a100:2"); err == nil || !strings.HasPrefix(err.Error(), path+": ") {
+		t.Errorf("a node without a line: err = %v", err)
+	}
+	if _, err := UpdateNodeGresFile(filepath.Join(dir, "nowhere.conf"), "n1", "gpu:a100:2"); err == nil {
+		t.Error("a missing file gave no error")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/nvmlread"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // sourceFlags choose where the node model comes from.
@@ -121,7 +122,7 @@ func (c *nodeCmd) update(e *env, cfg *gresgen.Config) error {
 	if cfg.NodeName == "" {
 		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
 	}
-	updated, err := cfg.UpdateSlurmConf(c.Update)
+	updated, err := slurmconf.UpdateNodeGresFile(c.Update, cfg.NodeName, slurmconf.GresList(cfg.Counts))
 	if err != nil {
 		return err
 	}
