@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -121,9 +122,9 @@ func joinInts(xs []int) string {
 // OpenProbe probes device files under root by opening them for reading,
 // as CUDA does: EPERM is the device cgroup's no; a node without a driver
 // behind it (ENXIO, ENODEV) still passed the cgroup.
-func OpenProbe(root string) Probe {
+func OpenProbe(root hostfs.FS) Probe {
 	return func(file string) (bool, error) {
-		path := filepath.Join(root, file)
+		path := root.Path(file)
 		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
 		switch err {
 		case nil:
@@ -239,8 +240,8 @@ func autoDetects(c *slurmconf.GresConf) []string {
 
 // ReadBootID reads the kernel's boot id under root; "" when the host has
 // none (the check is then skipped).
-func ReadBootID(root string) string {
-	data, err := os.ReadFile(filepath.Join(root, "proc/sys/kernel/random/boot_id"))
+func ReadBootID(root hostfs.FS) string {
+	data, err := os.ReadFile(root.Path("proc/sys/kernel/random/boot_id"))
 	if err != nil {
 		return ""
 	}

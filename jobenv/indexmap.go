@@ -88,7 +88,10 @@ func IndexMap(gres string, recs []slurmconf.ParsedRecord) ([]Device, error) {
 			if err != nil {
 				return nil, err
 			}
-			units := r.Units()
+			units, err := r.Units()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", r.Pos, err)
+			}
 			if units > left {
 				units = left
 				if len(files) > left {

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/nodeload"
 )
 
 // Options say where env reads from; empty fields take their defaults.
@@ -13,7 +15,7 @@ type Options struct {
 	GresConf  string // default: gres.conf beside slurm.conf
 	State     string // the state file; default StatePath's
 	Snapshot  string // take the UUIDs from this snapshot instead of the state
-	Root      string // where /proc is (the boot id, a snapshot's mig-minors)
+	Root      hostfs.FS // where /proc and /dev are (the boot id, a snapshot's mig-minors, the device probe)
 }
 
 // Run is `slurm-mig env`: it decides from the task's environment and
@@ -59,12 +61,12 @@ func (o Options) loadState(node string, getenv func(string) (string, bool)) (*St
 // SnapshotState is the state of a snapshot's node, its cap minors read
 // from mig-minors under root where it lacks them. It names no node and
 // no boot, so neither is checked.
-func SnapshotState(path, root string) (*State, error) {
+func SnapshotState(path string, root hostfs.FS) (*State, error) {
 	n, err := discover.LoadSnapshot(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := discover.ResolveCapMinors(n, discover.NewHostFiles(root)); err != nil {
+	if err := nodeload.ResolveCapMinors(n, nodeload.NewHost(root)); err != nil {
 		return nil, err
 	}
 	st, err := NewState(n, "", "", "")
@@ -77,8 +79,8 @@ func SnapshotState(path, root string) (*State, error) {
 // UnderRoot reads device files under root as the host's /dev files, as
 // --root has every command do: a gres.conf of a test cluster whose device
 // nodes live in root/dev names root/dev/nvidia0 for /dev/nvidia0.
-func UnderRoot(devs []Device, root string) []Device {
-	root = strings.TrimSuffix(root, "/")
+func UnderRoot(devs []Device, fs hostfs.FS) []Device {
+	root := strings.TrimSuffix(string(fs), "/")
 	if root == "" {
 		return devs
 	}

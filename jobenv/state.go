@@ -286,3 +286,15 @@ func CompareState(path string, want *State) *StateReport {
 	r.Same = len(r.Problems) == 0
 	return r
 }
+
+// Usable counts the devices a task can be given: whole GPUs not in MIG
+// mode and MIG devices.
+func (s *State) Usable() int {
+	n := 0
+	for _, d := range s.Devices {
+		if !d.MIG {
+			n++
+		}
+	}
+	return n
+}
