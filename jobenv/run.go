@@ -11,10 +11,10 @@ import (
 
 // Options say where env reads from; empty fields take their defaults.
 type Options struct {
-	SlurmConf string // slurm.conf; default $SLURM_CONF
-	GresConf  string // default: gres.conf beside slurm.conf
-	State     string // the state file; default StatePath's
-	Snapshot  string // take the UUIDs from this snapshot instead of the state
+	SlurmConf string    // slurm.conf; default $SLURM_CONF
+	GresConf  string    // default: gres.conf beside slurm.conf
+	State     string    // the state file; default StatePath's
+	Snapshot  string    // take the UUIDs from this snapshot instead of the state
 	Root      hostfs.FS // where /proc and /dev are (the boot id, a snapshot's mig-minors, the device probe)
 }
 
