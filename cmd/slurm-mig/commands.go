@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/jobenv"
 	"github.com/slurm-mig/slurm-mig/nvmlread"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -61,12 +63,21 @@ type renderFlags struct {
 }
 
 // stateWriter writes the node's device state with the file, unless
-// --no-state.
-func (r *renderFlags) stateWriter(e *env, node *discover.Node, name string) func() (writeResult, error) {
+// --no-state. Where it goes by default (not --state, not
+// $SLURM_MIG_STATE), failing to write it is a warning, not a failure of
+// the file already written: env then refuses GPU tasks for want of it.
+func (r *renderFlags) stateWriter(e *env, node *discover.Node, name string) func() (*writeResult, error) {
 	if r.NoState {
 		return nil
 	}
-	return func() (writeResult, error) { return writeState(e, r.State, node, name, r.From == "") }
+	return func() (*writeResult, error) {
+		res, err := writeState(e, r.State, node, name, r.From == "")
+		if err != nil && r.State == "" && os.Getenv(jobenv.StatePathEnv) == "" {
+			e.warn(fmt.Sprintf("device state not written (slurm-mig env needs it; --no-state if this node runs no TaskProlog): %v", err))
+			return nil, nil
+		}
+		return &res, err
+	}
 }
 
 // render loads the node and builds its config, refusing an empty one
@@ -128,7 +139,7 @@ func (c *nodeCmd) Run(e *env) error {
 }
 
 // update rewrites the Gres= of the node's line in a slurm.conf.
-func (c *nodeCmd) update(e *env, cfg *gresgen.Config, state func() (writeResult, error)) error {
+func (c *nodeCmd) update(e *env, cfg *gresgen.Config, state func() (*writeResult, error)) error {
 	if cfg.NodeName == "" {
 		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
 	}

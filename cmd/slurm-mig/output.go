@@ -65,7 +65,7 @@ type writeResult struct {
 // atomically and reports the write. state, when not nil, then writes the
 // device state, which describes the GPUs as they are now, whether the
 // file changed or not.
-func (o *outputFlags) write(e *env, file outputPath, data []byte, devices int, state func() (writeResult, error)) error {
+func (o *outputFlags) write(e *env, file outputPath, data []byte, devices int, state func() (*writeResult, error)) error {
 	if file.toStdout() {
 		if o.Backup || o.JSON {
 			return fmt.Errorf("--backup and --json go with -o FILE (or node --update)")
@@ -80,11 +80,9 @@ func (o *outputFlags) write(e *env, file outputPath, data []byte, devices int, s
 	}
 	r := writeResult{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Devices: devices}
 	if state != nil {
-		st, err := state()
-		if err != nil {
+		if r.State, err = state(); err != nil {
 			return err
 		}
-		r.State = &st
 	}
 	return report(e, r, o.JSON)
 }
