@@ -15,6 +15,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/alecthomas/kong"
 
+	"github.com/slurm-mig/slurm-mig/claim"
 	"github.com/slurm-mig/slurm-mig/discover"
 )
 
@@ -61,12 +62,17 @@ type cli struct {
 	Diff     diffCmd     `cmd:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
 	List     listCmd     `cmd:"" help:"Show a table of GPUs and MIG devices with their device files."`
 	Snapshot snapshotCmd `cmd:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
+	Free     freeCmd     `cmd:"" help:"Claim an idle MIG device among those the job may use and print its UUID for CUDA_VISIBLE_DEVICES; the claim ends when the job's shell does."`
+	Exec     execCmd     `cmd:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
 }
 
 // errExit carries kong's exit code (after --help, --version) out of Parse.
 type errExit int
 
 func run(args []string, e *env) (code int) {
+	if len(args) > 0 && args[0] == claim.HolderArg {
+		return claim.Hold(args[1:]) // free's holder, re-executed; no CLI
+	}
 	e.version = buildVersion()
 	stdout, stderr := e.stdout, e.stderr
 	if readsNVML(args) {
@@ -77,7 +83,7 @@ func run(args []string, e *env) (code int) {
 		kong.Name("slurm-mig"),
 		kong.Description("Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices."),
 		kong.Writers(stdout, stderr),
-		kong.Vars{"version": "slurm-mig " + e.version},
+		kong.Vars{"version": "slurm-mig " + e.version, "claims_dir": claim.DefaultDir},
 		kong.Exit(func(code int) { panic(errExit(code)) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Bind(e),
@@ -105,7 +111,7 @@ func run(args []string, e *env) (code int) {
 			return exitDifferent
 		}
 		fmt.Fprintf(stderr, "slurm-mig: %s\n", oneLine(err))
-		return exitError
+		return exitCode(err)
 	}
 	return exitOK
 }

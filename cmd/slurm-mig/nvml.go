@@ -80,7 +80,8 @@ func readsNVML(args []string) bool {
 			return command
 		case a == "-h" || a == "--help" || a == "--version" || a == "--from" || strings.HasPrefix(a, "--from="):
 			return false
-		case a == "gen" || a == "node" || a == "diff" || a == "list" || a == "snapshot":
+		case a == "gen" || a == "node" || a == "diff" || a == "list" || a == "snapshot" ||
+			a == "free" || a == "exec":
 			command = true
 		}
 	}
