@@ -62,7 +62,7 @@ func Candidates(node *discover.Node, req Request) (devs []Device, warnings []str
 	}
 	switch {
 	case len(devs) == 0:
-		return nil, warnings, fmt.Errorf("no MIG device of profile %s among the %d this job may use (%s)", req.Profile, len(all), profiles(all))
+		return nil, warnings, fmt.Errorf("no MIG device of profile %s among the %d MIG devices this job may use (%s)", req.Profile, len(all), profiles(all))
 	case req.Count > len(devs):
 		return nil, warnings, fmt.Errorf("--count %d, but this job may use only %d MIG devices%s", req.Count, len(devs), ofProfile(req.Profile))
 	}
@@ -79,6 +79,9 @@ func visible(node *discover.Node, req Request) (map[*discover.GPU]bool, map[*dis
 			gpus[&node.GPUs[i]] = true
 		}
 		return gpus, migs, nil, nil
+	}
+	if strings.TrimSpace(req.Visible) == "" {
+		return nil, nil, nil, fmt.Errorf("CUDA_VISIBLE_DEVICES is set but empty: this job may use no GPU")
 	}
 	var warnings []string
 	entries := strings.Split(req.Visible, ",")

@@ -305,6 +305,9 @@ func (c *snapshotCmd) Run(e *env, g *cli) error {
 	if err != nil {
 		return err
 	}
+	if err := withinTimeout(g, func() error { return discover.ReadProcesses(e.nvml(), node) }); err != nil {
+		return err
+	}
 	// The snapshot carries Cores and the hardware so that --from gives the
 	// same output on another machine.
 	if err := discover.ResolveTopology(node, e.host, true); err != nil {

@@ -20,6 +20,12 @@ type execCmd struct {
 // open across exec, so the claim lasts exactly as long as CMD, signals
 // reach CMD directly, and its exit status is the run's.
 func (c *execCmd) Run(e *env, g *cli) error {
+	if len(c.Command) > 0 && c.Command[0] == "--" { // kong passes the -- on
+		c.Command = c.Command[1:]
+	}
+	if len(c.Command) == 0 {
+		return fmt.Errorf("exec: no command given (slurm-mig exec [flags] -- CMD [ARGS...])")
+	}
 	path, err := exec.LookPath(c.Command[0])
 	if err != nil {
 		return &codedError{code: exitNotFound, err: err}
