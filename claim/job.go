@@ -25,16 +25,16 @@ const maxHops = 8
 
 // FindJob names the job of `free`: pid itself when given (it must be the
 // caller's own process), else the shell that ran slurm-mig. That is
-// slurm-mig's parent, unless the parent is a subshell that a shell forked
-// to run a command substitution (`$(slurm-mig free | head -1)`, or a
-// shell that does not exec the last command of one): such a subshell ends
-// as soon as slurm-mig does, and the shell reading its output is the job.
+// slurm-mig's parent, unless the parent is a subshell: a copy of a shell
+// that the shell forked to run a command substitution
+// (`$(slurm-mig free | head -1)`, or any `$(...)` in a shell that does not
+// exec its last command), a background job (`{ slurm-mig free >f; } &`)
+// or a `( ... )`. A subshell may end as soon as slurm-mig does; the shell
+// that forked it is the job script's, and runs until the script ends.
 //
 // A subshell is recognised without guessing from names: it is a fork that
-// has not exec'd (same executable and same command line as its parent),
-// and its standard output is a pipe whose reading end its parent holds.
-// A background subshell (`{ X=$(slurm-mig free); ...; } &`) writes
-// elsewhere, so it is the job: the variable lives only in it.
+// has not exec'd, so it has its parent's executable and command line.
+// Where /proc does not tell (another user's process), the walk stops.
 func FindJob(pid int) (Job, error) {
 	if pid != 0 {
 		return ownJob(pid)
@@ -79,8 +79,8 @@ func ownJob(pid int) (Job, error) {
 	return Job{PID: pid, Start: start}, nil
 }
 
-// forkedSubshellOf reports whether process p is a command-substitution
-// subshell, and its parent if so. Anything unreadable means no.
+// forkedSubshellOf reports whether process p is a forked copy of its
+// parent (a subshell), and the parent if so. Anything unreadable means no.
 func forkedSubshellOf(p int) (int, bool) {
 	parent, err := parentOf(p)
 	if err != nil || parent <= 1 {
@@ -96,52 +96,7 @@ func forkedSubshellOf(p int) (int, bool) {
 	if err1 != nil || err2 != nil || !bytes.Equal(cmd, pcmd) {
 		return 0, false
 	}
-	out, err := os.Readlink(procPath(p, "fd/1"))
-	if err != nil || !strings.HasPrefix(out, "pipe:") || accessMode(p, 1) != unix.O_WRONLY {
-		return 0, false
-	}
-	if !holdsReadEnd(parent, out) {
-		return 0, false
-	}
 	return parent, true
-}
-
-// holdsReadEnd reports whether process p has the reading end of pipe
-// ("pipe:[inode]") open.
-func holdsReadEnd(p int, pipe string) bool {
-	fds, err := os.ReadDir(procPath(p, "fd"))
-	if err != nil {
-		return false
-	}
-	for _, fd := range fds {
-		n, err := strconv.Atoi(fd.Name())
-		if err != nil {
-			continue
-		}
-		if target, err := os.Readlink(procPath(p, "fd/"+fd.Name())); err == nil && target == pipe && accessMode(p, n) == unix.O_RDONLY {
-			return true
-		}
-	}
-	return false
-}
-
-// accessMode is O_RDONLY, O_WRONLY or O_RDWR of p's descriptor fd, -1
-// when unknown.
-func accessMode(p, fd int) int {
-	data, err := os.ReadFile(procPath(p, "fdinfo/"+strconv.Itoa(fd)))
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "flags:"); ok {
-			flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
-			if err != nil {
-				return -1
-			}
-			return int(flags & unix.O_ACCMODE)
-		}
-	}
-	return -1
 }
 
 func procPath(pid int, name string) string { return "/proc/" + strconv.Itoa(pid) + "/" + name }
