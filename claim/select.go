@@ -228,7 +228,7 @@ func shortage(devs []Device, count, idle int, held map[string]Holder, running []
 		why = append(why, fmt.Sprintf("%d claimed (%s)", len(held), claimants(held)))
 	}
 	if len(running) > 0 {
-		why = append(why, fmt.Sprintf("%d running compute processes (%s)", len(running), processes(running)))
+		why = append(why, fmt.Sprintf("%d in use by compute processes (%s)", len(running), processes(running)))
 	}
 	if idle == 0 {
 		return fmt.Sprintf("no idle MIG device: all %d MIG devices%s this job may use are busy: %s",
