@@ -230,6 +230,9 @@ func shortage(devs []Device, count, idle int, held map[string]Holder, running []
 	if len(running) > 0 {
 		why = append(why, fmt.Sprintf("%d in use by compute processes (%s)", len(running), processes(running)))
 	}
+	if idle == 0 && len(devs) == 1 {
+		return fmt.Sprintf("no idle MIG device: the one MIG device%s this job may use is busy: %s", ofProfile(req.Profile), strings.Join(why, ", "))
+	}
 	if idle == 0 {
 		return fmt.Sprintf("no idle MIG device: all %d MIG devices%s this job may use are busy: %s",
 			len(devs), ofProfile(req.Profile), strings.Join(why, ", "))
