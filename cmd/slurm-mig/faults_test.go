@@ -197,7 +197,7 @@ func faults() []fault {
 			fixture: with(func(f *nvmlfake.Fixture) {
 				f.GPUs[1].MigDevices[0].Processes = []nvmlfake.Process{{PID: 3999999}}
 			}), setup: realMinors, args: free, exit: 1,
-			stderr: "slurm-mig: no idle MIG device: all 1 MIG devices this job may use are busy: 1 in use by compute processes (pid 3999999)"},
+			stderr: "slurm-mig: no idle MIG device: the one MIG device this job may use is busy: 1 in use by compute processes (pid 3999999)"},
 		{name: "Claims directory open to tampering", injected: "claims directory mode 0777, not sticky", behaviour: "fail (free, exec): others could remove claims",
 			fixture: migNode(), setup: func(t *testing.T, dir string) {
 				realMinors(t, dir)
