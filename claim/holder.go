@@ -44,8 +44,15 @@ func Handoff(c *Claim, job Job, argv0 string) (*os.Process, error) {
 		return nil, err
 	}
 	files := append([]*os.File{pidfd}, c.Files...)
+	// The program's path names the holder in ps and top (a re-exec of
+	// /proc/self/exe would be "exe" there); /proc/self/exe still serves
+	// when the binary was replaced (an upgrade) since it started.
+	self, err := os.Executable()
+	if err != nil || strings.HasSuffix(self, " (deleted)") {
+		self = "/proc/self/exe"
+	}
 	cmd := &exec.Cmd{
-		Path:        "/proc/self/exe",
+		Path:        self,
 		Args:        []string{argv0, HolderArg, strconv.Itoa(job.PID), strconv.FormatUint(job.Start, 10), strconv.Itoa(len(c.Files))},
 		Env:         []string{},
 		Dir:         "/",
