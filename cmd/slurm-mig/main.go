@@ -66,6 +66,14 @@ type cli struct {
 	Exec     execCmd     `cmd:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
 }
 
+// Validate checks the global flags when the command line is parsed.
+func (c *cli) Validate() error {
+	if c.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be longer than 0, not %s", c.Timeout)
+	}
+	return nil
+}
+
 // errExit carries kong's exit code (after --help, --version) out of Parse.
 type errExit int
 
