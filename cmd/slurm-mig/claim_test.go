@@ -5,12 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/claim"
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/internal/synth"
 )
@@ -179,4 +181,12 @@ func TestExecHoldsClaim(t *testing.T) {
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	cmd.Wait()
 	freeAll(t, snap, 7, env...)
+}
+
+// The --claims default is the claim package's.
+func TestClaimsDefault(t *testing.T) {
+	field, _ := reflect.TypeOf(claimFlags{}).FieldByName("Claims")
+	if got := field.Tag.Get("default"); got != claim.DefaultDir {
+		t.Errorf("--claims defaults to %q, claim.DefaultDir is %q", got, claim.DefaultDir)
+	}
 }

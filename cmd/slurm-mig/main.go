@@ -91,7 +91,7 @@ func run(args []string, e *env) (code int) {
 		kong.Name("slurm-mig"),
 		kong.Description("Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices."),
 		kong.Writers(stdout, stderr),
-		kong.Vars{"version": "slurm-mig " + e.version, "claims_dir": claim.DefaultDir},
+		kong.Vars{"version": "slurm-mig " + e.version},
 		kong.Exit(func(code int) { panic(errExit(code)) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Bind(e),
