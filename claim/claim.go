@@ -44,8 +44,9 @@ func (c *Claim) Close() {
 // ended: their holders let go within a moment of the job's end.
 const dyingWait = 2 * time.Second
 
-// Take claims count devices among uuids (in order of preference) that no
-// live claim holds, the first ones found. When fewer are free it claims
+// Take claims count devices among uuids that no live claim holds: the
+// first ones without any claim file, then the first ones whose files are
+// all stale. When fewer are free it claims
 // nothing and returns who holds the others, by UUID. timeout bounds the
 // wait for the directory's lock.
 func (d *Dir) Take(uuids []string, count int, info Info, timeout time.Duration) (*Claim, map[string]Holder, error) {
@@ -70,9 +71,22 @@ func (d *Dir) takeOnce(uuids []string, count int, info Info, timeout time.Durati
 	if err != nil {
 		return nil, nil, false, err
 	}
-	var free []string
-	heldFile := map[string]string{} // UUID -> a claim file whose lock is held
+	// A device without a claim file is free: claim files are made only
+	// under this lock. Those come first, and cost no probe, so callers in
+	// a burst do not probe each other's claims. A device with files is
+	// free only if none of them is held (stale ones are removed on the way).
+	var free, withFiles []string
 	for _, uuid := range uuids {
+		switch {
+		case len(free) == count:
+		case len(byKey[fileKey(uuid)]) == 0:
+			free = append(free, uuid)
+		default:
+			withFiles = append(withFiles, uuid)
+		}
+	}
+	heldFile := map[string]string{} // UUID -> a claim file whose lock is held
+	for _, uuid := range withFiles {
 		if len(free) == count {
 			break
 		}
