@@ -3,6 +3,7 @@ package claim
 import (
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"time"
 )
@@ -113,6 +114,12 @@ func (d *Dir) takeOnce(uuids []string, count int, info Info, timeout time.Durati
 		}
 		return nil, held, dying, nil
 	}
+	// In the order of preference, whichever way they were found.
+	rank := make(map[string]int, len(uuids))
+	for i, uuid := range uuids {
+		rank[uuid] = i
+	}
+	sort.Slice(free, func(a, b int) bool { return rank[free[a]] < rank[free[b]] })
 	c := &Claim{}
 	for _, uuid := range free {
 		f, err := d.create(fileKey(uuid), info.bytes(uuid))
