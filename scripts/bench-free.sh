@@ -11,7 +11,8 @@ set -euo pipefail
 bin=$(realpath "${1:?usage: bench-free.sh BINARY [ROUNDS] [BURST]}")
 rounds=${2:-21}
 burst=${3:-32}
-work=$(mktemp -d)
+# On tmpfs where there is one: claims live in /run, a tmpfs, on nodes.
+work=$(mktemp -d -p "$( [ -d /dev/shm ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")")
 trap 'rm -rf "$work"' EXIT
 
 # The node: GPU g has MIG devices gi 7-13 with cap minors as driver 580
