@@ -18,13 +18,15 @@ type Process struct {
 // answers for its MIG devices only to root). Like FromNVML it calls Init
 // first and no other function if that fails. A MIG device that can no
 // longer be found, or whose processes NVML will not tell, is an error:
-// whether a device is in use is never guessed.
+// whether a device is in use is never guessed. On an error the node is
+// left as it was.
 func ReadProcesses(lib nvml.Interface, node *Node) error {
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		return initError(ret)
 	}
 	defer lib.Shutdown()
 	errs := make([]error, len(node.GPUs))
+	procs := make([]map[string][]Process, len(node.GPUs)) // by MIG UUID
 	var wg sync.WaitGroup
 	for i := range node.GPUs {
 		if len(node.GPUs[i].MigDevices) == 0 {
@@ -33,13 +35,19 @@ func ReadProcesses(lib nvml.Interface, node *Node) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = readGPUProcesses(lib, &node.GPUs[i])
+			procs[i], errs[i] = readGPUProcesses(lib, &node.GPUs[i])
 		}()
 	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return err
+			return err // the node is left as it was
+		}
+	}
+	for i := range node.GPUs {
+		for j := range node.GPUs[i].MigDevices {
+			m := &node.GPUs[i].MigDevices[j]
+			m.Processes = procs[i][m.UUID]
 		}
 	}
 	return nil
@@ -47,19 +55,20 @@ func ReadProcesses(lib nvml.Interface, node *Node) error {
 
 // readGPUProcesses walks the GPU's MIG device handles again, matching
 // them to the model by UUID.
-func readGPUProcesses(lib nvml.Interface, gpu *GPU) error {
+func readGPUProcesses(lib nvml.Interface, gpu *GPU) (map[string][]Process, error) {
 	dev, ret := lib.DeviceGetHandleByIndex(gpu.Index)
 	if ret != nvml.SUCCESS {
-		return nvmlError(fmt.Sprintf("%s: getting its handle", gpu.Label()), ret)
+		return nil, nvmlError(fmt.Sprintf("%s: getting its handle", gpu.Label()), ret)
 	}
 	max, ret := dev.GetMaxMigDeviceCount()
 	if ret != nvml.SUCCESS {
-		return nvmlError(fmt.Sprintf("%s: counting MIG devices", gpu.Label()), ret)
+		return nil, nvmlError(fmt.Sprintf("%s: counting MIG devices", gpu.Label()), ret)
 	}
 	byUUID := map[string]*MigDevice{}
 	for j := range gpu.MigDevices {
 		byUUID[gpu.MigDevices[j].UUID] = &gpu.MigDevices[j]
 	}
+	out := map[string][]Process{}
 	found := 0
 	for j := 0; j < max && found < len(byUUID); j++ {
 		mig, ret := dev.GetMigDeviceHandleByIndex(j)
@@ -67,11 +76,11 @@ func readGPUProcesses(lib nvml.Interface, gpu *GPU) error {
 			continue
 		}
 		if ret != nvml.SUCCESS {
-			return nvmlError(fmt.Sprintf("%s: getting MIG device handle %d", gpu.Label(), j), ret)
+			return nil, nvmlError(fmt.Sprintf("%s: getting MIG device handle %d", gpu.Label(), j), ret)
 		}
 		uuid, ret := mig.GetUUID()
 		if ret != nvml.SUCCESS {
-			return nvmlError(fmt.Sprintf("%s: MIG device handle %d: reading its UUID", gpu.Label(), j), ret)
+			return nil, nvmlError(fmt.Sprintf("%s: MIG device handle %d: reading its UUID", gpu.Label(), j), ret)
 		}
 		m := byUUID[uuid]
 		if m == nil {
@@ -79,21 +88,20 @@ func readGPUProcesses(lib nvml.Interface, gpu *GPU) error {
 		}
 		procs, ret := mig.GetComputeRunningProcesses()
 		if ret != nvml.SUCCESS {
-			return nvmlError(fmt.Sprintf("%s: reading its compute processes", m.Label(gpu)), ret)
+			return nil, nvmlError(fmt.Sprintf("%s: reading its compute processes", m.Label(gpu)), ret)
 		}
-		m.Processes = nil
 		for _, p := range procs {
 			used := p.UsedGpuMemory
 			if used == ^uint64(0) { // NVML_VALUE_NOT_AVAILABLE
 				used = 0 // NVML does not say
 			}
-			m.Processes = append(m.Processes, Process{PID: p.Pid, UsedMemoryMiB: used >> 20})
+			out[uuid] = append(out[uuid], Process{PID: p.Pid, UsedMemoryMiB: used >> 20})
 		}
 		found++
 	}
 	if found < len(byUUID) {
-		return &NVMLError{Op: gpu.Label() + ": reading compute processes", Ret: nvml.ERROR_NOT_FOUND,
+		return nil, &NVMLError{Op: gpu.Label() + ": reading compute processes", Ret: nvml.ERROR_NOT_FOUND,
 			Why: "a MIG device vanished since discovery (is the MIG layout being changed?); run again when it is done"}
 	}
-	return nil
+	return out, nil
 }

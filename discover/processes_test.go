@@ -81,6 +81,11 @@ func TestReadProcessesErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want %q", err, tc.want)
 			}
+			for _, m := range node.GPUs[1].MigDevices {
+				if m.Processes != nil {
+					t.Errorf("%s: processes %v after a failed read; the node must stay as it was", m.UUID, m.Processes)
+				}
+			}
 		})
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -317,7 +318,12 @@ func (c *snapshotCmd) Run(e *env, g *cli) error {
 	if err != nil {
 		return err
 	}
-	if err := withinTimeout(g, func() error { return discover.ReadProcesses(e.nvml(), node) }); err != nil {
+	// The compute processes only tell free --from what was busy: without
+	// them the snapshot still describes the node.
+	err = withinTimeout(g, func() error { return discover.ReadProcesses(e.nvml(), node) })
+	if nvmlErr := (*discover.NVMLError)(nil); errors.As(err, &nvmlErr) {
+		e.warn(fmt.Sprintf("%v; the snapshot records no compute processes", err))
+	} else if err != nil {
 		return err
 	}
 	// The snapshot carries Cores and the hardware so that --from gives the
