@@ -2,6 +2,7 @@ package claim
 
 import (
 	"fmt"
+	"os"
 	"os/user"
 	"slices"
 	"sort"
@@ -20,6 +21,42 @@ type Request struct {
 	// VisibleSet whether it was set at all (unset: every GPU).
 	Visible    string
 	VisibleSet bool
+	Dir        string        // the claims directory
+	Job        Job           // whose end ends the claim
+	Command    string        // free or exec, for the claim files
+	Timeout    time.Duration // the most to wait for the claims directory's lock
+}
+
+// Devices claims req.Count idle MIG devices of node among those the job
+// may use. The warnings say what of CUDA_VISIBLE_DEVICES was ignored.
+func Devices(node *discover.Node, req Request) (*Claim, []string, error) {
+	if req.Count < 1 || req.Count > maxMigDevices {
+		return nil, nil, fmt.Errorf("--count %d: want 1 to %d", req.Count, maxMigDevices)
+	}
+	devs, warnings, err := Candidates(node, req)
+	if err != nil {
+		return nil, warnings, err
+	}
+	dir, err := OpenDir(req.Dir)
+	if err != nil {
+		return nil, warnings, err
+	}
+	defer dir.Close()
+	c, err := Take(dir, devs, req, Info{Job: req.Job, SchedulerJob: schedulerJob(), Command: req.Command}, req.Timeout)
+	return c, warnings, err
+}
+
+// maxMigDevices bounds --count: no node has more MIG devices.
+const maxMigDevices = 256
+
+// schedulerJob is the job id the scheduler exported, for claim files.
+func schedulerJob() string {
+	for _, v := range []string{"LSB_JOBID", "PBS_JOBID", "SLURM_JOB_ID", "JOB_ID"} {
+		if id := os.Getenv(v); id != "" {
+			return id
+		}
+	}
+	return ""
 }
 
 // Device is a MIG device a job may claim.

@@ -22,9 +22,6 @@ type claimFlags struct {
 // claim discovers the node with the compute processes on its MIG
 // devices, and claims idle ones among those the job may use.
 func (f *claimFlags) claim(e *env, g *cli, job claim.Job, command string) (*claim.Claim, error) {
-	if f.Count < 1 || f.Count > 256 {
-		return nil, fmt.Errorf("--count %d: want 1 to 256", f.Count)
-	}
 	node, err := f.load(e, g)
 	if err != nil {
 		return nil, err
@@ -34,31 +31,13 @@ func (f *claimFlags) claim(e *env, g *cli, job claim.Job, command string) (*clai
 			return nil, err
 		}
 	}
-	visible, set := os.LookupEnv("CUDA_VISIBLE_DEVICES")
-	req := claim.Request{Count: f.Count, Profile: f.Profile, Visible: visible, VisibleSet: set}
-	devs, warnings, err := claim.Candidates(node, req)
+	req := claim.Request{Count: f.Count, Profile: f.Profile, Dir: f.Claims, Job: job, Command: command, Timeout: g.Timeout}
+	req.Visible, req.VisibleSet = os.LookupEnv("CUDA_VISIBLE_DEVICES")
+	c, warnings, err := claim.Devices(node, req)
 	for _, w := range warnings {
 		e.warn(w)
 	}
-	if err != nil {
-		return nil, err
-	}
-	dir, err := claim.OpenDir(f.Claims)
-	if err != nil {
-		return nil, err
-	}
-	defer dir.Close()
-	return claim.Take(dir, devs, req, claim.Info{Job: job, SchedulerJob: schedulerJob(), Command: command}, g.Timeout)
-}
-
-// schedulerJob is the job id the scheduler exported, for claim files.
-func schedulerJob() string {
-	for _, v := range []string{"LSB_JOBID", "PBS_JOBID", "SLURM_JOB_ID", "JOB_ID"} {
-		if id := os.Getenv(v); id != "" {
-			return id
-		}
-	}
-	return ""
+	return c, err
 }
 
 type freeCmd struct {
