@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -189,4 +190,68 @@ func TestClaimsDefault(t *testing.T) {
 	if got := field.Tag.Get("default"); got != claim.DefaultDir {
 		t.Errorf("--claims defaults to %q, claim.DefaultDir is %q", got, claim.DefaultDir)
 	}
+}
+
+// BenchmarkFreeBurst times free as whole processes on a node of 28 MIG
+// devices (--from a snapshot): one call alone against 32 released at once
+// (28 get a device, 4 are refused), each timed from its release to its
+// exit. Metrics: medians of each, and the slowest call of the bursts.
+// scripts/bench-free.sh does the same from a shell, for hosts without Go.
+func BenchmarkFreeBurst(b *testing.B) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "slurm-mig")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	snap, _ := claimNode(b, 4, 7)
+	round := 0
+	// calls runs n free calls released together, for a job of their own
+	// that ends after them (so their holders do too).
+	calls := func(n int) []time.Duration {
+		job := exec.Command("sleep", "600")
+		if err := job.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { job.Process.Kill(); job.Wait() }()
+		round++
+		claims := filepath.Join(dir, fmt.Sprintf("claims%d", round))
+		start := make(chan struct{})
+		took := make([]time.Duration, n)
+		done := make(chan error, n)
+		for i := range took {
+			go func() {
+				cmd := exec.Command(bin, "free", "--from", snap, "--claims", claims, "--pid", fmt.Sprint(job.Process.Pid))
+				<-start
+				t := time.Now()
+				err := cmd.Run()
+				took[i] = time.Since(t)
+				if err != nil && cmd.ProcessState.ExitCode() != exitBusy {
+					done <- err
+					return
+				}
+				done <- nil
+			}()
+		}
+		close(start)
+		for range took {
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+		}
+		return took
+	}
+	var single, burst []time.Duration
+	for i := 0; i < b.N; i++ {
+		single = append(single, calls(1)...)
+		burst = append(burst, calls(32)...)
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	sort.Slice(single, func(i, j int) bool { return single[i] < single[j] })
+	sort.Slice(burst, func(i, j int) bool { return burst[i] < burst[j] })
+	b.ReportMetric(ms(single[len(single)/2]), "ms/single")
+	b.ReportMetric(ms(burst[len(burst)/2]), "ms/burst-median")
+	b.ReportMetric(ms(burst[len(burst)-1]), "ms/burst-slowest")
+	b.ReportMetric(0, "ns/op")
 }
