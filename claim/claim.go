@@ -41,28 +41,27 @@ func (c *Claim) Close() {
 	}
 }
 
-// dyingWait bounds how long Take waits for claims whose job has already
-// ended: their holders let go within a moment of the job's end.
-const dyingWait = 2 * time.Second
+// retryFor bounds how long Take tries again while claims it found held
+// are ending: their holders let go within a moment of their job's end.
+const retryFor = 2 * time.Second
 
 // Take claims count devices among uuids that no live claim holds: the
 // first ones without any claim file, then the first ones whose files are
-// all stale. When fewer are free it claims
-// nothing and returns who holds the others, by UUID. timeout bounds the
-// wait for the directory's lock.
+// all stale. When fewer are free it claims nothing and returns who holds
+// the others, by UUID. timeout bounds the wait for the directory's lock.
 func (d *Dir) Take(uuids []string, count int, info Info, timeout time.Duration) (*Claim, map[string]Holder, error) {
-	deadline := time.Now().Add(dyingWait)
+	deadline := time.Now().Add(retryFor)
 	for {
-		c, held, dying, err := d.takeOnce(uuids, count, info, timeout)
-		if err != nil || c != nil || !dying || time.Now().After(deadline) {
+		c, held, retry, err := d.takeOnce(uuids, count, info, timeout)
+		if err != nil || c != nil || !retry || time.Now().After(deadline) {
 			return c, held, err
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
 }
 
-// takeOnce is one attempt under the directory's lock. dying says some
-// held claims belong to jobs that have ended: worth another attempt.
+// takeOnce is one attempt under the directory's lock. retry says some
+// claims it found held are ending: worth another attempt.
 func (d *Dir) takeOnce(uuids []string, count int, info Info, timeout time.Duration) (*Claim, map[string]Holder, bool, error) {
 	if err := d.lock(timeout); err != nil {
 		return nil, nil, false, err
@@ -104,15 +103,18 @@ func (d *Dir) takeOnce(uuids []string, count int, info Info, timeout time.Durati
 	}
 	if len(free) < count {
 		// Who holds the rest is read only now, on the way to a refusal.
+		// A claim that ended meanwhile, or whose job has ended (its holder
+		// lets go in a moment), is worth another attempt.
 		held := map[string]Holder{}
-		dying := false
+		retry := false
 		for uuid, name := range heldFile {
-			if ok, h := d.probe(name, true); ok {
+			ok, h := d.probe(name, true)
+			if ok {
 				held[uuid] = h
-				dying = dying || h.jobGone()
 			}
+			retry = retry || !ok || h.jobGone()
 		}
-		return nil, held, dying, nil
+		return nil, held, retry, nil
 	}
 	// In the order of preference, whichever way they were found.
 	rank := make(map[string]int, len(uuids))
