@@ -19,7 +19,7 @@ type execCmd struct {
 // Run claims, then becomes CMD (execve, no child): the claim files stay
 // open across exec, so the claim lasts exactly as long as CMD, signals
 // reach CMD directly, and its exit status is the run's.
-func (c *execCmd) Run(e *env, g *cli) error {
+func (c *execCmd) Run(e *env) error {
 	if len(c.Command) > 0 && c.Command[0] == "--" { // kong passes the -- on
 		c.Command = c.Command[1:]
 	}
@@ -34,11 +34,11 @@ func (c *execCmd) Run(e *env, g *cli) error {
 	if err != nil {
 		return err
 	}
-	cl, err := c.claim(e, g, job, "exec")
+	cl, err := c.claim(e, job, "exec")
 	if err != nil {
 		return err
 	}
-	e.releaseNVML() // CMD must not inherit NVML's descriptors
+	e.nvml.Release() // CMD must not inherit NVML's descriptors
 	if err := claim.Inherit(cl); err != nil {
 		return err
 	}

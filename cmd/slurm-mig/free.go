@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/slurm-mig/slurm-mig/claim"
-	"github.com/slurm-mig/slurm-mig/discover"
 )
 
 // claimFlags are what free and exec share: which MIG devices, and where
@@ -21,17 +19,17 @@ type claimFlags struct {
 
 // claim discovers the node with the compute processes on its MIG
 // devices, and claims idle ones among those the job may use.
-func (f *claimFlags) claim(e *env, g *cli, job claim.Job, command string) (*claim.Claim, error) {
-	node, err := f.load(e, g)
+func (f *claimFlags) claim(e *env, job claim.Job, command string) (*claim.Claim, error) {
+	node, err := f.load(e)
 	if err != nil {
 		return nil, err
 	}
 	if f.From == "" { // a snapshot carries its processes
-		if err := withinTimeout(g, func() error { return discover.ReadProcesses(e.nvml(), node) }); err != nil {
+		if err := e.loader.Processes(node); err != nil {
 			return nil, err
 		}
 	}
-	req := claim.Request{Count: f.Count, Profile: f.Profile, Dir: f.Claims, Job: job, Command: command, Timeout: g.Timeout}
+	req := claim.Request{Count: f.Count, Profile: f.Profile, Dir: f.Claims, Job: job, Command: command, Timeout: e.loader.Timeout}
 	req.Visible, req.VisibleSet = os.LookupEnv("CUDA_VISIBLE_DEVICES")
 	c, warnings, err := claim.Devices(node, req)
 	for _, w := range warnings {
@@ -45,12 +43,12 @@ type freeCmd struct {
 	PID int `placeholder:"PID" help:"End the claim when process PID ends (default: the shell that ran slurm-mig, also through $(...))."`
 }
 
-func (c *freeCmd) Run(e *env, g *cli) error {
+func (c *freeCmd) Run(e *env) error {
 	job, err := claim.FindJob(c.PID)
 	if err != nil {
 		return err
 	}
-	cl, err := c.claim(e, g, job, "free")
+	cl, err := c.claim(e, job, "free")
 	if err != nil {
 		return err
 	}
@@ -64,17 +62,4 @@ func (c *freeCmd) Run(e *env, g *cli) error {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	return nil
-}
-
-// withinTimeout runs a step that calls NVML, giving up after --timeout
-// as discovery does.
-func withinTimeout(g *cli, step func() error) error {
-	done := make(chan error, 1)
-	go func() { done <- step() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(g.Timeout):
-		return fmt.Errorf("nvml: no answer within %s (a hung GPU or driver?)", g.Timeout)
-	}
 }

@@ -128,10 +128,10 @@ func TestNoShell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// scontrol; free's claim holder (slurm-mig itself, /proc/self/exe);
-	// exec's CMD, which slurm-mig becomes.
-	want := []string{"../../claim/holder.go: exec.Cmd{...}", "../../cmd/slurm-mig/diff.go: exec.Command(path, ...)",
-		"../../cmd/slurm-mig/exec.go: syscall.Exec(path, ...)"}
+	// scontrol; free's claim holder (slurm-mig itself); exec's CMD, which
+	// slurm-mig becomes.
+	want := []string{"../../claim/holder.go: exec.Cmd{...}", "../../cmd/slurm-mig/exec.go: syscall.Exec(path, ...)",
+		"../../scontrol/scontrol.go: exec.Command(path, ...)"}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("child processes started:\n%s\nwant only:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}

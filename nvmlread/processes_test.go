@@ -1,4 +1,4 @@
-package discover
+package nvmlread
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 )
 
@@ -26,18 +27,18 @@ func processFixture() *nvmlfake.Fixture {
 func TestReadProcesses(t *testing.T) {
 	f := processFixture()
 	lib := fake(t, f)
-	node, err := FromNVML(lib, "n1", t.TempDir())
+	node, _, err := read(lib, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := ReadProcesses(lib, node); err != nil {
 		t.Fatal(err)
 	}
-	got := map[string][]Process{}
+	got := map[string][]discover.Process{}
 	for _, m := range node.GPUs[1].MigDevices {
 		got[m.UUID] = m.Processes
 	}
-	want := map[string][]Process{"MIG-b7": {{PID: 4711, UsedMemoryMiB: 512}, {PID: 4712}}, "MIG-b13": nil}
+	want := map[string][]discover.Process{"MIG-b7": {{PID: 4711, UsedMemoryMiB: 512}, {PID: 4712}}, "MIG-b13": nil}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -71,7 +72,7 @@ func TestReadProcessesErrors(t *testing.T) {
 		}, "nvml: GPU 1 (minor 1): counting MIG devices: ERROR_GPU_IS_LOST"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			node, err := FromNVML(fake(t, processFixture()), "n1", t.TempDir())
+			node, _, err := read(fake(t, processFixture()), t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
