@@ -1,7 +1,6 @@
 package claim
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -109,17 +108,8 @@ func Hold(args []string) int {
 	return 0
 }
 
-// Inherit makes the claim's descriptors survive exec(2), so that the
-// command exec runs holds the claim for as long as it (or any child it
-// hands them to) runs.
-func Inherit(c *Claim) error {
-	for _, f := range c.Files {
-		if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFD, 0); err != nil {
-			return fmt.Errorf("%s: %w", f.Name(), err)
-		}
-	}
-	return nil
-}
+// unixClearCloexec lets f survive exec(2).
+func unixClearCloexec(f *os.File) (int, error) { return unix.FcntlInt(f.Fd(), unix.F_SETFD, 0) }
 
 // closeStrays closes what the holder inherited beyond its own descriptors
 // from libraries of the process that started it (NVML's device files,

@@ -135,7 +135,10 @@ func run(args []string, e *env) (code int) {
 			return exitDifferent
 		}
 		fmt.Fprintf(e.stderr, "slurm-mig: %s\n", oneLine(err))
-		return exitCode(err)
+		if coded := (interface{ ExitCode() int })(nil); errors.As(err, &coded) {
+			return coded.ExitCode() // free and exec: 1 none idle, 126/127 CMD
+		}
+		return exitError
 	}
 	return exitOK
 }

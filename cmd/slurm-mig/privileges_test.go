@@ -130,7 +130,7 @@ func TestNoShell(t *testing.T) {
 	}
 	// scontrol; free's claim holder (slurm-mig itself); exec's CMD, which
 	// slurm-mig becomes.
-	want := []string{"../../claim/holder.go: exec.Cmd{...}", "../../cmd/slurm-mig/exec.go: syscall.Exec(path, ...)",
+	want := []string{"../../claim/exec.go: syscall.Exec(path, ...)", "../../claim/holder.go: exec.Cmd{...}",
 		"../../scontrol/scontrol.go: exec.Command(path, ...)"}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("child processes started:\n%s\nwant only:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
