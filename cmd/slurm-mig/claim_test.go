@@ -199,12 +199,7 @@ func TestClaimsDefault(t *testing.T) {
 // scripts/bench-free.sh does the same from a shell, for hosts without Go.
 func BenchmarkFreeBurst(b *testing.B) {
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "slurm-mig")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(b, dir)
 	snap, _ := claimNode(b, 4, 7)
 	round := 0
 	// calls runs n free calls released together, for a job of their own
