@@ -19,6 +19,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/alecthomas/kong"
 
+	"github.com/slurm-mig/slurm-mig/claim"
 	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/nodeload"
 )
@@ -74,6 +75,8 @@ type cli struct {
 	Snapshot snapshotCmd `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
 	State    stateCmd    `cmd:"" nvml:"" help:"Write the device state (device files -> UUIDs) that env reads; gen -o and node -o/--update write it too."`
 	Env      envCmd      `cmd:"" help:"TaskProlog: print export CUDA_VISIBLE_DEVICES=<UUIDs> for the GPUs Slurm gave this task; never starts NVML."`
+	Free     freeCmd     `cmd:"" nvml:"" help:"Claim an idle MIG device among those the job may use and print its UUID for CUDA_VISIBLE_DEVICES; the claim ends when the job's shell does."`
+	Exec     execCmd     `cmd:"" nvml:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
 }
 
 // Validate checks the global flags when the command line is parsed.
@@ -93,6 +96,9 @@ type errDifferent struct{}
 func (errDifferent) Error() string { return "different" }
 
 func run(args []string, e *env) (code int) {
+	if len(args) > 0 && args[0] == claim.HolderArg {
+		return claim.Hold(args[1:]) // free's holder, re-executed; no CLI
+	}
 	e.version = buildVersion()
 	e.nvml = nodeload.NewNVML(e.newNVML)
 	if nodeload.ReadsNVML(args, cli{}) {
@@ -133,6 +139,9 @@ func run(args []string, e *env) (code int) {
 			return exitDifferent
 		}
 		fmt.Fprintf(e.stderr, "slurm-mig: %s\n", oneLine(err))
+		if coded := (interface{ ExitCode() int })(nil); errors.As(err, &coded) {
+			return coded.ExitCode() // free and exec: 1 none idle, 126/127 CMD
+		}
 		return exitError
 	}
 	return exitOK
