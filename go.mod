@@ -3,13 +3,15 @@ module github.com/slurm-mig/slurm-mig
 go 1.25
 
 require (
+	github.com/NVIDIA/go-nvlib v0.9.0
 	github.com/NVIDIA/go-nvml v0.13.3-1
 	github.com/alecthomas/kong v1.17.0
 	github.com/google/go-cmp v0.7.0
 	github.com/rogpeppe/go-internal v1.16.0
+	golang.org/x/sys v0.26.0
 )
 
 require (
-	golang.org/x/sys v0.26.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )

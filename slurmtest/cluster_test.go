@@ -3,6 +3,7 @@ package slurmtest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -175,7 +176,14 @@ func (c *cluster) expectLog(daemon string, re *regexp.Regexp) {
 func startCluster(t *testing.T, host, gresConf, nodeLine, hw string) *cluster {
 	t.Helper()
 	dir := shortTempDir(t)
-	conf := writeConfigs(t, dir, gresConf, slurmConf(dir, host, nodeLine, hw, freePorts(t)))
+	return startClusterIn(t, dir, host, writeConfigs(t, dir, gresConf, slurmConf(dir, host, nodeLine, hw, freePorts(t))))
+}
+
+// startClusterIn starts the cluster of the configs already written in
+// dir (conf is its slurm.conf), for tests that add to them. dir must be
+// short: shortTempDir.
+func startClusterIn(t *testing.T, dir, host, conf string) *cluster {
+	t.Helper()
 	c := &cluster{t: t, dir: dir, host: host, env: slurmEnv(conf)}
 	t.Cleanup(c.checkLogs) // after the daemons' cleanups have stopped them
 	c.start("slurmctld", "-D", "-i")
@@ -448,24 +456,33 @@ func (d *daemon) stop() {
 // ports are the cluster's private TCP ports.
 type ports struct{ slurmctld, slurmd int }
 
-// freePorts asks the kernel for two free ports on 127.0.0.1. Both are
-// held until both are known, so they differ.
+// freePorts picks two free ports for the daemons, below the kernel's
+// ephemeral range (32768 and up on Linux): a port there, free when
+// picked, is soon the source port of some srun's or scontrol's outgoing
+// connection (tests of several clusters run at once), and the daemon
+// then fails with "Address already in use". Both are held until both are
+// known, so they differ.
 func freePorts(t *testing.T) ports {
 	t.Helper()
 	var ls []net.Listener
 	var nums []int
 	handedOut.Lock()
 	defer handedOut.Unlock()
-	for len(nums) < 2 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for try := 0; len(nums) < 2; try++ {
+		if try == 1000 {
+			t.Fatal("no two free TCP ports in 12000-31999")
+		}
+		port := 12000 + rand.IntN(20000)
+		if handedOut.ports[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", port)) // the daemons listen on every address
 		if err != nil {
-			t.Fatal(err)
+			continue
 		}
 		ls = append(ls, l)
-		if port := l.Addr().(*net.TCPAddr).Port; !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			nums = append(nums, port)
-		}
+		handedOut.ports[port] = true
+		nums = append(nums, port)
 	}
 	for _, l := range ls {
 		l.Close()
@@ -474,8 +491,8 @@ func freePorts(t *testing.T) ports {
 }
 
 // handedOut are the ports freePorts gave out in this run: once closed, a
-// port can come back from the kernel for the next cluster while the one
-// before has not bound it yet ("Address already in use").
+// port is free again for the next cluster while the one before has not
+// bound it yet.
 var handedOut = struct {
 	sync.Mutex
 	ports map[int]bool

@@ -61,9 +61,12 @@ func releaseSlurmConf() []string {
 }
 
 // writeReleaseFiles writes the files beside slurm.conf that the release
-// needs: cgroup.conf.
+// needs: cgroup.conf, unless the test wrote its own.
 func writeReleaseFiles(t *testing.T, dir string) {
 	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.conf")); err == nil {
+		return
+	}
 	if !release.Before(cgroupDisabledSince) {
 		if err := os.WriteFile(filepath.Join(dir, "cgroup.conf"), []byte("CgroupPlugin=disabled\n"), 0o644); err != nil {
 			t.Fatal(err)

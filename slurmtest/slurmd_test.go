@@ -240,7 +240,11 @@ func wantRecords(t *testing.T, l layout, f form, host, devDir string) []gresReco
 				t.Fatal(err)
 			}
 		}
-		want = append(want, gresRecord{Type: r.Type, Count: r.Units(), Files: underDev(strings.Join(files, ","), devDir), Links: r.Links})
+		n, err := r.Units()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, gresRecord{Type: r.Type, Count: n, Files: underDev(strings.Join(files, ","), devDir), Links: r.Links})
 	}
 	return want
 }
@@ -248,7 +252,7 @@ func wantRecords(t *testing.T, l layout, f form, host, devDir string) []gresReco
 // generate builds the records of layout l in form f in process, for
 // Slurm release v (the zero Version: any).
 func generate(l layout, f form, host string, v slurmconf.Version) ([]slurmconf.GresRecord, error) {
-	res, err := gresgen.Records(l.node, gresgen.Options{
+	recs, err := gresgen.Records(l.node, gresgen.Options{
 		NodeName:  host,
 		TypeStyle: gresgen.TypeStyle(f.typeStyle),
 		FileStyle: gresgen.FileStyle(f.files),
@@ -257,7 +261,6 @@ func generate(l layout, f form, host string, v slurmconf.Version) ([]slurmconf.G
 	if err != nil {
 		return nil, err
 	}
-	recs := res.Records
 	if f.compact {
 		recs = slurmconf.Compact(recs)
 	}

@@ -3,11 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/slurm-mig/slurm-mig/atomicfile"
-	"github.com/slurm-mig/slurm-mig/slurmconf"
+	"github.com/slurm-mig/slurm-mig/gresgen"
 )
 
 // outputFlags say where gen and node put what they render.
@@ -39,9 +40,9 @@ func (p *outputPath) Decode(ctx *kong.DecodeContext) error {
 func (p outputPath) toStdout() bool { return p == "" || p == "-" }
 
 // checkEmpty refuses to render nothing unless asked to.
-func (o *outputFlags) checkEmpty(e *env, recs []slurmconf.GresRecord, what string) error {
+func (o *outputFlags) checkEmpty(e *env, cfg *gresgen.Config, what string) error {
 	switch {
-	case len(recs) > 0:
+	case len(cfg.Records) > 0:
 	case o.AllowEmpty:
 		e.warn("no GPU or MIG device to offer Slurm on this node")
 	default:
@@ -56,43 +57,47 @@ type writeResult struct {
 	Changed bool   `json:"changed"`
 	Backup  string `json:"backup,omitempty"`
 	Devices int    `json:"devices"`
+	// State is the device state for slurm-mig env, written with the file.
+	State *writeResult `json:"state,omitempty"`
 }
 
-// emit prints data, or with -o writes it atomically and reports the write.
-func (o *outputFlags) emit(e *env, data []byte, counts []slurmconf.GresCount) error {
-	if o.Output.toStdout() {
+// write prints data or, given a file (-o FILE, node --update), writes it
+// atomically and reports the write. state, when not nil, then writes the
+// device state, which describes the GPUs as they are now, whether the
+// file changed or not.
+func (o *outputFlags) write(e *env, file outputPath, data []byte, devices int, state func() (*writeResult, error)) error {
+	if file.toStdout() {
 		if o.Backup || o.JSON {
 			return fmt.Errorf("--backup and --json go with -o FILE (or node --update)")
 		}
 		_, err := e.stdout.Write(data)
 		return err
 	}
-	e.releaseNVML() // before waiting on the lock and the disk
-	res, err := atomicfile.Write(string(o.Output), data, atomicfile.Options{Backup: o.Backup})
+	e.nvml.Release() // before waiting on the lock and the disk
+	res, err := atomicfile.Write(string(file), data, atomicfile.Options{Backup: o.Backup})
 	if err != nil {
 		return err
 	}
-	r := writeResult{Path: res.Path, Changed: res.Changed, Backup: res.Backup}
-	for _, c := range counts {
-		r.Devices += c.Count
+	r := writeResult{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Devices: devices}
+	if state != nil {
+		if r.State, err = state(); err != nil {
+			return err
+		}
 	}
-	if o.JSON {
-		out, _ := json.Marshal(r)
-		_, err = fmt.Fprintf(e.stdout, "%s\n", out)
-		return err
-	}
-	state := "unchanged"
-	if r.Changed {
-		state = "changed"
-	}
-	_, err = fmt.Fprintf(e.stdout, "%s: %s (%s)\n", r.Path, state, countOf(r.Devices, "device"))
-	return err
+	return report(e, r, o.JSON)
 }
 
-// countOf is "1 device", "2 devices": a count with its noun.
-func countOf(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
+// report says what was written: JSON, or a line a file.
+func report(e *env, r writeResult, asJSON bool) error {
+	if asJSON {
+		return e.print(func(w io.Writer) error { return json.NewEncoder(w).Encode(r) })
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	changed := map[bool]string{false: "unchanged", true: "changed"}
+	return e.print(func(w io.Writer) error {
+		fmt.Fprintf(w, "%s: %s (%s)\n", r.Path, changed[r.Changed], gresgen.DeviceCount(r.Devices))
+		if r.State != nil {
+			fmt.Fprintf(w, "%s: %s (device state for slurm-mig env)\n", r.State.Path, changed[r.State.Changed])
+		}
+		return nil
+	})
 }
