@@ -66,3 +66,35 @@ func TestParseNodeWithoutGres(t *testing.T) {
 		t.Error("GresUsed= taken for Gres=")
 	}
 }
+
+// The same two answers from 20.11, 24.11 and 26.05 (testdata/README.md):
+// a node drained for one GPU too many in slurm.conf, and the node IDLE.
+// 20.11 says UNKNOWN+DRAIN without INVALID_REG, and puts Comment= after
+// Reason=.
+func TestParseNodeCapturedReleases(t *testing.T) {
+	gres := "gpu:a100:1,gpu:a100_1g.10gb:7,gpu:a100_1c.3g.40gb:1,gpu:a100_2c.3g.40gb:1,gpu:a100_3g.40gb:1,gpu:a100_2g.20gb:2,gpu:a100_1g.10gb+me:1"
+	for release, drained := range map[string]string{"20.11": "UNKNOWN+DRAIN", "24.11": "UNKNOWN+DRAIN+INVALID_REG", "26.05": "UNKNOWN+DRAIN+INVALID_REG"} {
+		data, err := os.ReadFile("testdata/show-node-" + release + ".txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("%s: %d lines, want 2", release, len(lines))
+		}
+		stale, err := ParseNode("vm", lines[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stale.Gres != gres || stale.State != drained || !strings.HasPrefix(stale.Reason, "gres/gpu count reported lower than configured (14 < 15) [root@") || !strings.HasSuffix(stale.Reason, "]") {
+			t.Errorf("%s, drained: %+v", release, stale)
+		}
+		idle, err := ParseNode("vm", lines[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (Node{Gres: gres, State: "IDLE"}); idle != want {
+			t.Errorf("%s, idle: %+v, want %+v", release, idle, want)
+		}
+	}
+}

@@ -7,10 +7,11 @@ import (
 
 func TestParseVersion(t *testing.T) {
 	for in, want := range map[string]string{
-		"slurm 20.11.4\n":     "20.11.4", // bullseye
+		"slurm-wlm 20.11.4\n": "20.11.4", // Debian's: bullseye (slurmtest/testdata/*/slurmd-V.txt)
 		"slurm-wlm 22.05.8\n": "22.05.8", // bookworm
-		"slurm 24.11.5\n":     "24.11.5", // trixie
-		"slurm 26.05.5":       "26.05.5", // sid
+		"slurm-wlm 24.11.5\n": "24.11.5", // trixie
+		"slurm-wlm 26.05.5\n": "26.05.5", // sid
+		"slurm 24.11.5":       "24.11.5", // upstream's
 		"21.08":               "21.08",
 		"26.05.0-0rc1":        "26.05.0",
 		"  23.02.7  ":         "23.02.7",

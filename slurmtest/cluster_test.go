@@ -567,6 +567,20 @@ func slurmEnv(conf string) []string {
 	return append(env, "SLURM_CONF="+conf)
 }
 
+// hardwareWords are the CPU layout words of the first line of `slurmd -C`.
+func hardwareWords(out string) string {
+	first, _, _ := strings.Cut(out, "\n")
+	var keep []string
+	for _, word := range strings.Fields(first) {
+		key, _, _ := strings.Cut(word, "=")
+		switch key {
+		case "CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore":
+			keep = append(keep, word)
+		}
+	}
+	return strings.Join(keep, " ")
+}
+
 var machine struct {
 	once sync.Once
 	conf string
@@ -587,16 +601,7 @@ func hardware(t *testing.T) string {
 			machine.err = fmt.Errorf("slurmd -C: %v", err)
 			return
 		}
-		first, _, _ := strings.Cut(string(out), "\n")
-		var keep []string
-		for _, word := range strings.Fields(first) {
-			key, _, _ := strings.Cut(word, "=")
-			switch key {
-			case "CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore":
-				keep = append(keep, word)
-			}
-		}
-		machine.conf = strings.Join(keep, " ")
+		machine.conf = hardwareWords(string(out))
 	})
 	if machine.err != nil {
 		t.Fatal(machine.err)

@@ -2,6 +2,7 @@ package slurmtest
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -116,5 +117,54 @@ func checkSlurmMigRefuses(t *testing.T, l layout, f form, host string, r *slurmc
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("slurm-mig refused, yet %s exists (%v)", out, err)
+	}
+}
+
+// TestReadsSlurmdOutputOfEveryRelease reads what `slurmd -G` and `slurmd
+// -C` printed for the demo node on each release (testdata/<release>/),
+// as the tests read them live: every record with its type, count and
+// files, and the hardware words of the node line.
+func TestReadsSlurmdOutputOfEveryRelease(t *testing.T) {
+	want := map[string]int{"a100": 1, "a100_1g.10gb": 7, "a100_1c.3g.40gb": 1, "a100_2c.3g.40gb": 1, "a100_3g.40gb": 1, "a100_2g.20gb": 2, "a100_1g.10gb+me": 1}
+	for _, r := range []string{"20.11", "22.05", "24.11", "26.05"} {
+		t.Run(r, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", r, "slurmd-G.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var recs []gresRecord
+			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				prefix := gresLine.FindString(line)
+				if prefix == "" {
+					t.Fatalf("not a record: %s", line)
+				}
+				rec, err := parseSlurmdRecord(line[len(prefix):])
+				if err != nil {
+					t.Fatal(err)
+				}
+				recs = append(recs, rec)
+			}
+			if got := typeCounts(recs); !maps.Equal(got, want) {
+				t.Errorf("counts %v, want %v", got, want)
+			}
+			// 20.11 has the CI caps alone (--files auto), the others all
+			// three files of each MIG device.
+			files := 3
+			if r == "20.11" {
+				files = 1
+			}
+			for _, rec := range recs {
+				if n := len(strings.Split(rec.Files, ",")); rec.Type != "a100" && n != files || rec.Links != "" || rec.Count != 1 {
+					t.Errorf("record %+v: want %d files, no links, count 1", rec, files)
+				}
+			}
+			data, err = os.ReadFile(filepath.Join("testdata", r, "slurmd-C.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := hardwareWords(string(data)); got != "CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1" {
+				t.Errorf("slurmd -C: %q", got)
+			}
+		})
 	}
 }
