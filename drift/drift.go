@@ -48,7 +48,8 @@ type CountsReport struct {
 	// drains it; automation fails on this, not on any difference.
 	Drains bool `json:"drains"`
 	// State and Reason are slurmctld's, with --running. A node whose
-	// registration slurmctld refused (INVAL) is never "same": its Gres=
+	// registration slurmctld refused (INVAL; on 20.11 DRAIN with its
+	// count reason: scontrol.Node.RegistrationRefused) is never "same": its Gres=
 	// is then what the node reported, and Reason says what is wrong.
 	State  string `json:"state,omitempty"`
 	Reason string `json:"reason,omitempty"`
@@ -125,7 +126,7 @@ func Compare(in Inputs) (*Report, error) {
 			return nil, err
 		}
 		r.State, r.Reason = running.State, running.Reason
-		r.Same = r.Same && !strings.Contains(running.State, "INVAL")
+		r.Same = r.Same && !running.RegistrationRefused()
 		rep.Running, rep.Same = r, rep.Same && r.Same
 	}
 	if in.State != nil {
@@ -193,7 +194,7 @@ func verdict(r *Report, devices int) string {
 	if g := r.GresConf; g != nil && !g.Same {
 		parts = append(parts, fmt.Sprintf("gres.conf has %d to add, %d to remove, %d to change", len(g.Added), len(g.Removed), len(g.Changed)))
 	}
-	if run := r.Running; run != nil && strings.Contains(run.State, "INVAL") {
+	if run := r.Running; run != nil && (scontrol.Node{State: run.State, Reason: run.Reason}).RegistrationRefused() {
 		parts = append(parts, fmt.Sprintf("slurmctld holds %s in %s: %s", r.Node, run.State, orNone(run.Reason)))
 	}
 	for _, cr := range []struct {

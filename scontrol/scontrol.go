@@ -63,3 +63,17 @@ func ParseNode(name, out string) (Node, error) {
 	}
 	return n, nil
 }
+
+// gresCountReason is the Reason= slurmctld gives a node whose
+// registration it refused for too few GRES ("gres/gpu count reported
+// lower than configured (14 < 15)", "gpu:a100 count too low (1 < 2)").
+var gresCountReason = regexp.MustCompile(`count (reported lower than configured|too low) \(\d+ < \d+\)`)
+
+// RegistrationRefused reports whether slurmctld refused the node's
+// registration: State= INVAL (22.05 on say INVALID_REG), or DRAIN with
+// slurmctld's reason for a GRES count below slurm.conf's, which is all
+// 20.11 says. An admin's drain, with a reason of the admin's, is not.
+func (n Node) RegistrationRefused() bool {
+	return strings.Contains(n.State, "INVAL") ||
+		strings.Contains(n.State, "DRAIN") && gresCountReason.MatchString(n.Reason)
+}

@@ -86,6 +86,9 @@ func TestParseNodeCapturedReleases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if !stale.RegistrationRefused() {
+			t.Errorf("%s: %+v: registration refused not seen", release, stale)
+		}
 		if stale.Gres != gres || stale.State != drained || !strings.HasPrefix(stale.Reason, "gres/gpu count reported lower than configured (14 < 15) [root@") || !strings.HasSuffix(stale.Reason, "]") {
 			t.Errorf("%s, drained: %+v", release, stale)
 		}
@@ -93,8 +96,26 @@ func TestParseNodeCapturedReleases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := (Node{Gres: gres, State: "IDLE"}); idle != want {
+		if want := (Node{Gres: gres, State: "IDLE"}); idle != want || idle.RegistrationRefused() {
 			t.Errorf("%s, idle: %+v, want %+v", release, idle, want)
+		}
+	}
+}
+
+func TestRegistrationRefused(t *testing.T) {
+	for _, c := range []struct {
+		n    Node
+		want bool
+	}{
+		{Node{State: "UNKNOWN+DRAIN+INVALID_REG", Reason: "gres/gpu count reported lower than configured (14 < 15) [root@2026-11-23T12:24:32]"}, true},
+		{Node{State: "UNKNOWN+DRAIN", Reason: "gres/gpu count reported lower than configured (14 < 15) [root@2026-11-23T13:20:09]"}, true}, // 20.11
+		{Node{State: "IDLE+DRAIN", Reason: "gpu:a100 count too low (1 < 2)"}, true},
+		{Node{State: "IDLE+DRAIN", Reason: "disk full [root@2026-01-01T00:00:00]"}, false},
+		{Node{State: "IDLE", Reason: ""}, false},
+		{Node{State: "INVAL"}, true},
+	} {
+		if got := c.n.RegistrationRefused(); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.n, got, c.want)
 		}
 	}
 }

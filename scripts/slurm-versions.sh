@@ -59,6 +59,7 @@ cleanup() {
   rm -rf "$scratch"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM # run the cleanup: no mount left behind
 
 # mount_in ROOT WHAT [OPTIONS...]: mounts WHAT at the same path inside ROOT,
 # as a slave, so that nothing done below it reaches this machine's mounts.
@@ -124,7 +125,14 @@ exec chroot '$root' /usr/bin/env PATH=/usr/sbin:/usr/bin:/sbin:/bin /bin/sh -c '
 EOF
       chmod +x "$bin/$c"
     done
-    PATH="$bin:$PATH" run_suite "$target" || status=1
+    # slurm-mig, built here, runs inside the chroot only as the TaskProlog;
+    # it needs this machine's glibc (bullseye's is older): this loader and
+    # libc, where the chroot sees them.
+    hostlib="$scratch/hostlib"
+    mkdir -p "$hostlib"
+    cp -L /lib64/ld-linux-x86-64.so.2 "$(ldconfig -p | awk '$1 == "libc.so.6" && /x86-64/ {print $NF; exit}')" "$hostlib/"
+    SLURMTEST_HOST_LOADER="$hostlib/ld-linux-x86-64.so.2 --library-path $hostlib" \
+      PATH="$bin:$PATH" run_suite "$target" || status=1
     cleanup_mounts=("${mounted[@]}")
     for ((i = ${#cleanup_mounts[@]} - 1; i >= 0; i--)); do
       umount -R "${cleanup_mounts[i]}" || umount -l "${cleanup_mounts[i]}"

@@ -40,6 +40,12 @@ var (
 	// slurmd -G checks that File= names a device ("is not a valid
 	// character or block device", 765c9565e2).
 	deviceCheckSince = slurmconf.Version{Major: 22, Minor: 5, Micro: -1}
+	// cgroup.conf's CgroupPlugin= key (43237c9b5b); before it cgroup v1
+	// is the only one, and the key is a parse error.
+	cgroupPluginSince = slurmconf.Version{Major: 21, Minor: 8, Micro: -1}
+	// A TaskProlog that fails kills the task (6bd842011b, "Task will fail
+	// when task_prolog fails"); before it the task runs anyway.
+	taskPrologFailsTaskSince = slurmconf.Version{Major: 22, Minor: 5, Micro: -1}
 	// CgroupPlugin=disabled: no cgroup at all, which a chroot or
 	// container without a writable cgroup tree needs. Before it slurmd
 	// reads this machine's /sys/fs/cgroup (the chroot binds /sys).
@@ -59,6 +65,29 @@ func releaseSlurmConf() []string {
 		lines = append(lines, "SelectTypeParameters=CR_Core_Memory")
 	}
 	return lines
+}
+
+// nodeCommand is how a script that Slurm runs (the TaskProlog) starts a
+// program built on this machine. Where Slurm runs in a chroot of an older
+// Debian, the binary built here may need a newer glibc than the chroot
+// has (2.34 against bullseye's 2.31; a 20.11 node runs a portable
+// build): scripts/slurm-versions.sh then copies this machine's dynamic
+// loader and libc where the chroot sees them and names the loader in
+// $SLURMTEST_HOST_LOADER.
+func nodeCommand(binary string) string {
+	if loader := os.Getenv("SLURMTEST_HOST_LOADER"); loader != "" {
+		return loader + " " + binary
+	}
+	return binary
+}
+
+// cgroupV1Conf is the line of cgroup.conf that picks cgroup v1, where
+// the release has the key.
+func cgroupV1Conf() string {
+	if release.Before(cgroupPluginSince) {
+		return ""
+	}
+	return "CgroupPlugin=cgroup/v1\n"
 }
 
 // writeReleaseFiles writes the files beside slurm.conf that the release
