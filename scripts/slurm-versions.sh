@@ -72,7 +72,7 @@ mount_in() {
   mounted+=("$root$what")
 }
 
-# summarise reads go test -json and prints the counts.
+# testsummary reads go test -json and prints the counts.
 summary_bin="$scratch/testsummary"
 $GO build -o "$summary_bin" ./internal/testsummary
 
@@ -138,6 +138,7 @@ EOF
       umount -R "${cleanup_mounts[i]}" || umount -l "${cleanup_mounts[i]}"
     done
     mounted=()
+    rmdir "$root$scratch" 2>/dev/null || true
   fi
   rm -rf "$scratch/tmp"
   echo "$target: suite ran in $((SECONDS - start)) s" >&2

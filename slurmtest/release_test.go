@@ -43,6 +43,9 @@ var (
 	// cgroup.conf's CgroupPlugin= key (43237c9b5b); before it cgroup v1
 	// is the only one, and the key is a parse error.
 	cgroupPluginSince = slurmconf.Version{Major: 21, Minor: 8, Micro: -1}
+	// SLURM_STEP_GPUS and CUDA_VISIBLE_DEVICES hold GRES indices
+	// (0ebfd37834); before, the number that ends each device's file.
+	gresIndexEnvSince = slurmconf.Version{Major: 21, Minor: 8, Micro: -1}
 	// A TaskProlog that fails kills the task (6bd842011b, "Task will fail
 	// when task_prolog fails"); before it the task runs anyway.
 	taskPrologFailsTaskSince = slurmconf.Version{Major: 22, Minor: 5, Micro: -1}

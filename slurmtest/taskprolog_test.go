@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,6 +57,15 @@ func TestTaskPrologExportsUUIDs(t *testing.T) {
 					continue // two forms under cgroups are enough
 				}
 				name := l.name + "/" + f.String() + "/" + plugin
+				if release.Before(gresIndexEnvSince) {
+					if plugin == "task/none" {
+						t.Run(name+"/step-gpus-are-device-numbers-before-"+gresIndexEnvSince.String(), func(t *testing.T) {
+							t.Parallel()
+							startTaskPrologCluster(t, l, f, host, hw, devDir, plugin).checkDeviceNumbers()
+						})
+					}
+					continue
+				}
 				if refused := refusal(t, l, f, host); refused != nil {
 					t.Run(name+"/"+refusedName(refused), func(t *testing.T) {
 						checkSlurmMigRefuses(t, l, f, host, refused)
@@ -265,6 +275,45 @@ func (s *taskPrologCluster) check() {
 // checkFailsClosed takes the device state away: a GPU task must then
 // not run at all (Slurm kills it: "TaskProlog failed"), and a task
 // without GPUs must run as before.
+// checkDeviceNumbers: before 21.08 Slurm puts in SLURM_STEP_GPUS (and
+// CUDA_VISIBLE_DEVICES) the number at the end of each device's file
+// (dev_num: 202 for nvidia-cap202), not its GRES index (0ebfd37834, "GPUs:
+// Use index instead of dev_num for CUDA_VISIBLE_DEVICES"), so slurm-mig
+// env, which maps GRES indices, is for 21.08 and later.
+func (s *taskPrologCluster) checkDeviceNumbers() {
+	t := s.t
+	numbers := map[int]bool{}
+	for _, dir := range []string{"dev", "dev/nvidia-caps"} {
+		entries, err := os.ReadDir(filepath.Join(s.devDir, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			digits := strings.TrimLeft(e.Name(), "nvidia-cap")
+			if n, err := strconv.Atoi(digits); err == nil {
+				numbers[n] = true
+			}
+		}
+	}
+	differs := false
+	for _, tc := range s.types {
+		r := s.srunReports("--gres=gpu:"+tc.typ+":1", "-n1")
+		if len(r) != 1 {
+			t.Fatalf("srun --gres=gpu:%s:1: %d task reports, want 1", tc.typ, len(r))
+		}
+		got := indices(t, r[0].step)
+		for _, n := range got {
+			if !numbers[n] {
+				t.Errorf("srun --gres=gpu:%s:1: SLURM_STEP_GPUS=%s: %d ends no device file of the node", tc.typ, r[0].step, n)
+			}
+		}
+		differs = differs || !equalInts(got, r[0].idx)
+	}
+	if !differs {
+		t.Errorf("SLURM_STEP_GPUS was the GRES index (IDX) of every type: Slurm %s maps indices as 21.08 does?", release)
+	}
+}
+
 func (s *taskPrologCluster) checkFailsClosed() {
 	t := s.t
 	state := filepath.Join(s.dir, "devices.json")
@@ -281,8 +330,12 @@ func (s *taskPrologCluster) checkFailsClosed() {
 				t.Errorf("srun with no device state: %v\n%s\nwant the task run: Slurm %s ignores the TaskProlog's exit status", err, out, release)
 			}
 		})
-	} else if err == nil || strings.Contains(string(out), "RAN") {
-		t.Errorf("srun with no device state: %v\n%s\nwant the task killed before it runs", err, out)
+	} else {
+		if err == nil || strings.Contains(string(out), "RAN") {
+			t.Errorf("srun with no device state: %v\n%s\nwant the task killed before it runs", err, out)
+		}
+		// The failure this test makes is an error: line of slurmd's.
+		s.expectLog("slurmd", regexp.MustCompile(`error: TaskProlog failed status=`))
 	}
 	out, err = s.command(ctx, "srun", "--immediate=10", "-N1", "-n1", "sh", "-c", "echo RAN").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "RAN") {
