@@ -43,6 +43,10 @@ var (
 	// cgroup.conf's CgroupPlugin= key (43237c9b5b); before it cgroup v1
 	// is the only one, and the key is a parse error.
 	cgroupPluginSince = slurmconf.Version{Major: 21, Minor: 8, Micro: -1}
+	// CgroupAutomount= is gone, an error: line (c1cd0cba86, also in
+	// 23.02.5 and later 23.02 releases): the
+	// controllers are mounted as needed.
+	cgroupAutomountGoneSince = slurmconf.Version{Major: 23, Minor: 11, Micro: -1}
 	// SLURM_STEP_GPUS and CUDA_VISIBLE_DEVICES hold GRES indices
 	// (0ebfd37834); before, the number that ends each device's file.
 	gresIndexEnvSince = slurmconf.Version{Major: 21, Minor: 8, Micro: -1}
@@ -84,13 +88,17 @@ func nodeCommand(binary string) string {
 	return binary
 }
 
-// cgroupV1Conf is the line of cgroup.conf that picks cgroup v1, where
-// the release has the key.
+// cgroupV1Conf are the lines of cgroup.conf that pick cgroup v1 and
+// mount its controllers as needed, as the release says it.
 func cgroupV1Conf() string {
+	conf := "CgroupPlugin=cgroup/v1\n"
 	if release.Before(cgroupPluginSince) {
-		return ""
+		conf = "" // v1 is the only one
 	}
-	return "CgroupPlugin=cgroup/v1\n"
+	if release.Before(cgroupAutomountGoneSince) {
+		conf += "CgroupAutomount=yes\n"
+	}
+	return conf
 }
 
 // writeReleaseFiles writes the files beside slurm.conf that the release

@@ -152,7 +152,7 @@ func startTaskPrologCluster(t *testing.T, l layout, f form, host, hw, devDir, pl
 		// names its cgroups by job id alone.
 		fmt.Sprintf("FirstJobId=%d\n", p.slurmctld*1000)
 	if plugin == "task/cgroup" {
-		cg := cgroupV1Conf() + "CgroupAutomount=yes\nConstrainDevices=yes\n"
+		cg := cgroupV1Conf() + "ConstrainDevices=yes\n"
 		if err := os.WriteFile(filepath.Join(dir, "cgroup.conf"), []byte(cg), 0o644); err != nil {
 			t.Fatal(err)
 		}
