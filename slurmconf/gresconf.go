@@ -147,23 +147,45 @@ func includeTarget(text string) (string, bool) {
 // addLine reads one gres.conf line; words is scratch space, returned for
 // reuse.
 func (c *GresConf) addLine(l *logicalLine, file, node string, ws []word) ([]word, error) {
-	pos := func() string { return fmt.Sprintf("%s:%d", file, l.num) }
+	r, seen, ws, err := parseRecord(l, file, ws)
+	if err != nil {
+		return ws, err
+	}
+	if r.Nodes != "" {
+		mine, err := hostlistHas(r.Nodes, node)
+		if err != nil {
+			return ws, fmt.Errorf("%s: NodeName=: %v", linePos(file, l), err)
+		}
+		if !mine {
+			return ws, nil
+		}
+	}
+	r.Pos = linePos(file, l)
+	return ws, c.add(r, seen)
+}
+
+// parseRecord reads the key=value words of one gres.conf line into a
+// record, with the set of keywords it names; words is scratch space,
+// returned for reuse. Values are not checked yet (see checkRecord), and
+// Pos is left for the caller to set (a cluster file's lines for other
+// nodes need none).
+func parseRecord(l *logicalLine, file string, ws []word) (ParsedRecord, uint, []word, error) {
+	var r ParsedRecord
 	ws, err := words(l, ws)
 	if err != nil {
-		return ws, fmt.Errorf("%s: %v", pos(), strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
+		return r, 0, ws, fmt.Errorf("%s: %v", linePos(file, l), strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
 	}
-	var r ParsedRecord
 	var seen uint
 	for _, w := range ws {
 		id, ok := gresKeyID(w.key)
 		if !ok {
 			if w.key == "" {
-				return ws, fmt.Errorf("%s: %q is not a key=value pair", pos(), w.value)
+				return r, 0, ws, fmt.Errorf("%s: %q is not a key=value pair", linePos(file, l), w.value)
 			}
-			return ws, fmt.Errorf("%s: unknown gres.conf keyword %q", pos(), w.key)
+			return r, 0, ws, fmt.Errorf("%s: unknown gres.conf keyword %q", linePos(file, l), w.key)
 		}
 		if seen&(1<<id) != 0 {
-			return ws, fmt.Errorf("%s: %s= given twice", pos(), w.key)
+			return r, 0, ws, fmt.Errorf("%s: %s= given twice", linePos(file, l), w.key)
 		}
 		seen |= 1 << id
 		switch id {
@@ -189,27 +211,39 @@ func (c *GresConf) addLine(l *logicalLine, file, node string, ws []word) ([]word
 			r.AutoDetect = w.value
 		}
 	}
-	if r.Nodes != "" {
-		mine, err := hostlistHas(r.Nodes, node)
-		if err != nil {
-			return ws, fmt.Errorf("%s: NodeName=: %v", pos(), err)
-		}
-		if !mine {
-			return ws, nil
-		}
-	}
-	r.Pos = pos()
-	return ws, c.add(r, seen)
+	return r, seen, ws, nil
+}
+
+// linePos is "file:line" for a line of file.
+func linePos(file string, l *logicalLine) string { return file + ":" + strconv.Itoa(l.num) }
+
+// isSetting reports whether a line is an AutoDetect= setting (global, or
+// for the nodes of its NodeName=) rather than a record.
+func isSetting(r *ParsedRecord, seen uint) bool {
+	return r.Name == "" && r.AutoDetect != "" && seen&^(1<<keyNodeName|1<<keyAutoDetect) == 0
 }
 
 // add checks a record of this node and keeps it.
 func (c *GresConf) add(r ParsedRecord, seen uint) error {
-	if r.Name == "" && r.AutoDetect != "" && seen&^(1<<keyNodeName|1<<keyAutoDetect) == 0 {
+	if isSetting(&r, seen) {
 		if r.Nodes == "" || c.AutoDetect == "" {
 			c.AutoDetect = r.AutoDetect
 		}
 		return nil // AutoDetect=... alone is a setting, not a record
 	}
+	if err := checkRecord(&r); err != nil {
+		return err
+	}
+	if c.units += r.Units(); c.units > maxNodeUnits {
+		return fmt.Errorf("%s: the node's records add up to more than %d GRES units", r.Pos, maxNodeUnits)
+	}
+	c.Records = append(c.Records, r)
+	return nil
+}
+
+// checkRecord checks a record's values as Slurm does, and fills in its
+// MultipleFiles and Count from what was written.
+func checkRecord(r *ParsedRecord) error {
 	if r.Name == "" {
 		return fmt.Errorf("%s: record without Name=", r.Pos)
 	}
@@ -245,10 +279,6 @@ func (c *GresConf) add(r ParsedRecord, seen uint) error {
 			return fmt.Errorf("%s: Count=%d but File= names %d files", r.Pos, r.Count, len(files))
 		}
 	}
-	if c.units += r.Units(); c.units > maxNodeUnits {
-		return fmt.Errorf("%s: the node's records add up to more than %d GRES units", r.Pos, maxNodeUnits)
-	}
-	c.Records = append(c.Records, r)
 	return nil
 }
 
