@@ -1,6 +1,7 @@
 package slurmconf
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -8,34 +9,54 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestReadGresRecords(t *testing.T) {
+func TestRecordReader(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"ok.conf": `# gen's header
 NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia[0-1]
 nodename=n[2-3] name=gpu type=a100_1g.10gb \
   MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap[66-67]
 Name=gpu Type=x Count=2
+NodeName=n4 Name=gpu Type=a100 File=/dev/nvidia[0-1]
+Name=gpu NodeName="n5" Type=a100 File=/dev/nvidia[0-1]
 `,
+		"other.conf":   "NodeName=n9 Name=gpu Type=a100 File=/dev/nvidia[0-1]\n",
 		"include.conf": "NodeName=n1 Name=gpu File=/dev/nvidia0\nInclude other.conf\n",
 		"auto.conf":    "AutoDetect=off\nNodeName=n1 Name=gpu File=/dev/nvidia0\n",
 		"autorec.conf": "NodeName=n1 Name=gpu File=/dev/nvidia0 AutoDetect=nvml\n",
 		"bad.conf":     "NodeName=n1 Name=gpu File=/dev/nvidia0\nNodeName=n1 Name=gpu MultipleFiles=/dev/nvidia0\n",
+		"twice.conf":   "NodeName=n1 Name=gpu File=/dev/nvidia0\nNodeName=n1 Name=gpu File=/dev/nvidia0 NodeName=n2\n",
+		"binary.conf":  "NodeName=n1 Name=gpu\x00\n",
 	})
-	recs, err := ReadGresRecords(filepath.Join(dir, "ok.conf"))
+	var r RecordReader
+	lines, err := r.Read(filepath.Join(dir, "ok.conf"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, r := range recs {
-		got = append(got, strings.TrimPrefix(r.Pos, dir+"/")+" ["+r.Nodes+"] "+r.GresRecord.String())
+	for _, l := range lines {
+		got = append(got, fmt.Sprintf("%d [%s] #%d %s", l.Num, l.Nodes, l.Record.ID, l.Record.Text))
 	}
 	want := []string{
-		"ok.conf:2 [n1] NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia[0-1]",
-		"ok.conf:3 [n[2-3]] NodeName=n[2-3] Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap66,/dev/nvidia-caps/nvidia-cap67",
-		"ok.conf:5 [] Name=gpu Type=x Count=2",
+		"2 [n1] #0 Name=gpu Type=a100 File=/dev/nvidia[0-1]",
+		"3 [n[2-3]] #1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap66,/dev/nvidia-caps/nvidia-cap67",
+		"5 [] #2 Name=gpu Type=x Count=2",
+		"6 [n4] #0 Name=gpu Type=a100 File=/dev/nvidia[0-1]", // n1's line: the same record
+		"7 [n5] #3 Name=gpu Type=a100 File=/dev/nvidia[0-1]", // the same, read again (NodeName= not first)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("records (-want +got):\n%s", diff)
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	if lines[0].Record != lines[3].Record {
+		t.Errorf("lines that differ only in NodeName= do not share their record")
+	}
+	// A later file's line shares what an earlier file read.
+	first := lines[0].Record
+	other, err := r.Read(filepath.Join(dir, "other.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other[0].Record != first || other[0].Nodes != "n9" {
+		t.Errorf("other.conf: %+v, want n9 sharing record #%d", other[0], first.ID)
 	}
 
 	for name, wantErr := range map[string]string{
@@ -43,21 +64,25 @@ Name=gpu Type=x Count=2
 		"auto.conf":    "auto.conf:1: AutoDetect= is a setting of the node reading gres.conf, not a record",
 		"autorec.conf": "autorec.conf:1: AutoDetect= is a setting",
 		"bad.conf":     "bad.conf:2: MultipleFiles= needs at least two files",
+		"twice.conf":   "twice.conf:2: NodeName= given twice",
+		"binary.conf":  "binary.conf: binary data",
 		"none.conf":    "none.conf: no such file or directory",
+		".":            ": not a regular file",
 	} {
-		_, err := ReadGresRecords(filepath.Join(dir, name))
+		_, err := r.Read(filepath.Join(dir, name))
 		if err == nil || !strings.Contains(err.Error(), wantErr) {
-			t.Errorf("ReadGresRecords(%s): %v, want an error with %q", name, err, wantErr)
+			t.Errorf("Read(%s): %v, want an error with %q", name, err, wantErr)
 		}
 	}
 }
 
-// ReadGresRecords and ReadGresConf read the same records: those of one
-// node are the same whichever reader picks them out.
-func TestReadGresRecordsAgreesWithReadGresConf(t *testing.T) {
-	data := "NodeName=n[1-3] Name=gpu Type=a File=/dev/nvidia0\nNodeName=n2 Name=gpu Type=b File=/dev/nvidia[1-2] Cores=0-3\nNodeName=n1,n3 Name=gpu Type=c Count=4\n"
+// RecordReader and ReadGresConf read the same records: those of one node
+// are the same whichever reader picks them out.
+func TestRecordReaderAgreesWithReadGresConf(t *testing.T) {
+	data := "NodeName=n[1-3] Name=gpu Type=a File=/dev/nvidia0\nNodeName=n2 Name=gpu Type=b File=/dev/nvidia[1-2] Cores=0-3\nNodeName=n1,n3 Name=gpu Type=c Count=4 Flags=nvidia_gpu_env\n"
 	path := filepath.Join(writeFiles(t, map[string]string{"gres.conf": data}), "gres.conf")
-	all, err := ReadGresRecords(path)
+	var r RecordReader
+	all, err := r.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,14 +91,31 @@ func TestReadGresRecordsAgreesWithReadGresConf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var mine []ParsedRecord
-		for _, r := range all {
-			if ok, _ := hostlistHas(r.Nodes, node); ok {
-				mine = append(mine, r)
+		var want, got []GresRecord
+		for _, pr := range conf.Records {
+			pr.NodeName = ""
+			want = append(want, pr.GresRecord)
+		}
+		for _, l := range all {
+			if ok, _ := hostlistHas(l.Nodes, node); ok {
+				got = append(got, l.Record.GresRecord)
 			}
 		}
-		if diff := cmp.Diff(conf.Records, mine, cmp.AllowUnexported(ParsedRecord{})); diff != "" {
-			t.Errorf("%s (-ReadGresConf +ReadGresRecords):\n%s", node, diff)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-ReadGresConf +RecordReader):\n%s", node, diff)
 		}
+	}
+}
+
+// readConfInto reads through the buffer it is given and keeps it.
+func TestReadConfIntoKeepsBuffer(t *testing.T) {
+	path := filepath.Join(writeFiles(t, map[string]string{"a.conf": strings.Repeat("x", 100)}), "a.conf")
+	buf := make([]byte, 0, 10)
+	got, err := readConfInto(path, &buf)
+	if err != nil || got != strings.Repeat("x", 100) {
+		t.Errorf("readConfInto: %q, %v", got, err)
+	}
+	if cap(buf) < 101 {
+		t.Errorf("buffer not kept: cap %d", cap(buf))
 	}
 }
