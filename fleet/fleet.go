@@ -1,0 +1,406 @@
+// Package fleet merges the gres.conf fragments that `slurm-mig gen` writes
+// on each node into one cluster gres.conf, with the slurm.conf NodeName
+// lines that match it, for configless Slurm, where slurmctld serves one
+// gres.conf to every node.
+//
+// A fragment is what gen writes: records with NodeName=, comments and blank
+// lines. Its records are read as Slurm reads gres.conf (keys in any case,
+// quotes, `\` continuations, File= ranges); comments are dropped (the merged
+// file gets its own header). What merge refuses, naming the file and line:
+//
+//   - a record without NodeName=: a fleet fragment must name its node
+//     (gen --no-node-name writes a fragment for one node only);
+//   - Include (its target is not part of the fragment) and AutoDetect= (a
+//     setting of the node reading gres.conf, not a record);
+//   - a fragment with no records at all: a node without GPUs needs no
+//     fragment, and an empty one may be a failed run;
+//   - a node given twice with different records (same records twice is
+//     fine: a directory and one of its files, or a merged file given back);
+//   - a node whose records name one device twice.
+//
+// Every GRES name is kept, not only gpu: a record is a node's to declare.
+// NodeName= may be a hostlist; the record then belongs to each node it
+// names, so a merged file can be merged again.
+//
+// Each node keeps its records in its own order, because Slurm numbers a
+// node's GRES (the indices jobs get) in gres.conf order. Nodes whose
+// records are identical apart from the node name form one layout and share
+// lines, NodeName= being their compressed hostlist.
+package fleet
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// Fleet is the merged cluster: every node, in the layout it has.
+type Fleet struct {
+	Layouts []*Layout // ordered by their first node, as hostlists sort
+	nodes   int
+}
+
+// Layout is one list of records and the nodes that have exactly it.
+type Layout struct {
+	Nodes   []string               // sorted as hostlists sort
+	Records []slurmconf.GresRecord // in the nodes' own order, NodeName left empty
+}
+
+// Nodes is how many nodes the fleet has.
+func (f *Fleet) Nodes() int { return f.nodes }
+
+// Hostlist is the layout's nodes as a Slurm hostlist: gpu[001-040,042].
+func (l *Layout) Hostlist() string { return slurmconf.CompressHostlist(l.Nodes) }
+
+// Counts are the layout's Gres= totals per name and type, as `node`
+// counts a node's records.
+func (l *Layout) Counts() []slurmconf.GresCount { return slurmconf.CountGres(l.Records) }
+
+// Fragments expands the command line's FILE and DIR arguments into the
+// fragment files to read: a file as given, a directory as its *.conf
+// files (not those starting with '.', such as the temporary and lock
+// files of `gen -o`), in name order. output, if not empty, is the file
+// the merge will be written to, which must not be one of its own inputs.
+func Fragments(args []string, output string) ([]string, error) {
+	out := ""
+	if output != "" {
+		var err error
+		if out, err = filepath.Abs(output); err != nil {
+			return nil, err
+		}
+	}
+	isOutput := func(path string) bool {
+		abs, err := filepath.Abs(path)
+		return err == nil && abs == out
+	}
+	var files []string
+	for _, arg := range args {
+		info, err := os.Stat(arg)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			if isOutput(arg) {
+				return nil, inputIsOutput(output)
+			}
+			files = append(files, arg)
+			continue
+		}
+		entries, err := os.ReadDir(arg)
+		if err != nil {
+			return nil, err
+		}
+		n := len(files)
+		for _, e := range entries {
+			if name := e.Name(); strings.HasSuffix(name, ".conf") && !strings.HasPrefix(name, ".") {
+				files = append(files, filepath.Join(arg, name))
+			}
+		}
+		if len(files) == n {
+			return nil, fmt.Errorf("%s: no *.conf fragments in this directory", arg)
+		}
+		if out != "" && isOutput(filepath.Join(arg, filepath.Base(out))) && slices.Contains(files[n:], filepath.Join(arg, filepath.Base(out))) {
+			return nil, inputIsOutput(output)
+		}
+	}
+	return files, nil
+}
+
+func inputIsOutput(output string) error {
+	return fmt.Errorf("%s is both an input and the output (-o): a merged file among the fragments would be read back as one next time", output)
+}
+
+// Read reads the fragments, several at a time, and merges them. An error
+// names the file and line; with several bad fragments it is the first in
+// the order given.
+func Read(paths []string) (*Fleet, error) {
+	frags := make([][]assignment, len(paths))
+	errs := make([]error, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var r reader
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(paths) {
+					return
+				}
+				frags[i], errs[i] = r.read(paths[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return merge(paths, frags)
+}
+
+// reader reads fragments one after another (one reader a goroutine).
+type reader struct {
+	records   slurmconf.RecordReader
+	layouts   map[string]*readLayout // by the IDs of their records
+	hostlists map[string][]string    // NodeName= hostlists, expanded
+	sig       []byte
+}
+
+// readLayout is one list of records as a reader met it first.
+type readLayout struct {
+	key    string                 // the records' lines: what nodes must share
+	recs   []slurmconf.GresRecord // NodeName empty
+	pos    []string               // where each record was read first
+	layout *Layout                // the merged layout, once merge has met it
+}
+
+// assignment gives a node, in a fragment, a list of records.
+type assignment struct {
+	node   string
+	layout *readLayout
+}
+
+// read reads one fragment and gives each node it names the records that
+// name it, in file order.
+func (r *reader) read(path string) ([]assignment, error) {
+	lines, err := r.records.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("%s: no gres.conf records (a node without GPUs needs no fragment; an empty one may be a failed gen)", path)
+	}
+	for _, l := range lines {
+		if l.Nodes == "" {
+			return nil, fmt.Errorf("%s:%d: record without NodeName=: a fleet fragment must name its node (run gen without --no-node-name)", path, l.Num)
+		}
+	}
+	// gen names one node on every line: all its lines are the node's.
+	if one := lines[0].Nodes; !strings.ContainsAny(one, "[, \t") && allFor(lines, one) {
+		return []assignment{{one, r.layout(path, lines, nil)}}, nil
+	}
+	// Otherwise each node gets the lines whose hostlists name it.
+	var order []string
+	mine := map[string][]int{}
+	for i, l := range lines {
+		nodes, err := r.expand(l.Nodes)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: NodeName=: %v", path, l.Num, err)
+		}
+		for _, n := range nodes {
+			idx, seen := mine[n]
+			if !seen {
+				order = append(order, n)
+			}
+			if len(idx) > 0 && idx[len(idx)-1] == i {
+				continue // a hostlist naming the node twice gives it the record once
+			}
+			mine[n] = append(idx, i)
+		}
+	}
+	out := make([]assignment, len(order))
+	for i, n := range order {
+		out[i] = assignment{n, r.layout(path, lines, mine[n])}
+	}
+	return out, nil
+}
+
+func allFor(lines []slurmconf.RecordLine, nodes string) bool {
+	for _, l := range lines {
+		if l.Nodes != nodes {
+			return false
+		}
+	}
+	return true
+}
+
+// expand expands a NodeName= hostlist, once a reader.
+func (r *reader) expand(hostlist string) ([]string, error) {
+	if nodes, ok := r.hostlists[hostlist]; ok {
+		return nodes, nil
+	}
+	nodes, err := slurmconf.ExpandHostlist(hostlist)
+	if err != nil {
+		return nil, err
+	}
+	if r.hostlists == nil {
+		r.hostlists = map[string][]string{}
+	}
+	r.hostlists[hostlist] = nodes
+	return nodes, nil
+}
+
+// layout finds the layout of the lines picked by idx (all when nil):
+// lines of records met before in the same order are the same layout.
+func (r *reader) layout(path string, lines []slurmconf.RecordLine, idx []int) *readLayout {
+	pick := func(yield func(slurmconf.RecordLine) bool) {
+		if idx == nil {
+			for _, l := range lines {
+				if !yield(l) {
+					return
+				}
+			}
+			return
+		}
+		for _, i := range idx {
+			if !yield(lines[i]) {
+				return
+			}
+		}
+	}
+	r.sig = r.sig[:0]
+	for l := range pick {
+		r.sig = binary.AppendUvarint(r.sig, uint64(l.Record.ID))
+	}
+	if l, ok := r.layouts[string(r.sig)]; ok {
+		return l
+	}
+	l := &readLayout{}
+	var key strings.Builder
+	for line := range pick {
+		key.WriteString(line.Record.Text)
+		key.WriteByte('\n')
+		l.recs = append(l.recs, line.Record.GresRecord)
+		l.pos = append(l.pos, path+":"+strconv.Itoa(line.Num))
+	}
+	l.key = key.String()
+	if r.layouts == nil {
+		r.layouts = map[string]*readLayout{}
+	}
+	r.layouts[string(r.sig)] = l
+	return l
+}
+
+// merge puts every node into the layout of its records, refusing a node
+// given different records in two places.
+func merge(paths []string, frags [][]assignment) (*Fleet, error) {
+	byKey := map[string]*Layout{}
+	type placement struct {
+		layout *Layout
+		file   int
+	}
+	byNode := map[string]placement{}
+	f := &Fleet{}
+	for file, frag := range frags {
+		for _, a := range frag {
+			l := a.layout.layout
+			if l == nil {
+				if l = byKey[a.layout.key]; l == nil {
+					if err := checkDevices(a.node, a.layout); err != nil {
+						return nil, err
+					}
+					l = &Layout{Records: a.layout.recs}
+					byKey[a.layout.key] = l
+					f.Layouts = append(f.Layouts, l)
+				}
+				a.layout.layout = l
+			}
+			if p, seen := byNode[a.node]; seen {
+				if p.layout != l {
+					return nil, conflict(a.node, paths[p.file], paths[file])
+				}
+				continue
+			}
+			byNode[a.node] = placement{l, file}
+			l.Nodes = append(l.Nodes, a.node)
+		}
+	}
+	f.nodes = len(byNode)
+	for _, l := range f.Layouts {
+		sortHosts(l.Nodes)
+		// CompressHostlist is checked against scontrol by the tests; this
+		// makes sure no node ever gets another's lines, at 0.2 ms for
+		// 10,000 names.
+		if got, err := slurmconf.ExpandHostlist(l.Hostlist()); err != nil || !slices.Equal(got, l.Nodes) {
+			return nil, fmt.Errorf("internal error: hostlist %s does not give back its %d nodes (%v)", l.Hostlist(), len(l.Nodes), err)
+		}
+	}
+	sort.Slice(f.Layouts, func(i, j int) bool { return hostLess(f.Layouts[i].Nodes[0], f.Layouts[j].Nodes[0]) })
+	return f, nil
+}
+
+// conflict describes the first record in which two files' records of a
+// node differ. It reads both files again: conflicts are rare, and the
+// common path keeps no positions.
+func conflict(node, fileA, fileB string) error {
+	a, errA := nodeLines(node, fileA)
+	b, errB := nodeLines(node, fileB)
+	if errA != nil || errB != nil {
+		return fmt.Errorf("node %s is given twice with different records, in %s and %s", node, fileA, fileB)
+	}
+	differ := func(at, has, other string, last int) error {
+		return fmt.Errorf("node %s is given twice with different records: %s has %s, but %s has no more records for it (its last is at line %d)",
+			node, at, has, other, last)
+	}
+	for i := range max(len(a), len(b)) {
+		switch {
+		case i >= len(a):
+			return differ(fmt.Sprintf("%s:%d", fileB, b[i].Num), b[i].Record.Text, fileA, a[len(a)-1].Num)
+		case i >= len(b):
+			return differ(fmt.Sprintf("%s:%d", fileA, a[i].Num), a[i].Record.Text, fileB, b[len(b)-1].Num)
+		case a[i].Record.Text != b[i].Record.Text:
+			return fmt.Errorf("node %s is given twice with different records: %s:%d has %s, %s:%d has %s",
+				node, fileA, a[i].Num, a[i].Record.Text, fileB, b[i].Num, b[i].Record.Text)
+		}
+	}
+	return fmt.Errorf("node %s is given twice with different records, in %s and %s", node, fileA, fileB)
+}
+
+// nodeLines are the lines of file that name node.
+func nodeLines(node, file string) ([]slurmconf.RecordLine, error) {
+	var r slurmconf.RecordReader
+	lines, err := r.Read(file)
+	if err != nil {
+		return nil, err
+	}
+	var mine []slurmconf.RecordLine
+	for _, l := range lines {
+		names, err := slurmconf.ExpandHostlist(l.Nodes)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(names, node) {
+			mine = append(mine, l)
+		}
+	}
+	return mine, nil
+}
+
+// checkDevices refuses a layout whose records name one device twice:
+// Slurm would count it twice, and could hand it to two jobs.
+func checkDevices(node string, l *readLayout) error {
+	seen := map[string]string{} // device files -> position
+	for i, r := range l.recs {
+		var devices []string
+		switch {
+		case len(r.MultipleFiles) > 0:
+			devices = []string{strings.Join(r.MultipleFiles, ",")}
+		case r.File != "":
+			files, err := slurmconf.ExpandHostlist(r.File)
+			if err != nil {
+				return fmt.Errorf("%s: File=: %v", l.pos[i], err)
+			}
+			devices = files
+		}
+		for _, d := range devices {
+			if at, dup := seen[d]; dup {
+				return fmt.Errorf("%s: device %s is given twice for node %s (first at %s)", l.pos[i], d, node, at)
+			}
+			seen[d] = l.pos[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package fleet
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// GresConf renders the cluster gres.conf: a header saying how many nodes
+// and layouts went in, then each layout's records in its nodes' order,
+// NodeName= their hostlist, after a comment with the layout's slurm.conf
+// line. version names the writer in the header.
+func (f *Fleet) GresConf(version string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# gres.conf written by slurm-mig %s merge; regenerate it, do not edit by hand.\n", version)
+	fmt.Fprintf(&b, "# %s, %s: nodes with identical records share lines.\n",
+		plural(f.nodes, "node", "nodes"), plural(len(f.Layouts), "layout", "layouts"))
+	for i, l := range f.Layouts {
+		hosts := l.Hostlist()
+		fmt.Fprintf(&b, "\n# layout %d of %d: %s; slurm.conf: %s\n", i+1, len(f.Layouts),
+			plural(len(l.Nodes), "node", "nodes"), slurmconf.NodeLine(hosts, l.Counts()))
+		for _, r := range l.Records {
+			r.NodeName = hosts
+			b.WriteString(r.String())
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+// NodeLines renders the slurm.conf lines, NodeName=<hostlist> Gres=...,
+// one for each Gres= value: layouts that differ only in device files
+// (other cap minors, other GPU instances) declare the same counts and
+// share a line. Each node's Gres= is what `slurm-mig node` prints for it.
+func (f *Fleet) NodeLines() []byte {
+	type line struct {
+		counts []slurmconf.GresCount
+		nodes  []string
+	}
+	var lines []*line
+	byGres := map[string]*line{}
+	for _, l := range f.Layouts {
+		counts := l.Counts()
+		gres := slurmconf.GresList(counts)
+		nl, ok := byGres[gres]
+		if !ok {
+			nl = &line{counts: counts}
+			byGres[gres] = nl
+			lines = append(lines, nl)
+		}
+		nl.nodes = append(nl.nodes, l.Nodes...)
+	}
+	var b bytes.Buffer
+	for _, nl := range lines {
+		sortHosts(nl.nodes)
+		b.WriteString(slurmconf.NodeLine(slurmconf.CompressHostlist(nl.nodes), nl.counts))
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
