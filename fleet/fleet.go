@@ -96,28 +96,34 @@ func Fragments(args []string, output string) ([]string, error) {
 			files = append(files, arg)
 			continue
 		}
+		// An output that is, or would be, one of the directory's fragments.
+		if isFragment(filepath.Base(out)) && isOutput(filepath.Join(arg, filepath.Base(out))) {
+			return nil, inputIsOutput(output)
+		}
 		entries, err := os.ReadDir(arg)
 		if err != nil {
 			return nil, err
 		}
 		n := len(files)
 		for _, e := range entries {
-			if name := e.Name(); strings.HasSuffix(name, ".conf") && !strings.HasPrefix(name, ".") {
-				files = append(files, filepath.Join(arg, name))
+			if isFragment(e.Name()) {
+				files = append(files, filepath.Join(arg, e.Name()))
 			}
 		}
 		if len(files) == n {
 			return nil, fmt.Errorf("%s: no *.conf fragments in this directory", arg)
 		}
-		if out != "" && isOutput(filepath.Join(arg, filepath.Base(out))) && slices.Contains(files[n:], filepath.Join(arg, filepath.Base(out))) {
-			return nil, inputIsOutput(output)
-		}
 	}
 	return files, nil
 }
 
+// isFragment says which files of a directory are fragments.
+func isFragment(name string) bool {
+	return strings.HasSuffix(name, ".conf") && !strings.HasPrefix(name, ".")
+}
+
 func inputIsOutput(output string) error {
-	return fmt.Errorf("%s is both an input and the output (-o): a merged file among the fragments would be read back as one next time", output)
+	return fmt.Errorf("%s is among the inputs (-o): a merged file among the fragments would be read back as one next time; write it elsewhere", output)
 }
 
 // Read reads the fragments, several at a time, and merges them. An error

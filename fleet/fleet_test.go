@@ -232,17 +232,20 @@ func TestFragments(t *testing.T) {
 	}{
 		{[]string{filepath.Join(dir, "sub"), filepath.Join(dir, "none")}, "", "none: no such file or directory"},
 		{[]string{filepath.Join(t.TempDir())}, "", "no *.conf fragments in this directory"},
-		{[]string{dir}, filepath.Join(dir, "a.conf"), "a.conf is both an input and the output (-o)"},
-		{[]string{filepath.Join(dir, "b.conf")}, filepath.Join(dir, "b.conf"), "b.conf is both an input and the output (-o)"},
+		{[]string{dir}, filepath.Join(dir, "a.conf"), "a.conf is among the inputs (-o)"},
+		{[]string{dir}, filepath.Join(dir, "cluster.conf"), "cluster.conf is among the inputs (-o)"}, // next time
+		{[]string{filepath.Join(dir, "b.conf")}, filepath.Join(dir, "b.conf"), "b.conf is among the inputs (-o)"},
 	} {
 		_, err := Fragments(tc.args, tc.output)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Fragments(%v, %q): %v, want %q", tc.args, tc.output, err, tc.want)
 		}
 	}
-	// An output beside the fragments, not named *.conf, is fine.
-	if _, err := Fragments([]string{dir}, filepath.Join(dir, "cluster-gres")); err != nil {
-		t.Errorf("output beside the fragments: %v", err)
+	// An output beside the fragments that is not one is fine.
+	for _, name := range []string{"cluster-gres", ".cluster.conf", "sub/gres.conf"} {
+		if _, err := Fragments([]string{dir}, filepath.Join(dir, name)); err != nil {
+			t.Errorf("output %s beside the fragments: %v", name, err)
+		}
 	}
 }
 
