@@ -14,22 +14,18 @@ import (
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 )
 
-// realMigMinors is a mig-minors file copied from an H100 node on driver
-// 580.159.04 (4,322 lines: config, monitor and 32 GPUs x 135 GI/CI entries).
-const realMigMinors = "../../shared/fixtures/real/h100-driver-580/mig-minors"
+// realMigMinors is the name the tests give the mig-minors file copied from
+// an H100 node on driver 580.159.04 (testdata/real/h100-driver-580: 4,322
+// lines, config, monitor and 32 GPUs x 135 GI/CI entries).
+const realMigMinors = "/proc/driver/nvidia-caps/mig-minors"
 
 func readReal(tb testing.TB) []byte {
 	tb.Helper()
-	data, err := os.ReadFile(realMigMinors)
-	if errors.Is(err, fs.ErrNotExist) {
-		tb.Skipf("real fixture %s is absent in this checkout (it lives in the shared/ sibling of the repository); skipping", realMigMinors)
-	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return data
+	return fixture.Read(tb, fixture.RealMigMinors)
 }
 
 // entry is one GI (isCI false) or CI entry of a Map.

@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"os"
@@ -87,7 +88,7 @@ func initError(ret nvml.Return) error {
 	var why string
 	switch ret {
 	case nvml.ERROR_LIBRARY_NOT_FOUND:
-		why = "libnvidia-ml.so.1 not found; is the NVIDIA driver installed? (use --from SNAPSHOT on hosts without it)"
+		why = "libnvidia-ml.so.1 not found; is the NVIDIA driver installed?"
 	case nvml.ERROR_DRIVER_NOT_LOADED:
 		why = "the NVIDIA kernel driver is not loaded"
 	case nvml.ERROR_NO_PERMISSION:
@@ -98,6 +99,13 @@ func initError(ret nvml.Return) error {
 		why = ret.Error()
 	}
 	return &NVMLError{Op: "initialising NVML", Ret: ret, Why: why}
+}
+
+// NoNVMLLibrary reports whether err is NVML's library missing: a host
+// without the NVIDIA driver, where only a snapshot can describe a node.
+func NoNVMLLibrary(err error) bool {
+	var nerr *NVMLError
+	return errors.As(err, &nerr) && nerr.Ret == nvml.ERROR_LIBRARY_NOT_FOUND
 }
 
 // NVMLError is an NVML call that failed, with what was being done.

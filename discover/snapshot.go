@@ -3,12 +3,15 @@ package discover
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 	"github.com/slurm-mig/slurm-mig/topology"
 )
 
@@ -19,6 +22,15 @@ const (
 	maxSnapshotBytes    = 64 << 20
 	maxGPUs             = 1024
 	maxMigDevicesPerGPU = 256
+	// maxGPUMinor: the driver's device minors are 8 bits and it keeps
+	// the top ones for its control devices (255 is /dev/nvidiactl).
+	maxGPUMinor = 254
+	// maxInstanceID: GI ids are 0-14 and CI ids 0-7 on every part so far
+	// (mig-minors lists exactly those); an id past a byte is corrupt.
+	maxInstanceID = 255
+	// maxCapMinor: a Linux device minor has 20 bits (MINORBITS), so a
+	// larger cap minor can name no /dev/nvidia-caps file.
+	maxCapMinor = 1<<20 - 1
 )
 
 // LoadSnapshot reads and checks a snapshot file. Errors name the file.
@@ -67,6 +79,12 @@ func ParseSnapshot(data []byte) (*Node, error) {
 	if err := node.Check(); err != nil {
 		return nil, err
 	}
+	// The hostname becomes NodeName= unless --node-name says otherwise.
+	if node.Hostname != "" {
+		if err := slurmconf.CheckNodeName(node.Hostname); err != nil {
+			return nil, fmt.Errorf("hostname: %v", err)
+		}
+	}
 	node.sort()
 	return &node, nil
 }
@@ -112,14 +130,52 @@ func checkRequired(data []byte) error {
 	return nil
 }
 
-// jsonError adds the line of a syntax error, which encoding/json gives only
-// as a byte offset.
+// jsonError words a decoding error for people: the line of a syntax
+// error (encoding/json gives a byte offset), and for a value of the wrong
+// kind the field and what it should hold, never a Go type.
 func jsonError(data []byte, err error) error {
-	if se, ok := err.(*json.SyntaxError); ok {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
 		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-		return fmt.Errorf("line %d: %v", line, err)
+		return fmt.Errorf("line %d: %v", line, strings.TrimPrefix(err.Error(), "json: "))
 	}
-	return err
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		got := te.Value
+		if kind, ok := jsonKinds[got]; ok {
+			got = kind
+		}
+		if te.Field == "" {
+			return fmt.Errorf("the file holds %s; a snapshot is a JSON object", got)
+		}
+		return fmt.Errorf("%s: %s where %s belongs", te.Field, got, wantKind(te.Type))
+	}
+	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// jsonKinds name the kinds of JSON value encoding/json reports.
+var jsonKinds = map[string]string{
+	"array": "a list", "object": "an object", "string": "a string", "number": "a number", "bool": "true or false",
+}
+
+// wantKind says in JSON's words what a field of type t holds.
+func wantKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Uint, reflect.Uint64, reflect.Uint32, reflect.Uint16, reflect.Uint8:
+		return fmt.Sprintf("an integer from 0 to %d", uint64(1)<<t.Bits()-1)
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	}
+	return "an object"
 }
 
 // Check finds what cannot be true of one node: duplicate GPUs or MIG
@@ -161,6 +217,10 @@ func (n *Node) Check() error {
 			return fmt.Errorf("%s: %d MIG devices; no GPU has more than %d", g.Label(), len(g.MigDevices), maxMigDevicesPerGPU)
 		case g.Index < 0 || g.Minor < 0:
 			return fmt.Errorf("%s: negative index or minor", g.Label())
+		case g.Index >= maxGPUs:
+			return fmt.Errorf("%s: index %d; NVML numbers at most %d GPUs from 0", g.Label(), g.Index, maxGPUs)
+		case g.Minor > maxGPUMinor:
+			return fmt.Errorf("%s: minor %d; the driver's GPU minors are 0 to %d", g.Label(), g.Minor, maxGPUMinor)
 		case seenIndex[g.Index]:
 			return fmt.Errorf("%s: index %d appears twice", g.Label(), g.Index)
 		case seenMinor[g.Minor]:
@@ -173,6 +233,11 @@ func (n *Node) Check() error {
 		if g.Cores != "" {
 			if _, err := topology.ParseCPUList(g.Cores); err != nil {
 				return fmt.Errorf("%s: cores: %v", g.Label(), err)
+			}
+		}
+		if g.CPUAffinity != "" {
+			if _, err := topology.ParseCPUList(g.CPUAffinity); err != nil {
+				return fmt.Errorf("%s: cpu_affinity: %v", g.Label(), err)
 			}
 		}
 		for _, l := range g.NVLinks {
@@ -191,6 +256,17 @@ func (n *Node) Check() error {
 			m := &g.MigDevices[j]
 			if m.GPUInstanceID < 0 || m.ComputeInstanceID < 0 {
 				return fmt.Errorf("%s: negative instance id", m.Label(g))
+			}
+			if m.GPUInstanceID > maxInstanceID || m.ComputeInstanceID > maxInstanceID {
+				return fmt.Errorf("%s: instance ids run from 0 to %d", m.Label(g), maxInstanceID)
+			}
+			for _, c := range []struct {
+				name  string
+				minor *uint32
+			}{{"gi_cap_minor", m.GICapMinor}, {"ci_cap_minor", m.CICapMinor}} {
+				if c.minor != nil && *c.minor > maxCapMinor {
+					return fmt.Errorf("%s: %s %d; a device minor is at most %d", m.Label(g), c.name, *c.minor, maxCapMinor)
+				}
 			}
 			if err := ValidProfile(m.Profile); err != nil {
 				return fmt.Errorf("%s: %v", m.Label(g), err)

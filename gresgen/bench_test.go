@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 	"github.com/slurm-mig/slurm-mig/internal/synth"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -18,10 +19,7 @@ import (
 // discovery through the fake NVML, cap minors from the real driver-580
 // mig-minors (it lists 32 GPUs), records, text. Sizes are MIG devices.
 func BenchmarkDiscoverRender(b *testing.B) {
-	minors, err := os.ReadFile("../../shared/fixtures/real/h100-driver-580/mig-minors")
-	if err != nil {
-		b.Skipf("the real mig-minors is needed: %v", err)
-	}
+	minors := fixture.Read(b, fixture.RealMigMinors)
 	root := b.TempDir()
 	dir := filepath.Join(root, "proc/driver/nvidia-caps")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -4,6 +4,7 @@ package gresgen
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -119,7 +120,48 @@ func Records(n *discover.Node, o Options) (Result, error) {
 		}
 	}
 	res.Warnings = append(res.Warnings, typer.clashes()...)
+	res.Warnings = append(res.Warnings, unmatchedTypeMap(n, o.TypeMap)...)
 	return res, nil
+}
+
+// unmatchedTypeMap warns of type map names that match no GPU of the node:
+// most often a typo, which would silently leave the default type.
+func unmatchedTypeMap(n *discover.Node, typeMap map[string]string) []string {
+	var out []string
+	for name := range typeMap {
+		var known []string // the names it could have matched, once each
+		matched := false
+		for i := range n.GPUs {
+			g := &n.GPUs[i]
+			short := ShortModel(g.Name)
+			if strings.EqualFold(name, g.Name) || strings.ToLower(name) == short {
+				matched = true
+				break
+			}
+			for _, k := range []string{g.Name, short} {
+				if !slices.Contains(known, k) {
+					known = append(known, k)
+				}
+			}
+		}
+		if !matched {
+			out = append(out, fmt.Sprintf("type map name %q matches no GPU of this node (NVML names and short models here: %s); check its spelling",
+				name, quoteAll(known)))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func quoteAll(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	q := make([]string, len(s))
+	for i, v := range s {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
 }
 
 func migWord(enabled bool) string {

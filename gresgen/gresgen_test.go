@@ -88,6 +88,19 @@ func TestTypeMap(t *testing.T) {
 	}
 }
 
+// A type map name that matches no GPU is most likely a typo: it warns,
+// naming what it could have matched; names that match warn of nothing.
+func TestTypeMapTypoWarns(t *testing.T) {
+	res, err := Records(node(), Options{TypeMap: map[string]string{"A100": "ampere", "h1OO": "hopper"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`type map name "h1OO" matches no GPU of this node (NVML names and short models here: "NVIDIA A100-SXM4-40GB", "a100", "NVIDIA H100 80GB HBM3", "h100"); check its spelling`}
+	if diff := cmp.Diff(want, res.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
 func TestFiles(t *testing.T) {
 	res, err := Records(node(), Options{NodeName: "n1", FileStyle: FilesCI})
 	if err != nil {

@@ -116,6 +116,18 @@ func DiffUnits(current, generated []Unit) GresDiff {
 	return d
 }
 
+// Drains reports whether any change declares more than the node has:
+// slurmctld then drains the node (it registers with fewer GRES than its
+// NodeName line says). Declaring fewer only leaves devices unused.
+func Drains(changes []CountChange) bool {
+	for _, c := range changes {
+		if c.Current > c.Generated {
+			return true
+		}
+	}
+	return false
+}
+
 // DiffCounts lists the (name, type) pairs whose counts differ, in the
 // order of generated, then those only current has.
 func DiffCounts(current, generated []GresCount) []CountChange {

@@ -1,8 +1,10 @@
 package slurmconf
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -83,7 +85,9 @@ func gresKeyID(key string) (gresKey, bool) {
 }
 
 // ReadGresConf reads a gres.conf and the files it Includes (relative paths
-// are taken from the including file's directory) and keeps the records
+// are taken from the including file's directory; a config read from a pipe
+// or standard input, path "-", has none, and may Include only absolute
+// paths) and keeps the records
 // that apply to node: those without NodeName= and those whose hostlist
 // names it. Every line is checked for syntax and keywords, as Slurm checks
 // them; the values of other nodes' lines are not, as slurmd on this node
@@ -105,27 +109,78 @@ func ReadGresConf(path, node string) (*GresConf, error) {
 	return conf, nil
 }
 
-func readConf(path string) (string, error) {
-	f, size, err := openConf(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	var b strings.Builder
-	b.Grow(size)
-	if _, err := io.Copy(&b, io.LimitReader(f, maxConfBytes)); err != nil {
-		return "", fmt.Errorf("reading %s: %w", path, err)
-	}
-	return checkText(path, b.String())
+// Stdin is the name that makes ReadGresConf and ReadNodeGres read standard
+// input, as diff tools take "-"; messages call it StdinName.
+const (
+	Stdin     = "-"
+	StdinName = "<stdin>"
+)
+
+// confSource is a config file's content and how it was read.
+type confSource struct {
+	data string
+	name string // the path, or StdinName
+	// stream is true for standard input, a pipe or a socket (diff
+	// --gres-conf <(ssh node cat /etc/slurm/gres.conf)): it has no
+	// directory to take a relative Include from.
+	stream bool
 }
 
-// readConfInto is readConf reading through *buf, which it grows as needed
-// and keeps for the next call: reading many small files, the returned
-// string is their only allocation. It reads with plain system calls:
-// os.Open sets every file up for the poller (four fcntl and a failing
-// epoll_ctl), which for 10,000 one-node files was half the system calls
-// of `slurm-mig merge`. O_NONBLOCK keeps a FIFO from blocking the open;
-// it is then refused as not a regular file.
+// readConf reads a config file, a pipe or (path "-") standard input, all
+// bounded by maxConfBytes, and refuses binary data.
+func readConf(path string) (confSource, error) {
+	src := confSource{name: path}
+	var f *os.File
+	if path == Stdin {
+		f, src.name = os.Stdin, StdinName
+	} else {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			return src, err
+		}
+		defer f.Close()
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return src, fmt.Errorf("%s: %w", src.name, err)
+	}
+	mode := info.Mode()
+	switch {
+	case mode.IsRegular():
+		if info.Size() > maxConfBytes {
+			return src, fmt.Errorf("%s: %d bytes is too large for a Slurm config", src.name, info.Size())
+		}
+	case path == Stdin || mode&(fs.ModeNamedPipe|fs.ModeSocket) != 0:
+		src.stream = true
+	default:
+		return src, fmt.Errorf("%s: not a regular file or a pipe", src.name)
+	}
+	var b strings.Builder
+	if !src.stream {
+		b.Grow(int(info.Size()))
+	}
+	n, err := io.Copy(&b, io.LimitReader(f, maxConfBytes+1))
+	if err != nil {
+		return src, fmt.Errorf("reading %s: %w", src.name, err)
+	}
+	if n > maxConfBytes {
+		return src, fmt.Errorf("%s: more than %d MiB is too large for a Slurm config", src.name, maxConfBytes>>20)
+	}
+	if strings.IndexByte(b.String(), 0) >= 0 {
+		return src, fmt.Errorf("%s: binary data (NUL byte); not a Slurm config", src.name)
+	}
+	src.data = b.String()
+	return src, nil
+}
+
+// readConfInto reads a fragment, a regular file or a pipe (merge
+// <(ssh gpu01 slurm-mig gen)), as readConf does, through *buf, which it
+// grows as needed and keeps for the next call: reading many small files,
+// the returned string is their only allocation. It reads with plain
+// system calls: os.Open sets every file up for the poller (four fcntl and
+// a failing epoll_ctl), which for 10,000 one-node files was half the
+// system calls of `slurm-mig merge`. O_NONBLOCK keeps the open from
+// waiting on a FIFO with no writer; a pipe is then read blocking.
 func readConfInto(path string, buf *[]byte) (string, error) {
 	fd, err := retryEINTR(func() (int, error) {
 		return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
@@ -138,18 +193,26 @@ func readConfInto(path string, buf *[]byte) (string, error) {
 	if _, err := retryEINTR(func() (int, error) { return 0, syscall.Fstat(fd, &st) }); err != nil {
 		return "", &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	switch {
-	case st.Mode&syscall.S_IFMT != syscall.S_IFREG:
-		return "", fmt.Errorf("%s: not a regular file", path)
-	case st.Size > maxConfBytes:
-		return "", fmt.Errorf("%s: %d bytes is too large for a Slurm config", path, st.Size)
+	size := 0
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFREG:
+		if st.Size > maxConfBytes {
+			return "", fmt.Errorf("%s: %d bytes is too large for a Slurm config", path, st.Size)
+		}
+		size = int(st.Size)
+	case syscall.S_IFIFO, syscall.S_IFSOCK:
+		if err := syscall.SetNonblock(fd, false); err != nil {
+			return "", fmt.Errorf("reading %s: %w", path, err)
+		}
+	default:
+		return "", fmt.Errorf("%s: not a regular file or a pipe", path)
 	}
-	if cap(*buf) <= int(st.Size) { // one byte more, to see EOF without growing
-		*buf = make([]byte, st.Size+1)
+	if cap(*buf) <= size { // one byte more than the size, to see EOF without growing
+		*buf = make([]byte, max(size+1, 4096))
 	}
 	b := (*buf)[:cap(*buf)]
 	n := 0
-	for n < maxConfBytes {
+	for {
 		m, err := retryEINTR(func() (int, error) { return syscall.Read(fd, b[n:]) })
 		if err != nil {
 			return "", fmt.Errorf("reading %s: %w", path, err)
@@ -157,13 +220,19 @@ func readConfInto(path string, buf *[]byte) (string, error) {
 		if m == 0 {
 			break
 		}
-		if n += m; n == len(b) { // the file grew while we read it
+		if n += m; n > maxConfBytes {
+			return "", fmt.Errorf("%s: more than %d MiB is too large for a Slurm config", path, maxConfBytes>>20)
+		}
+		if n == len(b) { // a pipe, or a file that grew while we read it
 			b = append(b, 0)
 			b = b[:cap(b)]
 			*buf = b
 		}
 	}
-	return checkText(path, string(b[:min(n, maxConfBytes)]))
+	if bytes.IndexByte(b[:n], 0) >= 0 {
+		return "", fmt.Errorf("%s: binary data (NUL byte); not a Slurm config", path)
+	}
+	return string(b[:n]), nil
 }
 
 func retryEINTR(call func() (int, error)) (int, error) {
@@ -173,36 +242,6 @@ func retryEINTR(call func() (int, error)) (int, error) {
 			return n, err
 		}
 	}
-}
-
-// openConf opens a config file, refusing anything but a regular file of
-// at most maxConfBytes, and returns its size.
-func openConf(path string) (*os.File, int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	info, err := f.Stat()
-	switch {
-	case err != nil:
-	case !info.Mode().IsRegular():
-		err = fmt.Errorf("%s: not a regular file", path)
-	case info.Size() > maxConfBytes:
-		err = fmt.Errorf("%s: %d bytes is too large for a Slurm config", path, info.Size())
-	}
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	return f, int(info.Size()), nil
-}
-
-// checkText refuses binary data.
-func checkText(path, data string) (string, error) {
-	if strings.IndexByte(data, 0) >= 0 {
-		return "", fmt.Errorf("%s: binary data (NUL byte); not a Slurm config", path)
-	}
-	return data, nil
 }
 
 // includeTarget recognises "Include <file>" (any case), as Slurm does.
@@ -359,7 +398,11 @@ func checkRecord(r *ParsedRecord) error {
 			return fmt.Errorf("%s: File=%s names no file", r.Pos, r.File)
 		}
 		if r.Count != 0 && r.Count != uint64(len(files)) {
-			return fmt.Errorf("%s: Count=%d but File= names %d files", r.Pos, r.Count, len(files))
+			noun := "files"
+			if len(files) == 1 {
+				noun = "file"
+			}
+			return fmt.Errorf("%s: Count=%d but File= names %d %s", r.Pos, r.Count, len(files), noun)
 		}
 	}
 	return nil

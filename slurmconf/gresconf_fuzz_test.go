@@ -10,24 +10,21 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // Seeds of the config fuzz targets: the f.Add calls, the files in
 // testdata/fuzz/<target>, and every *.conf / *.want file (gres.conf and
-// slurm.conf, good and bad) of the golden tests in ../testdata/script, read
+// slurm.conf, good and bad) of the golden tests in testdata/script, read
 // at test time.
 
 // txtarSeeds returns the contents of the files in the golden tests
-// (../testdata/script/*.txtar) whose name matches keep.
+// (testdata/script/*.txtar) whose name matches keep.
 func txtarSeeds(tb testing.TB, keep func(name string) bool) []string {
 	tb.Helper()
-	paths, err := filepath.Glob("../testdata/script/*.txtar")
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var out []string
-	for _, p := range paths {
+	for _, p := range fixture.Glob(tb, "script/*.txtar") {
 		a, err := txtar.ParseFile(p)
 		if err != nil {
 			tb.Fatal(err)

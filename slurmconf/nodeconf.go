@@ -65,13 +65,17 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 	if lineErr != nil {
 		return NodeGres{}, lineErr
 	}
+	name := path
+	if path == Stdin {
+		name = StdinName
+	}
 	switch len(found) {
 	case 0:
-		return NodeGres{}, fmt.Errorf("%s: no NodeName= line names %s", path, node)
+		return NodeGres{}, fmt.Errorf("%s: no NodeName= line names %s", name, node)
 	case 1:
 		return found[0], nil
 	}
-	return NodeGres{}, fmt.Errorf("%s: %s is declared twice, at %s and %s", path, node, found[0].Pos, found[1].Pos)
+	return NodeGres{}, fmt.Errorf("%s: %s is declared twice, at %s and %s", name, node, found[0].Pos, found[1].Pos)
 }
 
 // walkConf calls visit for each logical line of path and its Includes, in
@@ -85,22 +89,29 @@ func walkConf(path string, chain []string, visit func(l *logicalLine, file strin
 	if len(chain) >= maxIncludeDepth {
 		return fmt.Errorf("%s: Includes nested deeper than %d", path, maxIncludeDepth)
 	}
-	data, err := readConf(path)
+	src, err := readConf(path)
 	if err != nil {
 		return err
 	}
 	chain = append(chain, path)
 	var incErr error
-	scanLines(data, func(l *logicalLine) bool {
+	scanLines(src.data, func(l *logicalLine) bool {
 		inc, ok := includeTarget(l.text)
 		if !ok {
-			return visit(l, path)
+			return visit(l, src.name)
 		}
 		if !filepath.IsAbs(inc) {
+			if src.stream {
+				// A pipe's content came from elsewhere (another node,
+				// another directory): the working directory would be a
+				// guess, and a wrong one reads some other file.
+				incErr = fmt.Errorf("%s:%d: Include %s: a relative Include in a config read from a pipe or standard input has no directory to be taken from; pass the file itself, or make the Include absolute", src.name, l.num, inc)
+				return false
+			}
 			inc = filepath.Join(filepath.Dir(path), inc)
 		}
 		if err := walkConf(inc, chain, visit); err != nil {
-			incErr = fmt.Errorf("%s:%d: %w", path, l.num, err)
+			incErr = fmt.Errorf("%s:%d: %w", src.name, l.num, err)
 			return false
 		}
 		return true

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 )
 
 // TestCapturedTrees checks Slurm's core numbering on CPU topologies
@@ -15,12 +17,7 @@ import (
 // against hwloc-calc, and the node's hardware against slurmd -C, both
 // reading the captured tree.
 func TestCapturedTrees(t *testing.T) {
-	roots, err := filepath.Glob("../testdata/real/*/root")
-	if err != nil || len(roots) == 0 {
-		t.Fatalf("no captured trees under ../testdata/real (%v)", err)
-	}
-	for _, root := range roots {
-		root, _ := filepath.Abs(root)
+	for _, root := range fixture.Glob(t, "real/*/root") {
 		t.Run(filepath.Base(filepath.Dir(root)), func(t *testing.T) {
 			topo, err := Load(root)
 			if err != nil {

@@ -53,8 +53,8 @@ func without(cpus []CPU, ids ...int) []CPU {
 	return slices.DeleteFunc(slices.Clone(cpus), func(c CPU) bool { return slices.Contains(ids, c.ID) })
 }
 
-// fixture is a node to write as a fake sysfs tree.
-type fixture struct {
+// sysfsNode is a node to write as a fake sysfs tree.
+type sysfsNode struct {
 	name    string
 	cpus    []CPU // online CPUs
 	offline []int // CPUs that have a cpuN directory but are not online
@@ -75,7 +75,7 @@ const (
 	fixtureMemMiB = 16 << 10
 )
 
-var fixtures = []fixture{
+var fixtures = []sysfsNode{
 	{
 		// (a) Intel 2 sockets × 16 cores × 2 threads: socket 0 is cpu0-15
 		// and their siblings cpu32-47, socket 1 is cpu16-31 and cpu48-63.
@@ -212,7 +212,7 @@ func rangeInts(lo, hi int) []int {
 // Linux backend (hwloc-calc -i DIR --if fsroot, HWLOC_FSROOT=DIR slurmd -C):
 // the online list, a cpuN directory per CPU, and for online CPUs the topology
 // ids and sibling masks, plus proc/meminfo.
-func writeTree(tb testing.TB, f fixture) string {
+func writeTree(tb testing.TB, f sysfsNode) string {
 	tb.Helper()
 	root := tb.TempDir()
 	dir := filepath.Join(root, cpuDir)
@@ -504,7 +504,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	base := fixture{name: "base", cpus: amdLayout(1, 2, 2)}
+	base := sysfsNode{name: "base", cpus: amdLayout(1, 2, 2)}
 	cpu1 := filepath.Join(cpuDir, "cpu1", "topology")
 	tests := []struct {
 		name     string
@@ -762,7 +762,7 @@ func BenchmarkAbstractCores(b *testing.B) {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	root := writeTree(b, fixture{cpus: intelLayout(2, 64, 2, nil)})
+	root := writeTree(b, sysfsNode{cpus: intelLayout(2, 64, 2, nil)})
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Load(root); err != nil {

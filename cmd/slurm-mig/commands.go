@@ -16,6 +16,8 @@ import (
 // sourceFlags choose where the node model comes from.
 type sourceFlags struct {
 	From string `placeholder:"FILE" help:"Work from a snapshot (slurm-mig snapshot) instead of NVML. Cap minors it lacks are read from mig-minors under --root."`
+
+	nvmlOnly bool // the command has no --from (snapshot): do not suggest it
 }
 
 // load discovers the node (or reads the snapshot) and resolves cap minors
@@ -27,6 +29,9 @@ func (s *sourceFlags) load(e *env, g *cli) (*discover.Node, error) {
 		node, err = discover.LoadSnapshot(s.From)
 	} else {
 		node, err = discoverWithin(e, g.Root, g.Timeout)
+		if discover.NoNVMLLibrary(err) && !s.nvmlOnly {
+			err = fmt.Errorf("%w (use --from SNAPSHOT on hosts without it)", err)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -123,6 +128,9 @@ func (f *recordFlags) nodeName(e *env, node *discover.Node) (string, error) {
 	case f.NoNodeName:
 		return "", nil
 	case f.NodeName != "":
+		if err := slurmconf.CheckNodeName(f.NodeName); err != nil {
+			return "", fmt.Errorf("--node-name: %w", err)
+		}
 		return f.NodeName, nil
 	}
 	return f.defaultNodeName(e, node)
@@ -141,6 +149,9 @@ func (f *recordFlags) defaultNodeName(e *env, node *discover.Node) (string, erro
 		host = h
 	}
 	short, _, _ := strings.Cut(host, ".")
+	if err := slurmconf.CheckNodeName(short); err != nil {
+		return "", fmt.Errorf("host %q: %w; pass --node-name", host, err)
+	}
 	return short, nil
 }
 
@@ -195,8 +206,9 @@ func (c *genCmd) Run(e *env, g *cli) error {
 
 type nodeCmd struct {
 	renderFlags
-	Update string `placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
-	Full   bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
+	Compact bool   `help:"Accepted as gen takes it; no effect on the node line, whose counts are the same either way."`
+	Update  string `placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
+	Full    bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
 }
 
 func (c *nodeCmd) Run(e *env, g *cli) error {
@@ -248,7 +260,7 @@ func (c *nodeCmd) update(e *env, name string, counts []slurmconf.GresCount) erro
 	if err != nil {
 		return err
 	}
-	c.Output = c.Update
+	c.Output = outputPath(c.Update)
 	return c.emit(e, []byte(updated), counts)
 }
 
@@ -300,7 +312,7 @@ func onOff(b bool) string {
 type snapshotCmd struct{}
 
 func (c *snapshotCmd) Run(e *env, g *cli) error {
-	var src sourceFlags // snapshots are always taken from NVML
+	src := sourceFlags{nvmlOnly: true} // snapshots are always taken from NVML
 	node, err := src.load(e, g)
 	if err != nil {
 		return err

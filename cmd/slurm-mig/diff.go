@@ -23,8 +23,8 @@ func (errDifferent) Error() string { return "different" }
 type diffCmd struct {
 	sourceFlags
 	recordFlags
-	GresConf  string `placeholder:"FILE" help:"Compare with this gres.conf (default /etc/slurm/gres.conf when nothing else is compared)."`
-	SlurmConf string `placeholder:"FILE" help:"Compare the Gres= counts this node's NodeName line declares in FILE."`
+	GresConf  string `placeholder:"FILE" help:"Compare with this gres.conf (default /etc/slurm/gres.conf when nothing else is compared); a pipe, or - for standard input, works too."`
+	SlurmConf string `placeholder:"FILE" help:"Compare the Gres= counts this node's NodeName line declares in FILE (a pipe, or - for standard input)."`
 	Running   bool   `help:"Compare the Gres= the running slurmctld has for this node (scontrol show node)."`
 	JSON      bool   `name:"json" help:"Print the result as JSON."`
 }
@@ -52,6 +52,9 @@ type countsReport struct {
 	Gres   string                  `json:"gres"`   // the Gres= value in force
 	Same   bool                    `json:"same"`
 	Counts []slurmconf.CountChange `json:"counts"`
+	// Drains: some count declared is more than the node has, which
+	// drains it; automation fails on this, not on any difference.
+	Drains bool `json:"drains"`
 	// State and Reason are slurmctld's, with --running. A node whose
 	// registration slurmctld refused (INVAL) is never "same": its Gres=
 	// is then what the node reported, and Reason says what is wrong.
@@ -60,6 +63,9 @@ type countsReport struct {
 }
 
 func (c *diffCmd) Run(e *env, g *cli) error {
+	if c.GresConf == slurmconf.Stdin && c.SlurmConf == slurmconf.Stdin {
+		return fmt.Errorf("--gres-conf and --slurm-conf cannot both read standard input")
+	}
 	node, err := c.load(e, g)
 	if err != nil {
 		return err
@@ -157,7 +163,7 @@ func diffCounts(source, gres string, generated []slurmconf.GresCount) (*countsRe
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	d := slurmconf.DiffCounts(gpuCounts(current), generated)
-	return &countsReport{Source: source, Gres: gres, Same: len(d) == 0, Counts: d}, nil
+	return &countsReport{Source: source, Gres: gres, Same: len(d) == 0, Counts: d, Drains: slurmconf.Drains(d)}, nil
 }
 
 // gpuUnits and gpuCounts keep the GRES slurm-mig writes: other GRES a
@@ -232,7 +238,7 @@ func verdict(r *diffReport, generated []slurmconf.GresCount) string {
 		total += c.Count
 	}
 	if r.Same {
-		return fmt.Sprintf("same: %s matches this node's %d devices", sources(r), total)
+		return fmt.Sprintf("same: %s matches this node's %s", sources(r), countOf(total, "device"))
 	}
 	var parts []string
 	if g := r.GresConf; g != nil && !g.Same {
@@ -249,13 +255,11 @@ func verdict(r *diffReport, generated []slurmconf.GresCount) string {
 			continue
 		}
 		var items []string
-		drains := false
 		for _, c := range cr.r.Counts {
 			items = append(items, fmt.Sprintf("%s %d declared, %d here", gresName(c.Name, c.Type), c.Current, c.Generated))
-			drains = drains || c.Current > c.Generated
 		}
 		msg := cr.what + ": " + strings.Join(items, ", ")
-		if drains {
+		if cr.r.Drains {
 			msg += " (slurmctld drains a node that has fewer than declared)"
 		}
 		parts = append(parts, msg)

@@ -64,6 +64,14 @@ type cli struct {
 	Merge    mergeCmd    `cmd:"" help:"Merge gen outputs of many nodes into one cluster gres.conf (or, with --node-lines, the slurm.conf lines) for configless Slurm."`
 }
 
+// Validate checks the global flags when the command line is parsed.
+func (c *cli) Validate() error {
+	if c.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be longer than 0, not %s", c.Timeout)
+	}
+	return nil
+}
+
 // errExit carries kong's exit code (after --help, --version) out of Parse.
 type errExit int
 

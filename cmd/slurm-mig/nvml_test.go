@@ -8,6 +8,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/alecthomas/kong"
 
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 	"github.com/slurm-mig/slurm-mig/internal/synth"
 )
@@ -71,15 +72,15 @@ func TestNVMLShutdownBeforeWaiting(t *testing.T) {
 		{"init fails", []string{"gen", "-o", gresConf}, "ERROR_DRIVER_NOT_LOADED", exitError, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fixture := synth.Fixture(2, 7)
-			fixture.InitError = tc.initError
-			fake, err := nvmlfake.New(fixture)
+			fake := synth.Fixture(2, 7)
+			fake.InitError = tc.initError
+			fakeLib, err := nvmlfake.New(fake)
 			if err != nil {
 				t.Fatal(err)
 			}
-			lib := &countingNVML{Interface: fake}
+			lib := &countingNVML{Interface: fakeLib}
 			var stdout, stderr bytes.Buffer
-			args := append([]string{"--root", "../../testdata/demo/root"}, tc.args...)
+			args := append([]string{"--root", fixture.Path(t, "demo/root")}, tc.args...)
 			code := run(args, &env{stdout: &stdout, stderr: &stderr,
 				newNVML: func() nvml.Interface { return lib }, hostname: func() (string, error) { return "n1", nil }})
 			if code != tc.wantCode {
