@@ -36,7 +36,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -169,7 +168,7 @@ type reader struct {
 type readLayout struct {
 	key    string                 // the records' lines: what nodes must share
 	recs   []slurmconf.GresRecord // NodeName empty
-	pos    []string               // where each record was read first
+	texts  []string               // each record's line, less NodeName=
 	layout *Layout                // the merged layout, once merge has met it
 }
 
@@ -177,6 +176,7 @@ type readLayout struct {
 type assignment struct {
 	node   string
 	layout *readLayout
+	lines  []int // the numbers of the lines they are on
 }
 
 // read reads one fragment and gives each node it names the records that
@@ -196,7 +196,11 @@ func (r *reader) read(path string) ([]assignment, error) {
 	}
 	// gen names one node on every line: all its lines are the node's.
 	if one := lines[0].Nodes; !strings.ContainsAny(one, "[, \t") && allFor(lines, one) {
-		return []assignment{{one, r.layout(path, lines, nil)}}, nil
+		nums := make([]int, len(lines))
+		for i, l := range lines {
+			nums[i] = l.Num
+		}
+		return []assignment{{one, r.layout(lines, nil), nums}}, nil
 	}
 	// Otherwise each node gets the lines whose hostlists name it.
 	var order []string
@@ -219,7 +223,11 @@ func (r *reader) read(path string) ([]assignment, error) {
 	}
 	out := make([]assignment, len(order))
 	for i, n := range order {
-		out[i] = assignment{n, r.layout(path, lines, mine[n])}
+		nums := make([]int, len(mine[n]))
+		for j, k := range mine[n] {
+			nums[j] = lines[k].Num
+		}
+		out[i] = assignment{n, r.layout(lines, mine[n]), nums}
 	}
 	return out, nil
 }
@@ -251,7 +259,7 @@ func (r *reader) expand(hostlist string) ([]string, error) {
 
 // layout finds the layout of the lines picked by idx (all when nil):
 // lines of records met before in the same order are the same layout.
-func (r *reader) layout(path string, lines []slurmconf.RecordLine, idx []int) *readLayout {
+func (r *reader) layout(lines []slurmconf.RecordLine, idx []int) *readLayout {
 	pick := func(yield func(slurmconf.RecordLine) bool) {
 		if idx == nil {
 			for _, l := range lines {
@@ -280,7 +288,7 @@ func (r *reader) layout(path string, lines []slurmconf.RecordLine, idx []int) *r
 		key.WriteString(line.Record.Text)
 		key.WriteByte('\n')
 		l.recs = append(l.recs, line.Record.GresRecord)
-		l.pos = append(l.pos, path+":"+strconv.Itoa(line.Num))
+		l.texts = append(l.texts, line.Record.Text)
 	}
 	l.key = key.String()
 	if r.layouts == nil {
@@ -295,8 +303,8 @@ func (r *reader) layout(path string, lines []slurmconf.RecordLine, idx []int) *r
 func merge(paths []string, frags [][]assignment) (*Fleet, error) {
 	byKey := map[string]*Layout{}
 	type placement struct {
-		layout *Layout
-		file   int
+		assignment
+		file int
 	}
 	byNode := map[string]placement{}
 	f := &Fleet{}
@@ -305,7 +313,7 @@ func merge(paths []string, frags [][]assignment) (*Fleet, error) {
 			l := a.layout.layout
 			if l == nil {
 				if l = byKey[a.layout.key]; l == nil {
-					if err := checkDevices(a.node, a.layout); err != nil {
+					if err := checkDevices(paths[file], a); err != nil {
 						return nil, err
 					}
 					l = &Layout{Records: a.layout.recs}
@@ -315,12 +323,12 @@ func merge(paths []string, frags [][]assignment) (*Fleet, error) {
 				a.layout.layout = l
 			}
 			if p, seen := byNode[a.node]; seen {
-				if p.layout != l {
-					return nil, conflict(a.node, paths[p.file], paths[file])
+				if p.layout.layout != l {
+					return nil, conflict(a.node, paths[p.file], p.assignment, paths[file], a)
 				}
 				continue
 			}
-			byNode[a.node] = placement{l, file}
+			byNode[a.node] = placement{a, file}
 			l.Nodes = append(l.Nodes, a.node)
 		}
 	}
@@ -339,57 +347,31 @@ func merge(paths []string, frags [][]assignment) (*Fleet, error) {
 }
 
 // conflict describes the first record in which two files' records of a
-// node differ. It reads both files again: conflicts are rare, and the
-// common path keeps no positions.
-func conflict(node, fileA, fileB string) error {
-	a, errA := nodeLines(node, fileA)
-	b, errB := nodeLines(node, fileB)
-	if errA != nil || errB != nil {
-		return fmt.Errorf("node %s is given twice with different records, in %s and %s", node, fileA, fileB)
-	}
-	differ := func(at, has, other string, last int) error {
-		return fmt.Errorf("node %s is given twice with different records: %s has %s, but %s has no more records for it (its last is at line %d)",
-			node, at, has, other, last)
-	}
-	for i := range max(len(a), len(b)) {
+// node differ.
+func conflict(node, fileA string, a assignment, fileB string, b assignment) error {
+	ta, tb := a.layout.texts, b.layout.texts
+	for i := range max(len(ta), len(tb)) {
 		switch {
-		case i >= len(a):
-			return differ(fmt.Sprintf("%s:%d", fileB, b[i].Num), b[i].Record.Text, fileA, a[len(a)-1].Num)
-		case i >= len(b):
-			return differ(fmt.Sprintf("%s:%d", fileA, a[i].Num), a[i].Record.Text, fileB, b[len(b)-1].Num)
-		case a[i].Record.Text != b[i].Record.Text:
+		case i >= len(ta):
+			return fmt.Errorf("node %s is given twice with different records: %s:%d has %s, but %s has no more records for it (its last is at line %d)",
+				node, fileB, b.lines[i], tb[i], fileA, a.lines[len(ta)-1])
+		case i >= len(tb):
+			return fmt.Errorf("node %s is given twice with different records: %s:%d has %s, but %s has no more records for it (its last is at line %d)",
+				node, fileA, a.lines[i], ta[i], fileB, b.lines[len(tb)-1])
+		case ta[i] != tb[i]:
 			return fmt.Errorf("node %s is given twice with different records: %s:%d has %s, %s:%d has %s",
-				node, fileA, a[i].Num, a[i].Record.Text, fileB, b[i].Num, b[i].Record.Text)
+				node, fileA, a.lines[i], ta[i], fileB, b.lines[i], tb[i])
 		}
 	}
-	return fmt.Errorf("node %s is given twice with different records, in %s and %s", node, fileA, fileB)
-}
-
-// nodeLines are the lines of file that name node.
-func nodeLines(node, file string) ([]slurmconf.RecordLine, error) {
-	var r slurmconf.RecordReader
-	lines, err := r.Read(file)
-	if err != nil {
-		return nil, err
-	}
-	var mine []slurmconf.RecordLine
-	for _, l := range lines {
-		names, err := slurmconf.ExpandHostlist(l.Nodes)
-		if err != nil {
-			return nil, err
-		}
-		if slices.Contains(names, node) {
-			mine = append(mine, l)
-		}
-	}
-	return mine, nil
+	panic("fleet: layouts of different keys have the same records") // keys are the records' lines
 }
 
 // checkDevices refuses a layout whose records name one device twice:
-// Slurm would count it twice, and could hand it to two jobs.
-func checkDevices(node string, l *readLayout) error {
-	seen := map[string]string{} // device files -> position
-	for i, r := range l.recs {
+// Slurm would count it twice, and could hand it to two jobs. a is where
+// the layout was first read, in file.
+func checkDevices(file string, a assignment) error {
+	seen := map[string]int{} // device files -> line
+	for i, r := range a.layout.recs {
 		var devices []string
 		switch {
 		case len(r.MultipleFiles) > 0:
@@ -397,15 +379,15 @@ func checkDevices(node string, l *readLayout) error {
 		case r.File != "":
 			files, err := slurmconf.ExpandHostlist(r.File)
 			if err != nil {
-				return fmt.Errorf("%s: File=: %v", l.pos[i], err)
+				return fmt.Errorf("%s:%d: File=: %v", file, a.lines[i], err)
 			}
 			devices = files
 		}
 		for _, d := range devices {
 			if at, dup := seen[d]; dup {
-				return fmt.Errorf("%s: device %s is given twice for node %s (first at %s)", l.pos[i], d, node, at)
+				return fmt.Errorf("%s:%d: device %s is given twice for node %s (first at line %d)", file, a.lines[i], d, a.node, at)
 			}
-			seen[d] = l.pos[i]
+			seen[d] = a.lines[i]
 		}
 	}
 	return nil

@@ -169,10 +169,10 @@ func TestMergeRefuses(t *testing.T) {
 		}, `a.conf:1: NodeName=: hostlist "gpu[01-02": '[' without ']'`},
 		{"one device twice", map[string]string{
 			"a.conf": fragment("gpu01", wholeA, migA, migA),
-		}, "a.conf:5: device /dev/nvidia1,/dev/nvidia-caps/nvidia-cap201,/dev/nvidia-caps/nvidia-cap202 is given twice for node gpu01 (first at a.conf:4)"},
+		}, "a.conf:5: device /dev/nvidia1,/dev/nvidia-caps/nvidia-cap201,/dev/nvidia-caps/nvidia-cap202 is given twice for node gpu01 (first at line 4)"},
 		{"one file twice in a range", map[string]string{
 			"a.conf": fragment("gpu01", "Name=gpu Type=a100 File=/dev/nvidia[0-1]\n", "Name=gpu Type=a100 File=/dev/nvidia1\n"),
-		}, "a.conf:4: device /dev/nvidia1 is given twice for node gpu01 (first at a.conf:3)"},
+		}, "a.conf:4: device /dev/nvidia1 is given twice for node gpu01 (first at line 3)"},
 		{"binary", map[string]string{
 			"a.conf": fragment("gpu01", wholeA) + "\x00",
 		}, "a.conf: binary data (NUL byte); not a Slurm config"},

@@ -180,7 +180,7 @@ func readConf(path string) (confSource, error) {
 // system calls: os.Open sets every file up for the poller (four fcntl and
 // a failing epoll_ctl), which for 10,000 one-node files was half the
 // system calls of `slurm-mig merge`. O_NONBLOCK keeps the open from
-// waiting on a FIFO with no writer; a pipe is then read blocking.
+// waiting on something that is not a file.
 func readConfInto(path string, buf *[]byte) (string, error) {
 	fd, err := retryEINTR(func() (int, error) {
 		return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
@@ -200,10 +200,16 @@ func readConfInto(path string, buf *[]byte) (string, error) {
 			return "", fmt.Errorf("%s: %d bytes is too large for a Slurm config", path, st.Size)
 		}
 		size = int(st.Size)
-	case syscall.S_IFIFO, syscall.S_IFSOCK:
-		if err := syscall.SetNonblock(fd, false); err != nil {
-			return "", fmt.Errorf("reading %s: %w", path, err)
+	case syscall.S_IFIFO:
+		// Open it again, blocking: that waits for a writer, as reading
+		// a FIFO should. The first descriptor, held meanwhile, keeps a
+		// writer already there from losing its reader.
+		fifo, err := retryEINTR(func() (int, error) { return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0) })
+		if err != nil {
+			return "", &os.PathError{Op: "open", Path: path, Err: err}
 		}
+		defer syscall.Close(fifo)
+		fd = fifo
 	default:
 		return "", fmt.Errorf("%s: not a regular file or a pipe", path)
 	}

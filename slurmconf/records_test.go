@@ -2,8 +2,10 @@ package slurmconf
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -67,9 +69,14 @@ Name=gpu NodeName="n5" Type=a100 File=/dev/nvidia[0-1]
 		"twice.conf":   "twice.conf:2: NodeName= given twice",
 		"binary.conf":  "binary.conf: binary data",
 		"none.conf":    "none.conf: no such file or directory",
-		".":            ": not a regular file",
+		".":            ": not a regular file or a pipe",
+		"/dev/null":    "/dev/null: not a regular file or a pipe",
 	} {
-		_, err := r.Read(filepath.Join(dir, name))
+		path := name
+		if !filepath.IsAbs(name) {
+			path = filepath.Join(dir, name)
+		}
+		_, err := r.Read(path)
 		if err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Errorf("Read(%s): %v, want an error with %q", name, err, wantErr)
 		}
@@ -117,5 +124,32 @@ func TestReadConfIntoKeepsBuffer(t *testing.T) {
 	}
 	if cap(buf) < 101 {
 		t.Errorf("buffer not kept: cap %d", cap(buf))
+	}
+}
+
+// A pipe is read to its end: slurm-mig merge <(ssh gpu01 slurm-mig gen).
+func TestRecordReaderReadsAPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "gpu01")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	line := "NodeName=gpu01 Name=gpu Type=a100 File=/dev/nvidia0\n"
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		for range 2000 { // more than a pipe holds at once
+			f.WriteString(line)
+		}
+	}()
+	var r RecordReader
+	lines, err := r.Read(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 2000 || lines[1999].Nodes != "gpu01" || lines[1999].Num != 2000 {
+		t.Errorf("read %d lines from the pipe, want 2000", len(lines))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -22,7 +23,7 @@ import (
 // it, then its merges, twice (changed, then unchanged). Every node must
 // read back from the merged gres.conf exactly what its gen printed.
 func TestAnsibleFleetExample(t *testing.T) {
-	data, err := os.ReadFile("../../scripts/ansible/slurm-mig-fleet.yml")
+	data, err := os.ReadFile(filepath.Join(fixture.Root(t), "scripts/ansible/slurm-mig-fleet.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestAnsibleFleetExample(t *testing.T) {
 	tmp := t.TempDir()
 	root := filepath.Join(tmp, "root")
 	etc := filepath.Join(tmp, "etc-slurm")
-	mustWrite(t, filepath.Join(root, "proc/driver/nvidia-caps/mig-minors"), migMinors)
+	mustWrite(t, filepath.Join(root, "proc/driver/nvidia-caps/mig-minors"), string(fixture.Read(t, fixture.RealMigMinors)))
 	localize := func(args []string) []string {
 		out := []string{"--root", root}
 		for _, a := range args {
@@ -117,9 +118,6 @@ func TestAnsibleFleetExample(t *testing.T) {
 		t.Errorf("gres-nodes.conf:\n%s\nwant:\n%s", lines, want)
 	}
 }
-
-// migMinors is the part of a driver-580 mig-minors that the fake nodes use.
-const migMinors = "config 1\nmonitor 2\ngpu0/gi7/access 66\ngpu0/gi7/ci0/access 67\ngpu0/gi8/access 75\ngpu0/gi8/ci0/access 76\n"
 
 // fakeNode is a node of one H100, split into migs (whole without any).
 func fakeNode(migs ...nvmlfake.MigDevice) *nvmlfake.Fixture {
