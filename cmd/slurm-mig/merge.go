@@ -10,18 +10,21 @@ import (
 )
 
 type mergeCmd struct {
-	Paths     []string `arg:"" name:"FILE|DIR" help:"gen outputs (gres.conf fragments naming their nodes); a directory means its *.conf files."`
-	NodeLines bool     `help:"Print the slurm.conf lines instead: NodeName=<hostlist> Gres=..., nodes with the same counts on one line."`
-	Output    string   `short:"o" placeholder:"FILE" help:"Write FILE atomically instead of printing, as gen -o does."`
-	Backup    bool     `help:"With -o, keep the replaced file as FILE.bak."`
-	JSON      bool     `name:"json" help:"With -o, report the result as JSON ({\"path\", \"changed\", \"backup\", \"nodes\", \"layouts\"})."`
+	Paths     []string   `arg:"" name:"FILE|DIR" help:"gen outputs (gres.conf fragments naming their nodes), files or pipes; a directory means its *.conf files."`
+	NodeLines bool       `help:"Print the slurm.conf lines instead: NodeName=<hostlist> Gres=..., nodes with the same counts on one line."`
+	Output    outputPath `short:"o" placeholder:"FILE" help:"Write FILE atomically instead of printing (- prints), as gen -o does."`
+	Backup    bool       `help:"With -o, keep the replaced file as FILE.bak."`
+	JSON      bool       `name:"json" help:"With -o, report the result as JSON ({\"path\", \"changed\", \"backup\", \"nodes\", \"layouts\"})."`
 }
 
 func (c *mergeCmd) Run(e *env) error {
-	if c.Output == "" && (c.Backup || c.JSON) {
-		return fmt.Errorf("--backup and --json go with -o")
+	output := ""
+	if !c.Output.toStdout() {
+		output = string(c.Output)
+	} else if c.Backup || c.JSON {
+		return fmt.Errorf("--backup and --json go with -o FILE")
 	}
-	files, err := fleet.Fragments(c.Paths, c.Output)
+	files, err := fleet.Fragments(c.Paths, output)
 	if err != nil {
 		return err
 	}
@@ -33,10 +36,10 @@ func (c *mergeCmd) Run(e *env) error {
 	if c.NodeLines {
 		data = f.NodeLines()
 	}
-	if c.Output == "" {
+	if output == "" {
 		return writeAll(e.stdout, bytes.NewBuffer(data))
 	}
-	res, err := atomicfile.Write(c.Output, data, atomicfile.Options{Backup: c.Backup})
+	res, err := atomicfile.Write(output, data, atomicfile.Options{Backup: c.Backup})
 	if err != nil {
 		return err
 	}
@@ -58,6 +61,6 @@ func (c *mergeCmd) Run(e *env) error {
 	if res.Changed {
 		state = "changed"
 	}
-	_, err = fmt.Fprintf(e.stdout, "%s: %s (%d nodes, %d layouts)\n", res.Path, state, f.Nodes(), len(f.Layouts))
+	_, err = fmt.Fprintf(e.stdout, "%s: %s (%s, %s)\n", res.Path, state, countOf(f.Nodes(), "node"), countOf(len(f.Layouts), "layout"))
 	return err
 }
