@@ -92,7 +92,7 @@ func TestConfiglessFleet(t *testing.T) {
 				t.Errorf("srun -w %s --gres=gpu:%s:%d: %v\n%s\nwant it refused", n.name, first.typ, first.count+1, err, out)
 			}
 			if !t.Failed() {
-				clusterScenarios.Add(1)
+				configlessNodes.Add(1)
 			}
 		})
 	}
