@@ -4,12 +4,13 @@
 // gres.conf to every node.
 //
 // A fragment is what gen writes: records with NodeName=, comments and blank
-// lines. Its records are read as Slurm reads gres.conf (keys in any case,
-// quotes, `\` continuations, File= ranges); comments are dropped (the merged
-// file gets its own header). What merge refuses, naming the file and line:
+// lines, in a file or a pipe. Its records are read as Slurm reads gres.conf
+// (keys in any case, quotes, `\` continuations, File= ranges); comments are
+// dropped (the merged file gets its own header). What merge refuses,
+// naming the file and line:
 //
 //   - a record without NodeName=: a fleet fragment must name its node
-//     (gen --no-node-name writes a fragment for one node only);
+//     (gen --no-node-name writes lines for whichever node reads them);
 //   - Include (its target is not part of the fragment) and AutoDetect= (a
 //     setting of the node reading gres.conf, not a record);
 //   - a fragment with no records at all: a node without GPUs needs no
