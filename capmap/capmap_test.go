@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/fixture"
 )
 
@@ -783,7 +784,7 @@ func TestLoad(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			m, err := Load(root)
+			m, err := Load(hostfs.FS(root))
 			if tc.wantErr != "" {
 				if err == nil {
 					t.Fatalf("Load succeeded with %v, want error", dump(m))
@@ -832,7 +833,7 @@ func TestLoadTreeSymlinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := Load(root)
+	m, err := Load(hostfs.FS(root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -849,7 +850,7 @@ func TestLoadMigMinorsUnreadable(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, MigMinorsPath), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(root)
+	_, err := Load(hostfs.FS(root))
 	if err == nil {
 		t.Fatal("Load succeeded on a directory named mig-minors")
 	}
@@ -866,7 +867,7 @@ func TestLoadRealFixtureRoot(t *testing.T) {
 	data := readReal(t)
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{MigMinorsPath: string(data)})
-	m, err := Load(root)
+	m, err := Load(hostfs.FS(root))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,6 +53,7 @@ type Fleet struct {
 type Layout struct {
 	Nodes   []string               // sorted as hostlists sort
 	Records []slurmconf.GresRecord // in the nodes' own order, NodeName left empty
+	counts  []slurmconf.GresCount
 }
 
 // Nodes is how many nodes the fleet has.
@@ -64,7 +64,7 @@ func (l *Layout) Hostlist() string { return slurmconf.CompressHostlist(l.Nodes) 
 
 // Counts are the layout's Gres= totals per name and type, as `node`
 // counts a node's records.
-func (l *Layout) Counts() []slurmconf.GresCount { return slurmconf.CountGres(l.Records) }
+func (l *Layout) Counts() []slurmconf.GresCount { return l.counts }
 
 // Fragments expands the command line's FILE and DIR arguments into the
 // fragment files to read: a file as given, a directory as its *.conf
@@ -124,6 +124,16 @@ func isFragment(name string) bool {
 
 func inputIsOutput(output string) error {
 	return fmt.Errorf("%s is among the inputs (-o): a merged file among the fragments would be read back as one next time; write it elsewhere", output)
+}
+
+// Merge reads the fragments that args name (see Fragments) and merges
+// them; output is the file the result will be written to, if any.
+func Merge(args []string, output string) (*Fleet, error) {
+	files, err := Fragments(args, output)
+	if err != nil {
+		return nil, err
+	}
+	return Read(files)
 }
 
 // Read reads the fragments, several at a time, and merges them. An error
@@ -196,12 +206,12 @@ func (r *reader) read(path string) ([]assignment, error) {
 		}
 	}
 	// gen names one node on every line: all its lines are the node's.
-	if one := lines[0].Nodes; !strings.ContainsAny(one, "[, \t") && allFor(lines, one) {
+	if one, err := slurmconf.ExpandHostlist(lines[0].Nodes); err == nil && len(one) == 1 && allFor(lines, lines[0].Nodes) {
 		nums := make([]int, len(lines))
 		for i, l := range lines {
 			nums[i] = l.Num
 		}
-		return []assignment{{one, r.layout(lines, nil), nums}}, nil
+		return []assignment{{one[0], r.layout(lines, nil), nums}}, nil
 	}
 	// Otherwise each node gets the lines whose hostlists name it.
 	var order []string
@@ -317,7 +327,11 @@ func merge(paths []string, frags [][]assignment) (*Fleet, error) {
 					if err := checkDevices(paths[file], a); err != nil {
 						return nil, err
 					}
-					l = &Layout{Records: a.layout.recs}
+					counts, err := slurmconf.CountGres(a.layout.recs)
+					if err != nil { // unreachable: the reader checked File=
+						return nil, fmt.Errorf("%s:%d: %v", paths[file], a.lines[0], err)
+					}
+					l = &Layout{Records: a.layout.recs, counts: counts}
 					byKey[a.layout.key] = l
 					f.Layouts = append(f.Layouts, l)
 				}
@@ -334,8 +348,11 @@ func merge(paths []string, frags [][]assignment) (*Fleet, error) {
 		}
 	}
 	f.nodes = len(byNode)
-	for _, l := range f.Layouts {
-		sortHosts(l.Nodes)
+	byFirst := map[string]*Layout{}
+	firsts := make([]string, len(f.Layouts))
+	for i, l := range f.Layouts {
+		slurmconf.SortHostnames(l.Nodes)
+		byFirst[l.Nodes[0]], firsts[i] = l, l.Nodes[0]
 		// CompressHostlist is checked against scontrol by the tests; this
 		// makes sure no node ever gets another's lines, at 0.2 ms for
 		// 10,000 names.
@@ -343,7 +360,10 @@ func merge(paths []string, frags [][]assignment) (*Fleet, error) {
 			return nil, fmt.Errorf("internal error: hostlist %s does not give back its %d nodes (%v)", l.Hostlist(), len(l.Nodes), err)
 		}
 	}
-	sort.Slice(f.Layouts, func(i, j int) bool { return hostLess(f.Layouts[i].Nodes[0], f.Layouts[j].Nodes[0]) })
+	slurmconf.SortHostnames(firsts)
+	for i, n := range firsts {
+		f.Layouts[i] = byFirst[n]
+	}
 	return f, nil
 }
 

@@ -51,11 +51,7 @@ func writeFiles(t testing.TB, files map[string]string) string {
 
 func mergeArgs(t *testing.T, args ...string) (*Fleet, error) {
 	t.Helper()
-	files, err := Fragments(args, "")
-	if err != nil {
-		return nil, err
-	}
-	return Read(files)
+	return Merge(args, "")
 }
 
 func TestMergeGroupsIdenticalNodes(t *testing.T) {
@@ -249,15 +245,6 @@ func TestFragments(t *testing.T) {
 	}
 }
 
-func TestSortHosts(t *testing.T) {
-	names := []string{"gpu10", "gpu9", "gpu010", "cpu1", "gpu", "gpu1", "gpu01", "gpu-ib", "gpu99999999999999999999999", "n1"}
-	sortHosts(names)
-	want := []string{"cpu1", "gpu", "gpu1", "gpu01", "gpu9", "gpu10", "gpu010", "gpu-ib", "gpu99999999999999999999999", "n1"}
-	if diff := cmp.Diff(want, names); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
 // TestMergeRandomFleets is the property the merge exists for: whatever the
 // fleet, every node reads back from the merged file exactly its own
 // records, in its own order (slurmconf.ReadGresConf reads as slurmd does
@@ -330,7 +317,11 @@ func TestMergeRandomFleets(t *testing.T) {
 			if diff := cmp.Diff(wantRecs, got); diff != "" {
 				t.Fatalf("round %d: %s reads back (-fragment +merged):\n%s", round, node, diff)
 			}
-			gres := slurmconf.GresList(slurmconf.CountGres(wantRecs))
+			counts, err := slurmconf.CountGres(wantRecs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gres := slurmconf.GresList(counts)
 			if !slices.ContainsFunc(strings.Split(nodeLines, "\n"), func(line string) bool {
 				hosts, g, _ := strings.Cut(strings.TrimPrefix(line, "NodeName="), " Gres=")
 				names, _ := slurmconf.ExpandHostlist(hosts)

@@ -2,8 +2,11 @@ package fleet
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 
+	"github.com/slurm-mig/slurm-mig/atomicfile"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -53,12 +56,37 @@ func (f *Fleet) NodeLines() []byte {
 	}
 	var b bytes.Buffer
 	for _, nl := range lines {
-		sortHosts(nl.nodes)
+		slurmconf.SortHostnames(nl.nodes)
 		b.WriteString(slurmconf.NodeLine(slurmconf.CompressHostlist(nl.nodes), nl.counts))
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
 }
+
+// Written is what merge -o reports: the file, whether it changed, and
+// what went into it.
+type Written struct {
+	Path    string `json:"path"`
+	Changed bool   `json:"changed"`
+	Backup  string `json:"backup,omitempty"`
+	Nodes   int    `json:"nodes"`
+	Layouts int    `json:"layouts"`
+}
+
+// Written is the report of writing the fleet's file with atomicfile.
+func (f *Fleet) Written(res atomicfile.Result) Written {
+	return Written{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Nodes: f.nodes, Layouts: len(f.Layouts)}
+}
+
+// WriteText writes "PATH: changed (N nodes, M layouts)", as gen -o says it.
+func (w Written) WriteText(out io.Writer) error {
+	state := map[bool]string{false: "unchanged", true: "changed"}[w.Changed]
+	_, err := fmt.Fprintf(out, "%s: %s (%s, %s)\n", w.Path, state, plural(w.Nodes, "node", "nodes"), plural(w.Layouts, "layout", "layouts"))
+	return err
+}
+
+// WriteJSON writes the report as one JSON object.
+func (w Written) WriteJSON(out io.Writer) error { return json.NewEncoder(out).Encode(w) }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -8,10 +8,12 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 	"github.com/slurm-mig/slurm-mig/internal/synth"
+	"github.com/slurm-mig/slurm-mig/nodeload"
+	"github.com/slurm-mig/slurm-mig/nvmlread"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -40,20 +42,21 @@ func BenchmarkDiscoverRender(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				lib.Init()
 				runtime.GC()
 				b.StartTimer()
-				node, err := discover.FromNVML(lib, "bench01", root)
+				node, err := nvmlread.Read(lib, "bench01", hostfs.FS(root), func(string) {})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := discover.ResolveCapMinors(node, discover.NewHostFiles(root)); err != nil {
+				if err := nodeload.ResolveCapMinors(node, nodeload.NewHost(hostfs.FS(root))); err != nil {
 					b.Fatal(err)
 				}
-				res, err := Records(node, Options{NodeName: "bench01"})
+				recs, err := Records(node, Options{NodeName: "bench01"})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := slurmconf.WriteGresConf(io.Discard, []string{"bench"}, res.Records); err != nil {
+				if err := slurmconf.WriteGresConf(io.Discard, []string{"bench"}, recs); err != nil {
 					b.Fatal(err)
 				}
 			}

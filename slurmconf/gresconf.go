@@ -29,11 +29,12 @@ type ParsedRecord struct {
 }
 
 // GresConf is what a gres.conf says for one node: its records and the
-// global AutoDetect= setting.
+// AutoDetect= setting in force for it.
 type GresConf struct {
-	Records    []ParsedRecord
-	AutoDetect string // a global AutoDetect=, if any
-	units      int    // GRES units of the records so far, bounded by maxNodeUnits
+	Records       []ParsedRecord
+	AutoDetect    string // the node's AutoDetect=, else the global one, if any
+	AutoDetectPos string // file:line of that AutoDetect=
+	units         int    // GRES units of the records so far, bounded by maxNodeUnits
 }
 
 // maxNodeUnits bounds the GRES units one node's records may add up to, so
@@ -300,7 +301,7 @@ func (c *GresConf) addLine(l *logicalLine, file, node string, ws []word) ([]word
 func lineWords(l *logicalLine, file string, ws []word) ([]word, error) {
 	ws, err := words(l, ws)
 	if err != nil {
-		return ws, fmt.Errorf("%s: %v", linePos(file, l), strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
+		return ws, fmt.Errorf("%s: %v", linePos(file, l), err)
 	}
 	return ws, nil
 }
@@ -363,14 +364,18 @@ func isSetting(r *ParsedRecord, seen uint) bool {
 func (c *GresConf) add(r ParsedRecord, seen uint) error {
 	if isSetting(&r, seen) {
 		if r.Nodes == "" || c.AutoDetect == "" {
-			c.AutoDetect = r.AutoDetect
+			c.AutoDetect, c.AutoDetectPos = r.AutoDetect, r.Pos
 		}
 		return nil // AutoDetect=... alone is a setting, not a record
 	}
 	if err := checkRecord(&r); err != nil {
 		return err
 	}
-	if c.units += r.Units(); c.units > maxNodeUnits {
+	n, err := r.Units()
+	if err != nil {
+		return fmt.Errorf("%s: %v", r.Pos, err)
+	}
+	if c.units += n; c.units > maxNodeUnits {
 		return fmt.Errorf("%s: the node's records add up to more than %d GRES units", r.Pos, maxNodeUnits)
 	}
 	c.Records = append(c.Records, r)

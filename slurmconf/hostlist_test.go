@@ -322,3 +322,12 @@ func BenchmarkExpandHostlist(b *testing.B) {
 		ExpandHostlist(expr)
 	}
 }
+
+func TestSortHostnames(t *testing.T) {
+	names := []string{"gpu10", "gpu9", "gpu010", "cpu1", "gpu", "gpu1", "gpu01", "gpu-ib", "gpu99999999999999999999999", "n1"}
+	SortHostnames(names)
+	want := []string{"cpu1", "gpu", "gpu1", "gpu01", "gpu9", "gpu10", "gpu010", "gpu-ib", "gpu99999999999999999999999", "n1"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -2,6 +2,7 @@ package slurmconf
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -25,7 +26,7 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 	visit := func(l *logicalLine, file string) bool {
 		pos := func() string { return fmt.Sprintf("%s:%d", file, l.num) }
 		if ws, lineErr = words(l, ws[:0]); lineErr != nil {
-			lineErr = fmt.Errorf("%s: %v", pos(), strings.TrimPrefix(lineErr.Error(), fmt.Sprintf("line %d: ", l.num)))
+			lineErr = fmt.Errorf("%s: %v", pos(), lineErr)
 			return false
 		}
 		if len(ws) == 0 || !strings.EqualFold(ws[0].key, "NodeName") {
@@ -195,6 +196,17 @@ func addCount(counts []GresCount, c GresCount) []GresCount {
 	return append(counts, c)
 }
 
+// UpdateNodeGresFile is the slurm.conf at path with the Gres= of node's
+// own NodeName= line set to gres, every other byte kept (UpdateNodeGres).
+func UpdateNodeGresFile(path, node, gres string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	updated, err := UpdateNodeGres(string(data), path, node, gres)
+	return []byte(updated), err
+}
+
 // UpdateNodeGres returns data (a slurm.conf) with the Gres= of node's own
 // NodeName= line set to gres, every other byte kept. A line that names the
 // node among others is refused: changing it would change them too.
@@ -214,7 +226,7 @@ func UpdateNodeGres(data, name, node, gres string) (string, error) {
 		}
 		ws, err := words(l, nil)
 		if err != nil {
-			lineErr = fmt.Errorf("%s: %v", pos, strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
+			lineErr = fmt.Errorf("%s: %v", pos, err)
 			return false
 		}
 		if len(ws) == 0 || !strings.EqualFold(ws[0].key, "NodeName") {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slurm-mig/slurm-mig/slurmtest"
+	"github.com/slurm-mig/slurm-mig/internal/testtools"
 )
 
 // Names CheckNodeName accepts and refuses; the accepted ones are also put
@@ -39,7 +39,7 @@ func TestCheckNodeName(t *testing.T) {
 // accepts is one name to `scontrol show hostnames`, and the refused
 // hostlist-shaped ones are not.
 func TestNodeNamesMatchScontrol(t *testing.T) {
-	slurmtest.Require(t, "scontrol")
+	testtools.Require(t, testtools.SlurmPackages, "scontrol")
 	conf := filepath.Join(t.TempDir(), "slurm.conf")
 	if err := os.WriteFile(conf, []byte("ClusterName=x\nSlurmctldHost=localhost\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -11,12 +11,16 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
+	"github.com/slurm-mig/slurm-mig/nodeload"
 )
 
 // A layout is one node the golden tests describe, as a snapshot the
@@ -127,11 +131,15 @@ func fixtureLayout(t *testing.T, name string, fx *nvmlfake.Fixture, host, root s
 	if err != nil {
 		return layout{}, err
 	}
-	node, err := discover.FromNVML(lib, host, root)
-	if err != nil {
-		return layout{}, err
+	loader := nodeload.Loader{
+		Host:     nodeload.NewHost(hostfs.FS(root)),
+		NVML:     nodeload.NewNVML(func() nvml.Interface { return lib }),
+		Hostname: func() (string, error) { return host, nil },
+		Timeout:  time.Minute,
+		Warn:     func(string) {},
 	}
-	if err := discover.ResolveCapMinors(node, discover.NewHostFiles(root)); err != nil {
+	node, err := loader.Load("")
+	if err != nil {
 		return layout{}, err
 	}
 	var snap bytes.Buffer
@@ -173,7 +181,7 @@ func snapshotLayout(t *testing.T, name, snapshot, root string) layout {
 	if l.node, err = discover.LoadSnapshot(l.snapshot); err != nil {
 		t.Fatal(err)
 	}
-	if err := discover.ResolveCapMinors(l.node, discover.NewHostFiles(l.root)); err != nil {
+	if err := nodeload.ResolveCapMinors(l.node, nodeload.NewHost(hostfs.FS(l.root))); err != nil {
 		t.Fatal(err)
 	}
 	return l

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/fixture"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestCapturedTrees(t *testing.T) {
 	for _, root := range fixture.Glob(t, "real/*/root") {
 		t.Run(filepath.Base(filepath.Dir(root)), func(t *testing.T) {
-			topo, err := Load(root)
+			topo, err := Load(hostfs.FS(root))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +46,7 @@ func TestCapturedTrees(t *testing.T) {
 			}
 
 			slurmd := requireTool(t, "slurmd", "slurmd")
-			got, err := topo.Hardware(root)
+			got, err := topo.Hardware(hostfs.FS(root))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,9 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/slurm-mig/slurm-mig/atomicfile"
 	"github.com/slurm-mig/slurm-mig/fleet"
@@ -24,11 +23,7 @@ func (c *mergeCmd) Run(e *env) error {
 	} else if c.Backup || c.JSON {
 		return fmt.Errorf("--backup and --json go with -o FILE")
 	}
-	files, err := fleet.Fragments(c.Paths, output)
-	if err != nil {
-		return err
-	}
-	f, err := fleet.Read(files)
+	f, err := fleet.Merge(c.Paths, output)
 	if err != nil {
 		return err
 	}
@@ -37,30 +32,15 @@ func (c *mergeCmd) Run(e *env) error {
 		data = f.NodeLines()
 	}
 	if output == "" {
-		return writeAll(e.stdout, bytes.NewBuffer(data))
+		return e.print(func(w io.Writer) error { _, err := w.Write(data); return err })
 	}
 	res, err := atomicfile.Write(output, data, atomicfile.Options{Backup: c.Backup})
 	if err != nil {
 		return err
 	}
+	rep := f.Written(res)
 	if c.JSON {
-		out, err := json.Marshal(struct {
-			Path    string `json:"path"`
-			Changed bool   `json:"changed"`
-			Backup  string `json:"backup,omitempty"`
-			Nodes   int    `json:"nodes"`
-			Layouts int    `json:"layouts"`
-		}{res.Path, res.Changed, res.Backup, f.Nodes(), len(f.Layouts)})
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(e.stdout, "%s\n", out)
-		return err
+		return e.print(rep.WriteJSON)
 	}
-	state := "unchanged"
-	if res.Changed {
-		state = "changed"
-	}
-	_, err = fmt.Fprintf(e.stdout, "%s: %s (%s, %s)\n", res.Path, state, countOf(f.Nodes(), "node"), countOf(len(f.Layouts), "layout"))
-	return err
+	return e.print(rep.WriteText)
 }

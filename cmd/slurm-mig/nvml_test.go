@@ -11,6 +11,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 	"github.com/slurm-mig/slurm-mig/internal/synth"
+	"github.com/slurm-mig/slurm-mig/nodeload"
 )
 
 func TestReadsNVML(t *testing.T) {
@@ -35,8 +36,8 @@ func TestReadsNVML(t *testing.T) {
 		{[]string{"gen", "--", "--from"}, true}, // after --, nothing is a flag
 		{[]string{"frobnicate"}, false},
 	} {
-		if got := readsNVML(tc.args); got != tc.want {
-			t.Errorf("readsNVML(%q) = %v, want %v", tc.args, got, tc.want)
+		if got := nodeload.ReadsNVML(tc.args, cli{}); got != tc.want {
+			t.Errorf("ReadsNVML(%q) = %v, want %v", tc.args, got, tc.want)
 		}
 	}
 }
@@ -93,17 +94,25 @@ func TestNVMLShutdownBeforeWaiting(t *testing.T) {
 	}
 }
 
-// Every command but merge (which reads files only) reads NVML unless
-// given --from, so readsNVML must know every such command the CLI has; a
-// new command missing from it would only lose the early Init, silently.
+// NVML starts early for the commands named by cli's nvml:"" tags: the
+// names must be kong's, and a command without the tag (one that never
+// reads NVML) does not start Init.
 func TestReadsNVMLKnowsEveryCommand(t *testing.T) {
 	parser, err := kong.New(&cli{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tagged := 0
 	for _, cmd := range parser.Model.Children {
-		if readsNVML([]string{cmd.Name}) != (cmd.Name != "merge") {
-			t.Errorf("readsNVML is wrong about the command %q", cmd.Name)
+		want := cmd.Tag.Has("nvml")
+		if want {
+			tagged++
 		}
+		if got := nodeload.NVMLCommands(cli{})[cmd.Name]; got != want {
+			t.Errorf("NVMLCommands(cli{})[%q] = %v, want %v (its nvml tag)", cmd.Name, got, want)
+		}
+	}
+	if tagged == 0 {
+		t.Error("no command is tagged nvml")
 	}
 }

@@ -3,11 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/slurm-mig/slurm-mig/atomicfile"
-	"github.com/slurm-mig/slurm-mig/slurmconf"
+	"github.com/slurm-mig/slurm-mig/gresgen"
 )
 
 // outputFlags say where gen and node put what they render.
@@ -39,9 +40,9 @@ func (p *outputPath) Decode(ctx *kong.DecodeContext) error {
 func (p outputPath) toStdout() bool { return p == "" || p == "-" }
 
 // checkEmpty refuses to render nothing unless asked to.
-func (o *outputFlags) checkEmpty(e *env, recs []slurmconf.GresRecord, what string) error {
+func (o *outputFlags) checkEmpty(e *env, cfg *gresgen.Config, what string) error {
 	switch {
-	case len(recs) > 0:
+	case len(cfg.Records) > 0:
 	case o.AllowEmpty:
 		e.warn("no GPU or MIG device to offer Slurm on this node")
 	default:
@@ -58,41 +59,26 @@ type writeResult struct {
 	Devices int    `json:"devices"`
 }
 
-// emit prints data, or with -o writes it atomically and reports the write.
-func (o *outputFlags) emit(e *env, data []byte, counts []slurmconf.GresCount) error {
-	if o.Output.toStdout() {
+// write prints data or, given a file (-o FILE, node --update), writes it
+// atomically and reports the write.
+func (o *outputFlags) write(e *env, file outputPath, data []byte, devices int) error {
+	if file.toStdout() {
 		if o.Backup || o.JSON {
 			return fmt.Errorf("--backup and --json go with -o FILE (or node --update)")
 		}
 		_, err := e.stdout.Write(data)
 		return err
 	}
-	e.releaseNVML() // before waiting on the lock and the disk
-	res, err := atomicfile.Write(string(o.Output), data, atomicfile.Options{Backup: o.Backup})
+	e.nvml.Release() // before waiting on the lock and the disk
+	res, err := atomicfile.Write(string(file), data, atomicfile.Options{Backup: o.Backup})
 	if err != nil {
 		return err
 	}
-	r := writeResult{Path: res.Path, Changed: res.Changed, Backup: res.Backup}
-	for _, c := range counts {
-		r.Devices += c.Count
-	}
+	r := writeResult{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Devices: devices}
 	if o.JSON {
-		out, _ := json.Marshal(r)
-		_, err = fmt.Fprintf(e.stdout, "%s\n", out)
-		return err
+		return e.print(func(w io.Writer) error { return json.NewEncoder(w).Encode(r) })
 	}
-	state := "unchanged"
-	if r.Changed {
-		state = "changed"
-	}
-	_, err = fmt.Fprintf(e.stdout, "%s: %s (%s)\n", r.Path, state, countOf(r.Devices, "device"))
+	state := map[bool]string{false: "unchanged", true: "changed"}[r.Changed]
+	_, err = fmt.Fprintf(e.stdout, "%s: %s (%s)\n", r.Path, state, gresgen.DeviceCount(r.Devices))
 	return err
-}
-
-// countOf is "1 device", "2 devices": a count with its noun.
-func countOf(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -119,7 +119,7 @@ func TestNoShell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"../../cmd/slurm-mig/diff.go: exec.Command(path, ...)"}
+	want := []string{"../../scontrol/scontrol.go: exec.Command(path, ...)"}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("child processes started:\n%s\nwant only:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}

@@ -86,8 +86,12 @@ func FleetRecords(i int, dev string) []slurmconf.GresRecord {
 // it: its header, with the slurm.conf line, and its records.
 func WriteFleetFragment(w io.Writer, i int, dev string) error {
 	recs := FleetRecords(i, dev)
+	counts, err := slurmconf.CountGres(recs)
+	if err != nil {
+		return err
+	}
 	return slurmconf.WriteGresConf(w, []string{
 		"gres.conf written by slurm-mig dev; regenerate it, do not edit by hand.",
-		"slurm.conf: " + slurmconf.NodeLine(ClusterNode(i), slurmconf.CountGres(recs)),
+		"slurm.conf: " + slurmconf.NodeLine(ClusterNode(i), counts),
 	}, recs)
 }
