@@ -60,6 +60,14 @@ func (r *RecordReader) Read(path string) ([]RecordLine, error) {
 }
 
 func (r *RecordReader) addLine(l *logicalLine, file string) error {
+	// A line as gen writes it, whose record was read before, needs no
+	// more than its NodeName=: most lines of a fleet.
+	if nodes, rest, ok := leadingNodeName(l.text); ok {
+		if rec, hit := r.records[rest]; hit {
+			r.lines = append(r.lines, RecordLine{Nodes: r.intern(nodes), Num: l.num, Record: rec})
+			return nil
+		}
+	}
 	if _, ok := includeTarget(l.text); ok {
 		return fmt.Errorf("%s: Include is not followed here: give the included file itself", linePos(file, l))
 	}
@@ -94,6 +102,28 @@ func (r *RecordReader) addLine(l *logicalLine, file string) error {
 	}
 	r.lines = append(r.lines, RecordLine{Nodes: r.intern(nodes), Num: l.num, Record: rec})
 	return nil
+}
+
+// leadingNodeName splits a line that starts with a plain NodeName= word
+// (no quote or escape in it) into its value and the rest of the line: the
+// cut addLine makes with the line's words, found without them.
+func leadingNodeName(text string) (nodes, rest string, ok bool) {
+	i := 0
+	for i < len(text) && isBlank(text[i]) {
+		i++
+	}
+	const key = "nodename="
+	if len(text)-i < len(key) || !strings.EqualFold(text[i:i+len(key)], key) {
+		return "", "", false
+	}
+	start := i + len(key)
+	end := start
+	for ; end < len(text) && !isBlank(text[end]); end++ {
+		if c := text[end]; c == '"' || c == '\\' {
+			return "", "", false
+		}
+	}
+	return text[start:end], text[end:], true
 }
 
 // newRecord parses and checks a line not seen before.

@@ -153,3 +153,34 @@ func TestRecordReaderReadsAPipe(t *testing.T) {
 		t.Errorf("read %d lines from the pipe, want 2000", len(lines))
 	}
 }
+
+// leadingNodeName cuts a line where its words would: the fast path of
+// RecordReader must share records exactly as the words do.
+func TestLeadingNodeName(t *testing.T) {
+	for _, text := range []string{
+		"NodeName=n1 Name=gpu File=/dev/x",
+		"  nodename=n[1-2]\tName=gpu",
+		"NODENAME= Name=gpu",
+		"NodeName=n1",
+		`NodeName="n1" Name=gpu`,
+		`NodeName=n\1 Name=gpu`,
+		"Name=gpu NodeName=n1",
+		"NodeNames=n1 Name=gpu",
+	} {
+		l := logicalLine{text: text, num: 1}
+		ws, err := words(&l, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes, rest, ok := leadingNodeName(text)
+		w := ws[0]
+		first := strings.EqualFold(w.key, "NodeName") && w.value == text[w.valStart:w.valEnd] && !strings.ContainsAny(text[w.start:w.end], `"\`)
+		if ok != first {
+			t.Errorf("%q: fast path %v, want %v", text, ok, first)
+			continue
+		}
+		if ok && (nodes != w.value || rest != text[w.end:]) {
+			t.Errorf("%q: cut into %q and %q, the words into %q and %q", text, nodes, rest, w.value, text[w.end:])
+		}
+	}
+}
