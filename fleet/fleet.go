@@ -206,12 +206,12 @@ func (r *reader) read(path string) ([]assignment, error) {
 		}
 	}
 	// gen names one node on every line: all its lines are the node's.
-	if one, err := slurmconf.ExpandHostlist(lines[0].Nodes); err == nil && len(one) == 1 && allFor(lines, lines[0].Nodes) {
+	if one := lines[0].Nodes; slurmconf.OneHost(one) && allFor(lines, one) {
 		nums := make([]int, len(lines))
 		for i, l := range lines {
 			nums[i] = l.Num
 		}
-		return []assignment{{one[0], r.layout(lines, nil), nums}}, nil
+		return []assignment{{one, r.layout(lines, nil), nums}}, nil
 	}
 	// Otherwise each node gets the lines whose hostlists name it.
 	var order []string

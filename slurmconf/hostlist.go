@@ -388,6 +388,10 @@ func numDigits(n uint64) int {
 	return d
 }
 
+// OneHost reports whether a hostlist expression is one plain name, as most
+// NodeName= values are: ExpandHostlist gives back just expr.
+func OneHost(expr string) bool { return expr != "" && !strings.ContainsAny(expr, "[], \t") }
+
 // SortHostnames sorts node names so that CompressHostlist makes the
 // fewest ranges of them: by the text before the trailing number, then by
 // the number, then by its width (n1 before n01). A name without a

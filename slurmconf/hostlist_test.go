@@ -331,3 +331,14 @@ func TestSortHostnames(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+func TestOneHost(t *testing.T) {
+	for expr, want := range map[string]bool{"n1": true, "gpu-a01.x": true, "": false, "n[1]": false, "n1,n2": false, "n1 n2": false, "n1]": false} {
+		if OneHost(expr) != want {
+			t.Errorf("OneHost(%q) = %v", expr, !want)
+		}
+		if names, err := ExpandHostlist(expr); want && (err != nil || len(names) != 1 || names[0] != expr) {
+			t.Errorf("OneHost(%q) but ExpandHostlist gives %q, %v", expr, names, err)
+		}
+	}
+}
