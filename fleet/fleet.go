@@ -72,17 +72,15 @@ func (l *Layout) Counts() []slurmconf.GresCount { return l.counts }
 // files of `gen -o`), in name order. output, if not empty, is the file
 // the merge will be written to, which must not be one of its own inputs.
 func Fragments(args []string, output string) ([]string, error) {
-	out := ""
+	out, cwd := "", ""
 	if output != "" {
 		var err error
-		if out, err = filepath.Abs(output); err != nil {
+		if cwd, err = os.Getwd(); err != nil {
 			return nil, err
 		}
+		out = abs(cwd, output)
 	}
-	isOutput := func(path string) bool {
-		abs, err := filepath.Abs(path)
-		return err == nil && abs == out
-	}
+	isOutput := func(path string) bool { return out != "" && abs(cwd, path) == out }
 	var files []string
 	for _, arg := range args {
 		info, err := os.Stat(arg)
@@ -115,6 +113,15 @@ func Fragments(args []string, output string) ([]string, error) {
 		}
 	}
 	return files, nil
+}
+
+// abs is filepath.Abs with the working directory looked up once, not
+// once a file.
+func abs(cwd, path string) string {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path)
+	}
+	return filepath.Join(cwd, path)
 }
 
 // isFragment says which files of a directory are fragments.
