@@ -24,7 +24,7 @@
 // names, so a merged file can be merged again.
 //
 // Each node keeps its records in its own order, because Slurm numbers a
-// node's GRES (the indices jobs get) in gres.conf order. Nodes whose
+// node's GRES of each type (the indices jobs get) in gres.conf order. Nodes whose
 // records are identical apart from the node name form one layout and share
 // lines, NodeName= being their compressed hostlist.
 package fleet
