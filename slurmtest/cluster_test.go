@@ -3,6 +3,7 @@ package slurmtest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -144,7 +145,13 @@ type cluster struct {
 func startCluster(t *testing.T, host, gresConf, nodeLine, hw string) *cluster {
 	t.Helper()
 	dir := t.TempDir()
-	conf := writeConfigs(t, dir, gresConf, slurmConf(dir, host, nodeLine, hw, freePorts(t)))
+	return startClusterIn(t, dir, host, writeConfigs(t, dir, gresConf, slurmConf(dir, host, nodeLine, hw, freePorts(t))))
+}
+
+// startClusterIn starts the cluster of the configs already written in
+// dir (conf is its slurm.conf), for tests that add to them.
+func startClusterIn(t *testing.T, dir, host, conf string) *cluster {
+	t.Helper()
 	c := &cluster{t: t, dir: dir, host: host, env: slurmEnv(conf)}
 	c.start("slurmctld", "-D", "-i")
 	c.waitFor("slurmctld to answer", func() (bool, string) {
@@ -348,26 +355,34 @@ func (d *daemon) stop() {
 // ports are the cluster's private TCP ports.
 type ports struct{ slurmctld, slurmd int }
 
-// freePorts asks the kernel for two free ports on 127.0.0.1.
+// freePorts picks two free ports for the daemons (see freeTCPPorts).
 func freePorts(t *testing.T) ports {
 	t.Helper()
 	nums := freeTCPPorts(t, 2)
 	return ports{slurmctld: nums[0], slurmd: nums[1]}
 }
 
-// freeTCPPorts asks the kernel for n free ports on 127.0.0.1. All are
-// held until all are known, so they differ.
+// freeTCPPorts picks n free ports for daemons, below the kernel's
+// ephemeral range (32768 and up on Linux): a port there, free when
+// picked, is soon the source port of some srun's or scontrol's outgoing
+// connection (tests of several clusters run at once), and the daemon
+// then fails with "Address already in use". All are held until all are
+// known, so they differ.
 func freeTCPPorts(t *testing.T, n int) []int {
 	t.Helper()
 	var ls []net.Listener
 	var nums []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for try := 0; len(nums) < n; try++ {
+		if try == 1000 {
+			t.Fatalf("no %d free TCP ports in 12000-31999", n)
+		}
+		port := 12000 + rand.IntN(20000)
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", port)) // the daemons listen on every address
 		if err != nil {
-			t.Fatal(err)
+			continue
 		}
 		ls = append(ls, l)
-		nums = append(nums, l.Addr().(*net.TCPAddr).Port)
+		nums = append(nums, port)
 	}
 	for _, l := range ls {
 		l.Close()
