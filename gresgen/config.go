@@ -37,6 +37,20 @@ func (c *Config) Devices() int {
 	return n
 }
 
+// CheckEmpty refuses a config that offers Slurm nothing, unless allowed
+// (then warn says so): after an NVML failure an empty gres.conf takes a
+// node's GPUs away. what names the output in the refusal.
+func (c *Config) CheckEmpty(what string, allow bool, warn func(string)) error {
+	switch {
+	case len(c.Records) > 0:
+	case allow:
+		warn("no GPU or MIG device to offer Slurm on this node")
+	default:
+		return fmt.Errorf("no GPU or MIG device found; refusing to write an empty %s (pass --allow-empty if this node really has none)", what)
+	}
+	return nil
+}
+
 // DeviceCount says n devices in words: "1 device", "14 devices".
 func DeviceCount(n int) string {
 	if n == 1 {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/claim"
 	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/jobenv"
 	"github.com/slurm-mig/slurm-mig/nodeload"
 )
 
@@ -79,6 +80,12 @@ type cli struct {
 	Exec     execCmd     `cmd:"" nvml:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
 }
 
+// helpVars are the defaults that cli's help names, taken from the
+// constants that decide them.
+func helpVars() kong.Vars {
+	return kong.Vars{"state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath}
+}
+
 // Validate checks the global flags when the command line is parsed.
 func (c *cli) Validate() error {
 	if c.Timeout <= 0 {
@@ -109,7 +116,7 @@ func run(args []string, e *env) (code int) {
 		kong.Name("slurm-mig"),
 		kong.Description("Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices."),
 		kong.Writers(e.stdout, e.stderr),
-		kong.Vars{"version": "slurm-mig " + e.version},
+		kong.Vars{"version": "slurm-mig " + e.version}, helpVars(),
 		kong.Exit(func(code int) { panic(errExit(code)) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Bind(e),
