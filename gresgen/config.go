@@ -79,3 +79,12 @@ func (c *Config) GresConf(version string, compact bool) []byte {
 func (c *Config) NodeLine(hardware ...string) string {
 	return slurmconf.NodeLine(c.NodeName, c.Counts, hardware...)
 }
+
+// UpdateSlurmConf is the slurm.conf at path with Gres= set to the counts
+// on the node's own NodeName= line, every other byte kept.
+func (c *Config) UpdateSlurmConf(path string) ([]byte, error) {
+	if c.NodeName == "" {
+		return nil, fmt.Errorf("--update needs the node's name; drop --no-node-name")
+	}
+	return slurmconf.UpdateNodeGresFile(path, c.NodeName, slurmconf.GresList(c.Counts))
+}

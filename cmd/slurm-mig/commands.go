@@ -6,7 +6,6 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/gresgen"
-	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // sourceFlags choose where the node model comes from: commands pass From
@@ -96,7 +95,11 @@ func (c *nodeCmd) Run(e *env) error {
 		return err
 	}
 	if c.Update != "" {
-		return c.update(e, node, cfg)
+		updated, err := cfg.UpdateSlurmConf(c.Update)
+		if err != nil {
+			return err
+		}
+		return c.write(e, outputPath(c.Update), updated, node, cfg)
 	}
 	var hardware []string
 	if c.Full {
@@ -106,18 +109,6 @@ func (c *nodeCmd) Run(e *env) error {
 		hardware = append(hardware, node.Hardware.String())
 	}
 	return c.write(e, c.Output, []byte(cfg.NodeLine(hardware...)+"\n"), node, cfg)
-}
-
-// update rewrites the Gres= of the node's line in a slurm.conf.
-func (c *nodeCmd) update(e *env, node *discover.Node, cfg *gresgen.Config) error {
-	if cfg.NodeName == "" {
-		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
-	}
-	updated, err := slurmconf.UpdateNodeGresFile(c.Update, cfg.NodeName, slurmconf.GresList(cfg.Counts))
-	if err != nil {
-		return err
-	}
-	return c.write(e, outputPath(c.Update), updated, node, cfg)
 }
 
 type listCmd struct {
