@@ -2,7 +2,7 @@
 // a node's GPUs and MIG devices, read through NVML.
 //
 // This package is the command line only: each command is a Run method that
-// loads the node (sourceFlags.load), calls the library packages, and
+// loads the node (nodeload.Loader), calls the library packages, and
 // prints or writes what they return.
 package main
 
