@@ -35,11 +35,14 @@ func (p *outputPath) Decode(ctx *kong.DecodeContext) error {
 	return nil
 }
 
+// toStdout reports whether the output goes to standard output.
+func (p outputPath) toStdout() bool { return p == "" || p == "-" }
+
 // write prints data or, given a file (-o FILE, node --update), writes it
 // atomically, with the device state unless --no-state, and reports the
 // write.
 func (r *renderFlags) write(e *env, file outputPath, data []byte, node *discover.Node, cfg *gresgen.Config) error {
-	if file == "" || file == "-" {
+	if file.toStdout() {
 		if r.Backup || r.JSON {
 			return fmt.Errorf("--backup and --json go with -o FILE (or node --update)")
 		}
