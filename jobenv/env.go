@@ -205,13 +205,22 @@ func ResolvePaths(slurmFlag, gresFlag string, getenv func(string) (string, bool)
 // Includes and hostlists) and numbers its GPUs. A gres.conf with
 // AutoDetect is refused: slurmd then numbers GPUs otherwise.
 func NodeIndexMap(p Paths, node string) ([]Device, string, error) {
+	// The two files are read at once: a task waits on this (a TaskProlog
+	// runs before every task), and slurm.conf can be thousands of lines.
+	var conf *slurmconf.GresConf
+	var confErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		conf, confErr = slurmconf.ReadGresConf(p.GresConf, node)
+	}()
 	ng, err := slurmconf.ReadNodeGres(p.SlurmConf, node)
+	<-done
 	if err != nil {
 		return nil, "", err
 	}
-	conf, err := slurmconf.ReadGresConf(p.GresConf, node)
-	if err != nil {
-		return nil, "", err
+	if confErr != nil {
+		return nil, "", confErr
 	}
 	for _, ad := range autoDetects(conf) {
 		if !strings.EqualFold(ad, "off") {

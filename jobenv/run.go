@@ -30,13 +30,22 @@ func Run(opts Options, getenv func(string) (string, bool)) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The state is read while the configs are: the errors still come in
+	// this order, the configs' first.
+	var st *State
+	var stErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		st, stErr = opts.loadState(req.Node, getenv)
+	}()
 	devs, ctx, err := NodeIndexMap(paths, req.Node)
+	<-done
 	if err != nil {
 		return nil, err
 	}
-	st, err := opts.loadState(req.Node, getenv)
-	if err != nil {
-		return nil, err
+	if stErr != nil {
+		return nil, stErr
 	}
 	return Lines(req, UnderRoot(devs, opts.Root), st, getenv, ctx, OpenProbe(opts.Root))
 }

@@ -46,7 +46,7 @@ fi
 
 # The Slurm commands a test may run; each found in a chroot gets a wrapper.
 commands=(slurmd slurmctld slurmstepd scontrol srun sinfo squeue sbatch salloc
-  scancel sacct sattach sbcast sdiag sprio sshare sstat strigger)
+  scancel sacct sattach sbcast sdiag sprio sshare sstat strigger munged)
 
 scratch=$(mktemp -d /tmp/slurm-versions.XXXXXX)
 mounted=()
@@ -109,6 +109,7 @@ for target in "${targets[@]}"; do
     scripts/debian-chroot.sh "$target" "$root" slurmd slurmctld slurm-client
     echo "chroot $target ready in $((SECONDS - start)) s" >&2
     cp /etc/hosts "$root/etc/hosts" # the daemons resolve this host's name
+    mkdir -p "$root/run/munge"
     mount_in "$root" /proc -t proc
     mount_in "$root" /sys --rbind
     mount_in "$root" "$scratch" --bind
@@ -118,10 +119,13 @@ for target in "${targets[@]}"; do
       path=$(chroot "$root" sh -c "PATH=/usr/sbin:/usr/bin:/sbin:/bin command -v $c" || true)
       [ -n "$path" ] || continue
       # The command runs in the caller's directory, with the caller's
-      # environment (SLURM_CONF) and the chroot's own PATH.
+      # environment (SLURM_CONF) and the chroot's own PATH, and sees the
+      # caller's /run/munge (a test may bind its own munged's socket
+      # there, in a mount namespace of its own): in a mount namespace of
+      # the command's own, so nothing reaches this machine's mounts.
       cat >"$bin/$c" <<EOF
 #!/bin/sh
-exec chroot '$root' /usr/bin/env PATH=/usr/sbin:/usr/bin:/sbin:/bin /bin/sh -c 'cd "\$0" 2>/dev/null || cd /; exec "\$@"' "\$PWD" '$path' "\$@"
+exec unshare --mount --propagation slave /bin/sh -c 'mount --bind /run/munge "\$0/run/munge" 2>/dev/null; exec chroot "\$0" /usr/bin/env PATH=/usr/sbin:/usr/bin:/sbin:/bin /bin/sh -c "cd \\"\\\$0\\" 2>/dev/null || cd /; exec \\"\\\$@\\"" "\$@"' '$root' "\$PWD" '$path' "\$@"
 EOF
       chmod +x "$bin/$c"
     done
