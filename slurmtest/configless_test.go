@@ -53,7 +53,7 @@ func TestConfiglessFleet(t *testing.T) {
 	frags := t.TempDir()
 	for _, n := range nodes {
 		makeDevices(t, devDir, n.l.node)
-		runSlurmMig(t, "--root", n.l.root, "gen", "--from", n.l.snapshot, "--node-name", n.name, "-o", filepath.Join(frags, n.name+".conf"))
+		runSlurmMig(t, "--root", n.l.root, "gen", "--from", n.l.snapshot, "--node-name", n.name, "--slurm-version", release.String(), "-o", filepath.Join(frags, n.name+".conf"))
 	}
 	gres := runSlurmMig(t, "merge", frags)
 	if !strings.Contains(gres, "# 4 nodes, 3 layouts") || !strings.Contains(gres, "\nNodeName=gpu[01-02] ") {
