@@ -120,6 +120,13 @@ func writeReleaseFiles(t *testing.T, dir string) {
 // 26.05 starts with the time, "[2026-11-23T13:12:36.317] Gres ...".
 var gresLine = regexp.MustCompile(`^(slurmd(-\S+)?: |\[[0-9T:.-]+\] )Gres `)
 
+// slurmdGNoise are the warning: lines of slurmd -G that say nothing of
+// gres.conf but of how a test runs it: 24.11 on warn that the config read
+// is a local copy of a configless one (the configless test reads what
+// slurmd fetched, on purpose), 26.05 that cgroup/v1 is deprecated (the
+// TaskProlog test's task/cgroup uses v1, which this machine has).
+var slurmdGNoise = regexp.MustCompile(`warning: (Running with local config file despite slurmctld having been setup for configless operation|cgroup/v1 plugin is deprecated)`)
+
 // refusal is what the release says of the records the layout renders in
 // form f: nil where it reads them, else why it refuses them
 // (slurmconf.CheckGres, which gresgen applies).

@@ -208,7 +208,8 @@ type taskReport struct {
 
 // reportTask is a shell command that prints, from inside a task, what
 // the checks read: the GPU variables ("-" when unset), the job's IDX:
-// and, with probe, which of the node's device files under devDir the
+// (the pattern does not match itself: 26.05 shows the job's command,
+// this script, too) and, with probe, which of the node's device files under devDir the
 // task may open (a fake device node the cgroup allows fails with "No
 // such device", one it denies with "Operation not permitted").
 func reportTask(devDir string, probe bool) string {
@@ -219,7 +220,7 @@ func reportTask(devDir string, probe bool) string {
 	}
 	return `printf 'REPORT cvd=%s step=%s job=%s ord=%s idx=%s open=%s\n' ` +
 		`"${CUDA_VISIBLE_DEVICES--}" "${SLURM_STEP_GPUS--}" "${SLURM_JOB_GPUS--}" "${GPU_DEVICE_ORDINAL--}" ` +
-		`"$(scontrol show job -d $SLURM_JOB_ID | grep -o 'IDX:[^)]*' | tr '\n' ';')" "` + open + `"`
+		`"$(scontrol show job -d $SLURM_JOB_ID | grep -o 'IDX:[0-9][^)]*' | tr '\n' ';')" "` + open + `"`
 }
 
 func (s *taskPrologCluster) check() {
