@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/synth"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -82,7 +83,7 @@ func TestConfiglessFleet(t *testing.T) {
 				t.Errorf("%s's conf-cache/gres.conf is not the merged file (%v):\n%s", n.name, err, data)
 			}
 			got := slurmdRecords(t, filepath.Join(cached, "slurm.conf"), "-N", n.name)
-			checkSlurmdRecords(t, got, n.l, form{"model", "multiple", false}, n.name, devDir, nodeLine)
+			checkSlurmdRecords(t, got, n.l, form{"model", string(gresgen.FileStyleFor(release)), false}, n.name, devDir, nodeLine)
 
 			first := gresList(t, nodeLine)[0]
 			if out, err := c.srun(fmt.Sprintf("gpu:%s:%d", first.typ, first.count), "-w", n.name); err != nil || strings.TrimSpace(out) == "" {
