@@ -73,17 +73,19 @@ func Decide(lookup func(string) (string, bool)) (Request, error) {
 	return Request{Node: node, From: from, Indices: indices, Narrowed: narrowed}, nil
 }
 
-// isBatchStep reports whether the task is a batch script: Slurm sets
-// SLURM_STEP_ID only for numbered steps (env.c setup_env: stepid >= 0),
+// isBatchStep reports whether the task is a batch script: Slurm (before
+// 26.05) sets SLURM_STEP_ID only for numbered steps (env.c setup_env: stepid >= 0),
 // so the batch step, and salloc's interactive step, have none (seen with
 // 22.05: a batch task has SLURM_JOB_GPUS and no SLURM_STEP_ID, a step
 // launched by srun in it SLURM_STEP_ID=0, 1, ...).
 func isBatchStep(getenv func(string) (string, bool)) bool {
-	_, ok := getenv("SLURM_STEP_ID")
+	id, ok := getenv("SLURM_STEP_ID")
 	if !ok {
-		_, ok = getenv("SLURM_STEPID")
+		id, ok = getenv("SLURM_STEPID")
 	}
-	return !ok
+	// 26.05 sets it in the batch step too, to the batch script's step id
+	// (SLURM_BATCH_SCRIPT, printed as -5); numbered steps are 0 and up.
+	return !ok || strings.HasPrefix(id, "-")
 }
 
 // hasGPUEnv reports whether Slurm set this step's GPU variables: it sets

@@ -113,6 +113,8 @@ func TestDecide(t *testing.T) {
 			false, "SLURM_STEP_GPUS", []int{2, 3}, ""},
 		{"batch step: no SLURM_STEP_ID", map[string]string{"SLURM_JOB_GPUS": "4,5", "CUDA_VISIBLE_DEVICES": "0,1", "SLURMD_NODENAME": "n1"},
 			false, "SLURM_JOB_GPUS", []int{4, 5}, ""},
+		{"batch step of 26.05: SLURM_STEP_ID=-5", map[string]string{"SLURM_JOB_GPUS": "4,5", "CUDA_VISIBLE_DEVICES": "0,1", "SLURM_STEP_ID": "-5", "SLURMD_NODENAME": "n1"},
+			false, "SLURM_JOB_GPUS", []int{4, 5}, ""},
 		{"--gres=none in a GPU job", map[string]string{"SLURM_JOB_GPUS": "2,3", "SLURM_STEP_ID": "1", "SLURMD_NODENAME": "n1"},
 			true, "", nil, ""},
 		{"--gres=none in a GPU job, no step id either", map[string]string{"SLURM_JOB_GPUS": "2,3", "SLURMD_NODENAME": "n1"},
