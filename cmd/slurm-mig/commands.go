@@ -1,29 +1,17 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/gresgen"
-	"github.com/slurm-mig/slurm-mig/nvmlread"
-	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// sourceFlags choose where the node model comes from.
+// sourceFlags choose where the node model comes from: commands pass From
+// to e.loader.Load.
 type sourceFlags struct {
 	From string `placeholder:"FILE" help:"Work from a snapshot (slurm-mig snapshot) instead of NVML. Cap minors it lacks are read from mig-minors under --root."`
-}
-
-// load is how a command gets the node's model: the snapshot --from names,
-// or NVML; cap minors from the files under --root.
-func (s *sourceFlags) load(e *env) (*discover.Node, error) {
-	node, err := e.loader.Load(s.From)
-	if nvmlread.NoNVMLLibrary(err) {
-		err = fmt.Errorf("%w (use --from SNAPSHOT on hosts without it)", err)
-	}
-	return node, err
 }
 
 // recordFlags shape the GRES records, shared by gen, node and diff so
@@ -58,12 +46,13 @@ type renderFlags struct {
 	sourceFlags
 	recordFlags
 	outputFlags
+	stateFlags
 }
 
 // render loads the node and builds its config, refusing an empty one
 // unless asked; what names the output in that refusal.
 func (r *renderFlags) render(e *env, what string) (*discover.Node, *gresgen.Config, error) {
-	node, err := r.load(e)
+	node, err := e.loader.Load(r.From)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -71,7 +60,7 @@ func (r *renderFlags) render(e *env, what string) (*discover.Node, *gresgen.Conf
 	if err != nil {
 		return nil, nil, err
 	}
-	return node, cfg, r.checkEmpty(e, cfg, what)
+	return node, cfg, cfg.CheckEmpty(what, r.AllowEmpty, e.warn)
 }
 
 type genCmd struct {
@@ -80,11 +69,11 @@ type genCmd struct {
 }
 
 func (c *genCmd) Run(e *env) error {
-	_, cfg, err := c.render(e, "gres.conf")
+	node, cfg, err := c.render(e, "gres.conf")
 	if err != nil {
 		return err
 	}
-	return c.write(e, c.Output, cfg.GresConf(e.version, c.Compact), cfg.Devices())
+	return c.write(e, c.Output, cfg.GresConf(e.version, c.Compact), node, cfg)
 }
 
 type nodeCmd struct {
@@ -106,7 +95,11 @@ func (c *nodeCmd) Run(e *env) error {
 		return err
 	}
 	if c.Update != "" {
-		return c.update(e, cfg)
+		updated, err := cfg.UpdateSlurmConf(c.Update)
+		if err != nil {
+			return err
+		}
+		return c.write(e, outputPath(c.Update), updated, node, cfg)
 	}
 	var hardware []string
 	if c.Full {
@@ -115,19 +108,7 @@ func (c *nodeCmd) Run(e *env) error {
 		}
 		hardware = append(hardware, node.Hardware.String())
 	}
-	return c.write(e, c.Output, []byte(cfg.NodeLine(hardware...)+"\n"), cfg.Devices())
-}
-
-// update rewrites the Gres= of the node's line in a slurm.conf.
-func (c *nodeCmd) update(e *env, cfg *gresgen.Config) error {
-	if cfg.NodeName == "" {
-		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
-	}
-	updated, err := slurmconf.UpdateNodeGresFile(c.Update, cfg.NodeName, slurmconf.GresList(cfg.Counts))
-	if err != nil {
-		return err
-	}
-	return c.write(e, outputPath(c.Update), updated, cfg.Devices())
+	return c.write(e, c.Output, []byte(cfg.NodeLine(hardware...)+"\n"), node, cfg)
 }
 
 type listCmd struct {
@@ -135,7 +116,7 @@ type listCmd struct {
 }
 
 func (c *listCmd) Run(e *env) error {
-	node, err := c.load(e)
+	node, err := e.loader.Load(c.From)
 	if err != nil {
 		return err
 	}
@@ -145,17 +126,9 @@ func (c *listCmd) Run(e *env) error {
 type snapshotCmd struct{}
 
 func (c *snapshotCmd) Run(e *env) error {
-	node, err := e.loader.Load("") // snapshots are always taken from NVML
+	node, err := e.loader.Snapshot() // snapshots are always taken from NVML
 	if err != nil {
 		return err
 	}
-	// The compute processes only tell free --from what was busy: without
-	// them the snapshot still describes the node.
-	if err := e.loader.Processes(node); errors.As(err, new(*nvmlread.NVMLError)) {
-		e.warn(fmt.Sprintf("%v; the snapshot records no compute processes", err))
-	} else if err != nil {
-		return err
-	}
-	e.loader.ForSnapshot(node)
 	return e.print(func(w io.Writer) error { return discover.WriteSnapshot(w, node) })
 }

@@ -13,6 +13,7 @@ type diffCmd struct {
 	GresConf  string `placeholder:"FILE" help:"Compare with this gres.conf (default /etc/slurm/gres.conf when nothing else is compared); a pipe, or - for standard input, works too."`
 	SlurmConf string `placeholder:"FILE" help:"Compare the Gres= counts this node's NodeName line declares in FILE (a pipe, or - for standard input)."`
 	Running   bool   `help:"Compare the Gres= the running slurmctld has for this node (scontrol show node)."`
+	State     string `placeholder:"FILE" help:"Compare the device state slurm-mig env reads with the GPUs (default: ${state_env} or ${state_default}, when it exists and the GPUs are read from NVML)."`
 	JSON      bool   `name:"json" help:"Print the result as JSON."`
 }
 
@@ -20,7 +21,7 @@ func (c *diffCmd) Run(e *env) error {
 	if c.GresConf == slurmconf.Stdin && c.SlurmConf == slurmconf.Stdin {
 		return fmt.Errorf("--gres-conf and --slurm-conf cannot both read standard input")
 	}
-	node, err := c.load(e)
+	node, err := e.loader.Load(c.From)
 	if err != nil {
 		return err
 	}
@@ -29,7 +30,11 @@ func (c *diffCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	rep, err := drift.Compare(drift.Inputs{Config: cfg, GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running})
+	state, err := drift.StateToCompare(e.stateFile(c.State, c.From), node, cfg.NodeName)
+	if err != nil {
+		return err
+	}
+	rep, err := drift.Compare(drift.Inputs{Config: cfg, GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running, State: state})
 	if err != nil {
 		return err
 	}

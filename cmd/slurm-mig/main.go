@@ -2,7 +2,7 @@
 // a node's GPUs and MIG devices, read through NVML.
 //
 // This package is the command line only: each command is a Run method that
-// loads the node (sourceFlags.load), calls the library packages, and
+// loads the node (nodeload.Loader), calls the library packages, and
 // prints or writes what they return.
 package main
 
@@ -21,6 +21,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/claim"
 	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/jobenv"
 	"github.com/slurm-mig/slurm-mig/nodeload"
 )
 
@@ -54,6 +55,7 @@ type env struct {
 	version        string
 	nvml           *nodeload.NVML   // the run's NVML library
 	loader         *nodeload.Loader // set once the command line is parsed
+	root           hostfs.FS        // --root
 }
 
 // warn is the run's one warning channel: the library packages say what
@@ -72,8 +74,17 @@ type cli struct {
 	Diff     diffCmd     `cmd:"" nvml:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
 	List     listCmd     `cmd:"" nvml:"" help:"Show a table of GPUs and MIG devices with their device files."`
 	Snapshot snapshotCmd `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
+	State    stateCmd    `cmd:"" nvml:"" help:"Write the device state (device files -> UUIDs) that env reads; gen -o and node -o/--update write it too."`
+	Env      envCmd      `cmd:"" help:"TaskProlog: print export CUDA_VISIBLE_DEVICES=<UUIDs> for the GPUs Slurm gave this task; never starts NVML."`
 	Free     freeCmd     `cmd:"" nvml:"" help:"Claim an idle MIG device among those the job may use and print its UUID for CUDA_VISIBLE_DEVICES; the claim ends when the job's shell does."`
 	Exec     execCmd     `cmd:"" nvml:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
+	Merge    mergeCmd    `cmd:"" help:"Merge gen outputs of many nodes into one cluster gres.conf (or, with --node-lines, the slurm.conf lines) for configless Slurm."`
+}
+
+// helpVars are the defaults that cli's help names, taken from the
+// constants that decide them.
+func helpVars() kong.Vars {
+	return kong.Vars{"state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath}
 }
 
 // Validate checks the global flags when the command line is parsed.
@@ -106,7 +117,7 @@ func run(args []string, e *env) (code int) {
 		kong.Name("slurm-mig"),
 		kong.Description("Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices."),
 		kong.Writers(e.stdout, e.stderr),
-		kong.Vars{"version": "slurm-mig " + e.version},
+		kong.Vars{"version": "slurm-mig " + e.version}, helpVars(),
 		kong.Exit(func(code int) { panic(errExit(code)) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Bind(e),
@@ -128,6 +139,7 @@ func run(args []string, e *env) (code int) {
 		fmt.Fprintf(e.stderr, "slurm-mig: %v (see slurm-mig --help)\n", err)
 		return exitError
 	}
+	e.root = hostfs.FS(c.Root)
 	e.loader = &nodeload.Loader{Host: nodeload.NewHost(hostfs.FS(c.Root)), NVML: e.nvml,
 		Hostname: e.hostname, Timeout: c.Timeout, Warn: e.warn}
 	if err := ctx.Run(); err != nil {
@@ -149,10 +161,7 @@ func oneLine(err error) string {
 }
 
 func buildVersion() string {
-	if version != "dev" {
-		return version
-	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+	if info, ok := debug.ReadBuildInfo(); ok && version == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		return info.Main.Version
 	}
 	return version
