@@ -352,6 +352,9 @@ func (h *holder) accept(listener int) {
 	for len(h.conns) < maxPending {
 		conn, _, err := unix.Accept4(listener, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		if err != nil {
+			if err != unix.EAGAIN && err != unix.EINTR && err != unix.ECONNABORTED {
+				time.Sleep(10 * time.Millisecond) // out of descriptors: do not spin
+			}
 			return
 		}
 		if cred, err := unix.GetsockoptUcred(conn, unix.SOL_SOCKET, unix.SO_PEERCRED); err != nil || int(cred.Uid) != h.uid {
