@@ -61,6 +61,8 @@ type cli struct {
 	Diff     diffCmd     `cmd:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
 	List     listCmd     `cmd:"" help:"Show a table of GPUs and MIG devices with their device files."`
 	Snapshot snapshotCmd `cmd:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
+
+	Docs docsCmd `cmd:"" hidden:"" help:"Print the man page or a shell completion script, made from this command line's model."`
 }
 
 // errExit carries kong's exit code (after --help, --version) out of Parse.
