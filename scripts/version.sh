@@ -12,7 +12,9 @@ set -eu
 cd "$(dirname "$0")/.."
 
 describe="" date=""
-if git rev-parse --git-dir >/dev/null 2>&1; then
+# Only this tree's own git: a tarball unpacked inside another repository
+# must not take that one's version.
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
   describe=$(git describe --tags --always --dirty)
   date=$(git log -1 --format=%cd --date=format:%Y%m%d)
 elif [ -f VERSION ] && ! grep -q '[$]Format:' VERSION; then

@@ -54,23 +54,24 @@ func Bash(w io.Writer, app *kong.Application) error {
 			}
 			var pats []string
 			for _, name := range flagNames(f) {
-				if name != "--no-"+f.Name {
+				if name != negation(f) {
 					pats = append(pats, shQuote(p+"|"+name))
 				}
 			}
 			fmt.Fprintf(bw, "\t%s) ", strings.Join(pats, " | "))
-			switch kind {
-			case valueEnum:
-				fmt.Fprintf(bw, "mapfile -t COMPREPLY < <(compgen -W %s -- \"$cur\")", shQuote(strings.Join(f.EnumSlice(), " ")))
-			case valueFile:
-				fmt.Fprintf(bw, "compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")")
-			case valueDir:
-				fmt.Fprintf(bw, "compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- \"$cur\")")
-			default:
-				fmt.Fprintf(bw, "COMPREPLY=()")
-			}
+			bashValue(bw, kind, f.EnumSlice())
 			fmt.Fprintf(bw, " ;;\n")
 		}
+	}
+	// A command's first positional argument, keyed by an empty flag.
+	for _, n := range nodes {
+		if len(n.Positional) == 0 || len(visibleChildren(n)) > 0 {
+			continue
+		}
+		p := n.Positional[0]
+		fmt.Fprintf(bw, "\t%s) ", shQuote(strings.Join(path(n), " ")+"|"))
+		bashValue(bw, kindOfValue(p), p.EnumSlice())
+		fmt.Fprintf(bw, " ;;\n")
 	}
 	fmt.Fprintf(bw, "\t*) return 1 ;;\n\tesac\n}\n\n")
 
@@ -101,13 +102,28 @@ func Bash(w io.Writer, app *kong.Application) error {
 	fi
 	if [[ $cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$(%[1]s_flags "$path")" -- "$cur")
-	else
+	elif ! %[1]s_value "$path" "" "$cur"; then
 		mapfile -t COMPREPLY < <(compgen -W "$(%[1]s_commands "$path")" -- "$cur")
 	fi
 }
 complete -F %[1]s %[2]s
 `, fn, app.Name)
 	return bw.Flush()
+}
+
+// bashValue writes the commands that fill COMPREPLY with the values of
+// one kind.
+func bashValue(w io.Writer, kind valueKind, enum []string) {
+	switch kind {
+	case valueEnum:
+		fmt.Fprintf(w, "mapfile -t COMPREPLY < <(compgen -W %s -- \"$cur\")", shQuote(strings.Join(enum, " ")))
+	case valueFile:
+		fmt.Fprintf(w, "compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")")
+	case valueDir:
+		fmt.Fprintf(w, "compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- \"$cur\")")
+	default:
+		fmt.Fprintf(w, "COMPREPLY=()")
+	}
 }
 
 // Zsh writes a zsh completion function (#compdef) for app, one _arguments
@@ -128,7 +144,11 @@ func Zsh(w io.Writer, app *kong.Application) error {
 			fmt.Fprintf(bw, " \\\n\t\t%s", zshFlag(f))
 		}
 		for i, p := range n.Positional {
-			fmt.Fprintf(bw, " \\\n\t\t%s", zshQuote(fmt.Sprintf("%d:%s:%s", i+1, zshEsc(p.Name), zshAction(kindOfValue(p), p.EnumSlice()))))
+			pos := fmt.Sprint(i + 1)
+			if p.IsCumulative() {
+				pos = "*"
+			}
+			fmt.Fprintf(bw, " \\\n\t\t%s", zshQuote(pos+":"+zshEsc(p.Name)+":"+zshAction(kindOfValue(p), p.EnumSlice())))
 		}
 		if len(children) == 0 {
 			fmt.Fprintf(bw, "\n}\n")
@@ -185,8 +205,8 @@ func zshFlag(f *kong.Flag) string {
 	default:
 		specs = []string{repeat + long + desc + value}
 	}
-	if f.Negated {
-		specs = append(specs, "--no-"+f.Name+desc)
+	if neg := negation(f); neg != "" {
+		specs = append(specs, neg+desc)
 	}
 	for i, s := range specs {
 		specs[i] = zshQuote(s)
@@ -244,6 +264,18 @@ func Fish(w io.Writer, app *kong.Application) error {
 				fmt.Fprintf(bw, "%s -n %s -a %s -d %s\n", c, fishQuote(below), fishQuote(ch.Name), fishQuote(firstSentence(ch.Help)))
 			}
 		}
+		if len(n.Positional) > 0 && len(visibleChildren(n)) == 0 {
+			p := n.Positional[0]
+			line := c + " -n " + fishQuote(cond)
+			switch kindOfValue(p) {
+			case valueEnum:
+				fmt.Fprintf(bw, "%s -x -a %s\n", line, fishQuote(strings.Join(p.EnumSlice(), " ")))
+			case valueFile:
+				fmt.Fprintf(bw, "%s -F\n", line)
+			case valueDir:
+				fmt.Fprintf(bw, "%s -x -a '(__fish_complete_directories)'\n", line)
+			}
+		}
 		for _, f := range visibleFlags(n) {
 			line := c
 			if cond != "" {
@@ -264,8 +296,8 @@ func Fish(w io.Writer, app *kong.Application) error {
 				line += " -x"
 			}
 			fmt.Fprintf(bw, "%s -d %s\n", line, fishQuote(firstSentence(f.Help)))
-			if f.Negated {
-				fmt.Fprintf(bw, "%s -l no-%s -d %s\n", strings.SplitN(line, " -l ", 2)[0], f.Name, fishQuote(firstSentence(f.Help)))
+			if neg := negation(f); neg != "" {
+				fmt.Fprintf(bw, "%s -l %s -d %s\n", strings.SplitN(line, " -l ", 2)[0], strings.TrimPrefix(neg, "--"), fishQuote(firstSentence(f.Help)))
 			}
 		}
 	}

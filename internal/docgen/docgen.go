@@ -68,11 +68,11 @@ func takesValue(f *kong.Flag) bool { return !f.IsBool() && !f.IsCounter() }
 type valueKind int
 
 const (
-	valueNone  valueKind = iota // a switch, takes no value
-	valueWord                   // free text
-	valueEnum                   // one of f.EnumSlice()
-	valueFile                   // a file name
-	valueDir                    // a directory name
+	valueNone valueKind = iota // a switch, takes no value
+	valueWord                  // free text
+	valueEnum                  // one of f.EnumSlice()
+	valueFile                  // a file name
+	valueDir                   // a directory name
 )
 
 func kindOf(f *kong.Flag) valueKind {
@@ -100,10 +100,22 @@ func flagNames(f *kong.Flag) []string {
 	for _, a := range f.Aliases {
 		names = append(names, "--"+a)
 	}
-	if f.Negated {
-		names = append(names, "--no-"+f.Name)
+	if neg := negation(f); neg != "" {
+		names = append(names, neg)
 	}
 	return names
+}
+
+// negation is the flag that sets a negatable flag false (--no-name, or
+// the name its tag gives), else "".
+func negation(f *kong.Flag) string {
+	switch f.Tag.Negatable {
+	case "":
+		return ""
+	case "_": // kong's mark for the default, --no-<name>
+		return "--no-" + f.Name
+	}
+	return "--" + f.Tag.Negatable
 }
 
 // placeholder is the word that stands for a flag's value in the man page.
