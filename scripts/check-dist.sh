@@ -6,7 +6,9 @@
 #  1. Both .debs and .rpms: the right architecture, the expected files, no
 #     maintainer scripts (installing enables and starts nothing).
 #  2. The arm64 binary, from its .deb, under qemu-user: --version and gen
-#     on the demo node, byte for byte what the amd64 binary prints.
+#     on the demo node, byte for byte what the amd64 binary prints; with
+#     this machine's arm64 glibc and, where make dist's build chroot is
+#     there, bullseye's (2.31).
 #  3. The amd64 .deb in a clean Debian 11 (glibc 2.31) chroot: apt install,
 #     slurm-mig --version and gen on the demo node, dpkg --purge, and no
 #     file left behind or changed outside what dpkg and apt log.
@@ -17,6 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 INSTALL_CHROOT=${INSTALL_CHROOT:-/var/cache/slurm-mig/bullseye-install}
+CHROOT=${CHROOT:-/var/cache/slurm-mig/bullseye-build} # make dist's, if there
 t0=$SECONDS
 step() { echo "dist-check: [$((SECONDS - t0))s] $*"; }
 fail() { echo "dist-check: $*" >&2; exit 1; }
@@ -80,6 +83,11 @@ for a in amd64 arm64; do
   dpkg-deb -x "${!deb}" "$tmp/$a"
 done
 demo=(--root testdata/demo/root gen --from testdata/demo/snapshot.json)
+qemu_glibc() { # the glibc version under an aarch64 sysroot
+  local so
+  so=$(readlink -f "$1/lib/libc.so.6")
+  qemu-aarch64-static -L "$1" "$so" 2>/dev/null | head -n1 | grep -o 'version [0-9.]*[0-9]' | cut -d' ' -f2 || echo "?"
+}
 qemu=(qemu-aarch64-static -L /usr/aarch64-linux-gnu)
 "$tmp/amd64/usr/bin/slurm-mig" --version >"$tmp/version.amd64"
 "${qemu[@]}" "$tmp/arm64/usr/bin/slurm-mig" --version >"$tmp/version.arm64"
@@ -87,7 +95,14 @@ qemu=(qemu-aarch64-static -L /usr/aarch64-linux-gnu)
 "${qemu[@]}" "$tmp/arm64/usr/bin/slurm-mig" "${demo[@]}" >"$tmp/gen.arm64"
 cmp "$tmp/version.amd64" "$tmp/version.arm64" || fail "arm64 --version differs from amd64"
 cmp "$tmp/gen.amd64" "$tmp/gen.arm64" || fail "arm64 gen differs from amd64"
-echo "dist-check: arm64 (qemu) --version: $(cat "$tmp/version.arm64"); gen: $(wc -l <"$tmp/gen.arm64") lines, identical to amd64"
+echo "dist-check: arm64 (qemu, glibc $(qemu_glibc /usr/aarch64-linux-gnu)) --version: $(cat "$tmp/version.arm64"); gen: $(wc -l <"$tmp/gen.arm64") lines, identical to amd64"
+# And against bullseye's arm64 glibc (2.31), from make dist's build chroot.
+old_arm64=$CHROOT/usr/aarch64-linux-gnu
+if [ -e "$old_arm64/lib/ld-linux-aarch64.so.1" ]; then
+  qemu-aarch64-static -L "$old_arm64" "$tmp/arm64/usr/bin/slurm-mig" "${demo[@]}" >"$tmp/gen.arm64-old"
+  cmp "$tmp/gen.amd64" "$tmp/gen.arm64-old" || fail "arm64 gen with bullseye's glibc differs from amd64"
+  echo "dist-check: arm64 (qemu, glibc $(qemu_glibc "$old_arm64"), bullseye's): gen identical to amd64"
+fi
 
 # 3. Install, run, remove in a clean Debian 11.
 step "clean bullseye chroot in $INSTALL_CHROOT"

@@ -33,11 +33,14 @@ export SOURCE_DATE_EPOCH
 t0=$SECONDS
 step() { echo "dist: [$((SECONDS - t0))s] $*"; }
 
-# nfpm, in .tools/ (not a dependency of the module).
+# nfpm, in .tools/ (not a dependency of the module), installed while the
+# chroot is made: both mostly wait on the network.
 nfpm=.tools/nfpm
+nfpm_pid=""
 if ! "$GO" version -m "$nfpm" 2>/dev/null | grep -q "nfpm/v2[[:space:]]*$NFPM_VERSION"; then
-  step "installing nfpm $NFPM_VERSION into .tools/"
-  GOBIN=$PWD/.tools GOFLAGS= "$GO" install "github.com/goreleaser/nfpm/v2/cmd/nfpm@$NFPM_VERSION"
+  step "installing nfpm $NFPM_VERSION into .tools/ (in the background)"
+  GOBIN=$PWD/.tools GOFLAGS= "$GO" install "github.com/goreleaser/nfpm/v2/cmd/nfpm@$NFPM_VERSION" &
+  nfpm_pid=$!
 fi
 
 step "bullseye build chroot in $CHROOT"
@@ -122,6 +125,10 @@ done
   done
 } >"$build/share/copyright"
 
+if [ -n "$nfpm_pid" ]; then
+  wait "$nfpm_pid" || { echo "dist: installing nfpm $NFPM_VERSION failed" >&2; exit 1; }
+fi
+step "packages"
 for arch in amd64 arm64; do
   for packager in deb rpm; do
     ARCH=$arch PKG_VERSION=$pkgversion GLIBC_FLOOR=${floor[$arch]} BUILD=$build \
