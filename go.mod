@@ -3,6 +3,7 @@ module github.com/slurm-mig/slurm-mig
 go 1.25
 
 require (
+	github.com/NVIDIA/go-nvlib v0.9.0
 	github.com/NVIDIA/go-nvml v0.13.3-1
 	github.com/alecthomas/kong v1.17.0
 	github.com/google/go-cmp v0.7.0
@@ -10,6 +11,7 @@ require (
 )
 
 require (
+	github.com/google/uuid v1.6.0 // indirect
 	golang.org/x/sys v0.26.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )

@@ -1,7 +1,8 @@
 // Package atomicfile replaces config files so that a reader, or a crash,
 // never sees anything but the old or the new content: write a temporary
 // file in the same directory, fsync it, rename it over the target, fsync
-// the directory. Writers of one file serialize on a lock file beside it.
+// the directory. Writers of one file serialize on a lock file beside it,
+// which exists only while a writer holds it.
 package atomicfile
 
 import (
@@ -173,36 +174,81 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// lock takes an exclusive flock on path, waiting up to timeout.
+// lock takes an exclusive flock on the lock file path, waiting up to
+// timeout, and returns what releases it.
+//
+// The holder removes the lock file before it lets go, so that no
+// .FILE.lock stays beside the config (in /etc/slurm, config management
+// would see it as drift, and a backup would carry it). Removing a lock
+// file is safe only because a lock counts while the path still names the
+// file locked: a writer that opened the file before the holder removed it
+// gets its flock on a file that is gone, sees that, and starts again with
+// a new one. So at any time at most one writer holds a flock on the file
+// the path names. A writer killed while holding it leaves the file, which
+// the next writer locks, uses and removes.
+//
+// The lock is a file of its own, not the config itself (rename replaces
+// the config's inode under a waiting writer) nor its directory (flock on
+// a directory fails on NFS, where /etc/slurm sometimes lives).
 func lock(path string, timeout time.Duration) (func(), error) {
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
-	// O_NOFOLLOW: a symlink planted as the lock file must not make us
-	// create or open a file elsewhere.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
-			return nil, fmt.Errorf("%s is not writable: %w", filepath.Dir(path), unwrapPath(err))
-		}
-		return nil, fmt.Errorf("taking the lock %s: %w", path, unwrapPath(err))
-	}
 	deadline := time.Now().Add(timeout)
+	for {
+		// O_NOFOLLOW: a symlink planted as the lock file must not make us
+		// create or open a file elsewhere.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+		if err != nil {
+			if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+				return nil, fmt.Errorf("%s is not writable: %w", filepath.Dir(path), unwrapPath(err))
+			}
+			return nil, fmt.Errorf("taking the lock %s: %w", path, unwrapPath(err))
+		}
+		if err := flockBy(f, deadline); err != nil {
+			f.Close()
+			if errors.Is(err, errLockTimeout) {
+				return nil, fmt.Errorf("another writer has held %s for %s; giving up", path, timeout)
+			}
+			return nil, fmt.Errorf("taking the lock %s: %w", path, err)
+		}
+		if stillNamed(f, path) {
+			return func() {
+				os.Remove(path) // while holding it: see above
+				f.Close()       // closing drops the flock
+			}, nil
+		}
+		f.Close() // the holder removed it meanwhile: take the new one
+	}
+}
+
+var errLockTimeout = errors.New("lock wait timed out")
+
+// flockBy takes an exclusive flock on f, polling until deadline.
+func flockBy(f *os.File, deadline time.Time) error {
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
-			return func() { f.Close() }, nil // closing drops the lock
+			return nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("taking the lock %s: %w", path, err)
+			return err
 		}
 		if time.Now().After(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("another writer has held %s for %s; giving up", path, timeout)
+			return errLockTimeout
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// stillNamed reports whether path names the open file f.
+func stillNamed(f *os.File, path string) bool {
+	held, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	named, err := os.Lstat(path)
+	return err == nil && os.SameFile(held, named)
 }
 
 // removeStaleTemps deletes temporary files a killed writer left behind.

@@ -2,13 +2,16 @@ package atomicfile
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -267,5 +270,67 @@ func TestLockFileSymlinkNotFollowed(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "gres.conf")); err == nil {
 		t.Error("gres.conf was written without the lock")
+	}
+}
+
+// Nothing but the config stays in its directory: no lock file, no
+// temporary file, whether the content changed or not, and a lock file a
+// killed writer left is taken over and removed.
+func TestWriteLeavesNothingBeside(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "gres.conf")
+	if err := os.WriteFile(filepath.Join(dir, ".gres.conf.lock"), nil, 0o600); err != nil {
+		t.Fatal(err) // as a writer killed while holding the lock leaves it
+	}
+	for _, data := range []string{"a\n", "a\n", "b\n"} {
+		if _, err := Write(path, []byte(data), Options{}); err != nil {
+			t.Fatal(err)
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != 1 || entries[0].Name() != "gres.conf" {
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			t.Fatalf("after writing %q the directory holds %q, want just gres.conf", data, names)
+		}
+	}
+}
+
+// The lock excludes while its holders remove the file on release: at no
+// time do two holders overlap, however their opens, flocks and removals
+// interleave.
+func TestLockExcludesAcrossRemovals(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".x.lock")
+	var holders, overlaps atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 50; j++ {
+				unlock, err := lock(path, 30*time.Second)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if holders.Add(1) != 1 {
+					overlaps.Add(1)
+				}
+				time.Sleep(50 * time.Microsecond)
+				holders.Add(-1)
+				unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if n := overlaps.Load(); n != 0 {
+		t.Errorf("%d times two writers held the lock at once", n)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("lock file left behind (%v)", err)
 	}
 }

@@ -20,7 +20,8 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
+
+	"github.com/slurm-mig/slurm-mig/hostfs"
 )
 
 // MigMinorsPath is the path of the mig-minors file relative to a root ("/" on
@@ -161,12 +162,12 @@ func (m *Map) put(key ciKey, isCI bool, minor uint32) (old uint32, dup bool) {
 // errNoEntries is the reason given when a source lists no GI or CI at all.
 const errNoEntries = "no MIG capability entries"
 
-// Load reads root/MigMinorsPath; when that file does not exist it falls back
-// to the per-capability tree under root/CapabilitiesDir. When neither exists
-// the error names both paths (joined with root) and wraps fs.ErrNotExist. Any
-// other read error is returned wrapped with the path.
-func Load(root string) (*Map, error) {
-	minorsPath := filepath.Join(root, MigMinorsPath)
+// Load reads MigMinorsPath under the root of host; when that file does not
+// exist it falls back to the per-capability tree at CapabilitiesDir. When
+// neither exists the error names both paths (under the root) and wraps
+// fs.ErrNotExist. Any other read error is returned wrapped with the path.
+func Load(host hostfs.FS) (*Map, error) {
+	minorsPath := host.Path(MigMinorsPath)
 	f, err := os.Open(minorsPath)
 	if err == nil {
 		defer f.Close()
@@ -185,7 +186,7 @@ func Load(root string) (*Map, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("reading MIG minors: %w", err) // *PathError names the path
 	}
-	capDir := filepath.Join(root, CapabilitiesDir)
+	capDir := host.Path(CapabilitiesDir)
 	m, missing, err := loadTree(capDir)
 	if missing {
 		return nil, fmt.Errorf("no MIG capability minors: neither %s nor %s exists: %w",

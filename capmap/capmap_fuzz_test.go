@@ -2,14 +2,14 @@ package capmap
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 )
 
 // The fuzz targets of this file check Parse through its public API only
@@ -19,24 +19,16 @@ import (
 // general one. Those are left as they are.
 //
 // Seeds: the f.Add calls below, the files in testdata/fuzz/FuzzParseMigMinors,
-// the real H100 mig-minors when the shared/ sibling of the checkout has it,
-// and every mig-minors file (good or corrupt) of the golden tests in
-// ../testdata/script/*.txtar, read at test time.
-
-// fuzzRealMigMinors is the mig-minors file of an H100 node on driver 580
-// (70 KB); it is not copied into the corpus.
-const fuzzRealMigMinors = "../../shared/fixtures/real/h100-driver-580/mig-minors"
+// the real H100 mig-minors (testdata/real/h100-driver-580, 107 KB, not
+// copied into the corpus), and every mig-minors file (good or corrupt) of
+// the golden tests in testdata/script/*.txtar, read at test time.
 
 // txtarSeeds returns the contents of the files in the golden tests
-// (../testdata/script/*.txtar) whose name matches keep.
+// (testdata/script/*.txtar) whose name matches keep.
 func txtarSeeds(tb testing.TB, keep func(name string) bool) [][]byte {
 	tb.Helper()
-	paths, err := filepath.Glob("../testdata/script/*.txtar")
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var out [][]byte
-	for _, p := range paths {
+	for _, p := range fixture.Glob(tb, "script/*.txtar") {
 		a, err := txtar.ParseFile(p)
 		if err != nil {
 			tb.Fatal(err)
@@ -160,9 +152,7 @@ func FuzzParseMigMinors(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	if data, err := os.ReadFile(fuzzRealMigMinors); err == nil {
-		f.Add(data)
-	}
+	f.Add(fixture.Read(f, fixture.RealMigMinors))
 	for _, data := range txtarSeeds(f, func(name string) bool { return strings.HasSuffix(name, "mig-minors") }) {
 		f.Add(data)
 	}

@@ -14,22 +14,19 @@ import (
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 )
 
-// realMigMinors is a mig-minors file copied from an H100 node on driver
-// 580.159.04 (4,322 lines: config, monitor and 32 GPUs x 135 GI/CI entries).
-const realMigMinors = "../../shared/fixtures/real/h100-driver-580/mig-minors"
+// realMigMinors is the name the tests give the mig-minors file copied from
+// an H100 node on driver 580.159.04 (testdata/real/h100-driver-580: 4,322
+// lines, config, monitor and 32 GPUs x 135 GI/CI entries).
+const realMigMinors = "/proc/driver/nvidia-caps/mig-minors"
 
 func readReal(tb testing.TB) []byte {
 	tb.Helper()
-	data, err := os.ReadFile(realMigMinors)
-	if errors.Is(err, fs.ErrNotExist) {
-		tb.Skipf("real fixture %s is absent in this checkout (it lives in the shared/ sibling of the repository); skipping", realMigMinors)
-	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return data
+	return fixture.Read(tb, fixture.RealMigMinors)
 }
 
 // entry is one GI (isCI false) or CI entry of a Map.
@@ -787,7 +784,7 @@ func TestLoad(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			m, err := Load(root)
+			m, err := Load(hostfs.FS(root))
 			if tc.wantErr != "" {
 				if err == nil {
 					t.Fatalf("Load succeeded with %v, want error", dump(m))
@@ -836,7 +833,7 @@ func TestLoadTreeSymlinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := Load(root)
+	m, err := Load(hostfs.FS(root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -853,7 +850,7 @@ func TestLoadMigMinorsUnreadable(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, MigMinorsPath), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(root)
+	_, err := Load(hostfs.FS(root))
 	if err == nil {
 		t.Fatal("Load succeeded on a directory named mig-minors")
 	}
@@ -870,7 +867,7 @@ func TestLoadRealFixtureRoot(t *testing.T) {
 	data := readReal(t)
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{MigMinorsPath: string(data)})
-	m, err := Load(root)
+	m, err := Load(hostfs.FS(root))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
-// Package discover builds the model of a node's GPUs and MIG devices: from
-// NVML (through nvml.Interface, so a fake can stand in for the library) or
-// from a JSON snapshot of an earlier discovery.
+// Package discover is the model of what discovery finds on a node: its
+// GPUs and MIG devices (Node, GPU, MigDevice), what must hold of them
+// (Check), and their JSON form, the snapshot. Package nvmlread fills the
+// model from NVML, package nodeload from a snapshot or NVML plus the
+// node's files.
 package discover
 
 import (
@@ -24,10 +26,6 @@ type Node struct {
 	// Hardware is the node's CPU and memory layout as slurmd -C gives it
 	// (for node --full); nil until read from the node's sysfs.
 	Hardware *topology.NodeHardware `json:"hardware,omitempty"`
-	// Warnings say what discovery could not learn but did without: a
-	// GPU's CPU affinity or NVLinks (Cores= or Links= are then left out).
-	// Nothing that decides which devices Slurm gets is ever guessed.
-	Warnings []string `json:"-"`
 }
 
 // GPU is one physical GPU, in NVML index order within Node.GPUs.
@@ -100,16 +98,17 @@ func CapPath(minor uint32) string {
 	return "/dev/nvidia-caps/nvidia-cap" + strconv.FormatUint(uint64(minor), 10)
 }
 
-// sort puts GPUs in NVML index order and MIG devices in (GI, CI) order,
+// Sort puts GPUs in NVML index order and MIG devices in (GI, CI) order,
 // the order every output follows.
-func (n *Node) sort() {
+func (n *Node) Sort() {
 	sort.Slice(n.GPUs, func(a, b int) bool { return n.GPUs[a].Index < n.GPUs[b].Index })
 	for i := range n.GPUs {
-		sortMigDevices(n.GPUs[i].MigDevices)
+		SortMigDevices(n.GPUs[i].MigDevices)
 	}
 }
 
-func sortMigDevices(migs []MigDevice) {
+// SortMigDevices puts a GPU's MIG devices in (GI, CI) order.
+func SortMigDevices(migs []MigDevice) {
 	sort.Slice(migs, func(a, b int) bool {
 		if migs[a].GPUInstanceID != migs[b].GPUInstanceID {
 			return migs[a].GPUInstanceID < migs[b].GPUInstanceID

@@ -3,23 +3,18 @@ package discover
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
+	"reflect"
 
-	"github.com/slurm-mig/slurm-mig/topology"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// Bounds on what a snapshot may hold. A node of 64 GPUs with every MIG
-// device is a few hundred KiB; a GPU has at most a few dozen MIG devices
-// (15 GPU instances of up to 8 compute instances on today's parts).
-const (
-	maxSnapshotBytes    = 64 << 20
-	maxGPUs             = 1024
-	maxMigDevicesPerGPU = 256
-)
+// maxSnapshotBytes bounds a snapshot file: a node of 64 GPUs with every
+// MIG device is a few hundred KiB.
+const maxSnapshotBytes = 64 << 20
 
 // LoadSnapshot reads and checks a snapshot file. Errors name the file.
 func LoadSnapshot(path string) (*Node, error) {
@@ -67,7 +62,13 @@ func ParseSnapshot(data []byte) (*Node, error) {
 	if err := node.Check(); err != nil {
 		return nil, err
 	}
-	node.sort()
+	// The hostname becomes NodeName= unless --node-name says otherwise.
+	if node.Hostname != "" {
+		if err := slurmconf.CheckNodeName(node.Hostname); err != nil {
+			return nil, fmt.Errorf("hostname: %v", err)
+		}
+	}
+	node.Sort()
 	return &node, nil
 }
 
@@ -112,166 +113,52 @@ func checkRequired(data []byte) error {
 	return nil
 }
 
-// jsonError adds the line of a syntax error, which encoding/json gives only
-// as a byte offset.
+// jsonError words a decoding error for people: the line of a syntax
+// error (encoding/json gives a byte offset), and for a value of the wrong
+// kind the field and what it should hold, never a Go type.
 func jsonError(data []byte, err error) error {
-	if se, ok := err.(*json.SyntaxError); ok {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
 		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-		return fmt.Errorf("line %d: %v", line, err)
+		return fmt.Errorf("line %d: %v", line, se) // a SyntaxError says no "json:"
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		got := te.Value
+		if kind, ok := jsonKinds[got]; ok {
+			got = kind
+		}
+		if te.Field == "" {
+			return fmt.Errorf("the file holds %s; a snapshot is a JSON object", got)
+		}
+		return fmt.Errorf("%s: %s where %s belongs", te.Field, got, wantKind(te.Type))
 	}
 	return err
 }
 
-// Check finds what cannot be true of one node: duplicate GPUs or MIG
-// devices, MIG devices on a GPU with MIG disabled, cap minors used twice,
-// MIG UUIDs naming another GPU. Every error names the GPU or device.
-func (n *Node) Check() error {
-	seenIndex := map[int]bool{}
-	seenMinor := map[int]bool{}
-	seenUUID := map[string]owner{}
-	capOwner := map[uint32]owner{}
-	claimCap := func(minor *uint32, o owner) error {
-		if minor == nil {
-			return nil
-		}
-		if prev, ok := capOwner[*minor]; ok && prev.key() != o.key() {
-			return fmt.Errorf("cap minor %d given to both %s and %s", *minor, prev, o)
-		}
-		capOwner[*minor] = o
-		return nil
-	}
-	claimUUID := func(uuid string, o owner) error {
-		if uuid == "" {
-			return nil
-		}
-		if prev, ok := seenUUID[uuid]; ok {
-			return fmt.Errorf("UUID %s given to both %s and %s", uuid, prev, o)
-		}
-		seenUUID[uuid] = o
-		return nil
-	}
-
-	if len(n.GPUs) > maxGPUs {
-		return fmt.Errorf("%d GPUs; no node has more than %d", len(n.GPUs), maxGPUs)
-	}
-	for i := range n.GPUs {
-		g := &n.GPUs[i]
-		switch {
-		case len(g.MigDevices) > maxMigDevicesPerGPU:
-			return fmt.Errorf("%s: %d MIG devices; no GPU has more than %d", g.Label(), len(g.MigDevices), maxMigDevicesPerGPU)
-		case g.Index < 0 || g.Minor < 0:
-			return fmt.Errorf("%s: negative index or minor", g.Label())
-		case seenIndex[g.Index]:
-			return fmt.Errorf("%s: index %d appears twice", g.Label(), g.Index)
-		case seenMinor[g.Minor]:
-			return fmt.Errorf("%s: minor %d appears twice", g.Label(), g.Minor)
-		case strings.TrimSpace(g.Name) == "":
-			return fmt.Errorf("%s: empty name", g.Label())
-		case len(g.MigDevices) > 0 && !g.MigEnabled:
-			return fmt.Errorf("%s: has MIG devices but mig_enabled is false", g.Label())
-		}
-		if g.Cores != "" {
-			if _, err := topology.ParseCPUList(g.Cores); err != nil {
-				return fmt.Errorf("%s: cores: %v", g.Label(), err)
-			}
-		}
-		for _, l := range g.NVLinks {
-			if l.RemotePCIBusID == "" || l.Links <= 0 {
-				return fmt.Errorf("%s: nvlinks: want a remote_pci_bus_id and a positive count of links", g.Label())
-			}
-		}
-		seenIndex[g.Index], seenMinor[g.Minor] = true, true
-		if err := claimUUID(g.UUID, owner{gpu: g}); err != nil {
-			return err
-		}
-
-		giCap := map[int]*uint32{} // GI id -> its cap minor, if known
-		seenMig := map[[2]int]bool{}
-		for j := range g.MigDevices {
-			m := &g.MigDevices[j]
-			if m.GPUInstanceID < 0 || m.ComputeInstanceID < 0 {
-				return fmt.Errorf("%s: negative instance id", m.Label(g))
-			}
-			if err := ValidProfile(m.Profile); err != nil {
-				return fmt.Errorf("%s: %v", m.Label(g), err)
-			}
-			if err := claimUUID(m.UUID, owner{gpu: g, mig: m}); err != nil {
-				return err
-			}
-			if err := checkLegacyMigUUID(g, m); err != nil {
-				return fmt.Errorf("%s: %v", m.Label(g), err)
-			}
-			if id := [2]int{m.GPUInstanceID, m.ComputeInstanceID}; seenMig[id] {
-				return fmt.Errorf("%s appears twice", m.Label(g))
-			} else {
-				seenMig[id] = true
-			}
-			if prev, ok := giCap[m.GPUInstanceID]; ok && prev != nil && m.GICapMinor != nil && *prev != *m.GICapMinor {
-				return fmt.Errorf("%s: gi_cap_minor %d, but another device of the same GPU instance says %d", m.Label(g), *m.GICapMinor, *prev)
-			}
-			if m.GICapMinor != nil {
-				giCap[m.GPUInstanceID] = m.GICapMinor
-			}
-			if err := claimCap(m.GICapMinor, owner{gpu: g, mig: m, gi: true}); err != nil {
-				return err
-			}
-			if err := claimCap(m.CICapMinor, owner{gpu: g, mig: m}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+// jsonKinds name the kinds of JSON value encoding/json reports.
+var jsonKinds = map[string]string{
+	"array": "a list", "object": "an object", "string": "a string", "number": "a number", "bool": "true or false",
 }
 
-// owner is what a UUID or cap minor belongs to: a GPU, a MIG device, or
-// (gi) the GPU instance of a MIG device. Its label is made only for an
-// error message.
-type owner struct {
-	gpu *GPU
-	mig *MigDevice
-	gi  bool
-}
-
-func (o owner) key() [4]int {
-	if o.mig == nil {
-		return [4]int{o.gpu.Index, -1, -1, 0}
+// wantKind says in JSON's words what a field of type t holds.
+func wantKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	if o.gi {
-		return [4]int{o.gpu.Index, o.mig.GPUInstanceID, -1, 1}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Uint, reflect.Uint64, reflect.Uint32, reflect.Uint16, reflect.Uint8:
+		return fmt.Sprintf("an integer from 0 to %d", uint64(1)<<t.Bits()-1)
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
 	}
-	return [4]int{o.gpu.Index, o.mig.GPUInstanceID, o.mig.ComputeInstanceID, 2}
-}
-
-func (o owner) String() string {
-	switch {
-	case o.mig == nil:
-		return o.gpu.Label()
-	case o.gi:
-		return fmt.Sprintf("GPU instance gpu%d/gi%d", o.gpu.Minor, o.mig.GPUInstanceID)
-	}
-	return o.mig.Label(o.gpu)
-}
-
-// checkLegacyMigUUID checks an old-style MIG UUID (drivers before
-// 470.42.01: MIG-GPU-<gpu uuid>/<gi>/<ci>) against the device it labels.
-func checkLegacyMigUUID(g *GPU, m *MigDevice) error {
-	rest, ok := strings.CutPrefix(m.UUID, "MIG-GPU-")
-	if !ok {
-		return nil
-	}
-	parts := strings.Split(rest, "/")
-	if len(parts) != 3 {
-		return fmt.Errorf("malformed MIG UUID %q", m.UUID)
-	}
-	gi, err1 := strconv.Atoi(parts[1])
-	ci, err2 := strconv.Atoi(parts[2])
-	if err1 != nil || err2 != nil || gi != m.GPUInstanceID || ci != m.ComputeInstanceID {
-		return fmt.Errorf("MIG UUID %q does not match gpu_instance_id %d, compute_instance_id %d", m.UUID, m.GPUInstanceID, m.ComputeInstanceID)
-	}
-	if g.UUID != "" && "GPU-"+parts[0] != g.UUID {
-		return fmt.Errorf("MIG UUID %q names another GPU than %s", m.UUID, g.UUID)
-	}
-	return nil
+	return "an object"
 }
 
 // WriteSnapshot writes n as indented JSON, the same bytes for the same node.

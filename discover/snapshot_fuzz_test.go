@@ -2,14 +2,14 @@ package discover
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 )
 
 // FuzzSnapshot: ParseSnapshot never panics, and either rejects its input
@@ -19,8 +19,8 @@ import (
 // very same bytes again.
 //
 // Seeds: the f.Add calls, testdata/fuzz/FuzzSnapshot, the demo snapshot
-// (../testdata/demo/snapshot.json) and every *.json of the golden tests
-// (../testdata/script/*.txtar: snapshots, good and contradictory, and the
+// (testdata/demo/snapshot.json) and every *.json of the golden tests
+// (testdata/script/*.txtar: snapshots, good and contradictory, and the
 // fake-NVML fixtures, which are not snapshots), read at test time.
 func FuzzSnapshot(f *testing.F) {
 	for _, s := range []string{
@@ -53,14 +53,8 @@ func FuzzSnapshot(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	if data, err := os.ReadFile("../testdata/demo/snapshot.json"); err == nil {
-		f.Add(data)
-	}
-	paths, err := filepath.Glob("../testdata/script/*.txtar")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, p := range paths {
+	f.Add(fixture.Read(f, "demo/snapshot.json"))
+	for _, p := range fixture.Glob(f, "script/*.txtar") {
 		a, err := txtar.ParseFile(p)
 		if err != nil {
 			f.Fatal(err)

@@ -8,9 +8,12 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 	"github.com/slurm-mig/slurm-mig/internal/synth"
+	"github.com/slurm-mig/slurm-mig/nodeload"
+	"github.com/slurm-mig/slurm-mig/nvmlread"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -18,10 +21,7 @@ import (
 // discovery through the fake NVML, cap minors from the real driver-580
 // mig-minors (it lists 32 GPUs), records, text. Sizes are MIG devices.
 func BenchmarkDiscoverRender(b *testing.B) {
-	minors, err := os.ReadFile("../../shared/fixtures/real/h100-driver-580/mig-minors")
-	if err != nil {
-		b.Skipf("the real mig-minors is needed: %v", err)
-	}
+	minors := fixture.Read(b, fixture.RealMigMinors)
 	root := b.TempDir()
 	dir := filepath.Join(root, "proc/driver/nvidia-caps")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -42,20 +42,21 @@ func BenchmarkDiscoverRender(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				lib.Init()
 				runtime.GC()
 				b.StartTimer()
-				node, err := discover.FromNVML(lib, "bench01", root)
+				node, err := nvmlread.Read(lib, "bench01", hostfs.FS(root), func(string) {})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := discover.ResolveCapMinors(node, discover.NewHostFiles(root)); err != nil {
+				if err := nodeload.ResolveCapMinors(node, nodeload.NewHost(hostfs.FS(root))); err != nil {
 					b.Fatal(err)
 				}
-				res, err := Records(node, Options{NodeName: "bench01"})
+				recs, err := Records(node, Options{NodeName: "bench01"})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := slurmconf.WriteGresConf(io.Discard, []string{"bench"}, res.Records); err != nil {
+				if err := slurmconf.WriteGresConf(io.Discard, []string{"bench"}, recs); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -4,6 +4,7 @@ package gresgen
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,38 +50,35 @@ type Options struct {
 	NoCores, NoLinks bool
 	// Flags is written as Flags= on every line (nvidia_gpu_env).
 	Flags string
-}
-
-// Result is what Records builds: the lines in output order, and warnings
-// for the admin (things that are legal but likely not what they want).
-type Result struct {
-	Records  []slurmconf.GresRecord
-	Warnings []string
+	// Warn is told what is legal but likely not what the admin wants (a
+	// pending MIG mode change, GPU names that share a type); nil to ignore.
+	Warn func(string)
 }
 
 // Records builds one record per device: GPUs in NVML index order, a
 // MIG-enabled GPU as its MIG devices in (GI, CI) order, every other GPU
 // whole. Every MIG device must have its cap minors resolved.
-func Records(n *discover.Node, o Options) (Result, error) {
-	var res Result
+func Records(n *discover.Node, o Options) ([]slurmconf.GresRecord, error) {
+	var recs []slurmconf.GresRecord
 	typer, err := newTyper(o)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	if err := ValidFlags(o.Flags); err != nil {
-		return res, err
+	if err := slurmconf.ValidFlags(o.Flags); err != nil {
+		return nil, err
 	}
+	var warnings []string
 	links := nvlinkMatrix(n)
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
 		if g.MigChangePending() {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: MIG mode is %s but will be %s after the next GPU reset; this config describes the current layout",
+			warnings = append(warnings, fmt.Sprintf("%s: MIG mode is %s but will be %s after the next GPU reset; this config describes the current layout",
 				g.Label(), migWord(g.MigEnabled), migWord(g.MigPending)))
 		}
 		if !g.MigEnabled {
 			t, err := typer.gpuType(g)
 			if err != nil {
-				return res, err
+				return nil, err
 			}
 			r := slurmconf.GresRecord{NodeName: o.NodeName, Name: "gpu", Type: t, File: g.DevicePath(), Flags: o.Flags}
 			if !o.NoCores {
@@ -89,21 +87,21 @@ func Records(n *discover.Node, o Options) (Result, error) {
 			if !o.NoLinks && links != nil {
 				r.Links = links[i]
 			}
-			res.Records = append(res.Records, r)
+			recs = append(recs, r)
 			continue
 		}
 		if len(g.MigDevices) == 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: MIG mode is enabled but it has no MIG devices; it offers Slurm nothing", g.Label()))
+			warnings = append(warnings, fmt.Sprintf("%s: MIG mode is enabled but it has no MIG devices; it offers Slurm nothing", g.Label()))
 			continue
 		}
 		for j := range g.MigDevices {
 			m := &g.MigDevices[j]
 			if m.GICapMinor == nil || m.CICapMinor == nil {
-				return res, fmt.Errorf("%s: cap minors unknown", m.Label(g))
+				return nil, fmt.Errorf("%s: cap minors unknown", m.Label(g))
 			}
 			t, err := typer.migType(g, m)
 			if err != nil {
-				return res, err
+				return nil, err
 			}
 			// A MIG device has its GPU's cores; Slurm gives MIG devices no Links.
 			r := slurmconf.GresRecord{NodeName: o.NodeName, Name: "gpu", Type: t, Flags: o.Flags}
@@ -115,11 +113,56 @@ func Records(n *discover.Node, o Options) (Result, error) {
 			} else {
 				r.MultipleFiles = []string{g.DevicePath(), discover.CapPath(*m.GICapMinor), discover.CapPath(*m.CICapMinor)}
 			}
-			res.Records = append(res.Records, r)
+			recs = append(recs, r)
 		}
 	}
-	res.Warnings = append(res.Warnings, typer.clashes()...)
-	return res, nil
+	if o.Warn != nil {
+		warnings = append(warnings, typer.clashes()...)
+		for _, w := range append(warnings, unmatchedTypeMap(n, o.TypeMap)...) {
+			o.Warn(w)
+		}
+	}
+	return recs, nil
+}
+
+// unmatchedTypeMap warns of type map names that match no GPU of the node:
+// most often a typo, which would silently leave the default type.
+func unmatchedTypeMap(n *discover.Node, typeMap map[string]string) []string {
+	var out []string
+	for name := range typeMap {
+		var known []string // the names it could have matched, once each
+		matched := false
+		for i := range n.GPUs {
+			g := &n.GPUs[i]
+			short := ShortModel(g.Name)
+			if strings.EqualFold(name, g.Name) || strings.ToLower(name) == short {
+				matched = true
+				break
+			}
+			for _, k := range []string{g.Name, short} {
+				if !slices.Contains(known, k) {
+					known = append(known, k)
+				}
+			}
+		}
+		if !matched {
+			out = append(out, fmt.Sprintf("type map name %q matches no GPU of this node (NVML names and short models here: %s); check its spelling",
+				name, quoteAll(known)))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func quoteAll(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	q := make([]string, len(s))
+	for i, v := range s {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
 }
 
 func migWord(enabled bool) string {
@@ -157,7 +200,7 @@ func newTyper(o Options) (*typer, error) {
 		return nil, fmt.Errorf("unknown file style %q (want multiple or ci)", o.FileStyle)
 	}
 	for k, v := range o.TypeMap {
-		if err := ValidType(v); err != nil {
+		if err := slurmconf.ValidType(v); err != nil {
 			return nil, fmt.Errorf("type map %s=%s: %v", k, v, err)
 		}
 		t.typeMap[strings.ToLower(k)] = v
@@ -197,7 +240,7 @@ func (t *typer) model(g *discover.GPU) (string, bool) {
 
 func (t *typer) gpuType(g *discover.GPU) (string, error) {
 	m, _ := t.model(g)
-	if err := ValidType(m); err != nil {
+	if err := slurmconf.ValidType(m); err != nil {
 		return "", fmt.Errorf("%s: %v", g.Label(), err)
 	}
 	return m, nil
@@ -217,7 +260,7 @@ func (t *typer) migType(g *discover.GPU, mig *discover.MigDevice) (string, error
 	default:
 		typ = m + "_" + mig.Profile
 	}
-	if err := ValidType(typ); err != nil {
+	if err := slurmconf.ValidType(typ); err != nil {
 		return "", fmt.Errorf("%s: %v", mig.Label(g), err)
 	}
 	return typ, nil
@@ -260,24 +303,6 @@ func ShortModel(name string) string {
 // (gpu_common_underscorify_tolower).
 func autodetectName(name string) string {
 	return strings.ReplaceAll(strings.ToLower(name), " ", "_")
-}
-
-// ValidType refuses types that would not survive Slurm's parsers: the
-// Gres= list splits on ',' and ':', gres.conf on spaces and '=', and '#'
-// starts a comment.
-func ValidType(t string) error {
-	if t == "" {
-		return fmt.Errorf("empty GRES type")
-	}
-	if i := strings.IndexAny(t, " \t\n,:=#[]\"'\\"); i >= 0 {
-		return fmt.Errorf("GRES type %q has %q, which Slurm cannot parse there", t, t[i])
-	}
-	for i := 0; i < len(t); i++ {
-		if t[i] < 0x20 || t[i] == 0x7f { // \r, \v, \f are blanks to Slurm's parser
-			return fmt.Errorf("GRES type %q has the control character %q", t, t[i])
-		}
-	}
-	return nil
 }
 
 // nvlinkMatrix gives each GPU's Links= value: over the node's GPUs in
@@ -339,26 +364,4 @@ func nvlinkMatrix(n *discover.Node) []string {
 		out[i] = strings.Join(parts, ",")
 	}
 	return out
-}
-
-// knownFlags are the gres.conf Flags= words Slurm knows (gres.c,
-// _parse_gres_flags); explicit and env_uuid came after 22.05.
-var knownFlags = []string{"CountOnly", "nvidia_gpu_env", "amd_gpu_env", "intel_gpu_env", "opencl_env",
-	"no_gpu_env", "one_sharing", "all_sharing", "explicit", "env_uuid"}
-
-// ValidFlags checks a Flags= value word by word.
-func ValidFlags(flags string) error {
-	if flags == "" {
-		return nil
-	}
-	for _, f := range strings.Split(flags, ",") {
-		ok := false
-		for _, k := range knownFlags {
-			ok = ok || strings.EqualFold(f, k)
-		}
-		if !ok {
-			return fmt.Errorf("unknown gres.conf flag %q (Slurm knows %s)", f, strings.Join(knownFlags, ", "))
-		}
-	}
-	return nil
 }

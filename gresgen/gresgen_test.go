@@ -46,12 +46,12 @@ func node() *discover.Node {
 
 func types(t *testing.T, o Options) []string {
 	t.Helper()
-	res, err := Records(node(), o)
+	recs, err := Records(node(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, r := range res.Records {
+	for _, r := range recs {
 		out = append(out, r.Type)
 	}
 	return out
@@ -72,9 +72,9 @@ func TestTypeStyles(t *testing.T) {
 	}
 	n := &discover.Node{GPUs: []discover.GPU{{Name: "NVIDIA A100-SXM4-40GB", MigEnabled: true,
 		MigDevices: []discover.MigDevice{{Profile: "1g.5gb", GICapMinor: u32(1), CICapMinor: u32(2)}}}}}
-	res, err := Records(n, Options{TypeStyle: StyleAutodetect})
-	if err != nil || res.Records[0].Type != "nvidia_a100_1g.5gb" {
-		t.Errorf("A100-SXM4-40GB 1g.5gb autodetect type = %v, %v; want nvidia_a100_1g.5gb", res.Records, err)
+	recs, err := Records(n, Options{TypeStyle: StyleAutodetect})
+	if err != nil || recs[0].Type != "nvidia_a100_1g.5gb" {
+		t.Errorf("A100-SXM4-40GB 1g.5gb autodetect type = %v, %v; want nvidia_a100_1g.5gb", recs, err)
 	}
 }
 
@@ -88,8 +88,22 @@ func TestTypeMap(t *testing.T) {
 	}
 }
 
+// A type map name that matches no GPU is most likely a typo: it warns,
+// naming what it could have matched; names that match warn of nothing.
+func TestTypeMapTypoWarns(t *testing.T) {
+	var warnings []string
+	_, err := Records(node(), Options{TypeMap: map[string]string{"A100": "ampere", "h1OO": "hopper"}, Warn: func(w string) { warnings = append(warnings, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`type map name "h1OO" matches no GPU of this node (NVML names and short models here: "NVIDIA A100-SXM4-40GB", "a100", "NVIDIA H100 80GB HBM3", "h100"); check its spelling`}
+	if diff := cmp.Diff(want, warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
 func TestFiles(t *testing.T) {
-	res, err := Records(node(), Options{NodeName: "n1", FileStyle: FilesCI})
+	recs, err := Records(node(), Options{NodeName: "n1", FileStyle: FilesCI})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,15 +112,15 @@ func TestFiles(t *testing.T) {
 		{NodeName: "n1", Name: "gpu", Type: "h100_4g.40gb", File: "/dev/nvidia-caps/nvidia-cap184"},
 		{NodeName: "n1", Name: "gpu", Type: "h100_1g.10gb+me", File: "/dev/nvidia-caps/nvidia-cap256"},
 	}
-	if diff := cmp.Diff(want, res.Records); diff != "" {
+	if diff := cmp.Diff(want, recs); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	res, err = Records(node(), Options{})
+	recs, err = Records(node(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantFiles := []string{"/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap183", "/dev/nvidia-caps/nvidia-cap184"}
-	if diff := cmp.Diff(wantFiles, res.Records[1].MultipleFiles); diff != "" {
+	if diff := cmp.Diff(wantFiles, recs[1].MultipleFiles); diff != "" {
 		t.Errorf("MultipleFiles (-want +got):\n%s", diff)
 	}
 }
@@ -126,7 +140,8 @@ func TestWarnings(t *testing.T) {
 		{Index: 1, Minor: 1, Name: "NVIDIA A100-SXM4-80GB", MigEnabled: true, MigPending: true},
 		{Index: 2, Minor: 2, Name: "NVIDIA A100-SXM4-80GB"},
 	}}
-	res, err := Records(n, Options{})
+	var warnings []string
+	recs, err := Records(n, Options{Warn: func(w string) { warnings = append(warnings, w) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,24 +150,11 @@ func TestWarnings(t *testing.T) {
 		"GPU 1 (minor 1): MIG mode is enabled but it has no MIG devices; it offers Slurm nothing",
 		`GPUs "NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB" all get type "a100"; use --type-map NAME=TYPE to tell them apart`,
 	}
-	if diff := cmp.Diff(want, res.Warnings); diff != "" {
+	if diff := cmp.Diff(want, warnings); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if len(res.Records) != 2 {
-		t.Errorf("records = %v, want the whole GPUs 0 and 2", res.Records)
-	}
-}
-
-func TestValidType(t *testing.T) {
-	for _, ok := range []string{"a100", "a100_1g.10gb+me", "nvidia_a100-sxm4-80gb", "1c.3g.40gb"} {
-		if err := ValidType(ok); err != nil {
-			t.Errorf("ValidType(%q) = %v", ok, err)
-		}
-	}
-	for _, bad := range []string{"", "a b", "a,b", "a:b", "a=b", "a#b"} {
-		if ValidType(bad) == nil {
-			t.Errorf("ValidType(%q) accepted", bad)
-		}
+	if len(recs) != 2 {
+		t.Errorf("records = %v, want the whole GPUs 0 and 2", recs)
 	}
 }
 
@@ -163,7 +165,7 @@ func TestLinksCoresFlags(t *testing.T) {
 		{Index: 1, Minor: 1, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:0F:00.0", Cores: "8-15",
 			NVLinks: []discover.NVLink{{RemotePCIBusID: "00000000:07:00.0", Links: 4}}},
 	}}
-	res, err := Records(n, Options{Flags: "nvidia_gpu_env"})
+	recs, err := Records(n, Options{Flags: "nvidia_gpu_env"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func TestLinksCoresFlags(t *testing.T) {
 		{Name: "gpu", Type: "a100", File: "/dev/nvidia0", Cores: "0-7", Links: "-1,4", Flags: "nvidia_gpu_env"},
 		{Name: "gpu", Type: "a100", File: "/dev/nvidia1", Cores: "8-15", Links: "4,-1", Flags: "nvidia_gpu_env"},
 	}
-	if diff := cmp.Diff(want, res.Records); diff != "" {
+	if diff := cmp.Diff(want, recs); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 
@@ -182,16 +184,16 @@ func TestLinksCoresFlags(t *testing.T) {
 	// its GPU's cores.
 	n.GPUs[1].MigEnabled, n.GPUs[1].MigPending = true, true
 	n.GPUs[1].MigDevices = []discover.MigDevice{{GPUInstanceID: 7, Profile: "1g.10gb", GICapMinor: u32(66), CICapMinor: u32(67)}}
-	res, _ = Records(n, Options{})
+	recs, _ = Records(n, Options{})
 	want = []slurmconf.GresRecord{
 		{Name: "gpu", Type: "a100", File: "/dev/nvidia0", Cores: "0-7"},
 		{Name: "gpu", Type: "a100_1g.10gb", MultipleFiles: []string{"/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap66", "/dev/nvidia-caps/nvidia-cap67"}, Cores: "8-15"},
 	}
-	if diff := cmp.Diff(want, res.Records); diff != "" {
+	if diff := cmp.Diff(want, recs); diff != "" {
 		t.Errorf("with a MIG GPU (-want +got):\n%s", diff)
 	}
-	res, _ = Records(n, Options{NoCores: true, NoLinks: true})
-	if r := res.Records[0]; r.Cores != "" || r.Links != "" {
+	recs, _ = Records(n, Options{NoCores: true, NoLinks: true})
+	if r := recs[0]; r.Cores != "" || r.Links != "" {
 		t.Errorf("--no-cores --no-links gave %+v", r)
 	}
 	if _, err := Records(n, Options{Flags: "nvidia_gpu_env,gpu_magic"}); err == nil || !strings.Contains(err.Error(), `"gpu_magic"`) {

@@ -27,11 +27,11 @@ func BenchmarkDiffCluster(b *testing.B) {
 			}
 			f.Close()
 			node := synth.ClusterNode(nodes - 1)
-			res, err := gresgen.Records(synth.Snapshot(4, 7), gresgen.Options{NodeName: node})
+			recs, err := gresgen.Records(synth.Snapshot(4, 7), gresgen.Options{NodeName: node})
 			if err != nil {
 				b.Fatal(err)
 			}
-			generated, err := slurmconf.SplitUnits(res.Records)
+			generated, err := slurmconf.SplitUnits(recs)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -16,15 +16,32 @@ type Unit struct {
 	Cores string   `json:"cores,omitempty"`
 	Links string   `json:"links,omitempty"`
 	Flags string   `json:"flags,omitempty"`
+	// Pos is file:line of the record the unit was read from; empty for
+	// units that were generated.
+	Pos string `json:"pos,omitempty"`
 }
 
 // SplitUnits splits records into the units Slurm makes of them: one per
 // file of File=, one per MultipleFiles= record, Count (default 1) for
 // records with no files.
 func SplitUnits(recs []GresRecord) ([]Unit, error) {
+	return splitUnits(recs, nil)
+}
+
+// Units splits the records read into units, each with the file:line of
+// its record.
+func (c *GresConf) Units() ([]Unit, error) {
+	return splitUnits(c.GresRecords(), func(i int) string { return c.Records[i].Pos })
+}
+
+// splitUnits is SplitUnits, with pos(i) the position of record i.
+func splitUnits(recs []GresRecord, pos func(i int) string) ([]Unit, error) {
 	var out []Unit
-	for _, r := range recs {
+	for i, r := range recs {
 		u := Unit{Name: r.Name, Type: r.Type, Cores: r.Cores, Links: r.Links, Flags: r.Flags}
+		if pos != nil {
+			u.Pos = pos(i)
+		}
 		switch {
 		case len(r.MultipleFiles) > 0:
 			u.Files = append([]string(nil), r.MultipleFiles...)
@@ -40,7 +57,11 @@ func SplitUnits(recs []GresRecord) ([]Unit, error) {
 				out = append(out, fu)
 			}
 		default:
-			for j := 0; j < r.Units() && j < 1<<16; j++ {
+			n, err := r.Units()
+			if err != nil {
+				return nil, err
+			}
+			for j := 0; j < n && j < 1<<16; j++ {
 				out = append(out, u)
 			}
 		}
@@ -114,6 +135,18 @@ func DiffUnits(current, generated []Unit) GresDiff {
 	}
 	d.Counts = DiffCounts(countUnits(current), countUnits(generated))
 	return d
+}
+
+// Drains reports whether any change declares more than the node has:
+// slurmctld then drains the node (it registers with fewer GRES than its
+// NodeName line says). Declaring fewer only leaves devices unused.
+func Drains(changes []CountChange) bool {
+	for _, c := range changes {
+		if c.Current > c.Generated {
+			return true
+		}
+	}
+	return false
 }
 
 // DiffCounts lists the (name, type) pairs whose counts differ, in the

@@ -4,6 +4,7 @@
 package slurmconf
 
 import (
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -25,21 +26,23 @@ type GresRecord struct {
 	Flags         string
 }
 
-// Units is how many GRES the record offers Slurm.
-func (r GresRecord) Units() int {
+// Units is how many GRES the record offers Slurm. A File= that is not a
+// file range Slurm reads is an error: counting it as one unit would
+// declare a device Slurm refuses.
+func (r GresRecord) Units() (int, error) {
 	switch {
 	case len(r.MultipleFiles) > 0:
-		return 1
+		return 1, nil
 	case r.File != "":
 		names, err := ExpandHostlist(r.File)
 		if err != nil {
-			return 1
+			return 0, fmt.Errorf("File=%s: %v", r.File, err)
 		}
-		return len(names)
+		return len(names), nil
 	case r.Count > 0:
-		return int(r.Count)
+		return int(r.Count), nil
 	}
-	return 1
+	return 1, nil
 }
 
 // String renders the record as a gres.conf line, keys in Slurm's order.
@@ -77,6 +80,12 @@ func (r GresRecord) String() string {
 // WriteGresConf writes comment lines (each prefixed with "# ") and then one
 // line per record.
 func WriteGresConf(w io.Writer, comments []string, recs []GresRecord) error {
+	_, err := io.WriteString(w, FormatGresConf(comments, recs))
+	return err
+}
+
+// FormatGresConf is the text WriteGresConf writes.
+func FormatGresConf(comments []string, recs []GresRecord) string {
 	var b strings.Builder
 	for _, c := range comments {
 		b.WriteString("# ")
@@ -87,8 +96,7 @@ func WriteGresConf(w io.Writer, comments []string, recs []GresRecord) error {
 		b.WriteString(r.String())
 		b.WriteByte('\n')
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.String()
 }
 
 // Compact merges records that differ only in a single-file File= into one
@@ -131,10 +139,14 @@ type GresCount struct {
 
 // CountGres totals the units of recs per (name, type), in the order the
 // types first appear.
-func CountGres(recs []GresRecord) []GresCount {
+func CountGres(recs []GresRecord) ([]GresCount, error) {
 	var counts []GresCount
 	at := map[[2]string]int{}
 	for _, r := range recs {
+		n, err := r.Units()
+		if err != nil {
+			return nil, err
+		}
 		k := [2]string{r.Name, r.Type}
 		i, ok := at[k]
 		if !ok {
@@ -142,9 +154,9 @@ func CountGres(recs []GresRecord) []GresCount {
 			at[k] = i
 			counts = append(counts, GresCount{Name: r.Name, Type: r.Type})
 		}
-		counts[i].Count += r.Units()
+		counts[i].Count += n
 	}
-	return counts
+	return counts, nil
 }
 
 // GresList renders counts as a slurm.conf Gres= value:
@@ -155,11 +167,7 @@ func GresList(counts []GresCount) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(c.Name)
-		if c.Type != "" {
-			b.WriteByte(':')
-			b.WriteString(c.Type)
-		}
+		b.WriteString(GresName(c.Name, c.Type))
 		b.WriteByte(':')
 		b.WriteString(strconv.Itoa(c.Count))
 	}
@@ -168,12 +176,14 @@ func GresList(counts []GresCount) string {
 
 // NodeLine renders the slurm.conf line declaring a node's GRES:
 // "NodeName=n1 Gres=gpu:a100:2". With no node name it is only "Gres=...";
-// with no counts there is no Gres= at all.
-func NodeLine(node string, counts []GresCount) string {
+// with no counts there is no Gres= at all. attrs (key=value words, as
+// slurmd -C prints the hardware) go between NodeName= and Gres=.
+func NodeLine(node string, counts []GresCount, attrs ...string) string {
 	var parts []string
 	if node != "" {
 		parts = append(parts, "NodeName="+node)
 	}
+	parts = append(parts, attrs...)
 	if len(counts) > 0 {
 		parts = append(parts, "Gres="+GresList(counts))
 	}

@@ -3,6 +3,7 @@ package slurmconf
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -26,11 +27,12 @@ type ParsedRecord struct {
 }
 
 // GresConf is what a gres.conf says for one node: its records and the
-// global AutoDetect= setting.
+// AutoDetect= setting in force for it.
 type GresConf struct {
-	Records    []ParsedRecord
-	AutoDetect string // a global AutoDetect=, if any
-	units      int    // GRES units of the records so far, bounded by maxNodeUnits
+	Records       []ParsedRecord
+	AutoDetect    string // the node's AutoDetect=, else the global one, if any
+	AutoDetectPos string // file:line of that AutoDetect=
+	units         int    // GRES units of the records so far, bounded by maxNodeUnits
 }
 
 // maxNodeUnits bounds the GRES units one node's records may add up to, so
@@ -82,7 +84,9 @@ func gresKeyID(key string) (gresKey, bool) {
 }
 
 // ReadGresConf reads a gres.conf and the files it Includes (relative paths
-// are taken from the including file's directory) and keeps the records
+// are taken from the including file's directory; a config read from a pipe
+// or standard input, path "-", has none, and may Include only absolute
+// paths) and keeps the records
 // that apply to node: those without NodeName= and those whose hostlist
 // names it. Every line is checked for syntax and keywords, as Slurm checks
 // them; the values of other nodes' lines are not, as slurmd on this node
@@ -104,31 +108,68 @@ func ReadGresConf(path, node string) (*GresConf, error) {
 	return conf, nil
 }
 
-func readConf(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
+// Stdin is the name that makes ReadGresConf and ReadNodeGres read standard
+// input, as diff tools take "-"; messages call it StdinName.
+const (
+	Stdin     = "-"
+	StdinName = "<stdin>"
+)
+
+// confSource is a config file's content and how it was read.
+type confSource struct {
+	data string
+	name string // the path, or StdinName
+	// stream is true for standard input, a pipe or a socket (diff
+	// --gres-conf <(ssh node cat /etc/slurm/gres.conf)): it has no
+	// directory to take a relative Include from.
+	stream bool
+}
+
+// readConf reads a config file, a pipe or (path "-") standard input, all
+// bounded by maxConfBytes, and refuses binary data.
+func readConf(path string) (confSource, error) {
+	src := confSource{name: path}
+	var f *os.File
+	if path == Stdin {
+		f, src.name = os.Stdin, StdinName
+	} else {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			return src, err
+		}
+		defer f.Close()
 	}
-	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return "", err
+		return src, fmt.Errorf("%s: %w", src.name, err)
 	}
-	if !info.Mode().IsRegular() {
-		return "", fmt.Errorf("%s: not a regular file", path)
-	}
-	if info.Size() > maxConfBytes {
-		return "", fmt.Errorf("%s: %d bytes is too large for a Slurm config", path, info.Size())
+	mode := info.Mode()
+	switch {
+	case mode.IsRegular():
+		if info.Size() > maxConfBytes {
+			return src, fmt.Errorf("%s: %d bytes is too large for a Slurm config", src.name, info.Size())
+		}
+	case path == Stdin || mode&(fs.ModeNamedPipe|fs.ModeSocket) != 0:
+		src.stream = true
+	default:
+		return src, fmt.Errorf("%s: not a regular file or a pipe", src.name)
 	}
 	var b strings.Builder
-	b.Grow(int(info.Size()))
-	if _, err := io.Copy(&b, io.LimitReader(f, maxConfBytes)); err != nil {
-		return "", fmt.Errorf("reading %s: %w", path, err)
+	if !src.stream {
+		b.Grow(int(info.Size()))
+	}
+	n, err := io.Copy(&b, io.LimitReader(f, maxConfBytes+1))
+	if err != nil {
+		return src, fmt.Errorf("reading %s: %w", src.name, err)
+	}
+	if n > maxConfBytes {
+		return src, fmt.Errorf("%s: more than %d MiB is too large for a Slurm config", src.name, maxConfBytes>>20)
 	}
 	if strings.IndexByte(b.String(), 0) >= 0 {
-		return "", fmt.Errorf("%s: binary data (NUL byte); not a Slurm config", path)
+		return src, fmt.Errorf("%s: binary data (NUL byte); not a Slurm config", src.name)
 	}
-	return b.String(), nil
+	src.data = b.String()
+	return src, nil
 }
 
 // includeTarget recognises "Include <file>" (any case), as Slurm does.
@@ -150,7 +191,7 @@ func (c *GresConf) addLine(l *logicalLine, file, node string, ws []word) ([]word
 	pos := func() string { return fmt.Sprintf("%s:%d", file, l.num) }
 	ws, err := words(l, ws)
 	if err != nil {
-		return ws, fmt.Errorf("%s: %v", pos(), strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
+		return ws, fmt.Errorf("%s: %v", pos(), err)
 	}
 	var r ParsedRecord
 	var seen uint
@@ -206,7 +247,7 @@ func (c *GresConf) addLine(l *logicalLine, file, node string, ws []word) ([]word
 func (c *GresConf) add(r ParsedRecord, seen uint) error {
 	if r.Name == "" && r.AutoDetect != "" && seen&^(1<<keyNodeName|1<<keyAutoDetect) == 0 {
 		if r.Nodes == "" || c.AutoDetect == "" {
-			c.AutoDetect = r.AutoDetect
+			c.AutoDetect, c.AutoDetectPos = r.AutoDetect, r.Pos
 		}
 		return nil // AutoDetect=... alone is a setting, not a record
 	}
@@ -242,10 +283,18 @@ func (c *GresConf) add(r ParsedRecord, seen uint) error {
 			return fmt.Errorf("%s: File=%s names no file", r.Pos, r.File)
 		}
 		if r.Count != 0 && r.Count != uint64(len(files)) {
-			return fmt.Errorf("%s: Count=%d but File= names %d files", r.Pos, r.Count, len(files))
+			noun := "files"
+			if len(files) == 1 {
+				noun = "file"
+			}
+			return fmt.Errorf("%s: Count=%d but File= names %d %s", r.Pos, r.Count, len(files), noun)
 		}
 	}
-	if c.units += r.Units(); c.units > maxNodeUnits {
+	n, err := r.Units()
+	if err != nil {
+		return fmt.Errorf("%s: %v", r.Pos, err)
+	}
+	if c.units += n; c.units > maxNodeUnits {
 		return fmt.Errorf("%s: the node's records add up to more than %d GRES units", r.Pos, maxNodeUnits)
 	}
 	c.Records = append(c.Records, r)

@@ -9,25 +9,21 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rogpeppe/go-internal/txtar"
-	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // Seeds of the config fuzz targets: the f.Add calls, the files in
 // testdata/fuzz/<target>, and every *.conf / *.want file (gres.conf and
-// slurm.conf, good and bad) of the golden tests in ../testdata/script, read
+// slurm.conf, good and bad) of the golden tests in testdata/script, read
 // at test time.
 
 // txtarSeeds returns the contents of the files in the golden tests
-// (../testdata/script/*.txtar) whose name matches keep.
+// (testdata/script/*.txtar) whose name matches keep.
 func txtarSeeds(tb testing.TB, keep func(name string) bool) []string {
 	tb.Helper()
-	paths, err := filepath.Glob("../testdata/script/*.txtar")
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var out []string
-	for _, p := range paths {
+	for _, p := range fixture.Glob(tb, "script/*.txtar") {
 		a, err := txtar.ParseFile(p)
 		if err != nil {
 			tb.Fatal(err)
@@ -189,8 +185,8 @@ func FuzzGresConf(f *testing.F) {
 		}
 		recs := conf.GresRecords()
 		for _, r := range recs {
-			if n := r.Units(); n < 1 {
-				t.Fatalf("record %q offers %d units", r.String(), n)
+			if n, err := r.Units(); err != nil || n < 1 {
+				t.Fatalf("record %q offers %d units (%v)", r.String(), n, err)
 			}
 			if !recordRenderable(r) {
 				return
@@ -222,8 +218,8 @@ func FuzzGresConf(f *testing.F) {
 }
 
 // FuzzGresRecordRoundTrip: a record built from fuzzed fields that pass the
-// generator's validation (gresgen.ValidType for Name= and Type=,
-// gresgen.ValidFlags for Flags=) and hold file names and values String can
+// generator's validation (slurmconf.ValidType for Name= and Type=,
+// slurmconf.ValidFlags for Flags=) and hold file names and values String can
 // write, is read back by ReadGresConf as exactly that record, on a node its
 // NodeName= names, and not at all on another node.
 func FuzzGresRecordRoundTrip(f *testing.F) {
@@ -238,7 +234,7 @@ func FuzzGresRecordRoundTrip(f *testing.F) {
 	dir := confDir(f, incGres)
 	f.Fuzz(func(t *testing.T, node, name, typ, file, multi string, count uint64, cores, links, flags string) {
 		r := slurmconf.GresRecord{NodeName: node, Name: name, Type: typ, File: file, Cores: cores, Links: links, Flags: flags}
-		if gresgen.ValidType(name) != nil || (typ != "" && gresgen.ValidType(typ) != nil) || gresgen.ValidFlags(flags) != nil {
+		if slurmconf.ValidType(name) != nil || (typ != "" && slurmconf.ValidType(typ) != nil) || slurmconf.ValidFlags(flags) != nil {
 			return
 		}
 		for _, v := range []string{node, file, cores, links, multi} {

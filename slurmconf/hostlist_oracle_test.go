@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slurm-mig/slurm-mig/slurmtest"
+	"github.com/slurm-mig/slurm-mig/internal/testtools"
 )
 
 // TestHostlistMatchesScontrol holds ExpandHostlist and CompressHostlist to
@@ -21,7 +21,7 @@ import (
 // lists, /dev paths). Only expressions ExpandHostlist accepts are asked:
 // where Slurm takes malformed input silently, we refuse it on purpose.
 func TestHostlistMatchesScontrol(t *testing.T) {
-	slurmtest.Require(t, "scontrol")
+	testtools.Require(t, testtools.SlurmPackages, "scontrol")
 	conf := filepath.Join(t.TempDir(), "slurm.conf")
 	if err := os.WriteFile(conf, []byte("ClusterName=x\nSlurmctldHost=localhost\n"), 0o644); err != nil {
 		t.Fatal(err)

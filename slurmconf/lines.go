@@ -149,7 +149,8 @@ type word struct {
 // words splits a logical line into key=value words, appending to out. A
 // value may be double-quoted to hold blanks. A word without '=' gets an
 // empty key and the word as value (Include lines, or syntax errors for the
-// caller).
+// caller). Its errors say what is wrong, not where: the caller, which
+// knows the file, puts "file:line: " in front.
 func words(l *logicalLine, out []word) ([]word, error) {
 	s := l.text
 	for i := 0; i < len(s); {
@@ -174,16 +175,16 @@ func words(l *logicalLine, out []word) ([]word, error) {
 		}
 		if i < len(s) && s[i] == '"' {
 			if eq < 0 || i != eq+1 {
-				return nil, fmt.Errorf("line %d: misplaced '\"' in %q", l.num, s[start:])
+				return nil, fmt.Errorf("misplaced '\"' in %q", s[start:])
 			}
 			close := strings.IndexByte(s[i+1:], '"')
 			if close < 0 {
-				return nil, fmt.Errorf("line %d: unterminated '\"' in %q", l.num, s[start:])
+				return nil, fmt.Errorf("unterminated '\"' in %q", s[start:])
 			}
 			w.valStart, w.valEnd = i+1, i+1+close
 			i = w.valEnd + 1
 			if i < len(s) && !isBlank(s[i]) {
-				return nil, fmt.Errorf("line %d: text right after a closing '\"' in %q", l.num, s[start:])
+				return nil, fmt.Errorf("text right after a closing '\"' in %q", s[start:])
 			}
 		} else if eq >= 0 {
 			w.valEnd = i

@@ -2,6 +2,7 @@ package slurmconf
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -25,7 +26,7 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 	visit := func(l *logicalLine, file string) bool {
 		pos := func() string { return fmt.Sprintf("%s:%d", file, l.num) }
 		if ws, lineErr = words(l, ws[:0]); lineErr != nil {
-			lineErr = fmt.Errorf("%s: %v", pos(), strings.TrimPrefix(lineErr.Error(), fmt.Sprintf("line %d: ", l.num)))
+			lineErr = fmt.Errorf("%s: %v", pos(), lineErr)
 			return false
 		}
 		if len(ws) == 0 || !strings.EqualFold(ws[0].key, "NodeName") {
@@ -65,13 +66,17 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 	if lineErr != nil {
 		return NodeGres{}, lineErr
 	}
+	name := path
+	if path == Stdin {
+		name = StdinName
+	}
 	switch len(found) {
 	case 0:
-		return NodeGres{}, fmt.Errorf("%s: no NodeName= line names %s", path, node)
+		return NodeGres{}, fmt.Errorf("%s: no NodeName= line names %s", name, node)
 	case 1:
 		return found[0], nil
 	}
-	return NodeGres{}, fmt.Errorf("%s: %s is declared twice, at %s and %s", path, node, found[0].Pos, found[1].Pos)
+	return NodeGres{}, fmt.Errorf("%s: %s is declared twice, at %s and %s", name, node, found[0].Pos, found[1].Pos)
 }
 
 // walkConf calls visit for each logical line of path and its Includes, in
@@ -85,22 +90,29 @@ func walkConf(path string, chain []string, visit func(l *logicalLine, file strin
 	if len(chain) >= maxIncludeDepth {
 		return fmt.Errorf("%s: Includes nested deeper than %d", path, maxIncludeDepth)
 	}
-	data, err := readConf(path)
+	src, err := readConf(path)
 	if err != nil {
 		return err
 	}
 	chain = append(chain, path)
 	var incErr error
-	scanLines(data, func(l *logicalLine) bool {
+	scanLines(src.data, func(l *logicalLine) bool {
 		inc, ok := includeTarget(l.text)
 		if !ok {
-			return visit(l, path)
+			return visit(l, src.name)
 		}
 		if !filepath.IsAbs(inc) {
+			if src.stream {
+				// A pipe's content came from elsewhere (another node,
+				// another directory): the working directory would be a
+				// guess, and a wrong one reads some other file.
+				incErr = fmt.Errorf("%s:%d: Include %s: a relative Include in a config read from a pipe or standard input has no directory to be taken from; pass the file itself, or make the Include absolute", src.name, l.num, inc)
+				return false
+			}
 			inc = filepath.Join(filepath.Dir(path), inc)
 		}
 		if err := walkConf(inc, chain, visit); err != nil {
-			incErr = fmt.Errorf("%s:%d: %w", path, l.num, err)
+			incErr = fmt.Errorf("%s:%d: %w", src.name, l.num, err)
 			return false
 		}
 		return true
@@ -184,6 +196,17 @@ func addCount(counts []GresCount, c GresCount) []GresCount {
 	return append(counts, c)
 }
 
+// UpdateNodeGresFile is the slurm.conf at path with the Gres= of node's
+// own NodeName= line set to gres, every other byte kept (UpdateNodeGres).
+func UpdateNodeGresFile(path, node, gres string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	updated, err := UpdateNodeGres(string(data), path, node, gres)
+	return []byte(updated), err
+}
+
 // UpdateNodeGres returns data (a slurm.conf) with the Gres= of node's own
 // NodeName= line set to gres, every other byte kept. A line that names the
 // node among others is refused: changing it would change them too.
@@ -203,7 +226,7 @@ func UpdateNodeGres(data, name, node, gres string) (string, error) {
 		}
 		ws, err := words(l, nil)
 		if err != nil {
-			lineErr = fmt.Errorf("%s: %v", pos, strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", l.num)))
+			lineErr = fmt.Errorf("%s: %v", pos, err)
 			return false
 		}
 		if len(ws) == 0 || !strings.EqualFold(ws[0].key, "NodeName") {

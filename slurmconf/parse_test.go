@@ -76,8 +76,8 @@ func TestReadGresConf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if conf.AutoDetect != "off" {
-		t.Errorf("AutoDetect = %q", conf.AutoDetect)
+	if want := filepath.Join(dir, "gres.conf") + ":1"; conf.AutoDetect != "off" || conf.AutoDetectPos != want {
+		t.Errorf("AutoDetect = %q at %q, want off at %s", conf.AutoDetect, conf.AutoDetectPos, want)
 	}
 	recs := conf.GresRecords()
 	want := []GresRecord{
@@ -90,6 +90,19 @@ func TestReadGresConf(t *testing.T) {
 	units, err := SplitUnits(recs)
 	if err != nil || len(units) != 3 {
 		t.Errorf("units = %v, %v; want 3", units, err)
+	}
+	// Units read from the file carry the file:line of their record; the
+	// two units of File=/dev/nvidia[0-1] share their line.
+	units, err = conf.Units()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pos []string
+	for _, u := range units {
+		pos = append(pos, strings.TrimPrefix(u.Pos, dir+"/"))
+	}
+	if diff := cmp.Diff([]string{"gres.conf:2", "gres.conf:2", "sub/more.conf:1"}, pos); diff != "" {
+		t.Errorf("unit positions (-want +got):\n%s", diff)
 	}
 	conf3, _ := ReadGresConf(filepath.Join(dir, "gres.conf"), "n3")
 	if u, _ := SplitUnits(conf3.GresRecords()); len(u) != 201 {
@@ -174,5 +187,23 @@ func TestDiffUnitsNormalises(t *testing.T) {
 	d := DiffUnits(cur, gen)
 	if len(d.Changed) != 1 || !cmp.Equal(d.Changed[0].Fields, []string{"cores"}) {
 		t.Errorf("changed cores: %+v", d)
+	}
+}
+
+func TestUpdateNodeGresFile(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"slurm.conf": "ClusterName=c\nNodeName=n1 CPUs=8 Gres=gpu:a100:1 # old\n"})
+	path := filepath.Join(dir, "slurm.conf")
+	got, err := UpdateNodeGresFile(path, "n1", "gpu:a100:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "ClusterName=c\nNodeName=n1 CPUs=8 Gres=gpu:a100:2 # old\n"; string(got) != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if _, err := UpdateNodeGresFile(path, "n9", "gpu:a100:2"); err == nil || !strings.HasPrefix(err.Error(), path+": ") {
+		t.Errorf("a node without a line: err = %v", err)
+	}
+	if _, err := UpdateNodeGresFile(filepath.Join(dir, "nowhere.conf"), "n1", "gpu:a100:2"); err == nil {
+		t.Error("a missing file gave no error")
 	}
 }

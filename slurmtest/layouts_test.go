@@ -11,11 +11,16 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
+	"github.com/slurm-mig/slurm-mig/nodeload"
 )
 
 // A layout is one node the golden tests describe, as a snapshot the
@@ -52,20 +57,12 @@ func loadLayouts(t *testing.T, host string) []layout {
 	if err := os.MkdirAll(caps, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	minors, err := os.ReadFile(filepath.Join(sharedDir(t), "fixtures/real/h100-driver-580/mig-minors"))
-	if err != nil {
-		t.Fatalf("the real mig-minors is missing (%v): clone the repository beside shared/", err)
-	}
-	if err := os.WriteFile(filepath.Join(caps, "mig-minors"), minors, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(caps, "mig-minors"), fixture.Read(t, fixture.RealMigMinors), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
-	scripts, err := filepath.Glob("../testdata/script/*.txtar")
-	if err != nil || len(scripts) == 0 {
-		t.Fatalf("no golden tests in ../testdata/script (%v)", err)
-	}
 	var layouts []layout
-	for _, script := range scripts {
+	for _, script := range fixture.Glob(t, "script/*.txtar") {
 		ar, err := txtar.ParseFile(script)
 		if err != nil {
 			t.Fatal(err)
@@ -134,11 +131,15 @@ func fixtureLayout(t *testing.T, name string, fx *nvmlfake.Fixture, host, root s
 	if err != nil {
 		return layout{}, err
 	}
-	node, err := discover.FromNVML(lib, host, root)
-	if err != nil {
-		return layout{}, err
+	loader := nodeload.Loader{
+		Host:     nodeload.NewHost(hostfs.FS(root)),
+		NVML:     nodeload.NewNVML(func() nvml.Interface { return lib }),
+		Hostname: func() (string, error) { return host, nil },
+		Timeout:  time.Minute,
+		Warn:     func(string) {},
 	}
-	if err := discover.ResolveCapMinors(node, discover.NewHostFiles(root)); err != nil {
+	node, err := loader.Load("")
+	if err != nil {
 		return layout{}, err
 	}
 	var snap bytes.Buffer
@@ -156,19 +157,15 @@ func fixtureLayout(t *testing.T, name string, fx *nvmlfake.Fixture, host, root s
 // which come from the mig-minors under its root.
 func demoLayout(t *testing.T) layout {
 	t.Helper()
-	return snapshotLayout(t, "demo/snapshot.json", "../testdata/demo/snapshot.json", "../testdata/demo/root")
+	return snapshotLayout(t, "demo/snapshot.json", fixture.Path(t, "demo/snapshot.json"), fixture.Path(t, "demo/root"))
 }
 
 // capturedLayouts are the nodes captured from real hosts
 // (testdata/real/*: scripts/capture-node.sh).
 func capturedLayouts(t *testing.T) []layout {
 	t.Helper()
-	snapshots, err := filepath.Glob("../testdata/real/*/snapshot.json")
-	if err != nil || len(snapshots) == 0 {
-		t.Fatalf("no captured nodes under ../testdata/real (%v)", err)
-	}
 	var layouts []layout
-	for _, snap := range snapshots {
+	for _, snap := range fixture.Glob(t, "real/*/snapshot.json") {
 		dir := filepath.Dir(snap)
 		layouts = append(layouts, snapshotLayout(t, "real/"+filepath.Base(dir), snap, filepath.Join(dir, "root")))
 	}
@@ -184,20 +181,10 @@ func snapshotLayout(t *testing.T, name, snapshot, root string) layout {
 	if l.node, err = discover.LoadSnapshot(l.snapshot); err != nil {
 		t.Fatal(err)
 	}
-	if err := discover.ResolveCapMinors(l.node, discover.NewHostFiles(l.root)); err != nil {
+	if err := nodeload.ResolveCapMinors(l.node, nodeload.NewHost(hostfs.FS(l.root))); err != nil {
 		t.Fatal(err)
 	}
 	return l
-}
-
-// sharedDir is the shared/ directory beside the repository.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	module, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(filepath.Dir(module), "shared")
 }
 
 // A form is one way of rendering a node: the flags that change what Slurm

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+
+	"github.com/slurm-mig/slurm-mig/internal/testtools"
 )
 
 // slurmMig is the slurm-mig binary built from ../cmd/slurm-mig: the tests
@@ -21,6 +23,29 @@ var (
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+// Require skips t when one of the Slurm commands is not on PATH, or fails
+// it in CI.
+func Require(t testing.TB, commands ...string) {
+	t.Helper()
+	for _, c := range commands {
+		testtools.Require(t, testtools.SlurmPackages, c)
+	}
+}
+
+// RequireRoot skips t when not run as root, or fails it in CI.
+func RequireRoot(t testing.TB) {
+	t.Helper()
+	testtools.RequireRoot(t, "mknod of device files, slurmd and slurmctld run as SlurmUser=root")
+}
+
+// Announce prints one line of the suite's findings. `make test` runs this
+// package with -v and filters the per-test lines, so the line shows in
+// CI's output; a plain `go test` hides it with the rest of a passing
+// package's output.
+func Announce(format string, args ...any) {
+	fmt.Printf(format+"\n", args...)
+}
 
 func run(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "slurmtest-bin-")

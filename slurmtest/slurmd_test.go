@@ -159,7 +159,7 @@ func parseSlurmdRecord(s string) (gresRecord, error) {
 // forThisMachine changes them.
 func wantRecords(t *testing.T, l layout, f form, host, devDir string) []gresRecord {
 	t.Helper()
-	res, err := gresgen.Records(l.node, gresgen.Options{
+	recs, err := gresgen.Records(l.node, gresgen.Options{
 		NodeName:  host,
 		TypeStyle: gresgen.TypeStyle(f.typeStyle),
 		FileStyle: gresgen.FileStyle(f.files),
@@ -167,7 +167,6 @@ func wantRecords(t *testing.T, l layout, f form, host, devDir string) []gresReco
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := res.Records
 	if f.compact {
 		recs = slurmconf.Compact(recs)
 	}
@@ -179,7 +178,11 @@ func wantRecords(t *testing.T, l layout, f form, host, devDir string) []gresReco
 				t.Fatal(err)
 			}
 		}
-		want = append(want, gresRecord{Type: r.Type, Count: r.Units(), Files: underDev(strings.Join(files, ","), devDir), Links: r.Links})
+		n, err := r.Units()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, gresRecord{Type: r.Type, Count: n, Files: underDev(strings.Join(files, ","), devDir), Links: r.Links})
 	}
 	return want
 }

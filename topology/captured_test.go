@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 )
 
 // TestCapturedTrees checks Slurm's core numbering on CPU topologies
@@ -15,14 +18,9 @@ import (
 // against hwloc-calc, and the node's hardware against slurmd -C, both
 // reading the captured tree.
 func TestCapturedTrees(t *testing.T) {
-	roots, err := filepath.Glob("../testdata/real/*/root")
-	if err != nil || len(roots) == 0 {
-		t.Fatalf("no captured trees under ../testdata/real (%v)", err)
-	}
-	for _, root := range roots {
-		root, _ := filepath.Abs(root)
+	for _, root := range fixture.Glob(t, "real/*/root") {
 		t.Run(filepath.Base(filepath.Dir(root)), func(t *testing.T) {
-			topo, err := Load(root)
+			topo, err := Load(hostfs.FS(root))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +46,7 @@ func TestCapturedTrees(t *testing.T) {
 			}
 
 			slurmd := requireTool(t, "slurmd", "slurmd")
-			got, err := topo.Hardware(root)
+			got, err := topo.Hardware(hostfs.FS(root))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,9 +5,10 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/slurm-mig/slurm-mig/hostfs"
 )
 
 // NodeHardware is the hardware part of `slurmd -C`'s line.
@@ -21,7 +22,7 @@ type NodeHardware struct {
 }
 
 // Hardware computes the hardware part of `slurmd -C` from the topology plus
-// root/proc/meminfo, the way Slurm 22.05 with hwloc 2 does
+// proc/meminfo under the root of host, the way Slurm 22.05 with hwloc 2 does
 // (src/slurmd/slurmd/slurmd.c _print_config, src/slurmd/common/xcpuinfo.c
 // xcpuinfo_hwloc_topo_get, src/slurmd/slurmd/get_mach_stat.c get_memory):
 //
@@ -36,8 +37,8 @@ type NodeHardware struct {
 //   - RealMemory is sysconf(_SC_PHYS_PAGES) pages, that is MemTotal / page
 //     size, converted to MiB through a C float exactly as get_memory does; the
 //     page size is this process's (os.Getpagesize).
-func (t *Topology) Hardware(root string) (NodeHardware, error) {
-	memKiB, err := readMemTotalKiB(root)
+func (t *Topology) Hardware(host hostfs.FS) (NodeHardware, error) {
+	memKiB, err := readMemTotalKiB(host)
 	if err != nil {
 		return NodeHardware{}, err
 	}
@@ -70,9 +71,9 @@ func realMemoryMiB(memTotalKiB, pageSize uint64) uint64 {
 	return uint64(float64(float32(pages)) * (float64(pageSize) / 1048576.0))
 }
 
-// readMemTotalKiB returns MemTotal from root/proc/meminfo, in KiB.
-func readMemTotalKiB(root string) (uint64, error) {
-	path := filepath.Join(root, "proc", "meminfo")
+// readMemTotalKiB returns MemTotal from proc/meminfo, in KiB.
+func readMemTotalKiB(host hostfs.FS) (uint64, error) {
+	path := host.Path("proc", "meminfo")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, fmt.Errorf("topology: %w", err)

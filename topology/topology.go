@@ -1,8 +1,9 @@
 // Package topology reads a node's CPU topology from sysfs and converts OS CPU
 // lists into the abstract core ids that Slurm's gres.conf Cores= expects.
 //
-// Every reader takes a root directory ("/" on a live node, a fixture tree in
-// tests) and reads root/sys/devices/system/cpu/... and root/proc/meminfo.
+// Every reader takes the node's files as a hostfs.FS ("/" on a live node, a
+// fixture tree in tests) and reads sys/devices/system/cpu/... and
+// proc/meminfo under its root.
 //
 // # How Slurm numbers abstract cores
 //
@@ -44,6 +45,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/slurm-mig/slurm-mig/hostfs"
 )
 
 // cpuDir is the sysfs CPU directory relative to a root.
@@ -70,12 +73,12 @@ type Topology struct {
 	sockets int         // number of sockets
 }
 
-// Load reads root/sys/devices/system/cpu/online and, for each online CPU N,
+// Load reads sys/devices/system/cpu/online under the root of host and, for each online CPU N,
 // cpuN/topology/{physical_package_id,core_id,die_id}. die_id is optional
 // (kernels before 5.2 and non-x86 lack it); the other two are required.
 // Offline CPUs are ignored. Errors name the file.
-func Load(root string) (*Topology, error) {
-	dir := filepath.Join(root, cpuDir)
+func Load(host hostfs.FS) (*Topology, error) {
+	dir := host.Path(cpuDir)
 	onlinePath := filepath.Join(dir, "online")
 	b, err := os.ReadFile(onlinePath)
 	if err != nil {

@@ -12,6 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/testtools"
 )
 
 // intelLayout numbers CPUs the way Intel servers do: thread 0 of every core
@@ -53,8 +56,8 @@ func without(cpus []CPU, ids ...int) []CPU {
 	return slices.DeleteFunc(slices.Clone(cpus), func(c CPU) bool { return slices.Contains(ids, c.ID) })
 }
 
-// fixture is a node to write as a fake sysfs tree.
-type fixture struct {
+// sysfsNode is a node to write as a fake sysfs tree.
+type sysfsNode struct {
 	name    string
 	cpus    []CPU // online CPUs
 	offline []int // CPUs that have a cpuN directory but are not online
@@ -75,7 +78,7 @@ const (
 	fixtureMemMiB = 16 << 10
 )
 
-var fixtures = []fixture{
+var fixtures = []sysfsNode{
 	{
 		// (a) Intel 2 sockets × 16 cores × 2 threads: socket 0 is cpu0-15
 		// and their siblings cpu32-47, socket 1 is cpu16-31 and cpu48-63.
@@ -212,7 +215,7 @@ func rangeInts(lo, hi int) []int {
 // Linux backend (hwloc-calc -i DIR --if fsroot, HWLOC_FSROOT=DIR slurmd -C):
 // the online list, a cpuN directory per CPU, and for online CPUs the topology
 // ids and sibling masks, plus proc/meminfo.
-func writeTree(tb testing.TB, f fixture) string {
+func writeTree(tb testing.TB, f sysfsNode) string {
 	tb.Helper()
 	root := tb.TempDir()
 	dir := filepath.Join(root, cpuDir)
@@ -299,7 +302,7 @@ func TestFixtures(t *testing.T) {
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
 			root := writeTree(t, f)
-			topo, err := Load(root)
+			topo, err := Load(hostfs.FS(root))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -336,7 +339,7 @@ func TestFixtures(t *testing.T) {
 			})
 
 			t.Run("Hardware", func(t *testing.T) {
-				got, err := topo.Hardware(root)
+				got, err := topo.Hardware(hostfs.FS(root))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -373,7 +376,7 @@ func TestFixtures(t *testing.T) {
 			// is left out: slurmd takes it from sysconf, not from the tree.
 			t.Run("slurmd -C", func(t *testing.T) {
 				slurmd := requireTool(t, "slurmd", "slurmd")
-				got, err := topo.Hardware(root)
+				got, err := topo.Hardware(hostfs.FS(root))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -504,7 +507,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	base := fixture{name: "base", cpus: amdLayout(1, 2, 2)}
+	base := sysfsNode{name: "base", cpus: amdLayout(1, 2, 2)}
 	cpu1 := filepath.Join(cpuDir, "cpu1", "topology")
 	tests := []struct {
 		name     string
@@ -571,7 +574,7 @@ func TestLoadErrors(t *testing.T) {
 			if err := tt.mutate(root); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Load(root)
+			_, err := Load(hostfs.FS(root))
 			if err == nil {
 				t.Fatal("Load succeeded, want an error")
 			}
@@ -591,7 +594,7 @@ func TestLoadWithoutDieOrSiblingFiles(t *testing.T) {
 		mustWrite(t, filepath.Join(dir, "cpu"+strconv.Itoa(id), "topology", "physical_package_id"), "0")
 		mustWrite(t, filepath.Join(dir, "cpu"+strconv.Itoa(id), "topology", "core_id"), strconv.Itoa(id/2))
 	}
-	topo, err := Load(root)
+	topo, err := Load(hostfs.FS(root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -617,7 +620,7 @@ func TestHardwareMeminfoErrors(t *testing.T) {
 		if content != nil {
 			mustWrite(t, path, *content)
 		}
-		if _, err := topo.Hardware(root); err == nil || !strings.Contains(err.Error(), path) {
+		if _, err := topo.Hardware(hostfs.FS(root)); err == nil || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: Hardware error %v does not name %s", name, err, path)
 		}
 	}
@@ -625,20 +628,11 @@ func TestHardwareMeminfoErrors(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// requireTool returns the path of an external oracle. Without it the test is
-// skipped, except under CI (CI set to anything but "" or "false"), where a
-// missing oracle is a failure: CI must install it.
+// requireTool returns the path of an external oracle, by the one rule of
+// the tests: skip without it, fail in CI, which must install it.
 func requireTool(t *testing.T, name, debianPackage string) string {
 	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	if ci := os.Getenv("CI"); ci != "" && ci != "false" {
-		t.Fatalf("%s is not installed; CI must install it (apt-get install -y %s)", name, debianPackage)
-	}
-	t.Skipf("%s is not installed (apt-get install -y %s); skipping the check against it", name, debianPackage)
-	return ""
+	return testtools.Require(t, debianPackage, name)
 }
 
 // hwlocCores asks hwloc-calc for the logical indexes of the cores that
@@ -762,10 +756,10 @@ func BenchmarkAbstractCores(b *testing.B) {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	root := writeTree(b, fixture{cpus: intelLayout(2, 64, 2, nil)})
+	root := writeTree(b, sysfsNode{cpus: intelLayout(2, 64, 2, nil)})
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Load(root); err != nil {
+		if _, err := Load(hostfs.FS(root)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -22,11 +23,7 @@ import (
 // nvidia-smi topo -m: Links= the NV# counts per peer (-1 for the GPU
 // itself, 0 where no NVLink joins them) and each GPU's CPU affinity.
 func TestCapturedNodes(t *testing.T) {
-	snapshots, err := filepath.Glob("../../testdata/real/*/snapshot.json")
-	if err != nil || len(snapshots) == 0 {
-		t.Fatalf("no captured nodes under ../../testdata/real (%v)", err)
-	}
-	for _, snapshot := range snapshots {
+	for _, snapshot := range fixture.Glob(t, "real/*/snapshot.json") {
 		dir := filepath.Dir(snapshot)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			read := func(name string) string {

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"strings"
-	"text/tabwriter"
-	"time"
+	"io"
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/nvmlread"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -18,56 +15,18 @@ type sourceFlags struct {
 	From string `placeholder:"FILE" help:"Work from a snapshot (slurm-mig snapshot) instead of NVML. Cap minors it lacks are read from mig-minors under --root."`
 }
 
-// load discovers the node (or reads the snapshot) and resolves cap minors
-// under the global --root.
-func (s *sourceFlags) load(e *env, g *cli) (*discover.Node, error) {
-	var node *discover.Node
-	var err error
-	if s.From != "" {
-		node, err = discover.LoadSnapshot(s.From)
-	} else {
-		node, err = discoverWithin(e, g.Root, g.Timeout)
+// load is how a command gets the node's model: the snapshot --from names,
+// or NVML; cap minors from the files under --root.
+func (s *sourceFlags) load(e *env) (*discover.Node, error) {
+	node, err := e.loader.Load(s.From)
+	if nvmlread.NoNVMLLibrary(err) {
+		err = fmt.Errorf("%w (use --from SNAPSHOT on hosts without it)", err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range node.Warnings {
-		e.warn(w)
-	}
-	if err := discover.ResolveCapMinors(node, e.host); err != nil {
-		return nil, err
-	}
-	return node, nil
+	return node, err
 }
 
-// discoverWithin runs NVML discovery, giving up after timeout: a call
-// into a hung driver cannot be interrupted, but the process can exit
-// without it, having written nothing.
-func discoverWithin(e *env, root string, timeout time.Duration) (*discover.Node, error) {
-	host, err := e.hostname()
-	if err != nil {
-		return nil, fmt.Errorf("reading the hostname: %w", err)
-	}
-	e.host.Prefetch() // while NVML initialises
-	type result struct {
-		node *discover.Node
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		node, err := discover.FromNVML(e.nvml(), host, root)
-		done <- result{node, err}
-	}()
-	select {
-	case r := <-done:
-		return r.node, r.err
-	case <-time.After(timeout):
-		return nil, fmt.Errorf("nvml: no answer within %s (a hung GPU or driver?); nothing was written", timeout)
-	}
-}
-
-// recordFlags shape the GRES records, shared by gen and node so that their
-// types and counts always agree.
+// recordFlags shape the GRES records, shared by gen, node and diff so
+// that their types and counts always agree.
 type recordFlags struct {
 	NodeName   string            `placeholder:"NAME" help:"NodeName= to write (default: the short hostname; with --from, the snapshot's)."`
 	NoNodeName bool              `help:"Leave NodeName= out."`
@@ -79,69 +38,17 @@ type recordFlags struct {
 	Flags      string            `placeholder:"FLAGS" help:"Write Flags=FLAGS on every line (nvidia_gpu_env, ...); checked against the flags Slurm knows."`
 }
 
-func (f *recordFlags) records(e *env, node *discover.Node) ([]slurmconf.GresRecord, string, error) {
-	name, err := f.nodeName(e, node)
+// config builds the node's gres.conf records and Gres= counts.
+func (f *recordFlags) config(e *env, node *discover.Node) (*gresgen.Config, error) {
+	name, err := e.loader.NodeName(node, f.NodeName, f.NoNodeName)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if !f.NoCores {
-		e.resolveCores(node)
+		e.loader.Cores(node)
 	}
-	res, err := gresgen.Records(node, gresgen.Options{
-		NodeName:  name,
-		TypeStyle: gresgen.TypeStyle(f.TypeStyle),
-		FileStyle: gresgen.FileStyle(f.Files),
-		TypeMap:   f.TypeMap,
-		NoCores:   f.NoCores,
-		NoLinks:   f.NoLinks,
-		Flags:     f.Flags,
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	for _, w := range res.Warnings {
-		e.warn(w)
-	}
-	return res.Records, name, nil
-}
-
-// resolveCores turns the GPUs' CPU affinity into Cores= through the CPU
-// topology under root. Without the topology the config is still right,
-// only less precise, so that is a warning, given once.
-func (e *env) resolveCores(node *discover.Node) {
-	if err := discover.ResolveTopology(node, e.host, false); err != nil {
-		e.warn(fmt.Sprintf("%v; Cores= left out", err))
-	}
-}
-
-// nodeName is the NodeName= to write: none with --no-node-name, else
-// the flag or the default.
-func (f *recordFlags) nodeName(e *env, node *discover.Node) (string, error) {
-	switch {
-	case f.NoNodeName && f.NodeName != "":
-		return "", fmt.Errorf("--node-name and --no-node-name exclude each other")
-	case f.NoNodeName:
-		return "", nil
-	case f.NodeName != "":
-		return f.NodeName, nil
-	}
-	return f.defaultNodeName(e, node)
-}
-
-// defaultNodeName is the short name of the host the model describes: the
-// snapshot's host, or this one.
-func (f *recordFlags) defaultNodeName(e *env, node *discover.Node) (string, error) {
-	host := node.Hostname
-	if host == "" {
-		h, err := e.hostname()
-		if err != nil {
-			return "", fmt.Errorf("the snapshot names no host and this host's name is unknown (%v); pass --node-name", err)
-		}
-		e.warn(fmt.Sprintf("the snapshot names no host; using this host's name %q", h))
-		host = h
-	}
-	short, _, _ := strings.Cut(host, ".")
-	return short, nil
+	return gresgen.Generate(node, gresgen.Options{NodeName: name, TypeStyle: gresgen.TypeStyle(f.TypeStyle),
+		FileStyle: gresgen.FileStyle(f.Files), TypeMap: f.TypeMap, NoCores: f.NoCores, NoLinks: f.NoLinks, Flags: f.Flags, Warn: e.warn})
 }
 
 // renderFlags are what gen and node share: where the node comes from, how
@@ -152,21 +59,18 @@ type renderFlags struct {
 	outputFlags
 }
 
-// render loads the node and builds its records and counts, refusing an
-// empty result unless asked; what names the output in that refusal.
-func (r *renderFlags) render(e *env, g *cli, what string) (*discover.Node, []slurmconf.GresRecord, string, []slurmconf.GresCount, error) {
-	node, err := r.load(e, g)
+// render loads the node and builds its config, refusing an empty one
+// unless asked; what names the output in that refusal.
+func (r *renderFlags) render(e *env, what string) (*discover.Node, *gresgen.Config, error) {
+	node, err := r.load(e)
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, nil, err
 	}
-	recs, name, err := r.records(e, node)
+	cfg, err := r.config(e, node)
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, nil, err
 	}
-	if err := r.checkEmpty(e, recs, what); err != nil {
-		return nil, nil, "", nil, err
-	}
-	return node, recs, name, slurmconf.CountGres(recs), nil
+	return node, cfg, r.checkEmpty(e, cfg, what)
 }
 
 type genCmd struct {
@@ -174,145 +78,76 @@ type genCmd struct {
 	Compact bool `help:"Merge lines that differ only in File= into Slurm ranges (File=/dev/nvidia[0-3])."`
 }
 
-func (c *genCmd) Run(e *env, g *cli) error {
-	_, recs, name, counts, err := c.render(e, g, "gres.conf")
+func (c *genCmd) Run(e *env) error {
+	_, cfg, err := c.render(e, "gres.conf")
 	if err != nil {
 		return err
 	}
-	if c.Compact {
-		recs = slurmconf.Compact(recs)
-	}
-	comments := []string{"gres.conf written by slurm-mig " + e.version + "; regenerate it, do not edit by hand."}
-	if name != "" {
-		comments = append(comments, "slurm.conf: "+slurmconf.NodeLine(name, counts))
-	}
-	var buf bytes.Buffer
-	if err := slurmconf.WriteGresConf(&buf, comments, recs); err != nil {
-		return err
-	}
-	return c.emit(e, buf.Bytes(), counts)
+	return c.write(e, c.Output, cfg.GresConf(e.version, c.Compact), cfg.Devices())
 }
 
 type nodeCmd struct {
 	renderFlags
-	Update string `placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
-	Full   bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
+	Compact bool   `help:"Accepted as gen takes it; no effect on the node line, whose counts are the same either way."`
+	Update  string `placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
+	Full    bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
 }
 
-func (c *nodeCmd) Run(e *env, g *cli) error {
+func (c *nodeCmd) Run(e *env) error {
 	switch {
 	case c.Update != "" && c.Output != "":
 		return fmt.Errorf("--update and -o exclude each other")
 	case c.Update != "" && c.Full:
 		return fmt.Errorf("--update sets only Gres=; drop --full")
 	}
-	node, _, name, counts, err := c.render(e, g, "node line")
+	node, cfg, err := c.render(e, "node line")
 	if err != nil {
 		return err
 	}
 	if c.Update != "" {
-		return c.update(e, name, counts)
+		return c.update(e, cfg)
 	}
-	line := slurmconf.NodeLine(name, counts)
+	var hardware []string
 	if c.Full {
-		if err := discover.ResolveTopology(node, e.host, true); err != nil {
+		if err := e.loader.Hardware(node); err != nil {
 			return fmt.Errorf("node --full: %w", err)
 		}
-		line = fullNodeLine(name, node.Hardware.String(), counts)
+		hardware = append(hardware, node.Hardware.String())
 	}
-	return c.emit(e, []byte(line+"\n"), counts)
-}
-
-// fullNodeLine is slurmd -C's line with Gres= added.
-func fullNodeLine(name, hardware string, counts []slurmconf.GresCount) string {
-	parts := []string{hardware}
-	if name != "" {
-		parts = append([]string{"NodeName=" + name}, parts...)
-	}
-	if len(counts) > 0 {
-		parts = append(parts, "Gres="+slurmconf.GresList(counts))
-	}
-	return strings.Join(parts, " ")
+	return c.write(e, c.Output, []byte(cfg.NodeLine(hardware...)+"\n"), cfg.Devices())
 }
 
 // update rewrites the Gres= of the node's line in a slurm.conf.
-func (c *nodeCmd) update(e *env, name string, counts []slurmconf.GresCount) error {
-	if name == "" {
+func (c *nodeCmd) update(e *env, cfg *gresgen.Config) error {
+	if cfg.NodeName == "" {
 		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
 	}
-	old, err := os.ReadFile(c.Update)
+	updated, err := slurmconf.UpdateNodeGresFile(c.Update, cfg.NodeName, slurmconf.GresList(cfg.Counts))
 	if err != nil {
 		return err
 	}
-	updated, err := slurmconf.UpdateNodeGres(string(old), c.Update, name, slurmconf.GresList(counts))
-	if err != nil {
-		return err
-	}
-	c.Output = c.Update
-	return c.emit(e, []byte(updated), counts)
+	return c.write(e, outputPath(c.Update), updated, cfg.Devices())
 }
 
 type listCmd struct {
 	sourceFlags
 }
 
-func (c *listCmd) Run(e *env, g *cli) error {
-	node, err := c.load(e, g)
+func (c *listCmd) Run(e *env) error {
+	node, err := c.load(e)
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	writeTable(&buf, node)
-	return writeAll(e.stdout, &buf)
-}
-
-// writeTable prints one row per GPU and one per MIG device under it.
-func writeTable(buf *bytes.Buffer, node *discover.Node) {
-	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "GPU\tMINOR\tNAME\tMIG\tGI\tCI\tPROFILE\tUUID\tFILES")
-	for i := range node.GPUs {
-		gpu := &node.GPUs[i]
-		mode := onOff(gpu.MigEnabled)
-		if gpu.MigChangePending() {
-			mode += " (pending " + onOff(gpu.MigPending) + ")"
-		}
-		files := gpu.DevicePath()
-		if gpu.MigEnabled {
-			files = "-" // only its MIG devices are usable
-		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t\t\t\t%s\t%s\n", gpu.Index, gpu.Minor, gpu.Name, mode, gpu.UUID, files)
-		for j := range gpu.MigDevices {
-			m := &gpu.MigDevices[j]
-			fmt.Fprintf(tw, "\t\t\t\t%d\t%d\t%s\t%s\t%s,%s,%s\n", m.GPUInstanceID, m.ComputeInstanceID, m.Profile, m.UUID,
-				gpu.DevicePath(), discover.CapPath(*m.GICapMinor), discover.CapPath(*m.CICapMinor))
-		}
-	}
-	tw.Flush()
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
+	return e.print(func(w io.Writer) error { return discover.WriteTable(w, node) })
 }
 
 type snapshotCmd struct{}
 
-func (c *snapshotCmd) Run(e *env, g *cli) error {
-	var src sourceFlags // snapshots are always taken from NVML
-	node, err := src.load(e, g)
+func (c *snapshotCmd) Run(e *env) error {
+	node, err := e.loader.Load("") // snapshots are always taken from NVML
 	if err != nil {
 		return err
 	}
-	// The snapshot carries Cores and the hardware so that --from gives the
-	// same output on another machine.
-	if err := discover.ResolveTopology(node, e.host, true); err != nil {
-		e.warn(fmt.Sprintf("%v; the snapshot has no cores or hardware", err))
-	}
-	var buf bytes.Buffer
-	if err := discover.WriteSnapshot(&buf, node); err != nil {
-		return err
-	}
-	return writeAll(e.stdout, &buf)
+	e.loader.ForSnapshot(node)
+	return e.print(func(w io.Writer) error { return discover.WriteSnapshot(w, node) })
 }

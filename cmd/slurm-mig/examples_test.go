@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 )
 
@@ -24,7 +26,7 @@ const slurmMigPath = "/usr/local/bin/slurm-mig"
 func exampleCommands(t *testing.T) map[string][][]string {
 	t.Helper()
 	read := func(name string) string {
-		data, err := os.ReadFile(filepath.Join("../../scripts", name))
+		data, err := os.ReadFile(filepath.Join(fixture.Root(t), "scripts", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,17 +79,8 @@ func exampleCommands(t *testing.T) map[string][][]string {
 }
 
 func TestAutomationExamples(t *testing.T) {
-	real := "../../../shared/fixtures/real/h100-driver-580/mig-minors"
-	minors, err := os.ReadFile(real)
-	if err != nil {
-		t.Fatalf("the real mig-minors is needed: %v", err)
-	}
-	fixture := &nvmlfake.Fixture{DriverVersion: "580.159.04", GPUs: []nvmlfake.GPU{{
-		Minor: 0, UUID: "GPU-1", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559, MigMode: "enabled",
-		MigDevices: []nvmlfake.MigDevice{
-			{HandleIndex: 0, GI: 7, CI: 0, UUID: "MIG-1", Profile: "1g.10gb"},
-			{HandleIndex: 1, GI: 8, CI: 0, UUID: "MIG-2", Profile: "1g.10gb"},
-		}}}}
+	minors := fixture.Read(t, fixture.RealMigMinors)
+	fake := exampleNode()
 
 	for example, commands := range exampleCommands(t) {
 		t.Run(example, func(t *testing.T) {
@@ -104,7 +97,7 @@ func TestAutomationExamples(t *testing.T) {
 				for round := 0; round < 2; round++ {
 					var stdout, stderr bytes.Buffer
 					code := run(args, &env{stdout: &stdout, stderr: &stderr,
-						newNVML:  func() nvml.Interface { lib, _ := nvmlfake.New(fixture); return lib },
+						newNVML:  func() nvml.Interface { lib, _ := nvmlfake.New(fake); return lib },
 						hostname: func() (string, error) { return "n1.cluster", nil }})
 					if code != exitOK {
 						t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
@@ -129,6 +122,130 @@ func TestAutomationExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// exampleNode is the fake node of the examples: an H100 with two 1g.10gb
+// MIG devices.
+func exampleNode() *nvmlfake.Fixture {
+	return &nvmlfake.Fixture{DriverVersion: "580.159.04", GPUs: []nvmlfake.GPU{{
+		Minor: 0, UUID: "GPU-1", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559, MigMode: "enabled",
+		MigDevices: []nvmlfake.MigDevice{
+			{HandleIndex: 0, GI: 7, CI: 0, UUID: "MIG-1", Profile: "1g.10gb"},
+			{HandleIndex: 1, GI: 8, CI: 0, UUID: "MIG-2", Profile: "1g.10gb"},
+		}}}}
+}
+
+// TestAnsibleDiffFailsOnlyOnDrain runs the Ansible example's diff task
+// against slurm.conf files that declare the node's devices, fewer, more,
+// or not the node at all, and evaluates the task's failed_when with
+// Jinja2, as Ansible does: it fails on the drain case (more declared than
+// the node has) and on trouble, never on a node that has more than
+// declared.
+func TestAnsibleDiffFailsOnlyOnDrain(t *testing.T) {
+	yml, err := os.ReadFile(filepath.Join(fixture.Root(t), "scripts/ansible/slurm-mig.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failedWhen := foldedValue(t, string(yml), "failed_when")
+	var diffArgs []string
+	for _, args := range exampleCommands(t)["ansible"] {
+		if args[0] == "diff" {
+			diffArgs = args
+		}
+	}
+	if diffArgs == nil {
+		t.Fatal("the Ansible example runs no diff")
+	}
+	requireJinja(t)
+
+	for _, tc := range []struct {
+		name, slurmConf string
+		rc              int
+		failed          bool
+	}{
+		{"same", "NodeName=n1 Gres=gpu:h100_1g.10gb:2", 0, false},
+		{"node has more than declared", "NodeName=n1 Gres=gpu:h100_1g.10gb:1", 1, false},
+		{"declared more than the node has", "NodeName=n1 Gres=gpu:h100_1g.10gb:3", 1, true},
+		{"declared a type the node lacks", "NodeName=n1 Gres=gpu:h100_1g.10gb:2,gpu:h100:1", 1, true},
+		{"node not in slurm.conf", "NodeName=n2 Gres=gpu:h100:1", 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			root, etc := filepath.Join(tmp, "root"), filepath.Join(tmp, "etc-slurm")
+			mustWrite(t, filepath.Join(root, "proc/driver/nvidia-caps/mig-minors"), string(fixture.Read(t, fixture.RealMigMinors)))
+			mustWrite(t, filepath.Join(etc, "slurm.conf"), "ClusterName=c\n"+tc.slurmConf+"\n")
+			args := []string{"--root", root}
+			for _, a := range diffArgs {
+				args = append(args, strings.ReplaceAll(a, "/etc/slurm", etc))
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(args, &env{stdout: &stdout, stderr: &stderr,
+				newNVML:  func() nvml.Interface { lib, _ := nvmlfake.New(exampleNode()); return lib },
+				hostname: func() (string, error) { return "n1.cluster", nil }})
+			if code != tc.rc {
+				t.Fatalf("%v: exit %d, want %d; stderr %s", args, code, tc.rc, stderr.String())
+			}
+			if got := evalJinja(t, failedWhen, code, stdout.String()); got != tc.failed {
+				t.Errorf("failed_when = %v, want %v (rc %d, stdout %s)", got, tc.failed, code, stdout.String())
+			}
+		})
+	}
+}
+
+// foldedValue is the value of a YAML key written as a folded block
+// ("key: >-" and more-indented lines), its lines joined by spaces.
+func foldedValue(t *testing.T, yml, key string) string {
+	t.Helper()
+	lines := strings.Split(yml, "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) != key+": >-" {
+			continue
+		}
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		var parts []string
+		for _, next := range lines[i+1:] {
+			if strings.TrimSpace(next) == "" || len(next)-len(strings.TrimLeft(next, " ")) <= indent {
+				break
+			}
+			parts = append(parts, strings.TrimSpace(next))
+		}
+		return strings.Join(parts, " ")
+	}
+	t.Fatalf("no %q folded block in the Ansible example", key)
+	return ""
+}
+
+// requireJinja checks for python3 with Jinja2, Ansible's template engine:
+// under CI the test fails without it, elsewhere it is skipped, saying so.
+func requireJinja(t *testing.T) {
+	t.Helper()
+	if out, err := exec.Command("python3", "-c", "import jinja2").CombinedOutput(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("python3 with Jinja2 is needed to evaluate the Ansible example: %v %s", err, out)
+		}
+		t.Skipf("python3 with Jinja2 is not installed (%v); the Ansible conditional is not evaluated", err)
+	}
+}
+
+// evalJinja evaluates an Ansible conditional as Ansible does, in a Jinja2
+// if-block, with the registered result of the diff task and Ansible's
+// from_json filter.
+func evalJinja(t *testing.T, cond string, rc int, stdout string) bool {
+	t.Helper()
+	const script = `import json, sys, jinja2
+d = json.load(sys.stdin)
+env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+env.filters["from_json"] = json.loads
+tmpl = env.from_string("{% if " + d["cond"] + " %}True{% else %}False{% endif %}")
+print(tmpl.render(slurm_mig_diff={"rc": d["rc"], "stdout": d["stdout"]}))`
+	in, _ := json.Marshal(map[string]any{"cond": cond, "rc": rc, "stdout": stdout})
+	cmd := exec.Command("python3", "-c", script)
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("evaluating %q: %v\n%s", cond, err, out)
+	}
+	return strings.TrimSpace(string(out)) == "True"
 }
 
 func mustWrite(t *testing.T, path, data string) {

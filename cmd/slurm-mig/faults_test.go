@@ -12,6 +12,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 )
 
@@ -57,11 +58,7 @@ func writeMinors(data string) func(t *testing.T, dir string) {
 }
 
 var realMinors = func(t *testing.T, dir string) {
-	data, err := os.ReadFile("../../../shared/fixtures/real/h100-driver-580/mig-minors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeMinors(string(data))(t, dir)
+	writeMinors(string(fixture.Read(t, fixture.RealMigMinors)))(t, dir)
 }
 
 func faults() []fault {

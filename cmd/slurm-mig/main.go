@@ -1,5 +1,9 @@
 // Command slurm-mig writes Slurm's gres.conf and NodeName Gres= counts for
 // a node's GPUs and MIG devices, read through NVML.
+//
+// This package is the command line only: each command is a Run method that
+// loads the node (sourceFlags.load), calls the library packages, and
+// prints or writes what they return.
 package main
 
 import (
@@ -15,7 +19,8 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/alecthomas/kong"
 
-	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/nodeload"
 )
 
 // version is set at build time (-ldflags "-X main.version=v1.2.3"); a
@@ -31,54 +36,72 @@ func main() {
 	}))
 }
 
-// Exit codes, as diff(1) uses them: 0 fine, 2 trouble (1 is kept for
-// "different" in comparisons).
+// Exit codes, as diff(1) uses them: 0 fine, 1 different (diff), 2 trouble.
 const (
-	exitOK    = 0
-	exitError = 2
+	exitOK        = 0
+	exitDifferent = 1
+	exitError     = 2
 )
 
 // env is what commands need from outside: output streams, the NVML
-// library and the host name, which tests replace.
+// library and the host name, which tests replace; and, made once a run,
+// the loader of the node's model.
 type env struct {
 	stdout, stderr io.Writer
 	newNVML        func() nvml.Interface
 	hostname       func() (string, error)
 	version        string
-	nvmlLib        *runNVML            // set once NVML's Init has started
-	host           *discover.HostFiles // the files under --root, each read once a run
+	nvml           *nodeload.NVML   // the run's NVML library
+	loader         *nodeload.Loader // set once the command line is parsed
 }
 
+// warn is the run's one warning channel: the library packages say what
+// they did without through it.
 func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", msg) }
 
+// A command tagged nvml:"" reads NVML unless given --from: NVML's Init
+// starts for it before the command line is parsed (nodeload.ReadsNVML).
 type cli struct {
 	Root    string           `default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree or a chroot). Printed device paths stay /dev/..."`
 	Timeout time.Duration    `default:"60s" help:"Give up, writing nothing, when NVML has not answered in this time (a hung GPU or driver)."`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 
-	Gen      genCmd      `cmd:"" help:"Print gres.conf lines for this node's GPUs and MIG devices."`
-	Node     nodeCmd     `cmd:"" help:"Print the slurm.conf NodeName line with Gres= counts that match gen."`
-	Diff     diffCmd     `cmd:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
-	List     listCmd     `cmd:"" help:"Show a table of GPUs and MIG devices with their device files."`
-	Snapshot snapshotCmd `cmd:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
+	Gen      genCmd      `cmd:"" nvml:"" help:"Print gres.conf lines for this node's GPUs and MIG devices."`
+	Node     nodeCmd     `cmd:"" nvml:"" help:"Print the slurm.conf NodeName line with Gres= counts that match gen."`
+	Diff     diffCmd     `cmd:"" nvml:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
+	List     listCmd     `cmd:"" nvml:"" help:"Show a table of GPUs and MIG devices with their device files."`
+	Snapshot snapshotCmd `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
 
 	Docs docsCmd `cmd:"" hidden:"" help:"Print the man page or a shell completion script, made from this command line's model."`
+}
+
+// Validate checks the global flags when the command line is parsed.
+func (c *cli) Validate() error {
+	if c.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be longer than 0, not %s", c.Timeout)
+	}
+	return nil
 }
 
 // errExit carries kong's exit code (after --help, --version) out of Parse.
 type errExit int
 
+// errDifferent makes run exit 1 without printing an error.
+type errDifferent struct{}
+
+func (errDifferent) Error() string { return "different" }
+
 func run(args []string, e *env) (code int) {
 	e.version = buildVersion()
-	stdout, stderr := e.stdout, e.stderr
-	if readsNVML(args) {
-		e.nvmlLib = startNVML(e.newNVML())
+	e.nvml = nodeload.NewNVML(e.newNVML)
+	if nodeload.ReadsNVML(args, cli{}) {
+		e.nvml.Start() // Init overlaps building the parser
 	}
 	var c cli
 	parser, err := kong.New(&c,
 		kong.Name("slurm-mig"),
 		kong.Description("Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices."),
-		kong.Writers(stdout, stderr),
+		kong.Writers(e.stdout, e.stderr),
 		kong.Vars{"version": "slurm-mig " + e.version},
 		kong.Exit(func(code int) { panic(errExit(code)) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
@@ -98,15 +121,16 @@ func run(args []string, e *env) (code int) {
 	}()
 	ctx, err := parser.Parse(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "slurm-mig: %v (see slurm-mig --help)\n", err)
+		fmt.Fprintf(e.stderr, "slurm-mig: %v (see slurm-mig --help)\n", err)
 		return exitError
 	}
-	e.host = discover.NewHostFiles(c.Root)
-	if err := ctx.Run(&c); err != nil {
+	e.loader = &nodeload.Loader{Host: nodeload.NewHost(hostfs.FS(c.Root)), NVML: e.nvml,
+		Hostname: e.hostname, Timeout: c.Timeout, Warn: e.warn}
+	if err := ctx.Run(); err != nil {
 		if errors.As(err, new(errDifferent)) {
 			return exitDifferent
 		}
-		fmt.Fprintf(stderr, "slurm-mig: %s\n", oneLine(err))
+		fmt.Fprintf(e.stderr, "slurm-mig: %s\n", oneLine(err))
 		return exitError
 	}
 	return exitOK
@@ -127,11 +151,15 @@ func buildVersion() string {
 	return version
 }
 
-// writeAll writes the whole output at once, after every step succeeded,
-// so a failure never leaves half a config on stdout.
-func writeAll(w io.Writer, buf *bytes.Buffer) error {
-	_, err := w.Write(buf.Bytes())
-	if err != nil {
+// print runs write into a buffer and prints the whole output at once,
+// after every step succeeded, so a failure never leaves half a config on
+// stdout.
+func (e *env) print(write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	if _, err := e.stdout.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	return nil

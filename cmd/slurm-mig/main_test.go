@@ -11,6 +11,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 	"github.com/slurm-mig/slurm-mig/topology"
 )
@@ -51,23 +52,11 @@ func testHostname() (string, error) {
 }
 
 func TestScripts(t *testing.T) {
-	real, err := filepath.Abs("../../../shared/fixtures/real/h100-driver-580")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(real); err != nil {
-		t.Fatalf("the real H100 fixtures are missing (%v): clone the repository beside shared/", err)
-	}
-	demo, err := filepath.Abs("../../testdata/demo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	scripts, err := filepath.Abs("../../scripts")
-	if err != nil {
-		t.Fatal(err)
-	}
+	real := fixture.Path(t, "real/h100-driver-580")
+	demo := fixture.Path(t, "demo")
+	scripts := filepath.Join(fixture.Root(t), "scripts")
 	testscript.Run(t, testscript.Params{
-		Dir:           "../../testdata/script",
+		Dir:           fixture.Path(t, "script"),
 		UpdateScripts: *update,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"mksysfs": mksysfs,

@@ -8,8 +8,10 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/alecthomas/kong"
 
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 	"github.com/slurm-mig/slurm-mig/internal/synth"
+	"github.com/slurm-mig/slurm-mig/nodeload"
 )
 
 func TestReadsNVML(t *testing.T) {
@@ -34,8 +36,8 @@ func TestReadsNVML(t *testing.T) {
 		{[]string{"gen", "--", "--from"}, true}, // after --, nothing is a flag
 		{[]string{"frobnicate"}, false},
 	} {
-		if got := readsNVML(tc.args); got != tc.want {
-			t.Errorf("readsNVML(%q) = %v, want %v", tc.args, got, tc.want)
+		if got := nodeload.ReadsNVML(tc.args, cli{}); got != tc.want {
+			t.Errorf("ReadsNVML(%q) = %v, want %v", tc.args, got, tc.want)
 		}
 	}
 }
@@ -71,15 +73,15 @@ func TestNVMLShutdownBeforeWaiting(t *testing.T) {
 		{"init fails", []string{"gen", "-o", gresConf}, "ERROR_DRIVER_NOT_LOADED", exitError, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fixture := synth.Fixture(2, 7)
-			fixture.InitError = tc.initError
-			fake, err := nvmlfake.New(fixture)
+			fake := synth.Fixture(2, 7)
+			fake.InitError = tc.initError
+			fakeLib, err := nvmlfake.New(fake)
 			if err != nil {
 				t.Fatal(err)
 			}
-			lib := &countingNVML{Interface: fake}
+			lib := &countingNVML{Interface: fakeLib}
 			var stdout, stderr bytes.Buffer
-			args := append([]string{"--root", "../../testdata/demo/root"}, tc.args...)
+			args := append([]string{"--root", fixture.Path(t, "demo/root")}, tc.args...)
 			code := run(args, &env{stdout: &stdout, stderr: &stderr,
 				newNVML: func() nvml.Interface { return lib }, hostname: func() (string, error) { return "n1", nil }})
 			if code != tc.wantCode {
@@ -92,17 +94,25 @@ func TestNVMLShutdownBeforeWaiting(t *testing.T) {
 	}
 }
 
-// Every command reads NVML unless given --from, so readsNVML must know
-// every command the CLI has; a new command missing from it would only
-// lose the early Init, silently.
+// NVML starts early for the commands named by cli's nvml:"" tags: the
+// names must be kong's, and a command without the tag (one that never
+// reads NVML) does not start Init.
 func TestReadsNVMLKnowsEveryCommand(t *testing.T) {
 	parser, err := kong.New(&cli{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tagged := 0
 	for _, cmd := range parser.Model.Children {
-		if !readsNVML([]string{cmd.Name}) {
-			t.Errorf("readsNVML does not know the command %q", cmd.Name)
+		want := cmd.Tag.Has("nvml")
+		if want {
+			tagged++
 		}
+		if got := nodeload.NVMLCommands(cli{})[cmd.Name]; got != want {
+			t.Errorf("NVMLCommands(cli{})[%q] = %v, want %v (its nvml tag)", cmd.Name, got, want)
+		}
+	}
+	if tagged == 0 {
+		t.Error("no command is tagged nvml")
 	}
 }

@@ -3,23 +3,46 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+
+	"github.com/alecthomas/kong"
 
 	"github.com/slurm-mig/slurm-mig/atomicfile"
-	"github.com/slurm-mig/slurm-mig/slurmconf"
+	"github.com/slurm-mig/slurm-mig/gresgen"
 )
 
 // outputFlags say where gen and node put what they render.
 type outputFlags struct {
-	Output     string `short:"o" placeholder:"FILE" help:"Write FILE atomically instead of printing: unchanged content is not rewritten; mode, owner and symlinks are kept; concurrent runs wait for each other."`
-	Backup     bool   `help:"With -o or --update, keep the replaced file as FILE.bak."`
-	AllowEmpty bool   `help:"Write even when no GPU or MIG device was found (by default that is refused: after an NVML failure an empty gres.conf takes a node's GPUs away)."`
-	JSON       bool   `name:"json" help:"With -o or --update, report the result as JSON ({\"path\", \"changed\", \"backup\", \"devices\"})."`
+	Output     outputPath `short:"o" placeholder:"FILE" help:"Write FILE atomically instead of printing (- prints): unchanged content is not rewritten; mode, owner and symlinks are kept; concurrent runs wait for each other."`
+	Backup     bool       `help:"With -o or --update, keep the replaced file as FILE.bak."`
+	AllowEmpty bool       `help:"Write even when no GPU or MIG device was found (by default that is refused: after an NVML failure an empty gres.conf takes a node's GPUs away)."`
+	JSON       bool       `name:"json" help:"With -o or --update, report the result as JSON ({\"path\", \"changed\", \"backup\", \"devices\"})."`
 }
 
+// outputPath is -o's value: a file, or "-" for standard output, as Unix
+// tools take it. An empty name is refused when parsing: it is a script's
+// unset variable, not a request to print.
+type outputPath string
+
+func (p *outputPath) Decode(ctx *kong.DecodeContext) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("file", &s); err != nil {
+		return err
+	}
+	if s == "" {
+		return fmt.Errorf("-o needs a file name (- prints to standard output)")
+	}
+	*p = outputPath(s)
+	return nil
+}
+
+// toStdout reports whether the output goes to standard output.
+func (p outputPath) toStdout() bool { return p == "" || p == "-" }
+
 // checkEmpty refuses to render nothing unless asked to.
-func (o *outputFlags) checkEmpty(e *env, recs []slurmconf.GresRecord, what string) error {
+func (o *outputFlags) checkEmpty(e *env, cfg *gresgen.Config, what string) error {
 	switch {
-	case len(recs) > 0:
+	case len(cfg.Records) > 0:
 	case o.AllowEmpty:
 		e.warn("no GPU or MIG device to offer Slurm on this node")
 	default:
@@ -36,33 +59,26 @@ type writeResult struct {
 	Devices int    `json:"devices"`
 }
 
-// emit prints data, or with -o writes it atomically and reports the write.
-func (o *outputFlags) emit(e *env, data []byte, counts []slurmconf.GresCount) error {
-	if o.Output == "" {
+// write prints data or, given a file (-o FILE, node --update), writes it
+// atomically and reports the write.
+func (o *outputFlags) write(e *env, file outputPath, data []byte, devices int) error {
+	if file.toStdout() {
 		if o.Backup || o.JSON {
-			return fmt.Errorf("--backup and --json go with -o (or node --update)")
+			return fmt.Errorf("--backup and --json go with -o FILE (or node --update)")
 		}
 		_, err := e.stdout.Write(data)
 		return err
 	}
-	e.releaseNVML() // before waiting on the lock and the disk
-	res, err := atomicfile.Write(o.Output, data, atomicfile.Options{Backup: o.Backup})
+	e.nvml.Release() // before waiting on the lock and the disk
+	res, err := atomicfile.Write(string(file), data, atomicfile.Options{Backup: o.Backup})
 	if err != nil {
 		return err
 	}
-	r := writeResult{Path: res.Path, Changed: res.Changed, Backup: res.Backup}
-	for _, c := range counts {
-		r.Devices += c.Count
-	}
+	r := writeResult{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Devices: devices}
 	if o.JSON {
-		out, _ := json.Marshal(r)
-		_, err = fmt.Fprintf(e.stdout, "%s\n", out)
-		return err
+		return e.print(func(w io.Writer) error { return json.NewEncoder(w).Encode(r) })
 	}
-	state := "unchanged"
-	if r.Changed {
-		state = "changed"
-	}
-	_, err = fmt.Fprintf(e.stdout, "%s: %s (%d devices)\n", r.Path, state, r.Devices)
+	state := map[bool]string{false: "unchanged", true: "changed"}[r.Changed]
+	_, err = fmt.Fprintf(e.stdout, "%s: %s (%s)\n", r.Path, state, gresgen.DeviceCount(r.Devices))
 	return err
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 )
 
 // TestAsUnprivilegedUser runs the built binary as uid 65534: reading works
@@ -33,10 +35,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	minors, err := os.ReadFile("../../../shared/fixtures/real/h100-driver-580/mig-minors")
-	if err != nil {
-		t.Fatal(err)
-	}
+	minors := fixture.Read(t, fixture.RealMigMinors)
 	mustWrite(t, filepath.Join(dir, "root/proc/driver/nvidia-caps/mig-minors"), string(minors))
 	mustWrite(t, filepath.Join(dir, "snap.json"), `{"schema_version": 1, "hostname": "n1", "gpus": [
 	  {"index": 0, "minor": 0, "name": "NVIDIA A100-SXM4-80GB", "mig_enabled": true, "mig_pending": true,
@@ -120,7 +119,7 @@ func TestNoShell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"../../cmd/slurm-mig/diff.go: exec.Command(path, ...)"}
+	want := []string{"../../scontrol/scontrol.go: exec.Command(path, ...)"}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("child processes started:\n%s\nwant only:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}

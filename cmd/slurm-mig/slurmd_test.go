@@ -9,18 +9,14 @@ import (
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/slurm-mig/slurm-mig/internal/testtools"
 )
 
 // TestNodeFullMatchesSlurmdC compares node --full on this machine's real
 // sysfs with what Debian's slurmd -C says about the same machine.
 func TestNodeFullMatchesSlurmdC(t *testing.T) {
-	slurmd, err := exec.LookPath("slurmd")
-	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("slurmd is not installed (apt-get install slurmd); CI installs it")
-		}
-		t.Fatal("CI must install slurmd:", err)
-	}
+	slurmd := testtools.Require(t, testtools.SlurmPackages, "slurmd")
 	out, err := exec.Command(slurmd, "-C").Output()
 	if err != nil {
 		t.Fatalf("slurmd -C: %v", err)

@@ -483,7 +483,7 @@ func parseProfile(s string) (profile, error) {
 	}
 	index, ok := table[g]
 	if !ok {
-		return p, fmt.Errorf("profile %q: no GPU instance profile of %d slices", s, g)
+		return p, fmt.Errorf("profile %q: no GPU instance profile of %d slice(s)", s, g)
 	}
 	p.giProfileIndex = index
 	return p, nil

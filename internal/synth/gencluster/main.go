@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -41,12 +42,13 @@ func run(nodes int, dir, devDir string) error {
 	}
 	node := synth.Snapshot(4, 7)
 	node.Hostname = synth.ClusterNode(nodes - 1)
-	f, err := os.Create(filepath.Join(dir, "snapshot.json"))
-	if err != nil {
+	var snap bytes.Buffer
+	if err := discover.WriteSnapshot(&snap, node); err != nil {
 		return err
 	}
-	defer f.Close()
-	if err := discover.WriteSnapshot(f, node); err != nil {
+	// os.WriteFile reports the error of the close, which a deferred Close
+	// would drop: a full disk shows there.
+	if err := os.WriteFile(filepath.Join(dir, "snapshot.json"), snap.Bytes(), 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "node.txt"), []byte(node.Hostname+"\n"), 0o644)

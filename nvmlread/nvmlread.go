@@ -1,16 +1,25 @@
-package discover
+// Package nvmlread reads a node's GPUs and MIG devices through
+// nvml.Interface into the discover model, so that the real library and a
+// fake are interchangeable.
+//
+// As go-nvlib's device.New, it never calls Init or Shutdown: the caller
+// owns the library's lifecycle (nodeload starts Init early and shuts the
+// library down only when a run goes on to wait). It names MIG profiles and
+// normalises PCI bus ids with go-nvlib's pkg/nvlib/device.
+package nvmlread
 
 import (
 	"fmt"
 	"math/bits"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/NVIDIA/go-nvlib/pkg/nvlib/device"
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/topology"
 )
 
@@ -18,18 +27,14 @@ import (
 // any node Slurm runs on today.
 const cpuAffinityMaxCPUs = 4096
 
-// FromNVML discovers the node's GPUs and MIG devices through lib. It calls
-// Init first and, if that fails, no other NVML function: the real library
-// crashes the process when called uninitialised. hostname is recorded as is.
-// Files under root (sysfs) answer what they answer faster than NVML. Cap
-// minors are left unresolved (see ResolveCapMinors).
-func FromNVML(lib nvml.Interface, hostname, root string) (*Node, error) {
-	if ret := lib.Init(); ret != nvml.SUCCESS {
-		return nil, initError(ret)
-	}
-	defer lib.Shutdown()
-
-	node := &Node{SchemaVersion: SchemaVersion, Hostname: hostname, GPUs: []GPU{}}
+// Read reads the node's GPUs and MIG devices through lib, which the caller
+// has initialised. hostname is recorded as is. Files in fs (sysfs) answer
+// what they answer faster than NVML. What only refines the config (CPU
+// affinity, NVLinks) is reported to warn when NVML cannot say it, in GPU
+// index order (nil drops them). Cap minors are left unresolved (see
+// nodeload).
+func Read(lib nvml.Interface, hostname string, fs hostfs.FS, warn func(string)) (*discover.Node, error) {
+	node := &discover.Node{SchemaVersion: discover.SchemaVersion, Hostname: hostname, GPUs: []discover.GPU{}}
 	driver, ret := lib.SystemGetDriverVersion()
 	if ret != nvml.SUCCESS {
 		return nil, nvmlError("reading the driver version", ret)
@@ -46,10 +51,11 @@ func FromNVML(lib nvml.Interface, hostname, root string) (*Node, error) {
 	// and its warnings stay in index order, and the error reported is
 	// that of the lowest index.
 	type result struct {
-		gpu      GPU
+		gpu      discover.GPU
 		warnings []string
 		err      error
 	}
+	nvlib := device.New(lib)
 	results := make([]result, count)
 	limit := make(chan struct{}, maxParallelGPUs)
 	var wg sync.WaitGroup
@@ -64,7 +70,7 @@ func FromNVML(lib nvml.Interface, hostname, root string) (*Node, error) {
 				r.err = nvmlError(fmt.Sprintf("GPU %d: getting its handle", i), ret)
 				return
 			}
-			r.gpu, r.err = readGPU(i, dev, root, &r.warnings)
+			r.gpu, r.err = readGPU(nvlib, i, dev, fs, &r.warnings)
 		}()
 	}
 	wg.Wait()
@@ -73,7 +79,13 @@ func FromNVML(lib nvml.Interface, hostname, root string) (*Node, error) {
 			return nil, r.err
 		}
 		node.GPUs = append(node.GPUs, r.gpu)
-		node.Warnings = append(node.Warnings, r.warnings...)
+	}
+	for _, r := range results {
+		for _, w := range r.warnings {
+			if warn != nil {
+				warn(w)
+			}
+		}
 	}
 	return node, nil
 }
@@ -82,48 +94,13 @@ func FromNVML(lib nvml.Interface, hostname, root string) (*Node, error) {
 // NVML; more than a node has (8 or 16) gains nothing.
 const maxParallelGPUs = 16
 
-// initError explains the usual reasons NVML does not start.
-func initError(ret nvml.Return) error {
-	var why string
-	switch ret {
-	case nvml.ERROR_LIBRARY_NOT_FOUND:
-		why = "libnvidia-ml.so.1 not found; is the NVIDIA driver installed? (use --from SNAPSHOT on hosts without it)"
-	case nvml.ERROR_DRIVER_NOT_LOADED:
-		why = "the NVIDIA kernel driver is not loaded"
-	case nvml.ERROR_NO_PERMISSION:
-		why = "no permission to open the GPU device files (/dev/nvidiactl)"
-	case nvml.ERROR_LIB_RM_VERSION_MISMATCH:
-		why = "libnvidia-ml.so.1 and the loaded kernel driver differ in version (reboot or reload the driver)"
-	default:
-		why = ret.Error()
-	}
-	return &NVMLError{Op: "initialising NVML", Ret: ret, Why: why}
-}
-
-// NVMLError is an NVML call that failed, with what was being done.
-type NVMLError struct {
-	Op  string
-	Ret nvml.Return
-	Why string // a readable cause; the NVML error string when empty
-}
-
-func (e *NVMLError) Error() string {
-	why := e.Why
-	if why == "" {
-		why = e.Ret.Error()
-	}
-	return "nvml: " + e.Op + ": " + why
-}
-
-func nvmlError(op string, ret nvml.Return) error { return &NVMLError{Op: op, Ret: ret} }
-
 // readGPU reads one GPU. What only refines the config (CPU affinity,
 // NVLinks) degrades to a warning when NVML fails; what decides which
 // devices Slurm gets fails the run.
-func readGPU(index int, dev nvml.Device, root string, warnings *[]string) (gpu GPU, err error) {
+func readGPU(nvlib device.Interface, index int, dev nvml.Device, fs hostfs.FS, warnings *[]string) (gpu discover.GPU, err error) {
 	gpu.Index = index
-	fail := func(what string, ret nvml.Return) (GPU, error) {
-		return GPU{}, nvmlError(fmt.Sprintf("GPU %d: reading %s", index, what), ret)
+	fail := func(what string, ret nvml.Return) (discover.GPU, error) {
+		return discover.GPU{}, nvmlError(fmt.Sprintf("GPU %d: reading %s", index, what), ret)
 	}
 
 	var ret nvml.Return
@@ -141,6 +118,10 @@ func readGPU(index int, dev nvml.Device, root string, warnings *[]string) (gpu G
 		return fail("its PCI info", ret)
 	}
 	gpu.PCIBusID = cString(pci.BusId[:])
+	nvlibDev, err := nvlib.NewDevice(knownPCI{dev, pci})
+	if err != nil {
+		return discover.GPU{}, fmt.Errorf("%s: %w", gpu.Label(), err)
+	}
 	mem, ret := dev.GetMemoryInfo()
 	if ret != nvml.SUCCESS {
 		return fail("its memory size", ret)
@@ -151,7 +132,7 @@ func readGPU(index int, dev nvml.Device, root string, warnings *[]string) (gpu G
 	// kernel gives as the PCI device's local_cpulist. NVML takes about
 	// 10 ms a GPU to answer (H100, driver 580), a third of a whole run;
 	// sysfs answers in microseconds. NVML is asked only without sysfs.
-	if cpus, ok := sysfsCPUAffinity(root, gpu.PCIBusID); ok {
+	if cpus, ok := sysfsCPUAffinity(fs, nvlibDev); ok {
 		gpu.CPUAffinity = cpus
 	} else {
 		mask, ret := dev.GetCpuAffinity(cpuAffinityMaxCPUs)
@@ -164,9 +145,10 @@ func readGPU(index int, dev nvml.Device, root string, warnings *[]string) (gpu G
 		}
 	}
 
-	if gpu.NVLinks, err = readNVLinks(&gpu, dev); err != nil {
-		*warnings = append(*warnings, strings.TrimPrefix(err.Error(), "nvml: ")+"; its NVLinks are not counted in Links=")
-		gpu.NVLinks = nil
+	if links, lerr := readNVLinks(&gpu, dev); lerr != nil {
+		*warnings = append(*warnings, lerr.Cause()+"; its NVLinks are not counted in Links=")
+	} else {
+		gpu.NVLinks = links
 	}
 
 	current, pending, ret := dev.GetMigMode()
@@ -182,9 +164,9 @@ func readGPU(index int, dev nvml.Device, root string, warnings *[]string) (gpu G
 		return gpu, nil
 	}
 
-	migs, err := readMigDevices(&gpu, dev, mem.Total)
+	migs, err := readMigDevices(nvlib, &gpu, dev, mem.Total)
 	if err != nil {
-		return GPU{}, err
+		return discover.GPU{}, err
 	}
 	gpu.MigDevices = migs
 	return gpu, nil
@@ -194,8 +176,8 @@ func readGPU(index int, dev nvml.Device, root string, warnings *[]string) (gpu G
 // way Slurm's NVML autodetect does (gpu_nvml.c, _nvml_get_nvlink_info):
 // links that do not exist answer INVALID_ARGUMENT, a GPU without NVLink
 // NOT_SUPPORTED.
-func readNVLinks(gpu *GPU, dev nvml.Device) ([]NVLink, error) {
-	var links []NVLink
+func readNVLinks(gpu *discover.GPU, dev nvml.Device) ([]discover.NVLink, *NVMLError) {
+	var links []discover.NVLink
 	for link := 0; link < nvml.NVLINK_MAX_LINKS; link++ {
 		state, ret := dev.GetNvLinkState(link)
 		if ret == nvml.ERROR_INVALID_ARGUMENT {
@@ -205,14 +187,14 @@ func readNVLinks(gpu *GPU, dev nvml.Device) ([]NVLink, error) {
 			break
 		}
 		if ret != nvml.SUCCESS {
-			return nil, nvmlError(fmt.Sprintf("%s: reading the state of NVLink %d", gpu.Label(), link), ret)
+			return nil, &NVMLError{Op: fmt.Sprintf("%s: reading the state of NVLink %d", gpu.Label(), link), Ret: ret}
 		}
 		if state != nvml.FEATURE_ENABLED {
 			continue
 		}
 		pci, ret := dev.GetNvLinkRemotePciInfo(link)
 		if ret != nvml.SUCCESS {
-			return nil, nvmlError(fmt.Sprintf("%s: reading the far end of NVLink %d", gpu.Label(), link), ret)
+			return nil, &NVMLError{Op: fmt.Sprintf("%s: reading the far end of NVLink %d", gpu.Label(), link), Ret: ret}
 		}
 		remote := cString(pci.BusId[:])
 		i := 0
@@ -220,7 +202,7 @@ func readNVLinks(gpu *GPU, dev nvml.Device) ([]NVLink, error) {
 			i++
 		}
 		if i == len(links) {
-			links = append(links, NVLink{RemotePCIBusID: remote})
+			links = append(links, discover.NVLink{RemotePCIBusID: remote})
 		}
 		links[i].Links++
 	}
@@ -230,13 +212,13 @@ func readNVLinks(gpu *GPU, dev nvml.Device) ([]NVLink, error) {
 // readMigDevices enumerates the MIG devices of a MIG-enabled GPU. Handle
 // indices have gaps whenever instances were destroyed, so every index up to
 // the maximum is tried.
-func readMigDevices(gpu *GPU, dev nvml.Device, gpuMemoryBytes uint64) ([]MigDevice, error) {
+func readMigDevices(nvlib device.Interface, gpu *discover.GPU, dev nvml.Device, gpuMemoryBytes uint64) ([]discover.MigDevice, error) {
 	max, ret := dev.GetMaxMigDeviceCount()
 	if ret != nvml.SUCCESS {
 		return nil, nvmlError(fmt.Sprintf("%s: counting MIG devices", gpu.Label()), ret)
 	}
 	giProfiles := giProfileIndex{dev: dev}
-	var migs []MigDevice
+	var migs []discover.MigDevice
 	for j := 0; j < max; j++ {
 		mig, ret := dev.GetMigDeviceHandleByIndex(j)
 		if ret == nvml.ERROR_NOT_FOUND || ret == nvml.ERROR_INVALID_ARGUMENT {
@@ -245,19 +227,19 @@ func readMigDevices(gpu *GPU, dev nvml.Device, gpuMemoryBytes uint64) ([]MigDevi
 		if ret != nvml.SUCCESS {
 			return nil, nvmlError(fmt.Sprintf("%s: getting MIG device handle %d", gpu.Label(), j), ret)
 		}
-		m, err := readMigDevice(gpu, j, mig, gpuMemoryBytes, &giProfiles)
+		m, err := readMigDevice(nvlib, gpu, j, mig, gpuMemoryBytes, &giProfiles)
 		if err != nil {
 			return nil, err
 		}
 		migs = append(migs, m)
 	}
-	sortMigDevices(migs)
+	discover.SortMigDevices(migs)
 	return migs, nil
 }
 
-func readMigDevice(gpu *GPU, handleIndex int, mig nvml.Device, gpuMemoryBytes uint64, giProfiles *giProfileIndex) (MigDevice, error) {
-	var m MigDevice
-	fail := func(what string, ret nvml.Return) (MigDevice, error) {
+func readMigDevice(nvlib device.Interface, gpu *discover.GPU, handleIndex int, mig nvml.Device, gpuMemoryBytes uint64, giProfiles *giProfileIndex) (discover.MigDevice, error) {
+	var m discover.MigDevice
+	fail := func(what string, ret nvml.Return) (discover.MigDevice, error) {
 		where := fmt.Sprintf("%s: MIG device handle %d", gpu.Label(), handleIndex)
 		if m.UUID != "" {
 			where = m.Label(gpu)
@@ -265,10 +247,10 @@ func readMigDevice(gpu *GPU, handleIndex int, mig nvml.Device, gpuMemoryBytes ui
 		if ret == nvml.ERROR_NOT_FOUND || ret == nvml.ERROR_INVALID_ARGUMENT {
 			// The handle was there a moment ago: instances are being
 			// created or destroyed right now. A later run sees the result.
-			return MigDevice{}, &NVMLError{Op: where + ": reading " + what, Ret: ret,
+			return discover.MigDevice{}, &NVMLError{Op: where + ": reading " + what, Ret: ret,
 				Why: "the MIG device vanished while being read (is the MIG layout being changed?); run again when it is done"}
 		}
-		return MigDevice{}, nvmlError(where+": reading "+what, ret)
+		return discover.MigDevice{}, nvmlError(where+": reading "+what, ret)
 	}
 	var ret nvml.Return
 	if m.GPUInstanceID, ret = mig.GetGpuInstanceId(); ret != nvml.SUCCESS {
@@ -302,7 +284,11 @@ func readMigDevice(gpu *GPU, handleIndex int, mig nvml.Device, gpuMemoryBytes ui
 	if ret != nvml.SUCCESS {
 		return fail("its GPU instance profile", ret)
 	}
-	m.Profile = computeProfile(attrs.ComputeInstanceSliceCount, attrs.GpuInstanceSliceCount, attrs.MemorySizeMB, gpuMemoryBytes, index)
+	p, err := profileOf(nvlib, index, attrs, gpuMemoryBytes)
+	if err != nil {
+		return discover.MigDevice{}, fmt.Errorf("%s: naming its profile: %w", m.Label(gpu), err)
+	}
+	m.Profile = p
 	return m, nil
 }
 
@@ -345,16 +331,15 @@ func (p *giProfileIndex) of(giID int) (int, nvml.Return) {
 	return index, nvml.SUCCESS
 }
 
-// sysfsCPUAffinity reads root/sys/bus/pci/devices/<bus id>/local_cpulist
-// for an NVML bus id ("00000000:CA:00.0" is sysfs's "0000:ca:00.0").
-func sysfsCPUAffinity(root, busID string) (string, bool) {
-	domain, rest, ok := strings.Cut(busID, ":")
-	d, err := strconv.ParseUint(domain, 16, 32)
-	if !ok || err != nil {
+// sysfsCPUAffinity reads sys/bus/pci/devices/<bus id>/local_cpulist, the
+// bus id as sysfs writes it ("00000000:CA:00.0" is sysfs's "0000:ca:00.0",
+// go-nvlib's GetPCIBusID).
+func sysfsCPUAffinity(fs hostfs.FS, dev device.Device) (string, bool) {
+	busID, err := dev.GetPCIBusID()
+	if err != nil {
 		return "", false
 	}
-	name := fmt.Sprintf("%04x:%s", d, strings.ToLower(rest))
-	data, err := os.ReadFile(filepath.Join(root, "sys/bus/pci/devices", name, "local_cpulist"))
+	data, err := os.ReadFile(fs.Path("sys/bus/pci/devices", busID, "local_cpulist"))
 	if err != nil {
 		return "", false
 	}
@@ -389,3 +374,12 @@ func cpuList(mask []uint) string {
 	}
 	return topology.FormatList(cpus)
 }
+
+// knownPCI answers GetPciInfo with the answer already read, so that
+// go-nvlib's GetPCIBusID asks NVML nothing more.
+type knownPCI struct {
+	nvml.Device
+	pci nvml.PciInfo
+}
+
+func (d knownPCI) GetPciInfo() (nvml.PciInfo, nvml.Return) { return d.pci, nvml.SUCCESS }

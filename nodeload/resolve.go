@@ -1,9 +1,10 @@
-package discover
+package nodeload
 
 import (
 	"fmt"
 
 	"github.com/slurm-mig/slurm-mig/capmap"
+	"github.com/slurm-mig/slurm-mig/discover"
 )
 
 // ResolveCapMinors fills in every MIG device's GI and CI cap minors that
@@ -11,7 +12,7 @@ import (
 // when some device needs it. A device with no entry is an error naming the
 // device: a minor is never guessed. The node is checked again only when
 // minors were added, as only they can clash with what was checked before.
-func ResolveCapMinors(n *Node, host *HostFiles) error {
+func ResolveCapMinors(n *discover.Node, host *Host) error {
 	var caps *capmap.Map
 	for i := range n.GPUs {
 		g := &n.GPUs[i]

@@ -1,7 +1,6 @@
-package discover
+package nvmlread
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,22 +8,37 @@ import (
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 )
 
+// read reads lib with the host files of root, collecting the warnings.
+func read(lib nvml.Interface, root string) (*discover.Node, []string, error) {
+	var warnings []string
+	n, err := Read(lib, "n1", hostfs.FS(root), func(w string) { warnings = append(warnings, w) })
+	return n, warnings, err
+}
+
+// fake is an initialised fake library: Read's caller owns Init and
+// Shutdown, and the fake refuses calls before Init as the real one would
+// crash.
 func fake(t *testing.T, f *nvmlfake.Fixture) nvml.Interface {
 	t.Helper()
 	lib, err := nvmlfake.New(f)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if ret := lib.Init(); ret != nvml.SUCCESS {
+		t.Fatalf("Init: %v", ret)
+	}
+	t.Cleanup(func() { lib.Shutdown() })
 	return lib
 }
 
-func TestFromNVML(t *testing.T) {
+func TestRead(t *testing.T) {
 	lib := fake(t, &nvmlfake.Fixture{DriverVersion: "580.159.04", GPUs: []nvmlfake.GPU{
 		{Minor: 0, UUID: "GPU-a", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559, CPUs: "0-15"},
 		{Minor: 3, UUID: "GPU-b", Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", MemoryMiB: 81920, MigMode: "enabled/disabled",
@@ -34,14 +48,14 @@ func TestFromNVML(t *testing.T) {
 			}},
 		{Minor: 1, UUID: "GPU-c", Name: "Tesla V100-SXM2-32GB", MemoryMiB: 32768, MigMode: "unsupported"},
 	}})
-	got, err := FromNVML(lib, "n1.example", t.TempDir())
+	got, err := Read(lib, "n1.example", hostfs.FS(t.TempDir()), func(w string) { t.Errorf("warning: %s", w) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Node{SchemaVersion: 1, Hostname: "n1.example", DriverVersion: "580.159.04", GPUs: []GPU{
+	want := &discover.Node{SchemaVersion: 1, Hostname: "n1.example", DriverVersion: "580.159.04", GPUs: []discover.GPU{
 		{Index: 0, Minor: 0, UUID: "GPU-a", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559, CPUAffinity: "0-15"},
 		{Index: 1, Minor: 3, UUID: "GPU-b", Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", MemoryMiB: 81920, MigEnabled: true,
-			MigDevices: []MigDevice{
+			MigDevices: []discover.MigDevice{
 				{GPUInstanceID: 2, ComputeInstanceID: 1, UUID: "MIG-1", Profile: "1c.3g.40gb", GISlices: 3, MemoryMiB: 40192},
 				{GPUInstanceID: 9, ComputeInstanceID: 0, UUID: "MIG-2", Profile: "1g.10gb", GISlices: 1, MemoryMiB: 9728},
 			}},
@@ -49,30 +63,6 @@ func TestFromNVML(t *testing.T) {
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
-// After a failed Init nothing else may be called: the real library would
-// crash the process. A bare mock panics on any call but Init.
-func TestInitFailureMakesNoOtherCall(t *testing.T) {
-	for ret, want := range map[nvml.Return]string{
-		nvml.ERROR_LIBRARY_NOT_FOUND: "nvml: initialising NVML: libnvidia-ml.so.1 not found; is the NVIDIA driver installed? (use --from SNAPSHOT on hosts without it)",
-		nvml.ERROR_DRIVER_NOT_LOADED: "nvml: initialising NVML: the NVIDIA kernel driver is not loaded",
-		nvml.ERROR_NO_PERMISSION:     "nvml: initialising NVML: no permission to open the GPU device files (/dev/nvidiactl)",
-		nvml.ERROR_UNKNOWN:           "nvml: initialising NVML: ERROR_UNKNOWN",
-	} {
-		lib := &mock.Interface{InitFunc: func() nvml.Return { return ret }}
-		_, err := FromNVML(lib, "n1", t.TempDir())
-		if err == nil || err.Error() != want {
-			t.Errorf("Init %v: err = %v, want %q", ret, err, want)
-		}
-		var nerr *NVMLError
-		if !errors.As(err, &nerr) || nerr.Ret != ret {
-			t.Errorf("Init %v: the error does not carry the return code", ret)
-		}
-		if n := len(lib.InitCalls()); n != 1 {
-			t.Errorf("Init called %d times", n)
-		}
 	}
 }
 
@@ -86,7 +76,7 @@ func TestOldDriverProfileFallback(t *testing.T) {
 			{HandleIndex: 0, GI: 11, CI: 0, UUID: "MIG-GPU-x/11/0", Profile: "1g.10gb", Name: "NVIDIA H100 80GB HBM3", MemoryMiB: 9856, GIProfileIndex: &meIndex},
 			{HandleIndex: 1, GI: 1, CI: 0, UUID: "MIG-GPU-x/1/0", Profile: "1c.3g.40gb", Name: "NVIDIA H100 80GB HBM3", MemoryMiB: 40192},
 		}}}})
-	n, err := FromNVML(lib, "n1", t.TempDir())
+	n, _, err := read(lib, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +106,7 @@ func TestDeviceErrorsNameTheDevice(t *testing.T) {
 	} {
 		g := c.gpu
 		g.Minor, g.Name, g.PCIBusID, g.MemoryMiB = 5, "NVIDIA A100-SXM4-80GB", "00000000:07:00.0", 81920
-		_, err := FromNVML(fake(t, &nvmlfake.Fixture{GPUs: []nvmlfake.GPU{g}}), "n1", t.TempDir())
+		_, _, err := read(fake(t, &nvmlfake.Fixture{GPUs: []nvmlfake.GPU{g}}), t.TempDir())
 		if err == nil || err.Error() != c.want {
 			t.Errorf("err = %v\nwant %s", err, c.want)
 		}
@@ -139,7 +129,7 @@ func TestCPUAffinityFromSysfs(t *testing.T) {
 		{Minor: 0, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:CA:00.0", CPUs: "0-63"},
 		{Minor: 1, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:CB:00.0", CPUs: "0-63"},
 	}})
-	n, err := FromNVML(lib, "n1", root)
+	n, _, err := read(lib, root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +147,7 @@ func TestRefinementsDegrade(t *testing.T) {
 	lib := fake(t, &nvmlfake.Fixture{GPUs: []nvmlfake.GPU{{Minor: 0, Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:07:00.0", CPUs: "0-15",
 		NVLinks: []nvmlfake.NVLink{{Remote: "FFFFFFFF:FF:FF.0", Count: 18}},
 		Errors:  map[string]string{"GetCpuAffinity": "ERROR_UNKNOWN", "GetNvLinkState": "ERROR_UNKNOWN"}}}})
-	n, err := FromNVML(lib, "n1", t.TempDir())
+	n, warnings, err := read(lib, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +158,7 @@ func TestRefinementsDegrade(t *testing.T) {
 		"GPU 0 (minor 0, 00000000:07:00.0): reading its CPU affinity: ERROR_UNKNOWN; its Cores= is left out",
 		"GPU 0 (minor 0, 00000000:07:00.0): reading the state of NVLink 0: ERROR_UNKNOWN; its NVLinks are not counted in Links=",
 	}
-	if diff := cmp.Diff(want, n.Warnings); diff != "" {
+	if diff := cmp.Diff(want, warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }
@@ -180,7 +170,7 @@ func TestParallelReadKeepsIndexOrder(t *testing.T) {
 		gpus = append(gpus, nvmlfake.GPU{Minor: 39 - i, UUID: fmt.Sprintf("GPU-%d", i), Name: "NVIDIA A100-SXM4-80GB",
 			PCIBusID: fmt.Sprintf("00000000:%02X:00.0", i+1), Errors: map[string]string{"GetCpuAffinity": "ERROR_UNKNOWN"}})
 	}
-	n, err := FromNVML(fake(t, &nvmlfake.Fixture{GPUs: gpus}), "n1", t.TempDir())
+	n, warnings, err := read(fake(t, &nvmlfake.Fixture{GPUs: gpus}), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,15 +178,15 @@ func TestParallelReadKeepsIndexOrder(t *testing.T) {
 		if g.Index != i || g.UUID != fmt.Sprintf("GPU-%d", i) || g.Minor != 39-i {
 			t.Fatalf("GPU at %d is index %d, %s, minor %d", i, g.Index, g.UUID, g.Minor)
 		}
-		if want := fmt.Sprintf("GPU %d (minor %d, %s): reading its CPU affinity", i, 39-i, g.PCIBusID); !strings.HasPrefix(n.Warnings[i], want) {
-			t.Errorf("warning %d = %q, want it to start %q", i, n.Warnings[i], want)
+		if want := fmt.Sprintf("GPU %d (minor %d, %s): reading its CPU affinity", i, 39-i, g.PCIBusID); !strings.HasPrefix(warnings[i], want) {
+			t.Errorf("warning %d = %q, want it to start %q", i, warnings[i], want)
 		}
 	}
 
 	// Of several failing GPUs, the lowest index is reported.
 	gpus[33].Errors = map[string]string{"GetUUID": "ERROR_GPU_IS_LOST"}
 	gpus[7].Errors = map[string]string{"GetName": "ERROR_UNKNOWN"}
-	_, err = FromNVML(fake(t, &nvmlfake.Fixture{GPUs: gpus}), "n1", t.TempDir())
+	_, _, err = read(fake(t, &nvmlfake.Fixture{GPUs: gpus}), t.TempDir())
 	if want := "nvml: GPU 7: reading its name: ERROR_UNKNOWN"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}

@@ -1,8 +1,9 @@
-package discover
+package nodeload
 
 import (
 	"fmt"
 
+	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/topology"
 )
 
@@ -11,7 +12,7 @@ import (
 // is asked for, the node's Hardware. What a snapshot already carries is
 // kept, so --from gives the same Cores= on another machine. Sysfs is read
 // only when something is missing.
-func ResolveTopology(n *Node, host *HostFiles, hardware bool) error {
+func ResolveTopology(n *discover.Node, host *Host, hardware bool) error {
 	need := hardware && n.Hardware == nil
 	for i := range n.GPUs {
 		need = need || (n.GPUs[i].CPUAffinity != "" && n.GPUs[i].Cores == "")
@@ -24,7 +25,7 @@ func ResolveTopology(n *Node, host *HostFiles, hardware bool) error {
 		return fmt.Errorf("CPU topology: %w", err)
 	}
 	if hardware && n.Hardware == nil {
-		hw, err := topo.Hardware(host.root)
+		hw, err := topo.Hardware(host.fs)
 		if err != nil {
 			return fmt.Errorf("CPU topology: %w", err)
 		}

@@ -1,0 +1,67 @@
+package gresgen
+
+import (
+	"fmt"
+
+	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// Config is what slurm-mig writes for one node: its gres.conf records and
+// the Gres= counts that slurm.conf must declare for them.
+type Config struct {
+	NodeName string // empty: the lines apply to every node reading them
+	Records  []slurmconf.GresRecord
+	Counts   []slurmconf.GresCount
+}
+
+// Generate builds the node's config (Records, then their counts).
+func Generate(n *discover.Node, o Options) (*Config, error) {
+	recs, err := Records(n, o)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := slurmconf.CountGres(recs)
+	if err != nil {
+		return nil, err
+	}
+	return &Config{NodeName: o.NodeName, Records: recs, Counts: counts}, nil
+}
+
+// Devices is how many GRES the config offers Slurm.
+func (c *Config) Devices() int {
+	n := 0
+	for _, cnt := range c.Counts {
+		n += cnt.Count
+	}
+	return n
+}
+
+// DeviceCount says n devices in words: "1 device", "14 devices".
+func DeviceCount(n int) string {
+	if n == 1 {
+		return "1 device"
+	}
+	return fmt.Sprintf("%d devices", n)
+}
+
+// GresConf is the gres.conf text: a header saying who wrote it (version)
+// and, with a node name, the slurm.conf line it needs; then the records,
+// merged into File= ranges when compact.
+func (c *Config) GresConf(version string, compact bool) []byte {
+	recs := c.Records
+	if compact {
+		recs = slurmconf.Compact(recs)
+	}
+	comments := []string{"gres.conf written by slurm-mig " + version + "; regenerate it, do not edit by hand."}
+	if c.NodeName != "" {
+		comments = append(comments, "slurm.conf: "+slurmconf.NodeLine(c.NodeName, c.Counts))
+	}
+	return []byte(slurmconf.FormatGresConf(comments, recs))
+}
+
+// NodeLine is the slurm.conf line declaring the node's GRES, with
+// hardware (slurmd -C's words) before Gres=.
+func (c *Config) NodeLine(hardware ...string) string {
+	return slurmconf.NodeLine(c.NodeName, c.Counts, hardware...)
+}

@@ -1,0 +1,140 @@
+// Package nodeload loads the model of one node, the way every command
+// needs it: from a snapshot (--from) or through NVML, then completed from
+// the node's files under the root (cap minors from mig-minors, Cores= and
+// the hardware from the CPU topology). It owns the run's NVML lifecycle
+// and says what it does without through one warning channel.
+package nodeload
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// Loader loads a node's model for one run.
+type Loader struct {
+	Host *Host // the node's files
+	NVML *NVML // the run's library, asked only without a snapshot
+	// Hostname names the node that NVML describes.
+	Hostname func() (string, error)
+	// Timeout bounds the wait on NVML: a call into a hung driver cannot be
+	// interrupted, but the process can exit without it, having written
+	// nothing.
+	Timeout time.Duration
+	// Warn is told what the model goes without: a GPU's CPU affinity or
+	// NVLinks, the CPU topology. Nothing that decides which devices Slurm
+	// gets is ever guessed. Nil drops the warnings.
+	Warn func(string)
+}
+
+func (l *Loader) warn(msg string) {
+	if l.Warn != nil {
+		l.Warn(msg)
+	}
+}
+
+// Load reads the snapshot at path or, when path is empty, discovers the
+// node through NVML, and resolves every MIG device's cap minors.
+func (l *Loader) Load(snapshot string) (*discover.Node, error) {
+	var node *discover.Node
+	var err error
+	if snapshot != "" {
+		node, err = discover.LoadSnapshot(snapshot)
+	} else {
+		node, err = l.discover()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := ResolveCapMinors(node, l.Host); err != nil {
+		return nil, err
+	}
+	return node, nil
+}
+
+// discover reads the node through NVML within the timeout.
+func (l *Loader) discover() (*discover.Node, error) {
+	host, err := l.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("reading the hostname: %w", err)
+	}
+	l.Host.Prefetch() // while NVML initialises
+	type result struct {
+		node     *discover.Node
+		warnings []string
+		err      error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.node, r.err = l.NVML.readNode(host, l.Host.fs, func(w string) { r.warnings = append(r.warnings, w) })
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		for _, w := range r.warnings {
+			l.warn(w)
+		}
+		return r.node, r.err
+	case <-time.After(l.Timeout):
+		return nil, fmt.Errorf("nvml: no answer within %s (a hung GPU or driver?); nothing was written", l.Timeout)
+	}
+}
+
+// NodeName is the NodeName= for the node: none when asked for none, else
+// the name given (checked as Slurm reads node names), else the short name
+// of the host the model describes: the snapshot's host or, when it names
+// none, this one (a warning).
+func (l *Loader) NodeName(node *discover.Node, given string, none bool) (string, error) {
+	switch {
+	case none && given != "":
+		return "", fmt.Errorf("--node-name and --no-node-name exclude each other")
+	case none:
+		return "", nil
+	case given != "":
+		if err := slurmconf.CheckNodeName(given); err != nil {
+			return "", fmt.Errorf("--node-name: %w", err)
+		}
+		return given, nil
+	}
+	host := node.Hostname
+	if host == "" {
+		h, err := l.Hostname()
+		if err != nil {
+			return "", fmt.Errorf("the snapshot names no host and this host's name is unknown (%v); pass --node-name", err)
+		}
+		l.warn(fmt.Sprintf("the snapshot names no host; using this host's name %q", h))
+		host = h
+	}
+	short, _, _ := strings.Cut(host, ".")
+	if err := slurmconf.CheckNodeName(short); err != nil {
+		return "", fmt.Errorf("host %q: %w; pass --node-name", host, err)
+	}
+	return short, nil
+}
+
+// Cores fills in each GPU's Cores= from its CPU affinity. Without the CPU
+// topology the config is still right, only less precise: a warning.
+func (l *Loader) Cores(node *discover.Node) {
+	if err := ResolveTopology(node, l.Host, false); err != nil {
+		l.warn(fmt.Sprintf("%v; Cores= left out", err))
+	}
+}
+
+// Hardware fills in Cores= and the node's hardware, as slurmd -C reads
+// it; a line of the whole node cannot do without.
+func (l *Loader) Hardware(node *discover.Node) error {
+	return ResolveTopology(node, l.Host, true)
+}
+
+// ForSnapshot fills in what a snapshot carries so that --from gives the
+// same output on another machine: Cores= and the hardware. Without the
+// CPU topology the snapshot still holds every device: a warning.
+func (l *Loader) ForSnapshot(node *discover.Node) {
+	if err := ResolveTopology(node, l.Host, true); err != nil {
+		l.warn(fmt.Sprintf("%v; the snapshot has no cores or hardware", err))
+	}
+}

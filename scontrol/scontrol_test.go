@@ -1,0 +1,68 @@
+package scontrol
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// capturedLines are real answers of scontrol show node -o (testdata).
+func capturedLines(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile("testdata/show-node-22.05.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+func TestParseNodeCaptured(t *testing.T) {
+	lines := capturedLines(t)
+	var got []Node
+	for _, l := range lines {
+		n, err := ParseNode("vm", l+"\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, n)
+	}
+	// The OS= value holds blanks and '#'; Reason= runs to the end of the
+	// line, blanks, parentheses and brackets included.
+	want := []Node{
+		{Gres: "gpu:a100:1,gpu:a100_1g.10gb:7,gpu:a100_1c.3g.40gb:1,gpu:a100_2c.3g.40gb:1,gpu:a100_3g.40gb:1,gpu:a100_2g.20gb:2,gpu:a100_1g.10gb+me:1",
+			State: "UNKNOWN+DRAIN+INVALID_REG", Reason: "gres/gpu count reported lower than configured (14 < 15) [root@2026-11-23T12:24:32]"},
+		{Gres: "gpu:a100:1,gpu:a100_1g.10gb:8,gpu:a100_1c.3g.40gb:1,gpu:a100_2c.3g.40gb:1,gpu:a100_3g.40gb:1,gpu:a100_2g.20gb:2,gpu:a100_1g.10gb+me:1",
+			State: "UNKNOWN"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestParseNodeReasonBeforeOtherKeys(t *testing.T) {
+	line := "NodeName=n1 Gres=gpu:h100:8(S:0-1) State=IDLE+DRAIN Reason=disk full (sda) [root@2026-01-01T00:00:00] Comment=x"
+	n, err := ParseNode("n1", line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Node{Gres: "gpu:h100:8(S:0-1)", State: "IDLE+DRAIN", Reason: "disk full (sda) [root@2026-01-01T00:00:00]"}
+	if n != want {
+		t.Errorf("got %+v, want %+v", n, want)
+	}
+	if n, _ := ParseNode("n1", "NodeName=n1 Gres=(null) State=IDLE Reason=(null)"); n.Reason != "" || n.Gres != "(null)" {
+		t.Errorf("(null) reason: %+v", n)
+	}
+}
+
+func TestParseNodeWithoutGres(t *testing.T) {
+	_, err := ParseNode("n1", "Node n1 not found")
+	if err == nil || err.Error() != "scontrol show node n1: no Gres= in its answer" {
+		t.Errorf("err = %v", err)
+	}
+	// GresUsed= is not Gres=.
+	if _, err := ParseNode("n1", "NodeName=n1 GresUsed=gpu:0 State=IDLE"); err == nil {
+		t.Error("GresUsed= taken for Gres=")
+	}
+}
