@@ -12,6 +12,8 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/slurm-mig/slurm-mig/internal/testtools"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -100,7 +102,7 @@ func TestGolden(t *testing.T) {
 // TestManRenders runs the page through groff, which warns about any
 // roff it does not understand.
 func TestManRenders(t *testing.T) {
-	requireTool(t, "groff")
+	testtools.Require(t, "groff-base", "groff")
 	cmd := exec.Command("groff", "-man", "-Tutf8", "-ww", "-z")
 	cmd.Stdin = bytes.NewReader(generate(t, manPage))
 	out, err := cmd.CombinedOutput()
@@ -186,7 +188,7 @@ func TestShellSyntax(t *testing.T) {
 		{"fish", Fish, []string{"--no-execute"}},
 	} {
 		t.Run(tc.shell, func(t *testing.T) {
-			requireTool(t, tc.shell)
+			testtools.Require(t, tc.shell, tc.shell)
 			f := filepath.Join(t.TempDir(), "script")
 			if err := os.WriteFile(f, generate(t, tc.gen), 0o644); err != nil {
 				t.Fatal(err)
@@ -196,17 +198,4 @@ func TestShellSyntax(t *testing.T) {
 			}
 		})
 	}
-}
-
-// requireTool skips a check whose tool is missing, but under CI fails:
-// CI installs it (Debian packages of the same names).
-func requireTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err == nil {
-		return
-	}
-	if ci := os.Getenv("CI"); ci != "" && ci != "false" {
-		t.Fatalf("%s is not installed; CI must install it (apt-get install -y %s)", name, name)
-	}
-	t.Skipf("%s is not installed (apt-get install -y %s)", name, name)
 }
