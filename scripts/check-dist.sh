@@ -64,6 +64,7 @@ for rpm in "$rpm_x86_64" "$rpm_aarch64"; do
   for f in $want_files /usr/share/zsh/site-functions/_slurm-mig; do
     grep -qx "$f" <<<"$files" || fail "$rpm lacks $f"
   done
+  rpm -K --nosignature "$rpm" >/dev/null || fail "$rpm: bad digests (rpm -K)"
   scripts=$(rpm -qp --scripts "$rpm" 2>/dev/null)
   [ -z "$scripts" ] || fail "$rpm has scriptlets: $scripts"
 done

@@ -122,7 +122,13 @@ done
     [ -n "$lic" ] || { echo "dist: no license file in $dir" >&2; exit 1; }
     printf '\n%s\nFiles: %s %s (statically linked)\n\n' "----------------------------------------------------------------------" "$mod" "$ver"
     cat "$lic"
+    for f in "$dir"/NOTICE*; do
+      [ ! -f "$f" ] || { printf '\n'; cat "$f"; }
+    done
   done
+  printf '\n%s\nFiles: the Go standard library and runtime, %s (statically linked)\n\n' \
+    "----------------------------------------------------------------------" "$("$GO" env GOVERSION)"
+  cat "$goroot/LICENSE"
 } >"$build/share/copyright"
 
 if [ -n "$nfpm_pid" ]; then
