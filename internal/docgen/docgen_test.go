@@ -199,3 +199,35 @@ func TestShellSyntax(t *testing.T) {
 		})
 	}
 }
+
+// TestFishCompletes asks fish itself (complete -C) what it would offer.
+func TestFishCompletes(t *testing.T) {
+	testtools.Require(t, "fish", "fish")
+	script := filepath.Join(t.TempDir(), "toy.fish")
+	if err := os.WriteFile(script, generate(t, Fish), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ line, want string }{
+		{"toy ", "fleet gen"},
+		{"toy gen --st", "--style"},
+		{"toy gen --style ", "fancy plain"},
+		{"toy gen --no-c", "--no-color"},
+		{"toy fleet ", "merge"},
+		{"toy fleet merge --n", "--name"},
+		{"toy --verb", "--verbose"},
+	} {
+		out, err := exec.Command("fish", "--no-config", "-c", `source $argv[1]; complete -C$argv[2]`, script, tc.line).CombinedOutput()
+		if err != nil {
+			t.Fatalf("fish: %v\n%s", err, out)
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if l != "" {
+				got = append(got, strings.SplitN(l, "\t", 2)[0])
+			}
+		}
+		if want := sorted(tc.want); !cmp.Equal(sorted(strings.Join(got, " ")), want) {
+			t.Errorf("fish completing %q: got %q, want %q", tc.line, got, want)
+		}
+	}
+}
