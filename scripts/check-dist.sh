@@ -20,6 +20,11 @@ cd "$(dirname "$0")/.."
 
 INSTALL_CHROOT=${INSTALL_CHROOT:-/var/cache/slurm-mig/bullseye-install}
 CHROOT=${CHROOT:-/var/cache/slurm-mig/bullseye-build} # make dist's, if there
+[ "$(id -u)" = 0 ] || { echo "dist-check: needs root (debootstrap, chroot, mount)" >&2; exit 2; }
+# One run at a time per chroot: another's mounts and unmounts would clash.
+mkdir -p "$(dirname "$INSTALL_CHROOT")"
+exec 9>"$INSTALL_CHROOT.lock"
+flock 9
 t0=$SECONDS
 step() { echo "dist-check: [$((SECONDS - t0))s] $*"; }
 fail() { echo "dist-check: $*" >&2; exit 1; }

@@ -30,6 +30,11 @@ build=dist/build
 # Files in the packages carry the commit's time, not the build's.
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 export SOURCE_DATE_EPOCH
+[ "$(id -u)" = 0 ] || { echo "dist: needs root (debootstrap, chroot, mount)" >&2; exit 2; }
+# One run at a time per chroot: another's mounts and unmounts would clash.
+mkdir -p "$(dirname "$CHROOT")"
+exec 9>"$CHROOT.lock"
+flock 9
 t0=$SECONDS
 step() { echo "dist: [$((SECONDS - t0))s] $*"; }
 
