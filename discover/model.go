@@ -71,6 +71,9 @@ type MigDevice struct {
 	// until resolved from mig-minors (see ResolveCapMinors).
 	GICapMinor *uint32 `json:"gi_cap_minor,omitempty"`
 	CICapMinor *uint32 `json:"ci_cap_minor,omitempty"`
+	// Processes are the compute processes running on it, read only when
+	// asked (see ReadProcesses): free and exec, and snapshots.
+	Processes []Process `json:"processes,omitempty"`
 }
 
 // MigChangePending reports whether the MIG mode changes at the next reset.

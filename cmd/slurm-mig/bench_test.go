@@ -16,12 +16,7 @@ import (
 // MIG devices (32 GPUs x 7 is the largest node NVML can have today).
 func BenchmarkGenFromSnapshot(b *testing.B) {
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "slurm-mig")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(b, dir)
 	for _, size := range []struct{ gpus, migs int }{{8, 1}, {8, 7}, {32, 7}} {
 		b.Run(fmt.Sprintf("devices=%d", size.gpus*size.migs), func(b *testing.B) {
 			snap := filepath.Join(dir, fmt.Sprintf("snap-%d.json", size.gpus*size.migs))
@@ -42,4 +37,15 @@ func BenchmarkGenFromSnapshot(b *testing.B) {
 			}
 		})
 	}
+}
+
+// buildBinary builds slurm-mig into dir, for benchmarks of whole processes.
+func buildBinary(b *testing.B, dir string) string {
+	bin := filepath.Join(dir, "slurm-mig")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -146,6 +147,13 @@ type snapshotCmd struct{}
 func (c *snapshotCmd) Run(e *env) error {
 	node, err := e.loader.Load("") // snapshots are always taken from NVML
 	if err != nil {
+		return err
+	}
+	// The compute processes only tell free --from what was busy: without
+	// them the snapshot still describes the node.
+	if err := e.loader.Processes(node); errors.As(err, new(*nvmlread.NVMLError)) {
+		e.warn(fmt.Sprintf("%v; the snapshot records no compute processes", err))
+	} else if err != nil {
 		return err
 	}
 	e.loader.ForSnapshot(node)

@@ -64,6 +64,9 @@ var realMinors = func(t *testing.T, dir string) {
 func faults() []fault {
 	gen := []string{"--root", "$DIR/root", "gen", "--node-name", "n1", "-o", "$DIR/gres.conf"}
 	const old = "$DIR/gres.conf" // every write row starts from an old gres.conf
+	// free fails before it hands a claim on in every row: a holder would be
+	// a re-exec of the test binary.
+	free := []string{"--root", "$DIR/root", "free", "--claims", "$DIR/claims"}
 	return []fault{
 		{name: "NVML library missing", injected: "real go-nvml, library path that does not exist", behaviour: "fail; no other NVML call",
 			args: gen, exit: 2, keeps: old,
@@ -182,6 +185,39 @@ func faults() []fault {
 			},
 			args: []string{"--root", "$DIR/root", "diff", "--node-name", "n1", "--gres-conf", "$DIR/a.conf"}, exit: 2,
 			stderr: "slurm-mig: $DIR/a.conf:1: $DIR/b.conf:1: $DIR/a.conf: Include loop: $DIR/a.conf -> $DIR/b.conf -> $DIR/a.conf"},
+		{name: "Compute processes unreadable", injected: "MIG device GetComputeRunningProcesses: ERROR_NO_PERMISSION", behaviour: "fail (free, exec): whether a device is in use is never guessed",
+			fixture: with(func(f *nvmlfake.Fixture) {
+				f.GPUs[1].MigDevices[0].Errors = map[string]string{"GetComputeRunningProcesses": "ERROR_NO_PERMISSION"}
+			}), setup: realMinors, args: free, exit: 2,
+			stderr: "slurm-mig: nvml: MIG device gpu1/gi7/ci0 (GPU 1 (minor 1, 00000000:0F:00.0)): reading its compute processes: ERROR_NO_PERMISSION"},
+		{name: "Every MIG device busy", injected: "a compute process on the only MIG device", behaviour: "refuse (free, exec), saying by what; exit 1",
+			fixture: with(func(f *nvmlfake.Fixture) {
+				f.GPUs[1].MigDevices[0].Processes = []nvmlfake.Process{{PID: 3999999}}
+			}), setup: realMinors, args: free, exit: 1,
+			stderr: "slurm-mig: no idle MIG device: the one MIG device this job may use is busy: 1 in use by compute processes (pid 3999999)"},
+		{name: "Claims directory open to tampering", injected: "claims directory mode 0777, not sticky", behaviour: "fail (free, exec): others could remove claims",
+			fixture: migNode(), setup: func(t *testing.T, dir string) {
+				realMinors(t, dir)
+				claims := filepath.Join(dir, "claims")
+				if err := os.Mkdir(claims, 0o755); err != nil || os.Chmod(claims, 0o777) != nil {
+					t.Fatal(err)
+				}
+			}, args: free, exit: 2,
+			stderr: "slurm-mig: claims directory $DIR/claims is writable by others but not sticky (mode 0777): anyone could remove others' claims; chmod 1777 it"},
+		{name: "Claims directory lock held", injected: "another process holds the claims directory's lock; --timeout 300ms", behaviour: "fail at the deadline (free, exec)",
+			fixture: migNode(), setup: func(t *testing.T, dir string) {
+				realMinors(t, dir)
+				claims := filepath.Join(dir, "claims")
+				if err := os.Mkdir(claims, 0o1777|os.ModeSticky); err != nil {
+					t.Fatal(err)
+				}
+				f, err := os.Open(claims)
+				if err != nil || syscall.Flock(int(f.Fd()), syscall.LOCK_EX) != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { f.Close() })
+			}, args: append([]string{"--timeout", "300ms"}, free...), exit: 2,
+			stderr: "slurm-mig: claims directory $DIR/claims: another process has held its lock for 300ms (a stopped slurm-mig?); try again"},
 	}
 }
 

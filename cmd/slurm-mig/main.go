@@ -19,6 +19,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/alecthomas/kong"
 
+	"github.com/slurm-mig/slurm-mig/claim"
 	"github.com/slurm-mig/slurm-mig/hostfs"
 	"github.com/slurm-mig/slurm-mig/nodeload"
 )
@@ -71,6 +72,8 @@ type cli struct {
 	Diff     diffCmd     `cmd:"" nvml:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
 	List     listCmd     `cmd:"" nvml:"" help:"Show a table of GPUs and MIG devices with their device files."`
 	Snapshot snapshotCmd `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
+	Free     freeCmd     `cmd:"" nvml:"" help:"Claim an idle MIG device among those the job may use and print its UUID for CUDA_VISIBLE_DEVICES; the claim ends when the job's shell does."`
+	Exec     execCmd     `cmd:"" nvml:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
 
 	Docs docsCmd `cmd:"" hidden:"" help:"Print the man page or a shell completion script, made from this command line's model."`
 }
@@ -92,6 +95,9 @@ type errDifferent struct{}
 func (errDifferent) Error() string { return "different" }
 
 func run(args []string, e *env) (code int) {
+	if len(args) > 0 && args[0] == claim.HolderArg {
+		return claim.Hold(args[1:]) // free's holder, re-executed; no CLI
+	}
 	e.version = buildVersion()
 	e.nvml = nodeload.NewNVML(e.newNVML)
 	if nodeload.ReadsNVML(args, cli{}) {
@@ -131,6 +137,9 @@ func run(args []string, e *env) (code int) {
 			return exitDifferent
 		}
 		fmt.Fprintf(e.stderr, "slurm-mig: %s\n", oneLine(err))
+		if coded := (interface{ ExitCode() int })(nil); errors.As(err, &coded) {
+			return coded.ExitCode() // free and exec: 1 none idle, 126/127 CMD
+		}
 		return exitError
 	}
 	return exitOK

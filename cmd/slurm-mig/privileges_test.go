@@ -72,8 +72,9 @@ func TestAsUnprivilegedUser(t *testing.T) {
 }
 
 // TestNoShell checks that the program starts no shell: its only child
-// process is scontrol (diff --running), started from a path LookPath
-// found, with its arguments as a list.
+// processes are scontrol (diff --running), started from a path LookPath
+// found, with its arguments as a list, free's claim holder (itself), and
+// the command exec runs (it execs it, also from a path LookPath found).
 func TestNoShell(t *testing.T) {
 	var calls []string
 	fset := token.NewFileSet()
@@ -93,6 +94,13 @@ func TestNoShell(t *testing.T) {
 			return err
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.CompositeLit); ok {
+				if sel, ok := lit.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Cmd" {
+					if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "exec" {
+						calls = append(calls, filepath.ToSlash(path)+": exec.Cmd{...}")
+					}
+				}
+			}
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
 				return true
@@ -101,7 +109,8 @@ func TestNoShell(t *testing.T) {
 			if !ok {
 				return true
 			}
-			if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "exec" && strings.HasPrefix(sel.Sel.Name, "Command") {
+			if pkg, ok := sel.X.(*ast.Ident); ok && (pkg.Name == "exec" && strings.HasPrefix(sel.Sel.Name, "Command") ||
+				pkg.Name == "syscall" && (sel.Sel.Name == "Exec" || sel.Sel.Name == "ForkExec") || pkg.Name == "os" && sel.Sel.Name == "StartProcess") {
 				arg := "?"
 				if len(call.Args) > 0 {
 					if id, ok := call.Args[0].(*ast.Ident); ok {
@@ -110,7 +119,7 @@ func TestNoShell(t *testing.T) {
 						arg = lit.Value
 					}
 				}
-				calls = append(calls, filepath.ToSlash(path)+": exec."+sel.Sel.Name+"("+arg+", ...)")
+				calls = append(calls, filepath.ToSlash(path)+": "+pkg.Name+"."+sel.Sel.Name+"("+arg+", ...)")
 			}
 			return true
 		})
@@ -119,7 +128,10 @@ func TestNoShell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"../../scontrol/scontrol.go: exec.Command(path, ...)"}
+	// scontrol; free's claim holder (slurm-mig itself); exec's CMD, which
+	// slurm-mig becomes.
+	want := []string{"../../claim/exec.go: syscall.Exec(path, ...)", "../../claim/holder.go: exec.Cmd{...}",
+		"../../scontrol/scontrol.go: exec.Command(path, ...)"}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("child processes started:\n%s\nwant only:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}

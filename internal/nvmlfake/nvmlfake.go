@@ -82,8 +82,18 @@ type MigDevice struct {
 	Name      string `json:"name,omitempty"`
 	MemoryMiB uint64 `json:"memory_mib,omitempty"`
 	// GIProfileIndex is the nvml.GPU_INSTANCE_PROFILE_* of the GI.
-	GIProfileIndex *int              `json:"gi_profile_index,omitempty"`
-	Errors         map[string]string `json:"errors,omitempty"`
+	GIProfileIndex *int `json:"gi_profile_index,omitempty"`
+	// Processes are the compute processes GetComputeRunningProcesses
+	// reports on the MIG device; a test makes them appear and vanish by
+	// changing the fixture between runs.
+	Processes []Process         `json:"processes,omitempty"`
+	Errors    map[string]string `json:"errors,omitempty"`
+}
+
+// Process is a compute process on a MIG device.
+type Process struct {
+	PID           uint32 `json:"pid"`
+	UsedMemoryMiB uint64 `json:"used_memory_mib,omitempty"`
 }
 
 // Load reads a fixture file and builds the fake library.
@@ -415,6 +425,18 @@ func (d *migDevice) GetName() (string, nvml.Return) { return d.name, d.call("Get
 
 func (d *migDevice) GetAttributes() (nvml.DeviceAttributes, nvml.Return) {
 	return d.attrs, d.call("GetAttributes")
+}
+
+func (d *migDevice) GetComputeRunningProcesses() ([]nvml.ProcessInfo, nvml.Return) {
+	if ret := d.call("GetComputeRunningProcesses"); ret != nvml.SUCCESS {
+		return nil, ret
+	}
+	procs := make([]nvml.ProcessInfo, len(d.m.Processes))
+	for i, p := range d.m.Processes {
+		procs[i] = nvml.ProcessInfo{Pid: p.PID, UsedGpuMemory: p.UsedMemoryMiB << 20,
+			GpuInstanceId: uint32(d.m.GI), ComputeInstanceId: uint32(d.m.CI)}
+	}
+	return procs, nvml.SUCCESS
 }
 
 func pciInfo(busID string) nvml.PciInfo {

@@ -96,3 +96,13 @@ func WriteClusterGresConf(w io.Writer, nodes int) error {
 	}
 	return bw.Flush()
 }
+
+// LSFNode is the node of the issue that brought free and exec: four
+// A100s, GPU 0 whole and GPUs 1-3 each split into seven 1g.10gb MIG
+// devices (28 in all), as slurm-mig snapshot writes it.
+func LSFNode() *discover.Node {
+	n := Snapshot(4, 7)
+	n.Hostname = "lsf01"
+	n.GPUs[0].MigEnabled, n.GPUs[0].MigPending, n.GPUs[0].MigDevices = false, false, nil
+	return n
+}

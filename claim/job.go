@@ -1,0 +1,201 @@
+package claim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Job is the process whose end ends a claim, named by its pid and its
+// start time (in clock ticks after boot), which together never name
+// another process.
+type Job struct {
+	PID   int
+	Start uint64
+}
+
+// maxHops bounds the walk up from slurm-mig's parent past transient
+// subshells; shells nest them one or two deep.
+const maxHops = 8
+
+// FindJob names the job of `free`: pid itself when given (it must be the
+// caller's own process), else the shell that ran slurm-mig. That is
+// slurm-mig's parent, unless the parent is a subshell: a copy of a shell
+// that the shell forked to run a command substitution
+// (`$(slurm-mig free | head -1)`, or any `$(...)` in a shell that does not
+// exec its last command), a background job (`{ slurm-mig free >f; } &`)
+// or a `( ... )`. A subshell may end as soon as slurm-mig does; the shell
+// that forked it is the job script's, and runs until the script ends.
+//
+// A subshell is recognised without guessing from names: it is a fork that
+// has not exec'd, so it has its parent's executable and command line.
+// Where /proc does not tell (another user's process), the walk stops.
+func FindJob(pid int) (Job, error) {
+	if pid != 0 {
+		return ownJob(pid)
+	}
+	p := os.Getppid()
+	if p <= 1 {
+		return Job{}, fmt.Errorf("slurm-mig's parent process has ended, so nothing would end the claim; pass --pid")
+	}
+	for hops := 0; hops < maxHops; hops++ {
+		parent, ok := forkedSubshellOf(p)
+		if !ok {
+			break
+		}
+		p = parent
+	}
+	start, err := startTime(p)
+	if err != nil {
+		return Job{}, fmt.Errorf("reading the job's process %d: %w", p, err)
+	}
+	return Job{PID: p, Start: start}, nil
+}
+
+// ownJob checks a --pid: a process of the caller (or any, for root), so
+// that a user cannot tie a claim to a process that lives for ever.
+func ownJob(pid int) (Job, error) {
+	if pid <= 1 {
+		return Job{}, fmt.Errorf("--pid %d: not a job's process", pid)
+	}
+	start, err := startTime(pid)
+	if err != nil {
+		return Job{}, fmt.Errorf("--pid %d: no such process", pid)
+	}
+	if uid := os.Getuid(); uid != 0 {
+		owner, err := processUID(pid)
+		if err != nil {
+			return Job{}, fmt.Errorf("--pid %d: %w", pid, err)
+		}
+		if owner != uid {
+			return Job{}, fmt.Errorf("--pid %d belongs to uid %d: a claim can follow only your own processes", pid, owner)
+		}
+	}
+	return Job{PID: pid, Start: start}, nil
+}
+
+// forkedSubshellOf reports whether process p is a forked copy of its
+// parent (a subshell), and the parent if so. Anything unreadable means no.
+func forkedSubshellOf(p int) (int, bool) {
+	parent, err := parentOf(p)
+	if err != nil || parent <= 1 {
+		return 0, false
+	}
+	exe, err1 := os.Readlink(procPath(p, "exe"))
+	pexe, err2 := os.Readlink(procPath(parent, "exe"))
+	if err1 != nil || err2 != nil || exe != pexe {
+		return 0, false
+	}
+	cmd, err1 := os.ReadFile(procPath(p, "cmdline"))
+	pcmd, err2 := os.ReadFile(procPath(parent, "cmdline"))
+	if err1 != nil || err2 != nil || !bytes.Equal(cmd, pcmd) {
+		return 0, false
+	}
+	return parent, true
+}
+
+func procPath(pid int, name string) string { return "/proc/" + strconv.Itoa(pid) + "/" + name }
+
+// statFields are the fields of /proc/PID/stat after the command name,
+// which may itself hold spaces and parentheses: fields[0] is the state.
+func statFields(pid int) ([]string, error) {
+	data, err := os.ReadFile(procPath(pid, "stat"))
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("%s: malformed", procPath(pid, "stat"))
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 20 {
+		return nil, fmt.Errorf("%s: malformed", procPath(pid, "stat"))
+	}
+	return f, nil
+}
+
+func parentOf(pid int) (int, error) {
+	f, err := statFields(pid)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(f[1])
+}
+
+// startTime is field 22 of /proc/PID/stat. A zombie (exited, not yet
+// reaped) counts as ended.
+func startTime(pid int) (uint64, error) {
+	f, err := statFields(pid)
+	if err != nil {
+		return 0, err
+	}
+	if f[0] == "Z" || f[0] == "X" {
+		return 0, fmt.Errorf("process %d has exited", pid)
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// processUID is the real uid of a process.
+func processUID(pid int) (int, error) {
+	data, err := os.ReadFile(procPath(pid, "status"))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				return strconv.Atoi(f[0])
+			}
+		}
+	}
+	return 0, errors.New("no Uid in " + procPath(pid, "status"))
+}
+
+// ProcessUID is the real uid of a process, for messages; false when the
+// OS does not say (the process is gone, or /proc is mounted hidepid).
+func ProcessUID(pid int) (int, bool) {
+	uid, err := processUID(pid)
+	return uid, err == nil
+}
+
+// Alive reports whether the job is still running.
+func (j Job) Alive() bool {
+	start, err := startTime(j.PID)
+	return err == nil && start == j.Start
+}
+
+// openPidfd returns a pidfd for the job, or nil on kernels before 5.3,
+// which have none. It checks, after opening, that the pid still names
+// the job (not a process that reused its pid).
+func (j Job) openPidfd() (*os.File, error) {
+	fd, err := unix.PidfdOpen(j.PID, 0)
+	if errors.Is(err, unix.ENOSYS) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the job's process %d has ended", j.PID)
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	if !j.Alive() {
+		f.Close()
+		return nil, fmt.Errorf("the job's process %d has ended", j.PID)
+	}
+	return f, nil
+}
+
+// Self is this process as a job: exec's claim lasts as long as the
+// command it becomes.
+func Self() (Job, error) {
+	pid := os.Getpid()
+	start, err := startTime(pid)
+	if err != nil {
+		return Job{}, fmt.Errorf("reading this process's start time: %w", err)
+	}
+	return Job{PID: pid, Start: start}, nil
+}

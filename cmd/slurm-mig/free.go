@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/slurm-mig/slurm-mig/claim"
+)
+
+// claimFlags are what free and exec share: which MIG devices, and where
+// claims live.
+type claimFlags struct {
+	sourceFlags
+	Count   int    `default:"1" placeholder:"N" help:"Claim N MIG devices, all or none (free prints them comma-separated)."`
+	Profile string `placeholder:"PROFILE" help:"Only MIG devices of this profile (1g.10gb)."`
+	Claims  string `default:"/run/slurm-mig/claims" env:"SLURM_MIG_CLAIMS" placeholder:"DIR" help:"Directory of the node's claims, shared by all users (created mode 1777 if missing)."`
+}
+
+// claim discovers the node with the compute processes on its MIG
+// devices, and claims idle ones among those the job may use.
+func (f *claimFlags) claim(e *env, job claim.Job, command string) (*claim.Claim, error) {
+	node, err := f.load(e)
+	if err != nil {
+		return nil, err
+	}
+	if f.From == "" { // a snapshot carries its processes
+		if err := e.loader.Processes(node); err != nil {
+			return nil, err
+		}
+	}
+	req := claim.Request{Count: f.Count, Profile: f.Profile, Dir: f.Claims, Job: job, Command: command, Timeout: e.loader.Timeout}
+	req.Visible, req.VisibleSet = os.LookupEnv("CUDA_VISIBLE_DEVICES")
+	c, warnings, err := claim.Devices(node, req)
+	for _, w := range warnings {
+		e.warn(w)
+	}
+	return c, err
+}
+
+type freeCmd struct {
+	claimFlags
+	PID int `placeholder:"PID" help:"End the claim when process PID ends (default: the shell that ran slurm-mig, also through $(...))."`
+}
+
+func (c *freeCmd) Run(e *env) error {
+	job, err := claim.FindJob(c.PID)
+	if err != nil {
+		return err
+	}
+	cl, err := c.claim(e, job, "free")
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	holder, err := claim.Handoff(cl, job, os.Args[0])
+	if err != nil {
+		return fmt.Errorf("starting the claim's holder: %w", err)
+	}
+	if _, err := fmt.Fprintln(e.stdout, strings.Join(cl.UUIDs, ",")); err != nil {
+		holder.Kill() // nobody learnt the devices: give them back
+		return fmt.Errorf("writing output: %w", err)
+	}
+	return nil
+}

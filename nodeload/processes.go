@@ -1,0 +1,36 @@
+package nodeload
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/nvmlread"
+)
+
+// Processes fills in the compute processes running on the node's MIG
+// devices through NVML, within the timeout, for free, exec and snapshots
+// (a snapshot carries its own). On an error the node is left as it was.
+func (l *Loader) Processes(node *discover.Node) error {
+	done := make(chan error, 1)
+	go func() { done <- l.NVML.readProcesses(node) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(l.Timeout):
+		return fmt.Errorf("nvml: no answer within %s (a hung GPU or driver?)", l.Timeout)
+	}
+}
+
+// readProcesses waits for Init and, if it succeeded, reads the processes.
+func (l *NVML) readProcesses(node *discover.Node) error {
+	l.Start()
+	<-l.initDone
+	if l.initRet != nvml.SUCCESS {
+		return initError(l.initRet)
+	}
+	defer l.used.Store(true)
+	return nvmlread.ReadProcesses(l.lib, node)
+}
