@@ -36,7 +36,7 @@ type toy struct {
 	Fleet struct {
 		Merge struct {
 			Files []string `arg:"" type:"existingfile" help:"Files to merge."`
-			Name  string   `help:"Cluster name."`
+			Name  string   `env:"TOY_CLUSTER" help:"Cluster name."`
 		} `cmd:"" help:"Merge nodes."`
 	} `cmd:"" help:"Work on many nodes."`
 	Secret struct{} `cmd:"" hidden:"" help:"Not shown."`

@@ -71,6 +71,9 @@ func (m *roff) command(app string, c *kong.Node) {
 	}
 	for _, p := range c.Positional {
 		arg := `\fI` + esc(p.Name) + `\fR`
+		if p.IsCumulative() {
+			arg += " ..."
+		}
 		if !p.Required {
 			arg = "[" + arg + "]"
 		}
@@ -88,7 +91,7 @@ func (m *roff) command(app string, c *kong.Node) {
 	for _, p := range c.Positional {
 		m.macro("TP")
 		m.line(`\fI` + esc(p.Name) + `\fR`)
-		m.paragraphs(p.Help)
+		m.paragraphs(kong.DefaultHelpValueFormatter(p))
 	}
 	m.flags(visibleFlags(c))
 }
@@ -105,7 +108,7 @@ func (m *roff) flags(flags []*kong.Flag) {
 			head += `=\fI` + esc(placeholder(f)) + `\fR`
 		}
 		m.line(head)
-		help := f.Help
+		help := kong.DefaultHelpValueFormatter(f.Value) // as --help: with its $ENV
 		if f.HasDefault && f.Default != "" && takesValue(f) {
 			help += " Default: " + f.Default + "."
 		}
