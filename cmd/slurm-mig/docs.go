@@ -48,6 +48,8 @@ Try it without a GPU, on a captured node:
   slurm-mig --root DIR gen --from DIR/snapshot.json`},
 	{Title: "Files", Text: `/proc/driver/nvidia-caps/mig-minors (the cap minors), /dev/nvidia*, /dev/nvidia-caps/nvidia-cap* (the device files written into gres.conf), libnvidia-ml.so.1 (NVML, from the NVIDIA driver).
 
-/usr/share/doc/slurm-mig/examples/ holds a systemd unit and hooks for mig-parted and Ansible; installing the package enables none of them.`},
+/run/slurm-mig/claims (free and exec's claims; see --claims).
+
+/usr/share/doc/slurm-mig/examples/ holds a systemd unit, hooks for mig-parted and Ansible, and a tmpfiles.d file for the claims directory; installing the package enables none of them.`},
 	{Title: "See also", Text: `gres.conf(5), slurm.conf(5), slurmd(8), nvidia-smi(1)`},
 }
