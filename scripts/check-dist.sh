@@ -4,7 +4,8 @@
 # and libc6-arm64-cross.
 #
 #  1. Both .debs and .rpms: the right architecture, the expected files, no
-#     maintainer scripts (installing enables and starts nothing).
+#     maintainer scripts (installing enables and starts nothing); rpm -i
+#     and rpm -e of the x86_64 rpm in an empty root leave nothing of ours.
 #  2. The arm64 binary, from its .deb, under qemu-user: --version and gen
 #     on the demo node, byte for byte what the amd64 binary prints; with
 #     this machine's arm64 glibc and, where make dist's build chroot is
@@ -67,13 +68,26 @@ for rpm in "$rpm_x86_64" "$rpm_aarch64"; do
   arch=$(rpm -qp --qf '%{ARCH}' "$rpm" 2>/dev/null)
   [[ $rpm == *.${arch}.rpm ]] || fail "$rpm: ARCH $arch"
   files=$(rpm -qpl "$rpm" 2>/dev/null)
-  for f in $want_files /usr/share/zsh/site-functions/_slurm-mig; do
+  for f in $want_files /usr/share/zsh/site-functions/_slurm-mig /usr/share/doc/slurm-mig; do
     grep -qx "$f" <<<"$files" || fail "$rpm lacks $f"
   done
   rpm -K --nosignature "$rpm" >/dev/null || fail "$rpm: bad digests (rpm -K)"
   scripts=$(rpm -qp --scripts "$rpm" 2>/dev/null)
   [ -z "$scripts" ] || fail "$rpm has scriptlets: $scripts"
 done
+# rpm itself installs and erases the x86_64 rpm in an empty root (no
+# dependencies there: --nodeps); afterwards only directories that RHEL's
+# filesystem package owns may remain.
+rpmroot=$tmp/rpmroot
+rpm_() { rpm --root "$rpmroot" --dbpath /var/lib/rpm "$@" 2>&1 | grep -v 'should not be used directly\|assuming you know what' || true; }
+mkdir -p "$rpmroot"
+rpm_ --initdb
+rpm_ -i --nodeps "$rpm_x86_64"
+[ -x "$rpmroot/usr/bin/slurm-mig" ] || fail "rpm -i $rpm_x86_64 installed no /usr/bin/slurm-mig"
+rpm_ -e slurm-mig
+left=$(cd "$rpmroot" && find . -mindepth 1 -path ./var -prune -o -print | sort | tr '\n' ' ')
+[ "$left" = "./usr ./usr/bin ./usr/share ./usr/share/doc ./usr/share/man ./usr/share/man/man1 " ] ||
+  fail "rpm -e left behind: $left"
 for pkg in "$deb_amd64" "$rpm_x86_64"; do
   echo "dist-check: $pkg:"
   case $pkg in
