@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/jobenv"
 	"github.com/slurm-mig/slurm-mig/scontrol"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -20,7 +21,9 @@ type Report struct {
 	GresConf  *GresConfReport `json:"gres_conf,omitempty"`
 	SlurmConf *CountsReport   `json:"slurm_conf,omitempty"`
 	Running   *CountsReport   `json:"running,omitempty"`
-	Verdict   string          `json:"verdict"`
+	// State compares the device state slurm-mig env reads with the GPUs.
+	State   *jobenv.StateReport `json:"state,omitempty"`
+	Verdict string              `json:"verdict"`
 }
 
 // GresConfReport compares a gres.conf device by device. Units read from
@@ -66,6 +69,17 @@ type Inputs struct {
 	// Running asks slurmctld; ShowNode is how (nil: scontrol.ShowNode).
 	Running  bool
 	ShowNode func(node string) (scontrol.Node, error)
+	// State, when set, compares the device state file with the GPUs.
+	State *StateInput
+}
+
+// StateInput is the device state to compare: the file, the state of the
+// GPUs now, and whether it was asked for by name (then it alone is a
+// target; otherwise the default gres.conf is compared too).
+type StateInput struct {
+	Path  string
+	Want  *jobenv.State
+	Asked bool
 }
 
 // Compare compares and reports. A file that cannot be read or parsed is
@@ -75,7 +89,7 @@ func Compare(in Inputs) (*Report, error) {
 	if node == "" && (in.SlurmConf != "" || in.Running) {
 		return nil, fmt.Errorf("comparing with slurm.conf or slurmctld needs the node's name; drop --no-node-name")
 	}
-	if in.GresConf == "" && in.SlurmConf == "" && !in.Running {
+	if in.GresConf == "" && in.SlurmConf == "" && !in.Running && (in.State == nil || !in.State.Asked) {
 		in.GresConf = DefaultGresConf
 	}
 	rep := &Report{Node: node, Same: true}
@@ -113,6 +127,10 @@ func Compare(in Inputs) (*Report, error) {
 		r.State, r.Reason = running.State, running.Reason
 		r.Same = r.Same && !strings.Contains(running.State, "INVAL")
 		rep.Running, rep.Same = r, rep.Same && r.Same
+	}
+	if in.State != nil {
+		rep.State = jobenv.CompareState(in.State.Path, in.State.Want)
+		rep.Same = rep.Same && rep.State.Same
 	}
 	rep.Verdict = verdict(rep, in.Config.Devices())
 	return rep, nil
@@ -195,6 +213,13 @@ func verdict(r *Report, devices int) string {
 		}
 		parts = append(parts, msg)
 	}
+	if st := r.State; st != nil && !st.Same {
+		n := fmt.Sprintf("%d differences", len(st.Problems))
+		if len(st.Problems) == 1 {
+			n = "1 difference"
+		}
+		parts = append(parts, fmt.Sprintf("device state %s is stale (%s): rewrite it with gen -o, node --update or state", st.Path, n))
+	}
 	return "different: " + strings.Join(parts, "; ")
 }
 
@@ -208,6 +233,9 @@ func sources(r *Report) string {
 	}
 	if r.Running != nil {
 		s = append(s, "slurmctld")
+	}
+	if r.State != nil {
+		s = append(s, "device state "+r.State.Path)
 	}
 	return strings.Join(s, " and ")
 }

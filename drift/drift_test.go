@@ -9,7 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/jobenv"
 	"github.com/slurm-mig/slurm-mig/scontrol"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -157,5 +159,41 @@ func TestRunningInval(t *testing.T) {
 	failing := func(string) (scontrol.Node, error) { return scontrol.Node{}, errors.New("scontrol show node n1: boom") }
 	if _, err := Compare(Inputs{Config: generated, Running: true, ShowNode: failing}); err == nil {
 		t.Error("a failing scontrol is not an error")
+	}
+}
+
+// A device state whose UUIDs the GPUs no longer have is a difference, and
+// a state asked for by name is the only target (no default gres.conf).
+func TestDeviceState(t *testing.T) {
+	u32 := func(v uint32) *uint32 { return &v }
+	node := func(uuid string) *discover.Node {
+		return &discover.Node{GPUs: []discover.GPU{{Minor: 1, UUID: "GPU-1", MigEnabled: true, MigDevices: []discover.MigDevice{
+			{GPUInstanceID: 7, UUID: uuid, GICapMinor: u32(137), CICapMinor: u32(138)}}}}}
+	}
+	old, err := jobenv.NewState(node("MIG-old"), "n1", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeFile(t, "devices.json", string(old.Encode()))
+	now, err := jobenv.NewState(node("MIG-new"), "n1", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compare(Inputs{Config: generated, State: &StateInput{Path: path, Want: now, Asked: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Same || r.GresConf != nil {
+		t.Fatalf("Same=%v GresConf=%v: want different, and no default gres.conf compared", r.Same, r.GresConf)
+	}
+	want := "device state " + path + " (generation " + old.Generation + ", the GPUs' " + now.Generation + "):\n" +
+		"  ~ /dev/nvidia-caps/nvidia-cap138: UUID MIG-old -> MIG-new\n" +
+		"different: device state " + path + " is stale (1 difference): rewrite it with gen -o, node --update or state\n"
+	if diff := cmp.Diff(want, text(t, r)); diff != "" {
+		t.Errorf("text (-want +got):\n%s", diff)
+	}
+	r, err = Compare(Inputs{Config: generated, State: &StateInput{Path: path, Want: old, Asked: true}})
+	if err != nil || !r.Same {
+		t.Errorf("the state of the GPUs now: Same=%v, %v", r.Same, err)
 	}
 }

@@ -29,6 +29,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "slurmctld: Gres=%s State=%s Reason=%s\n", orNone(s.Gres), orNone(s.State), orNone(s.Reason))
 		writeCounts(&b, "slurmctld", s.Counts)
 	}
+	if st := r.State; st != nil && !st.Same {
+		fmt.Fprintf(&b, "device state %s (generation %s, the GPUs' %s):\n", st.Path, orNone(st.Generation), st.Want)
+		for _, p := range st.Problems {
+			fmt.Fprintf(&b, "  %s\n", p)
+		}
+	}
 	fmt.Fprintln(&b, r.Verdict)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -1,7 +1,9 @@
 package slurmconf
 
 import (
+	"cmp"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -384,4 +386,40 @@ func numDigits(n uint64) int {
 		d++
 	}
 	return d
+}
+
+// OneHost reports whether a hostlist expression is one plain name, as most
+// NodeName= values are: ExpandHostlist gives back just expr.
+func OneHost(expr string) bool { return expr != "" && !strings.ContainsAny(expr, "[], \t") }
+
+// SortHostnames sorts node names so that CompressHostlist makes the
+// fewest ranges of them: by the text before the trailing number, then by
+// the number, then by its width (n1 before n01). A name without a
+// trailing number comes before the numbered names of its prefix.
+func SortHostnames(names []string) {
+	type named struct {
+		hostRange
+		name string
+	}
+	keys := make([]named, len(names))
+	for i, n := range names {
+		keys[i] = named{parseHostname(n), n}
+	}
+	slices.SortFunc(keys, func(a, b named) int {
+		switch {
+		case a.prefix != b.prefix:
+			return strings.Compare(a.prefix, b.prefix)
+		case a.single != b.single:
+			if a.single {
+				return -1
+			}
+			return 1
+		case a.lo != b.lo:
+			return cmp.Compare(a.lo, b.lo)
+		}
+		return cmp.Compare(a.width, b.width)
+	})
+	for i := range keys {
+		names[i] = keys[i].name
+	}
 }

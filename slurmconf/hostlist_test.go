@@ -322,3 +322,23 @@ func BenchmarkExpandHostlist(b *testing.B) {
 		ExpandHostlist(expr)
 	}
 }
+
+func TestSortHostnames(t *testing.T) {
+	names := []string{"gpu10", "gpu9", "gpu010", "cpu1", "gpu", "gpu1", "gpu01", "gpu-ib", "gpu99999999999999999999999", "n1"}
+	SortHostnames(names)
+	want := []string{"cpu1", "gpu", "gpu1", "gpu01", "gpu9", "gpu10", "gpu010", "gpu-ib", "gpu99999999999999999999999", "n1"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestOneHost(t *testing.T) {
+	for expr, want := range map[string]bool{"n1": true, "gpu-a01.x": true, "": false, "n[1]": false, "n1,n2": false, "n1 n2": false, "n1]": false} {
+		if OneHost(expr) != want {
+			t.Errorf("OneHost(%q) = %v", expr, !want)
+		}
+		if names, err := ExpandHostlist(expr); want && (err != nil || len(names) != 1 || names[0] != expr) {
+			t.Errorf("OneHost(%q) but ExpandHostlist gives %q, %v", expr, names, err)
+		}
+	}
+}

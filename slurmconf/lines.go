@@ -91,6 +91,9 @@ func isBlankLine(s string) bool {
 
 // stripComment cuts s at the first '#' preceded by an even number of '\'.
 func stripComment(s string) string {
+	if strings.IndexByte(s, '#') < 0 {
+		return s // most lines: found by a fast scan
+	}
 	bs := 0
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
@@ -138,12 +141,13 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// word is one key=value word of a line, with where its value sits.
+// word is one key=value word of a line, with where it and its value sit.
 type word struct {
-	key      string // as written
-	value    string // unquoted, unescaped
-	valStart int    // offsets of the value as written in the line's text
-	valEnd   int
+	key        string // as written
+	value      string // unquoted, unescaped
+	valStart   int    // offsets of the value as written in the line's text
+	valEnd     int
+	start, end int // offsets of the whole word, quotes included
 }
 
 // words splits a logical line into key=value words, appending to out. A
@@ -166,7 +170,7 @@ func words(l *logicalLine, out []word) ([]word, error) {
 			}
 			i++
 		}
-		w := word{}
+		w := word{start: start}
 		if eq < 0 {
 			w.valStart, w.valEnd = start, i
 		} else {
@@ -190,6 +194,7 @@ func words(l *logicalLine, out []word) ([]word, error) {
 			w.valEnd = i
 		}
 		w.value = unescape(s[w.valStart:w.valEnd])
+		w.end = i
 		out = append(out, w)
 	}
 	return out, nil

@@ -281,3 +281,63 @@ func UpdateNodeGres(data, name, node, gres string) (string, error) {
 	}
 	return data[:at] + " Gres=" + gres + data[at:], nil
 }
+
+// GresTypeCounts reads a node's Gres= value the way slurmd numbers one
+// GRES (Slurm's gres.c _get_gres_cnt and gres_add_type): the items of
+// name, in the order written, one entry per type with the counts of
+// repeated types added up. Types are told apart exactly as written
+// (slurmd keeps "A100" and "a100" apart here, though it later matches
+// gres.conf types without case); "(S:0-1)" socket bindings and the
+// no_consume flag are dropped. An item of name without a type gives an
+// entry with Type "". Names compare exactly, as slurmd compares them.
+func GresTypeCounts(gres, name string) ([]GresCount, error) {
+	gres = strings.TrimSpace(gres)
+	if gres == "" || gres == "(null)" {
+		return nil, nil
+	}
+	var out []GresCount
+	add := func(typ string, n int) {
+		for i := range out {
+			if out[i].Type == typ {
+				out[i].Count += n
+				return
+			}
+		}
+		out = append(out, GresCount{Name: name, Type: typ, Count: n})
+	}
+	for _, item := range splitTopLevel(gres) {
+		if i := strings.IndexByte(item, '('); i >= 0 {
+			item = item[:i]
+		}
+		if item == name {
+			add("", 1)
+			continue
+		}
+		rest, ok := strings.CutPrefix(item, name+":")
+		if !ok {
+			continue
+		}
+		parts := strings.Split(rest, ":")
+		count := 1
+		if last := parts[len(parts)-1]; last != "" && last[0] >= '0' && last[0] <= '9' {
+			n, err := parseCount(last)
+			if err != nil {
+				return nil, fmt.Errorf("Gres=%s: bad count in %q", gres, item)
+			}
+			count = int(n)
+			parts = parts[:len(parts)-1]
+		}
+		typed := false
+		for _, p := range parts {
+			if p == "" || strings.EqualFold(p, "no_consume") {
+				continue
+			}
+			add(p, count)
+			typed = true
+		}
+		if !typed {
+			add("", count)
+		}
+	}
+	return out, nil
+}

@@ -3,6 +3,7 @@ package slurmtest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -144,7 +145,13 @@ type cluster struct {
 func startCluster(t *testing.T, host, gresConf, nodeLine, hw string) *cluster {
 	t.Helper()
 	dir := t.TempDir()
-	conf := writeConfigs(t, dir, gresConf, slurmConf(dir, host, nodeLine, hw, freePorts(t)))
+	return startClusterIn(t, dir, host, writeConfigs(t, dir, gresConf, slurmConf(dir, host, nodeLine, hw, freePorts(t))))
+}
+
+// startClusterIn starts the cluster of the configs already written in
+// dir (conf is its slurm.conf), for tests that add to them.
+func startClusterIn(t *testing.T, dir, host, conf string) *cluster {
+	t.Helper()
 	c := &cluster{t: t, dir: dir, host: host, env: slurmEnv(conf)}
 	c.start("slurmctld", "-D", "-i")
 	c.waitFor("slurmctld to answer", func() (bool, string) {
@@ -173,9 +180,15 @@ func drained(n nodeState) bool {
 // waitNode polls the node's state until ok accepts it, and returns it.
 func (c *cluster) waitNode(ok func(nodeState) bool, want string) nodeState {
 	c.t.Helper()
+	return c.waitNodeNamed(c.host, ok, want)
+}
+
+// waitNodeNamed is waitNode for the node called name.
+func (c *cluster) waitNodeNamed(name string, ok func(nodeState) bool, want string) nodeState {
+	c.t.Helper()
 	var n nodeState
-	c.waitFor("node "+c.host+" "+want, func() (bool, string) {
-		out, err := c.command(context.Background(), "scontrol", "show", "node", "-o", c.host).CombinedOutput()
+	c.waitFor("node "+name+" "+want, func() (bool, string) {
+		out, err := c.command(context.Background(), "scontrol", "show", "node", "-o", name).CombinedOutput()
 		if err != nil {
 			return false, string(out)
 		}
@@ -220,10 +233,11 @@ func (c *cluster) srunRefused(gres string) {
 
 // srun runs one task asking for gres. --immediate and a deadline keep a
 // job that cannot start from waiting.
-func (c *cluster) srun(gres string) (string, error) {
+func (c *cluster) srun(gres string, options ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := c.command(ctx, "srun", "--immediate=10", "-N1", "-n1", "--gres="+gres, "printenv", "CUDA_VISIBLE_DEVICES")
+	args := append([]string{"--immediate=10", "-N1", "-n1", "--gres=" + gres}, options...)
+	cmd := c.command(ctx, "srun", append(args, "printenv", "CUDA_VISIBLE_DEVICES")...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -275,17 +289,25 @@ func (c *cluster) logs() string {
 // a process group of its own, stopped when the test ends.
 func (c *cluster) start(name string, args ...string) {
 	c.t.Helper()
+	c.startCmd(name, c.command(context.Background(), name, args...))
+}
+
+// startCmd starts cmd as the daemon called name, its output in name.out.
+func (c *cluster) startCmd(name string, cmd *exec.Cmd) {
+	c.t.Helper()
 	out, err := os.Create(filepath.Join(c.dir, name+".out"))
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	defer out.Close()
-	cmd := c.command(context.Background(), name, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own group, so that stopping it reaches the helpers it forks
 	// (slurmctld's slurmscriptd); and SIGTERM should the test binary die
 	// without running its cleanups (a -timeout panic).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pdeathsig = true, syscall.SIGTERM
 	if err := cmd.Start(); err != nil {
 		c.t.Fatalf("starting %s: %v", name, err)
 	}
@@ -333,24 +355,39 @@ func (d *daemon) stop() {
 // ports are the cluster's private TCP ports.
 type ports struct{ slurmctld, slurmd int }
 
-// freePorts asks the kernel for two free ports on 127.0.0.1. Both are
-// held until both are known, so they differ.
+// freePorts picks two free ports for the daemons (see freeTCPPorts).
 func freePorts(t *testing.T) ports {
+	t.Helper()
+	nums := freeTCPPorts(t, 2)
+	return ports{slurmctld: nums[0], slurmd: nums[1]}
+}
+
+// freeTCPPorts picks n free ports for daemons, below the kernel's
+// ephemeral range (32768 and up on Linux): a port there, free when
+// picked, is soon the source port of some srun's or scontrol's outgoing
+// connection (tests of several clusters run at once), and the daemon
+// then fails with "Address already in use". All are held until all are
+// known, so they differ.
+func freeTCPPorts(t *testing.T, n int) []int {
 	t.Helper()
 	var ls []net.Listener
 	var nums []int
-	for range 2 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for try := 0; len(nums) < n; try++ {
+		if try == 1000 {
+			t.Fatalf("no %d free TCP ports in 12000-31999", n)
+		}
+		port := 12000 + rand.IntN(20000)
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", port)) // the daemons listen on every address
 		if err != nil {
-			t.Fatal(err)
+			continue
 		}
 		ls = append(ls, l)
-		nums = append(nums, l.Addr().(*net.TCPAddr).Port)
+		nums = append(nums, port)
 	}
 	for _, l := range ls {
 		l.Close()
 	}
-	return ports{slurmctld: nums[0], slurmd: nums[1]}
+	return nums
 }
 
 // slurmConf is the slurm.conf of a one-node cluster on loopback: no munge
@@ -359,6 +396,15 @@ func freePorts(t *testing.T) ports {
 // node's address and hardware (hw). Zero ports are left out (slurmd -G
 // needs none).
 func slurmConf(dir, host, nodeLine, hw string, p ports) string {
+	lines := append(baseConf(dir, host, p),
+		nodeLine+" NodeAddr=127.0.0.1 "+hw,
+		"PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
+	)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// baseConf is what every test cluster's slurm.conf says before its nodes.
+func baseConf(dir, host string, p ports) []string {
 	lines := []string{
 		"ClusterName=slurmtest",
 		"SlurmctldHost=" + host + "(127.0.0.1)",
@@ -382,11 +428,7 @@ func slurmConf(dir, host, nodeLine, hw string, p ports) string {
 	if p.slurmctld != 0 {
 		lines = append(lines, fmt.Sprintf("SlurmctldPort=%d", p.slurmctld), fmt.Sprintf("SlurmdPort=%d", p.slurmd))
 	}
-	lines = append(lines,
-		nodeLine+" NodeAddr=127.0.0.1 "+hw,
-		"PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
-	)
-	return strings.Join(lines, "\n") + "\n"
+	return lines
 }
 
 // writeConfigs writes slurm.conf, gres.conf beside it (where Slurm looks)

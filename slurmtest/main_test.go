@@ -20,6 +20,7 @@ var (
 	parsedConfigs    atomic.Int64 // gres.conf + node line pairs slurmd -G read cleanly
 	clusterScenarios atomic.Int64 // clusters that reached IDLE and ran srun per type
 	staleDrains      atomic.Int64 // stale slurm.conf that drained the node as expected
+	configlessNodes  atomic.Int64 // slurmd that fetched merge's files and registered with their own devices
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -64,9 +65,9 @@ func run(m *testing.M) int {
 	}
 
 	code := m.Run()
-	if n := clusterScenarios.Load(); n > 0 || parsedConfigs.Load() > 0 {
-		Announce("slurmtest: cluster scenarios: %d (IDLE, Gres= as generated, srun per type); slurmd -G configs: %d; stale slurm.conf drained: %d",
-			n, parsedConfigs.Load(), staleDrains.Load())
+	if n := clusterScenarios.Load(); n > 0 || parsedConfigs.Load() > 0 || configlessNodes.Load() > 0 {
+		Announce("slurmtest: cluster scenarios: %d (IDLE, Gres= as generated, srun per type); slurmd -G configs: %d; stale slurm.conf drained: %d; configless nodes from merge: %d",
+			n, parsedConfigs.Load(), staleDrains.Load(), configlessNodes.Load())
 	}
 	return code
 }

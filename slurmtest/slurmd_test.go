@@ -36,22 +36,29 @@ func TestSlurmdReadsEveryLayout(t *testing.T) {
 				gres, nodeLine := render(t, l, f, host)
 				dir := t.TempDir()
 				conf := writeConfigs(t, dir, forThisMachine(gres, devDir), slurmConf(dir, host, nodeLine, hw, ports{}))
-				got := slurmdRecords(t, conf)
-
-				if diff := cmp.Diff(sortRecords(wantRecords(t, l, f, host, devDir)), sortRecords(got)); diff != "" {
-					t.Errorf("slurmd -G records (-want +got):\n%s", diff)
-				}
-				if diff := cmp.Diff(sorted(deviceUnits(l.node, f.files, devDir)), sorted(units(t, got))); diff != "" {
-					t.Errorf("devices Slurm counts, one unit a line (-node's devices +slurmd -G):\n%s", diff)
-				}
-				if diff := cmp.Diff(nodeLineCounts(t, nodeLine), typeCounts(got)); diff != "" {
-					t.Errorf("count per type (-node line +slurmd -G):\n%s", diff)
-				}
+				checkSlurmdRecords(t, slurmdRecords(t, conf), l, f, host, devDir, nodeLine)
 				if !t.Failed() {
 					parsedConfigs.Add(1)
 				}
 			})
 		}
+	}
+}
+
+// checkSlurmdRecords checks what slurmd -G read for node, of layout l
+// rendered in form f with its devices under devDir: one record per
+// gres.conf line with the type and files slurm-mig meant, the node's real
+// devices one unit each, and per type the count of its node line.
+func checkSlurmdRecords(t *testing.T, got []gresRecord, l layout, f form, node, devDir, nodeLine string) {
+	t.Helper()
+	if diff := cmp.Diff(sortRecords(wantRecords(t, l, f, node, devDir)), sortRecords(got)); diff != "" {
+		t.Errorf("slurmd -G records (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(sorted(deviceUnits(l.node, f.files, devDir)), sorted(units(t, got))); diff != "" {
+		t.Errorf("devices Slurm counts, one unit a line (-node's devices +slurmd -G):\n%s", diff)
+	}
+	if diff := cmp.Diff(nodeLineCounts(t, nodeLine), typeCounts(got)); diff != "" {
+		t.Errorf("count per type (-node line +slurmd -G):\n%s", diff)
 	}
 }
 
@@ -85,11 +92,11 @@ type gresRecord struct {
 	Links string
 }
 
-// slurmdRecords runs `slurmd -G` on conf and returns the records it
-// parsed, failing t if slurmd printed anything else.
-func slurmdRecords(t *testing.T, conf string) []gresRecord {
+// slurmdRecords runs `slurmd [args] -G` on conf and returns the records
+// it parsed, failing t if slurmd printed anything else.
+func slurmdRecords(t *testing.T, conf string, args ...string) []gresRecord {
 	t.Helper()
-	recs, problems := slurmdG(t, conf)
+	recs, problems := slurmdG(t, conf, args...)
 	for _, p := range problems {
 		t.Errorf("slurmd -G: %s", p)
 	}
@@ -97,23 +104,25 @@ func slurmdRecords(t *testing.T, conf string) []gresRecord {
 }
 
 // slurmdG runs `slurmd -G` and splits what it prints into records
-// ("slurmd: Gres Name=gpu Type=a100 Count=1 Index=0 ID=... File=..."),
+// ("slurmd: Gres Name=gpu Type=a100 Count=1 Index=0 ID=... File=...";
+// "slurmd-<node>: " with -N),
 // and every other line, which for a config slurmd likes is none
 // (slurmd prints error:, fatal: and WARNING: lines and exits 0).
-func slurmdG(t *testing.T, conf string) (recs []gresRecord, problems []string) {
+func slurmdG(t *testing.T, conf string, args ...string) (recs []gresRecord, problems []string) {
 	t.Helper()
 	// A missing device file makes slurmd wait for it (20 s) and die.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "slurmd", "-G")
+	cmd := exec.CommandContext(ctx, "slurmd", append(args, "-G")...)
 	cmd.Env = slurmEnv(conf)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		problems = append(problems, "exit: "+err.Error())
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		rest, ok := strings.CutPrefix(line, "slurmd: Gres ")
-		if !ok {
+		// "slurmd: Gres ...", or "slurmd-<node>: Gres ..." with -N.
+		tag, rest, ok := strings.Cut(line, ": Gres ")
+		if !ok || (tag != "slurmd" && !strings.HasPrefix(tag, "slurmd-")) {
 			problems = append(problems, line)
 			continue
 		}

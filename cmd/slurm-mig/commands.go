@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/jobenv"
 	"github.com/slurm-mig/slurm-mig/nvmlread"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -58,6 +60,25 @@ type renderFlags struct {
 	sourceFlags
 	recordFlags
 	outputFlags
+	stateFlags
+}
+
+// stateWriter writes the node's device state with the file, unless
+// --no-state. Where it goes by default (not --state, not
+// $SLURM_MIG_STATE), failing to write it is a warning, not a failure of
+// the file already written: env then refuses GPU tasks for want of it.
+func (r *renderFlags) stateWriter(e *env, node *discover.Node, name string) func() (*writeResult, error) {
+	if r.NoState {
+		return nil
+	}
+	return func() (*writeResult, error) {
+		res, err := writeState(e, r.State, node, name, r.From == "")
+		if err != nil && r.State == "" && os.Getenv(jobenv.StatePathEnv) == "" {
+			e.warn(fmt.Sprintf("device state not written (slurm-mig env needs it; --no-state if this node runs no TaskProlog): %v", err))
+			return nil, nil
+		}
+		return &res, err
+	}
 }
 
 // render loads the node and builds its config, refusing an empty one
@@ -80,11 +101,11 @@ type genCmd struct {
 }
 
 func (c *genCmd) Run(e *env) error {
-	_, cfg, err := c.render(e, "gres.conf")
+	node, cfg, err := c.render(e, "gres.conf")
 	if err != nil {
 		return err
 	}
-	return c.write(e, c.Output, cfg.GresConf(e.version, c.Compact), cfg.Devices())
+	return c.write(e, c.Output, cfg.GresConf(e.version, c.Compact), cfg.Devices(), c.stateWriter(e, node, cfg.NodeName))
 }
 
 type nodeCmd struct {
@@ -106,7 +127,7 @@ func (c *nodeCmd) Run(e *env) error {
 		return err
 	}
 	if c.Update != "" {
-		return c.update(e, cfg)
+		return c.update(e, cfg, c.stateWriter(e, node, cfg.NodeName))
 	}
 	var hardware []string
 	if c.Full {
@@ -115,11 +136,11 @@ func (c *nodeCmd) Run(e *env) error {
 		}
 		hardware = append(hardware, node.Hardware.String())
 	}
-	return c.write(e, c.Output, []byte(cfg.NodeLine(hardware...)+"\n"), cfg.Devices())
+	return c.write(e, c.Output, []byte(cfg.NodeLine(hardware...)+"\n"), cfg.Devices(), c.stateWriter(e, node, cfg.NodeName))
 }
 
 // update rewrites the Gres= of the node's line in a slurm.conf.
-func (c *nodeCmd) update(e *env, cfg *gresgen.Config) error {
+func (c *nodeCmd) update(e *env, cfg *gresgen.Config, state func() (*writeResult, error)) error {
 	if cfg.NodeName == "" {
 		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
 	}
@@ -127,7 +148,7 @@ func (c *nodeCmd) update(e *env, cfg *gresgen.Config) error {
 	if err != nil {
 		return err
 	}
-	return c.write(e, outputPath(c.Update), updated, cfg.Devices())
+	return c.write(e, outputPath(c.Update), updated, cfg.Devices(), state)
 }
 
 type listCmd struct {

@@ -257,3 +257,23 @@ func mustWrite(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 }
+
+// TestTaskPrologExample checks the TaskProlog example's wiring; its
+// behaviour, chained after a site prolog, is in testdata/script/taskprolog.txtar.
+func TestTaskPrologExample(t *testing.T) {
+	script, err := os.ReadFile("../../scripts/taskprolog/taskprolog.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := os.ReadFile("../../scripts/taskprolog/slurm.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(script), "\nexec "+slurmMigPath+" env\n") {
+		t.Errorf("taskprolog.sh does not end in `exec %s env` (Slurm runs it with a bare PATH)", slurmMigPath)
+	}
+	m := regexp.MustCompile(`(?m)^TaskProlog=(\S+)$`).FindStringSubmatch(string(conf))
+	if m == nil || !strings.Contains(string(script), "Install as "+m[1]+" ") {
+		t.Errorf("slurm.conf's TaskProlog= %v is not where taskprolog.sh says to install it", m)
+	}
+}

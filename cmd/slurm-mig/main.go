@@ -54,6 +54,7 @@ type env struct {
 	version        string
 	nvml           *nodeload.NVML   // the run's NVML library
 	loader         *nodeload.Loader // set once the command line is parsed
+	root           hostfs.FS        // --root
 }
 
 // warn is the run's one warning channel: the library packages say what
@@ -72,8 +73,11 @@ type cli struct {
 	Diff     diffCmd     `cmd:"" nvml:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
 	List     listCmd     `cmd:"" nvml:"" help:"Show a table of GPUs and MIG devices with their device files."`
 	Snapshot snapshotCmd `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
+	State    stateCmd    `cmd:"" nvml:"" help:"Write the device state (device files -> UUIDs) that env reads; gen -o and node -o/--update write it too."`
+	Env      envCmd      `cmd:"" help:"TaskProlog: print export CUDA_VISIBLE_DEVICES=<UUIDs> for the GPUs Slurm gave this task; never starts NVML."`
 	Free     freeCmd     `cmd:"" nvml:"" help:"Claim an idle MIG device among those the job may use and print its UUID for CUDA_VISIBLE_DEVICES; the claim ends when the job's shell does."`
 	Exec     execCmd     `cmd:"" nvml:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
+	Merge    mergeCmd    `cmd:"" help:"Merge gen outputs of many nodes into one cluster gres.conf (or, with --node-lines, the slurm.conf lines) for configless Slurm."`
 
 	Docs docsCmd `cmd:"" hidden:"" help:"Print the man page or a shell completion script, made from this command line's model."`
 }
@@ -130,6 +134,7 @@ func run(args []string, e *env) (code int) {
 		fmt.Fprintf(e.stderr, "slurm-mig: %v (see slurm-mig --help)\n", err)
 		return exitError
 	}
+	e.root = hostfs.FS(c.Root)
 	e.loader = &nodeload.Loader{Host: nodeload.NewHost(hostfs.FS(c.Root)), NVML: e.nvml,
 		Hostname: e.hostname, Timeout: c.Timeout, Warn: e.warn}
 	if err := ctx.Run(); err != nil {

@@ -13,17 +13,35 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
+	"github.com/slurm-mig/slurm-mig/jobenv"
 	"github.com/slurm-mig/slurm-mig/topology"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden output in testdata/script/*.txtar (then read the diff)")
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(stateInTemp{m}, map[string]func(){
 		"slurm-mig": func() {
 			os.Exit(run(os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr, newNVML: testNVML, hostname: testHostname}))
 		},
 	})
+}
+
+// stateInTemp runs the tests with the device state that gen -o writes
+// redirected ($SLURM_MIG_STATE) into a temporary directory, so that no
+// test writes /run/slurm-mig on the machine that runs it.
+type stateInTemp struct{ m *testing.M }
+
+func (s stateInTemp) Run() int {
+	dir, err := os.MkdirTemp("", "slurm-mig-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o777) // TestPrivileges writes it as nobody
+	os.Setenv(jobenv.StatePathEnv, filepath.Join(dir, "devices.json"))
+	return s.m.Run()
 }
 
 // testNVML is the library the scripts' slurm-mig sees. SLURM_MIG_FAKE_NVML
@@ -66,6 +84,7 @@ func TestScripts(t *testing.T) {
 			e.Setenv("DEMO", demo)
 			e.Setenv("SCRIPTS", scripts)
 			e.Setenv("TEST_HOSTNAME", "node01.cluster.test")
+			e.Setenv(jobenv.StatePathEnv, filepath.Join(e.WorkDir, "state/devices.json"))
 			return nil
 		},
 	})

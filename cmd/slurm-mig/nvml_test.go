@@ -35,6 +35,9 @@ func TestReadsNVML(t *testing.T) {
 		{[]string{"--help"}, false},
 		{[]string{"gen", "--", "--from"}, true}, // after --, nothing is a flag
 		{[]string{"frobnicate"}, false},
+		{[]string{"state"}, true},
+		{[]string{"env"}, false}, // a TaskProlog: never NVML
+		{[]string{"--root", "/x", "env", "--state", "/run/s.json"}, false},
 	} {
 		if got := nodeload.ReadsNVML(tc.args, cli{}); got != tc.want {
 			t.Errorf("ReadsNVML(%q) = %v, want %v", tc.args, got, tc.want)

@@ -57,11 +57,15 @@ type writeResult struct {
 	Changed bool   `json:"changed"`
 	Backup  string `json:"backup,omitempty"`
 	Devices int    `json:"devices"`
+	// State is the device state for slurm-mig env, written with the file.
+	State *writeResult `json:"state,omitempty"`
 }
 
 // write prints data or, given a file (-o FILE, node --update), writes it
-// atomically and reports the write.
-func (o *outputFlags) write(e *env, file outputPath, data []byte, devices int) error {
+// atomically and reports the write. state, when not nil, then writes the
+// device state, which describes the GPUs as they are now, whether the
+// file changed or not.
+func (o *outputFlags) write(e *env, file outputPath, data []byte, devices int, state func() (*writeResult, error)) error {
 	if file.toStdout() {
 		if o.Backup || o.JSON {
 			return fmt.Errorf("--backup and --json go with -o FILE (or node --update)")
@@ -75,10 +79,25 @@ func (o *outputFlags) write(e *env, file outputPath, data []byte, devices int) e
 		return err
 	}
 	r := writeResult{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Devices: devices}
-	if o.JSON {
+	if state != nil {
+		if r.State, err = state(); err != nil {
+			return err
+		}
+	}
+	return report(e, r, o.JSON)
+}
+
+// report says what was written: JSON, or a line a file.
+func report(e *env, r writeResult, asJSON bool) error {
+	if asJSON {
 		return e.print(func(w io.Writer) error { return json.NewEncoder(w).Encode(r) })
 	}
-	state := map[bool]string{false: "unchanged", true: "changed"}[r.Changed]
-	_, err = fmt.Fprintf(e.stdout, "%s: %s (%s)\n", r.Path, state, gresgen.DeviceCount(r.Devices))
-	return err
+	changed := map[bool]string{false: "unchanged", true: "changed"}
+	return e.print(func(w io.Writer) error {
+		fmt.Fprintf(w, "%s: %s (%s)\n", r.Path, changed[r.Changed], gresgen.DeviceCount(r.Devices))
+		if r.State != nil {
+			fmt.Fprintf(w, "%s: %s (device state for slurm-mig env)\n", r.State.Path, changed[r.State.Changed])
+		}
+		return nil
+	})
 }

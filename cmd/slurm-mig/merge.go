@@ -1,0 +1,46 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/slurm-mig/slurm-mig/atomicfile"
+	"github.com/slurm-mig/slurm-mig/fleet"
+)
+
+type mergeCmd struct {
+	Paths     []string   `arg:"" name:"FILE|DIR" help:"gen outputs (gres.conf fragments naming their nodes), files or pipes; a directory means its *.conf files."`
+	NodeLines bool       `help:"Print the slurm.conf lines instead: NodeName=<hostlist> Gres=..., nodes with the same counts on one line."`
+	Output    outputPath `short:"o" placeholder:"FILE" help:"Write FILE atomically instead of printing (- prints), as gen -o does."`
+	Backup    bool       `help:"With -o, keep the replaced file as FILE.bak."`
+	JSON      bool       `name:"json" help:"With -o, report the result as JSON ({\"path\", \"changed\", \"backup\", \"nodes\", \"layouts\"})."`
+}
+
+func (c *mergeCmd) Run(e *env) error {
+	output := ""
+	if !c.Output.toStdout() {
+		output = string(c.Output)
+	} else if c.Backup || c.JSON {
+		return fmt.Errorf("--backup and --json go with -o FILE")
+	}
+	f, err := fleet.Merge(c.Paths, output)
+	if err != nil {
+		return err
+	}
+	data := f.GresConf(e.version)
+	if c.NodeLines {
+		data = f.NodeLines()
+	}
+	if output == "" {
+		return e.print(func(w io.Writer) error { _, err := w.Write(data); return err })
+	}
+	res, err := atomicfile.Write(output, data, atomicfile.Options{Backup: c.Backup})
+	if err != nil {
+		return err
+	}
+	rep := f.Written(res)
+	if c.JSON {
+		return e.print(rep.WriteJSON)
+	}
+	return e.print(rep.WriteText)
+}

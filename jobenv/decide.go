@@ -1,0 +1,136 @@
+package jobenv
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Request is what a task's environment asks of env: nothing (Leave, with
+// the reason), or the UUIDs of the devices at Indices, in that order.
+type Request struct {
+	Leave   bool
+	Reason  string
+	Node    string // SLURMD_NODENAME
+	From    string // the variable the indices come from
+	Indices []int
+	// Narrowed says Slurm bound the task to part of the step's GPUs
+	// (--gpu-bind, --gpus-per-task): fewer indices than
+	// SLURM_GPUS_ON_NODE, the step's count.
+	Narrowed bool
+}
+
+// Decide reads the task's environment (getenv says whether a variable is
+// set). Slurm's gres/gpu plugin (gres_common.c gres_common_gpu_set_env)
+// sets SLURM_STEP_GPUS in every task of a step that has GPUs, narrowed
+// to the task's own under --gpu-bind, and SLURM_JOB_GPUS in the batch
+// step, which has no SLURM_STEP_GPUS; both are global GRES indices.
+// CUDA_VISIBLE_DEVICES is never read for indices: under task/cgroup with
+// ConstrainDevices it holds local ones (0..n-1).
+//
+// Left alone: a task whose CUDA_VISIBLE_DEVICES already names UUIDs
+// (Slurm's AutoDetect set them); a step without GPUs, including `srun
+// --gres=none` inside a GPU job, where Slurm unsets SLURM_STEP_GPUS,
+// SLURM_GPUS_ON_NODE and CUDA_VISIBLE_DEVICES but the job's
+// SLURM_JOB_GPUS is inherited; a job without GPUs. Anything
+// unreadable is an error: the TaskProlog then fails the task.
+func Decide(lookup func(string) (string, bool)) (Request, error) {
+	// Slurm never sets these empty; an empty one is taken for unset.
+	getenv := func(k string) (string, bool) {
+		v, ok := lookup(k)
+		return v, ok && v != ""
+	}
+	if cvd, ok := getenv("CUDA_VISIBLE_DEVICES"); ok && hasUUID(cvd) {
+		return Request{Leave: true, Reason: "CUDA_VISIBLE_DEVICES already holds UUIDs"}, nil
+	}
+	from := "SLURM_STEP_GPUS"
+	list, ok := getenv(from)
+	if !ok {
+		if !isBatchStep(getenv) || !hasGPUEnv(getenv) {
+			return Request{Leave: true, Reason: "the step has no GPUs (no SLURM_STEP_GPUS)"}, nil
+		}
+		from = "SLURM_JOB_GPUS"
+		if list, ok = getenv(from); !ok {
+			return Request{Leave: true, Reason: "the job has no GPUs (no SLURM_JOB_GPUS)"}, nil
+		}
+	}
+	indices, err := ParseIndices(list)
+	if err != nil {
+		return Request{}, fmt.Errorf("%s=%s: %v", from, list, err)
+	}
+	if len(indices) == 0 {
+		return Request{Leave: true, Reason: from + " is empty"}, nil
+	}
+	node, _ := getenv("SLURMD_NODENAME")
+	if node == "" {
+		return Request{}, fmt.Errorf("%s is set but SLURMD_NODENAME is not: not a Slurm task?", from)
+	}
+	narrowed := false
+	if on, ok := getenv("SLURM_GPUS_ON_NODE"); ok {
+		n, err := strconv.Atoi(on)
+		narrowed = err == nil && n > len(indices)
+	}
+	return Request{Node: node, From: from, Indices: indices, Narrowed: narrowed}, nil
+}
+
+// isBatchStep reports whether the task is a batch script: Slurm sets
+// SLURM_STEP_ID only for numbered steps (env.c setup_env: stepid >= 0),
+// so the batch step, and salloc's interactive step, have none (seen with
+// 22.05: a batch task has SLURM_JOB_GPUS and no SLURM_STEP_ID, a step
+// launched by srun in it SLURM_STEP_ID=0, 1, ...).
+func isBatchStep(getenv func(string) (string, bool)) bool {
+	_, ok := getenv("SLURM_STEP_ID")
+	if !ok {
+		_, ok = getenv("SLURM_STEPID")
+	}
+	return !ok
+}
+
+// hasGPUEnv reports whether Slurm set this step's GPU variables: it sets
+// SLURM_GPUS_ON_NODE (whatever the gres.conf Flags=) and, by default,
+// CUDA_VISIBLE_DEVICES for a step with GPUs, the batch step included, and
+// unsets both in a step without (gres_common.c gres_common_gpu_set_env).
+// A task with only the inherited SLURM_JOB_GPUS is such a step.
+func hasGPUEnv(getenv func(string) (string, bool)) bool {
+	_, on := getenv("SLURM_GPUS_ON_NODE")
+	_, cvd := getenv("CUDA_VISIBLE_DEVICES")
+	return on || cvd
+}
+
+// hasUUID reports whether a CUDA_VISIBLE_DEVICES value names a device by
+// UUID (GPU-..., MIG-...), as Slurm writes a record's unique id.
+func hasUUID(v string) bool {
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if strings.HasPrefix(f, "GPU-") || strings.HasPrefix(f, "MIG-") {
+			return true
+		}
+	}
+	return false
+}
+
+// maxIndex bounds a GPU index: Slurm keeps them in a bitmap of the
+// node's GPUs, a few hundred at most.
+const maxIndex = 1 << 16
+
+// ParseIndices reads Slurm's list of GRES indices: decimal numbers
+// separated by commas ("2,3"), each once. Empty is no index.
+func ParseIndices(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	seen := map[int]bool{}
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 || n >= maxIndex || f != strconv.Itoa(n) {
+			return nil, fmt.Errorf("%q is not a GPU index", f)
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("index %d given twice", n)
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out, nil
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Times `slurm-mig env`, the TaskProlog run once per task, side by side in
+# one run with `nvidia-smi --query-gpu=uuid --format=csv,noheader` (the
+# lookup sites paste into prologs today) and `slurm-mig --version` (the
+# floor: starting the binary). Commands run in interleaved rounds; each
+# gets its min and median wall time, and env's median as a ratio to the
+# others (targets: <= 0.25x nvidia-smi, <= 1.5x --version).
+#
+# env runs as in a real task: from the device state, with the node's
+# slurm.conf (this node's line among 500 others) and gres.conf, and the
+# environment Slurm gives a task of a two-GPU step. On a GPU node the
+# state and gres.conf are written from NVML; without nvidia-smi, from the
+# demo node's snapshot, and the nvidia-smi column is left out. Read only
+# outside a temp dir: it changes nothing on the GPUs or in /etc/slurm.
+#
+#   scripts/bench-env.sh [SLURM_MIG_BINARY] [ROUNDS]
+set -euo pipefail
+bin=$(realpath "${1:-bin/slurm-mig}")
+rounds=${2:-101}
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+node=bench01
+src=()
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  smi=1
+else
+  smi=0
+  src=(--root "$here/testdata/demo/root")
+  from=(--from "$here/testdata/demo/snapshot.json")
+fi
+"$bin" "${src[@]}" gen "${from[@]}" --node-name "$node" -o "$tmp/gres.conf" --state "$tmp/devices.json" >/dev/null
+{
+  echo "ClusterName=bench"
+  echo "SlurmctldHost=head"
+  for i in $(seq 1 500); do echo "NodeName=cpu$i CPUs=128 RealMemory=500000"; done
+  echo "$("$bin" "${src[@]}" node "${from[@]}" --node-name "$node") CPUs=128 RealMemory=1000000"
+  echo "PartitionName=gpu Nodes=$node Default=YES"
+} >"$tmp/slurm.conf"
+ndev=$(grep -c '^NodeName=' "$tmp/gres.conf")
+step=0
+[ "$ndev" -ge 2 ] && step=$((ndev - 2)),$((ndev - 1))
+
+export SLURM_CONF=$tmp/slurm.conf SLURMD_NODENAME=$node SLURM_STEP_ID=0 SLURM_STEP_GPUS=$step \
+  SLURM_GPUS_ON_NODE=$(awk -F, '{print NF}' <<<"$step") SLURM_JOB_ID=1 \
+  CUDA_VISIBLE_DEVICES=$step GPU_DEVICE_ORDINAL=$step ROCR_VISIBLE_DEVICES=$step ZE_AFFINITY_MASK=$step
+echo "task: SLURM_STEP_GPUS=$step of $ndev devices; env prints:"
+"$bin" env --state "$tmp/devices.json" | sed 's/^/  /'
+
+names=("slurm-mig env" "slurm-mig --version" "nvidia-smi --query-gpu=uuid")
+cmds=(0 1)
+[ "$smi" = 1 ] && cmds=(0 1 2)
+run_one() {
+  case $1 in
+    0) "$bin" env --state "$tmp/devices.json" ;;
+    1) "$bin" --version ;;
+    2) nvidia-smi --query-gpu=uuid --format=csv,noheader ;;
+  esac
+}
+for c in "${cmds[@]}"; do run_one "$c" >/dev/null; done # warm caches and the driver
+for ((r = 0; r < rounds; r++)); do
+  for c in "${cmds[@]}"; do
+    t0=$EPOCHREALTIME
+    run_one "$c" >/dev/null
+    t1=$EPOCHREALTIME
+    echo "$t0 $t1" | awk '{printf "%d\n", ($2 - $1) * 1e6}' >>"$tmp/t$c"
+  done
+done
+
+median() { sort -n "$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+if [ "$smi" = 1 ]; then
+  echo "$(nvidia-smi -L | head -n 1); driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1); $rounds rounds"
+else
+  echo "no nvidia-smi: demo node's state; $rounds rounds"
+fi
+printf '%-30s %9s %10s\n' command "min ms" "median ms"
+for c in "${cmds[@]}"; do
+  awk -v n="${names[$c]}" -v a="$(sort -n "$tmp/t$c" | head -n 1)" -v m="$(median "$tmp/t$c")" \
+    'BEGIN {printf "%-30s %9.2f %10.2f\n", n, a/1000, m/1000}'
+done
+env_med=$(median "$tmp/t0")
+awk -v e="$env_med" -v v="$(median "$tmp/t1")" \
+  'BEGIN {printf "env / --version: %.2fx (target <= 1.5x)\n", e/v}'
+if [ "$smi" = 1 ]; then
+  awk -v e="$env_med" -v s="$(median "$tmp/t2")" \
+    'BEGIN {printf "env / nvidia-smi --query-gpu=uuid: %.3fx (target <= 0.25x)\n", e/s}'
+fi

@@ -1,0 +1,163 @@
+package slurmconf
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A RecordReader reads gres.conf files that stand on their own, such as
+// the output of `slurm-mig gen` on each node of a cluster, and returns
+// every record of a file in order, whichever nodes it names, each checked
+// as slurmd checks the lines of its own node. A file must hold records
+// only: an Include line is an error (what it names is not part of the
+// file), and so is AutoDetect= (a setting of the node that reads the
+// file, not a record).
+//
+// It is made for reading thousands of files. Their lines differ mostly in
+// NodeName=, so a line that reads like one read before apart from
+// NodeName= is not parsed again: the two share one Record. A RecordReader
+// is for one goroutine; its zero value is ready to use.
+type RecordReader struct {
+	records map[string]*Record // by the line's text less its NodeName= word
+	nodes   map[string]string  // NodeName= values, each kept once
+	buf     []byte
+	ws      []word
+	lines   []RecordLine
+}
+
+// Record is a checked gres.conf record, without NodeName=, shared by the
+// lines that read the same apart from NodeName=. It is read only.
+type Record struct {
+	GresRecord        // NodeName is empty
+	Text       string // GresRecord.String(): the line as slurm-mig writes it, less NodeName=
+	ID         int    // numbers the reader's records from 0, in the order first read
+}
+
+// RecordLine is one record line of a file.
+type RecordLine struct {
+	Nodes  string // NodeName= as written (a hostlist); "" when the line has none
+	Num    int    // its line number, from 1
+	Record *Record
+}
+
+// Read reads the file at path. The lines it returns are valid until the
+// next call. Errors name the file and line.
+func (r *RecordReader) Read(path string) ([]RecordLine, error) {
+	data, err := readConfInto(path, &r.buf)
+	if err != nil {
+		return nil, err
+	}
+	r.lines = r.lines[:0]
+	var lineErr error
+	scanLines(data, func(l *logicalLine) bool {
+		lineErr = r.addLine(l, path)
+		return lineErr == nil
+	})
+	if lineErr != nil {
+		return nil, lineErr
+	}
+	return r.lines, nil
+}
+
+func (r *RecordReader) addLine(l *logicalLine, file string) error {
+	// A line as gen writes it, whose record was read before, needs no
+	// more than its NodeName=: most lines of a fleet.
+	if nodes, rest, ok := leadingNodeName(l.text); ok {
+		if rec, hit := r.records[rest]; hit {
+			r.lines = append(r.lines, RecordLine{Nodes: r.intern(nodes), Num: l.num, Record: rec})
+			return nil
+		}
+	}
+	if _, ok := includeTarget(l.text); ok {
+		return fmt.Errorf("%s: Include is not followed here: give the included file itself", linePos(file, l))
+	}
+	ws, err := lineWords(l, file, r.ws[:0])
+	r.ws = ws
+	if err != nil {
+		return err
+	}
+	// The line less its NodeName= word: the same text is the same record.
+	// With NodeName= first, as gen writes it, that is a substring.
+	nodes, rest := "", l.text
+	for _, w := range ws {
+		if id, ok := gresKeyID(w.key); ok && id == keyNodeName {
+			nodes = w.value
+			if isBlankLine(l.text[:w.start]) {
+				rest = l.text[w.end:]
+			} else {
+				rest = l.text[:w.start] + l.text[w.end:]
+			}
+			break
+		}
+	}
+	rec, ok := r.records[rest]
+	if !ok {
+		if rec, err = r.newRecord(ws, l, file); err != nil {
+			return err
+		}
+		if r.records == nil {
+			r.records = map[string]*Record{}
+		}
+		r.records[strings.Clone(rest)] = rec
+	}
+	r.lines = append(r.lines, RecordLine{Nodes: r.intern(nodes), Num: l.num, Record: rec})
+	return nil
+}
+
+// leadingNodeName splits a line that starts with a plain NodeName= word
+// (no quote or escape in it) into its value and the rest of the line: the
+// cut addLine makes with the line's words, found without them.
+func leadingNodeName(text string) (nodes, rest string, ok bool) {
+	i := 0
+	for i < len(text) && isBlank(text[i]) {
+		i++
+	}
+	const key = "nodename="
+	if len(text)-i < len(key) || !strings.EqualFold(text[i:i+len(key)], key) {
+		return "", "", false
+	}
+	start := i + len(key)
+	end := start
+	for ; end < len(text) && !isBlank(text[end]); end++ {
+		if c := text[end]; c == '"' || c == '\\' {
+			return "", "", false
+		}
+	}
+	return text[start:end], text[end:], true
+}
+
+// newRecord parses and checks a line not seen before.
+func (r *RecordReader) newRecord(ws []word, l *logicalLine, file string) (*Record, error) {
+	pr, seen, err := parseRecord(ws, l, file)
+	if err != nil {
+		return nil, err
+	}
+	pr.Pos = linePos(file, l)
+	if seen&(1<<keyAutoDetect) != 0 {
+		return nil, fmt.Errorf("%s: AutoDetect= is a setting of the node reading gres.conf, not a record; set it in the cluster's gres.conf by hand", pr.Pos)
+	}
+	if err := checkRecord(&pr); err != nil {
+		return nil, err
+	}
+	rec := &Record{GresRecord: pr.GresRecord, ID: len(r.records)}
+	rec.NodeName = ""
+	rec.Text = rec.GresRecord.String()
+	return rec, nil
+}
+
+// intern keeps one copy of each NodeName= value, so that the lines of a
+// file do not hold on to the file's text.
+func (r *RecordReader) intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	if v, ok := r.nodes[s]; ok {
+		return v
+	}
+	if r.nodes == nil {
+		r.nodes = map[string]string{}
+	}
+	v := strings.Clone(s)
+	r.nodes[v] = v
+	return v
+}
