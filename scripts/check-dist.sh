@@ -53,7 +53,8 @@ want_files="/usr/bin/slurm-mig /usr/share/man/man1/slurm-mig.1.gz
 /usr/share/doc/slurm-mig/copyright /usr/share/doc/slurm-mig/README.md
 /usr/share/doc/slurm-mig/examples/systemd/slurm-mig-gres.service
 /usr/share/doc/slurm-mig/examples/mig-parted/hooks.yaml
-/usr/share/doc/slurm-mig/examples/tmpfiles.d/slurm-mig.conf"
+/usr/share/doc/slurm-mig/examples/tmpfiles.d/slurm-mig.conf
+/usr/share/doc/slurm-mig/examples/taskprolog/taskprolog.sh"
 for deb in "$deb_amd64" "$deb_arm64"; do
   arch=$(dpkg-deb -f "$deb" Architecture)
   [[ $deb == *_${arch}.deb ]] || fail "$deb: Architecture: $arch"

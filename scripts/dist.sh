@@ -110,10 +110,11 @@ bin=$build/amd64/slurm-mig
 "$bin" docs bash >"$build/share/slurm-mig.bash"
 "$bin" docs zsh >"$build/share/_slurm-mig"
 "$bin" docs fish >"$build/share/slurm-mig.fish"
-for d in systemd mig-parted ansible tmpfiles.d; do
+for d in systemd mig-parted ansible tmpfiles.d taskprolog; do
   mkdir -p "$build/share/examples/$d"
   for f in scripts/$d/*; do
-    sed 's|/usr/local/bin/slurm-mig|/usr/bin/slurm-mig|g' "$f" >"$build/share/examples/$d/${f##*/}"
+    cp -p "$f" "$build/share/examples/$d/" # keeps taskprolog.sh executable
+    sed -i 's|/usr/local/bin/slurm-mig|/usr/bin/slurm-mig|g' "$build/share/examples/$d/${f##*/}"
   done
 done
 {

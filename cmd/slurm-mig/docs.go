@@ -50,6 +50,6 @@ Try it without a GPU, on a captured node:
 
 /run/slurm-mig/claims (free and exec's claims; see --claims).
 
-/usr/share/doc/slurm-mig/examples/ holds a systemd unit, hooks for mig-parted and Ansible, and a tmpfiles.d file for the claims directory; installing the package enables none of them.`},
+/usr/share/doc/slurm-mig/examples/ holds a systemd unit, hooks for mig-parted and Ansible, a TaskProlog, and a tmpfiles.d file for the claims directory; installing the package enables none of them.`},
 	{Title: "See also", Text: `gres.conf(5), slurm.conf(5), slurmd(8), nvidia-smi(1)`},
 }
