@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/jobenv"
 	"github.com/slurm-mig/slurm-mig/scontrol"
@@ -80,6 +81,21 @@ type StateInput struct {
 	Path  string
 	Want  *jobenv.State
 	Asked bool
+}
+
+// StateToCompare is the StateInput for the state file f names, or nil
+// when there is none to compare (jobenv.StateFile.ToCompare); the state
+// wanted is that of node n's GPUs, named name.
+func StateToCompare(f jobenv.StateFile, n *discover.Node, name string) (*StateInput, error) {
+	path := f.ToCompare()
+	if path == "" {
+		return nil, nil
+	}
+	want, err := f.Build(n, name, "")
+	if err != nil {
+		return nil, err
+	}
+	return &StateInput{Path: path, Want: want, Asked: f.Flag != ""}, nil
 }
 
 // Compare compares and reports. A file that cannot be read or parsed is

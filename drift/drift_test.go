@@ -197,3 +197,17 @@ func TestDeviceState(t *testing.T) {
 		t.Errorf("the state of the GPUs now: Same=%v, %v", r.Same, err)
 	}
 }
+
+// The state to compare: the one asked for, with the GPUs' state to want;
+// none by default for a snapshot's GPUs.
+func TestStateToCompare(t *testing.T) {
+	n := &discover.Node{GPUs: []discover.GPU{{Minor: 0, UUID: "GPU-0"}}}
+	noEnv := func(string) string { return "" }
+	in, err := StateToCompare(jobenv.StateFile{Flag: "/x/devices.json", Getenv: noEnv}, n, "n1")
+	if err != nil || in == nil || in.Path != "/x/devices.json" || !in.Asked || in.Want.Node != "n1" || len(in.Want.Devices) != 1 {
+		t.Fatalf("asked for: %+v, %v", in, err)
+	}
+	if in, err := StateToCompare(jobenv.StateFile{Getenv: noEnv}, n, "n1"); in != nil || err != nil {
+		t.Errorf("a snapshot's GPUs, no --state: %+v, %v; want none", in, err)
+	}
+}

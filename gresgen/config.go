@@ -37,6 +37,20 @@ func (c *Config) Devices() int {
 	return n
 }
 
+// CheckEmpty refuses a config that offers Slurm nothing, unless allowed
+// (then warn says so): after an NVML failure an empty gres.conf takes a
+// node's GPUs away. what names the output in the refusal.
+func (c *Config) CheckEmpty(what string, allow bool, warn func(string)) error {
+	switch {
+	case len(c.Records) > 0:
+	case allow:
+		warn("no GPU or MIG device to offer Slurm on this node")
+	default:
+		return fmt.Errorf("no GPU or MIG device found; refusing to write an empty %s (pass --allow-empty if this node really has none)", what)
+	}
+	return nil
+}
+
 // DeviceCount says n devices in words: "1 device", "14 devices".
 func DeviceCount(n int) string {
 	if n == 1 {
@@ -64,4 +78,13 @@ func (c *Config) GresConf(version string, compact bool) []byte {
 // hardware (slurmd -C's words) before Gres=.
 func (c *Config) NodeLine(hardware ...string) string {
 	return slurmconf.NodeLine(c.NodeName, c.Counts, hardware...)
+}
+
+// UpdateSlurmConf is the slurm.conf at path with Gres= set to the counts
+// on the node's own NodeName= line, every other byte kept.
+func (c *Config) UpdateSlurmConf(path string) ([]byte, error) {
+	if c.NodeName == "" {
+		return nil, fmt.Errorf("--update needs the node's name; drop --no-node-name")
+	}
+	return slurmconf.UpdateNodeGresFile(path, c.NodeName, slurmconf.GresList(c.Counts))
 }

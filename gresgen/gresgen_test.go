@@ -200,3 +200,24 @@ func TestLinksCoresFlags(t *testing.T) {
 		t.Errorf("unknown flag: err = %v", err)
 	}
 }
+
+// An empty config is refused, naming the output, unless allowed: then a
+// warning.
+func TestCheckEmpty(t *testing.T) {
+	var warnings []string
+	warn := func(w string) { warnings = append(warnings, w) }
+	empty := &Config{}
+	if err := empty.CheckEmpty("gres.conf", false, warn); err == nil || !strings.Contains(err.Error(), "refusing to write an empty gres.conf") {
+		t.Errorf("refused: %v", err)
+	}
+	if err := empty.CheckEmpty("gres.conf", true, warn); err != nil || len(warnings) != 1 {
+		t.Errorf("allowed: %v, warnings %q", err, warnings)
+	}
+	cfg, err := Generate(node(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.CheckEmpty("gres.conf", false, warn); err != nil || len(warnings) != 1 {
+		t.Errorf("a config with records: %v, warnings %q", err, warnings)
+	}
+}

@@ -6,11 +6,13 @@
 package nodeload
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/nvmlread"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -37,8 +39,50 @@ func (l *Loader) warn(msg string) {
 }
 
 // Load reads the snapshot at path or, when path is empty, discovers the
-// node through NVML, and resolves every MIG device's cap minors.
+// node through NVML, and resolves every MIG device's cap minors. Where
+// NVML's library is missing, the error says a snapshot will do.
 func (l *Loader) Load(snapshot string) (*discover.Node, error) {
+	node, err := l.load(snapshot)
+	if nvmlread.NoNVMLLibrary(err) {
+		err = fmt.Errorf("%w (use --from SNAPSHOT on hosts without it)", err)
+	}
+	return node, err
+}
+
+// LoadBusy loads the node as Load does, with the compute processes on
+// its MIG devices (for free and exec): read through NVML now, or those
+// the snapshot carries.
+func (l *Loader) LoadBusy(snapshot string) (*discover.Node, error) {
+	node, err := l.Load(snapshot)
+	if err != nil || snapshot != "" {
+		return node, err
+	}
+	if err := l.Processes(node); err != nil {
+		return nil, err
+	}
+	return node, nil
+}
+
+// Snapshot reads the node through NVML with all that a snapshot carries,
+// so that --from gives the same output on another machine: the compute
+// processes (they only tell free --from what was busy, so without them
+// the snapshot still describes the node: a warning), Cores= and the
+// hardware (ForSnapshot).
+func (l *Loader) Snapshot() (*discover.Node, error) {
+	node, err := l.load("")
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Processes(node); errors.As(err, new(*nvmlread.NVMLError)) {
+		l.warn(fmt.Sprintf("%v; the snapshot records no compute processes", err))
+	} else if err != nil {
+		return nil, err
+	}
+	l.ForSnapshot(node)
+	return node, nil
+}
+
+func (l *Loader) load(snapshot string) (*discover.Node, error) {
 	var node *discover.Node
 	var err error
 	if snapshot != "" {

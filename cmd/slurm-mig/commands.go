@@ -1,31 +1,17 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/gresgen"
-	"github.com/slurm-mig/slurm-mig/jobenv"
-	"github.com/slurm-mig/slurm-mig/nvmlread"
-	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// sourceFlags choose where the node model comes from.
+// sourceFlags choose where the node model comes from: commands pass From
+// to e.loader.Load.
 type sourceFlags struct {
 	From string `placeholder:"FILE" help:"Work from a snapshot (slurm-mig snapshot) instead of NVML. Cap minors it lacks are read from mig-minors under --root."`
-}
-
-// load is how a command gets the node's model: the snapshot --from names,
-// or NVML; cap minors from the files under --root.
-func (s *sourceFlags) load(e *env) (*discover.Node, error) {
-	node, err := e.loader.Load(s.From)
-	if nvmlread.NoNVMLLibrary(err) {
-		err = fmt.Errorf("%w (use --from SNAPSHOT on hosts without it)", err)
-	}
-	return node, err
 }
 
 // recordFlags shape the GRES records, shared by gen, node and diff so
@@ -63,28 +49,10 @@ type renderFlags struct {
 	stateFlags
 }
 
-// stateWriter writes the node's device state with the file, unless
-// --no-state. Where it goes by default (not --state, not
-// $SLURM_MIG_STATE), failing to write it is a warning, not a failure of
-// the file already written: env then refuses GPU tasks for want of it.
-func (r *renderFlags) stateWriter(e *env, node *discover.Node, name string) func() (*writeResult, error) {
-	if r.NoState {
-		return nil
-	}
-	return func() (*writeResult, error) {
-		res, err := writeState(e, r.State, node, name, r.From == "")
-		if err != nil && r.State == "" && os.Getenv(jobenv.StatePathEnv) == "" {
-			e.warn(fmt.Sprintf("device state not written (slurm-mig env needs it; --no-state if this node runs no TaskProlog): %v", err))
-			return nil, nil
-		}
-		return &res, err
-	}
-}
-
 // render loads the node and builds its config, refusing an empty one
 // unless asked; what names the output in that refusal.
 func (r *renderFlags) render(e *env, what string) (*discover.Node, *gresgen.Config, error) {
-	node, err := r.load(e)
+	node, err := e.loader.Load(r.From)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -92,7 +60,7 @@ func (r *renderFlags) render(e *env, what string) (*discover.Node, *gresgen.Conf
 	if err != nil {
 		return nil, nil, err
 	}
-	return node, cfg, r.checkEmpty(e, cfg, what)
+	return node, cfg, cfg.CheckEmpty(what, r.AllowEmpty, e.warn)
 }
 
 type genCmd struct {
@@ -105,7 +73,7 @@ func (c *genCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return c.write(e, c.Output, cfg.GresConf(e.version, c.Compact), cfg.Devices(), c.stateWriter(e, node, cfg.NodeName))
+	return c.write(e, c.Output, cfg.GresConf(e.version, c.Compact), node, cfg)
 }
 
 type nodeCmd struct {
@@ -127,7 +95,11 @@ func (c *nodeCmd) Run(e *env) error {
 		return err
 	}
 	if c.Update != "" {
-		return c.update(e, cfg, c.stateWriter(e, node, cfg.NodeName))
+		updated, err := cfg.UpdateSlurmConf(c.Update)
+		if err != nil {
+			return err
+		}
+		return c.write(e, outputPath(c.Update), updated, node, cfg)
 	}
 	var hardware []string
 	if c.Full {
@@ -136,19 +108,7 @@ func (c *nodeCmd) Run(e *env) error {
 		}
 		hardware = append(hardware, node.Hardware.String())
 	}
-	return c.write(e, c.Output, []byte(cfg.NodeLine(hardware...)+"\n"), cfg.Devices(), c.stateWriter(e, node, cfg.NodeName))
-}
-
-// update rewrites the Gres= of the node's line in a slurm.conf.
-func (c *nodeCmd) update(e *env, cfg *gresgen.Config, state func() (*writeResult, error)) error {
-	if cfg.NodeName == "" {
-		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
-	}
-	updated, err := slurmconf.UpdateNodeGresFile(c.Update, cfg.NodeName, slurmconf.GresList(cfg.Counts))
-	if err != nil {
-		return err
-	}
-	return c.write(e, outputPath(c.Update), updated, cfg.Devices(), state)
+	return c.write(e, c.Output, []byte(cfg.NodeLine(hardware...)+"\n"), node, cfg)
 }
 
 type listCmd struct {
@@ -156,7 +116,7 @@ type listCmd struct {
 }
 
 func (c *listCmd) Run(e *env) error {
-	node, err := c.load(e)
+	node, err := e.loader.Load(c.From)
 	if err != nil {
 		return err
 	}
@@ -166,17 +126,9 @@ func (c *listCmd) Run(e *env) error {
 type snapshotCmd struct{}
 
 func (c *snapshotCmd) Run(e *env) error {
-	node, err := e.loader.Load("") // snapshots are always taken from NVML
+	node, err := e.loader.Snapshot() // snapshots are always taken from NVML
 	if err != nil {
 		return err
 	}
-	// The compute processes only tell free --from what was busy: without
-	// them the snapshot still describes the node.
-	if err := e.loader.Processes(node); errors.As(err, new(*nvmlread.NVMLError)) {
-		e.warn(fmt.Sprintf("%v; the snapshot records no compute processes", err))
-	} else if err != nil {
-		return err
-	}
-	e.loader.ForSnapshot(node)
 	return e.print(func(w io.Writer) error { return discover.WriteSnapshot(w, node) })
 }

@@ -2,11 +2,8 @@ package main
 
 import (
 	"fmt"
-	"os"
 
-	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/drift"
-	"github.com/slurm-mig/slurm-mig/jobenv"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -16,7 +13,7 @@ type diffCmd struct {
 	GresConf  string `placeholder:"FILE" help:"Compare with this gres.conf (default /etc/slurm/gres.conf when nothing else is compared); a pipe, or - for standard input, works too."`
 	SlurmConf string `placeholder:"FILE" help:"Compare the Gres= counts this node's NodeName line declares in FILE (a pipe, or - for standard input)."`
 	Running   bool   `help:"Compare the Gres= the running slurmctld has for this node (scontrol show node)."`
-	State     string `placeholder:"FILE" help:"Compare the device state slurm-mig env reads with the GPUs (default: $SLURM_MIG_STATE or /run/slurm-mig/devices.json, when it exists and the GPUs are read from NVML)."`
+	State     string `placeholder:"FILE" help:"Compare the device state slurm-mig env reads with the GPUs (default: ${state_env} or ${state_default}, when it exists and the GPUs are read from NVML)."`
 	JSON      bool   `name:"json" help:"Print the result as JSON."`
 }
 
@@ -24,7 +21,7 @@ func (c *diffCmd) Run(e *env) error {
 	if c.GresConf == slurmconf.Stdin && c.SlurmConf == slurmconf.Stdin {
 		return fmt.Errorf("--gres-conf and --slurm-conf cannot both read standard input")
 	}
-	node, err := c.load(e)
+	node, err := e.loader.Load(c.From)
 	if err != nil {
 		return err
 	}
@@ -33,7 +30,7 @@ func (c *diffCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	state, err := c.stateInput(e, node, cfg.NodeName)
+	state, err := drift.StateToCompare(e.stateFile(c.State, c.From), node, cfg.NodeName)
 	if err != nil {
 		return err
 	}
@@ -52,29 +49,4 @@ func (c *diffCmd) Run(e *env) error {
 		return errDifferent{}
 	}
 	return nil
-}
-
-// stateInput is the device state to compare: the one --state names, or
-// the default one when it exists and the GPUs are this node's (NVML, not
-// a snapshot).
-func (c *diffCmd) stateInput(e *env, node *discover.Node, name string) (*drift.StateInput, error) {
-	path := c.State
-	if path == "" {
-		if c.From != "" {
-			return nil, nil
-		}
-		path = jobenv.StatePath("", os.Getenv)
-		if _, err := os.Stat(path); err != nil {
-			return nil, nil
-		}
-	}
-	boot := ""
-	if c.From == "" {
-		boot = jobenv.ReadBootID(e.root)
-	}
-	want, err := jobenv.NewState(node, name, boot, "")
-	if err != nil {
-		return nil, err
-	}
-	return &drift.StateInput{Path: path, Want: want, Asked: c.State != ""}, nil
 }

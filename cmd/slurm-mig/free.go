@@ -20,14 +20,9 @@ type claimFlags struct {
 // claim discovers the node with the compute processes on its MIG
 // devices, and claims idle ones among those the job may use.
 func (f *claimFlags) claim(e *env, job claim.Job, command string) (*claim.Claim, error) {
-	node, err := f.load(e)
+	node, err := e.loader.LoadBusy(f.From)
 	if err != nil {
 		return nil, err
-	}
-	if f.From == "" { // a snapshot carries its processes
-		if err := e.loader.Processes(node); err != nil {
-			return nil, err
-		}
 	}
 	req := claim.Request{Count: f.Count, Profile: f.Profile, Dir: f.Claims, Job: job, Command: command, Timeout: e.loader.Timeout}
 	req.Visible, req.VisibleSet = os.LookupEnv("CUDA_VISIBLE_DEVICES")

@@ -2,7 +2,7 @@
 // a node's GPUs and MIG devices, read through NVML.
 //
 // This package is the command line only: each command is a Run method that
-// loads the node (sourceFlags.load), calls the library packages, and
+// loads the node (nodeload.Loader), calls the library packages, and
 // prints or writes what they return.
 package main
 
@@ -21,6 +21,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/claim"
 	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/jobenv"
 	"github.com/slurm-mig/slurm-mig/nodeload"
 )
 
@@ -82,6 +83,12 @@ type cli struct {
 	Docs docsCmd `cmd:"" hidden:"" help:"Print the man page or a shell completion script, made from this command line's model."`
 }
 
+// helpVars are the defaults that cli's help names, taken from the
+// constants that decide them.
+func helpVars() kong.Vars {
+	return kong.Vars{"state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath}
+}
+
 // Validate checks the global flags when the command line is parsed.
 func (c *cli) Validate() error {
 	if c.Timeout <= 0 {
@@ -112,7 +119,7 @@ func run(args []string, e *env) (code int) {
 		kong.Name("slurm-mig"),
 		kong.Description("Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices."),
 		kong.Writers(e.stdout, e.stderr),
-		kong.Vars{"version": "slurm-mig " + e.version},
+		kong.Vars{"version": "slurm-mig " + e.version}, helpVars(),
 		kong.Exit(func(code int) { panic(errExit(code)) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Bind(e),
@@ -156,10 +163,7 @@ func oneLine(err error) string {
 }
 
 func buildVersion() string {
-	if version != "dev" {
-		return version
-	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+	if info, ok := debug.ReadBuildInfo(); ok && version == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		return info.Main.Version
 	}
 	return version

@@ -101,7 +101,7 @@ func TestNVMLShutdownBeforeWaiting(t *testing.T) {
 // names must be kong's, and a command without the tag (one that never
 // reads NVML) does not start Init.
 func TestReadsNVMLKnowsEveryCommand(t *testing.T) {
-	parser, err := kong.New(&cli{})
+	parser, err := kong.New(&cli{}, helpVars())
 	if err != nil {
 		t.Fatal(err)
 	}
