@@ -231,3 +231,16 @@ func TestFishCompletes(t *testing.T) {
 		}
 	}
 }
+
+func TestSections(t *testing.T) {
+	got := Sections("ignored\n## Exit status\n0 fine.\n\n## See also\n\n  a(1)\n")
+	want := []Section{{Title: "Exit status", Text: "0 fine."}, {Title: "See also", Text: "a(1)"}}
+	if len(got) != len(want) {
+		t.Fatalf("Sections: %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("section %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+}

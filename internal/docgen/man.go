@@ -22,6 +22,23 @@ type Section struct {
 	Text  string
 }
 
+// Sections reads sections from text in which each starts with a line
+// "## Title"; what stands before the first title is ignored.
+func Sections(text string) []Section {
+	var out []Section
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if title, ok := strings.CutPrefix(line, "## "); ok {
+			out = append(out, Section{Title: strings.TrimSpace(title)})
+		} else if len(out) > 0 {
+			out[len(out)-1].Text += line
+		}
+	}
+	for i := range out {
+		out[i].Text = strings.TrimSpace(out[i].Text)
+	}
+	return out
+}
+
 // Man writes a section 1 man page in roff (man macros): NAME, SYNOPSIS,
 // DESCRIPTION, OPTIONS (the application's flags), COMMANDS (each visible
 // command with its own flags and arguments), then page.Extra.
