@@ -80,6 +80,8 @@ type cli struct {
 	Free     freeCmd     `cmd:"" nvml:"" help:"Claim an idle MIG device among those the job may use and print its UUID for CUDA_VISIBLE_DEVICES; the claim ends when the job's shell does."`
 	Exec     execCmd     `cmd:"" nvml:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
 	Merge    mergeCmd    `cmd:"" help:"Merge gen outputs of many nodes into one cluster gres.conf (or, with --node-lines, the slurm.conf lines) for configless Slurm."`
+
+	Docs docsCmd `cmd:"" hidden:"" help:"Print the man page or a shell completion script, made from this command line's model."`
 }
 
 // helpVars are the defaults that cli's help names, taken from the
