@@ -81,7 +81,7 @@ type cli struct {
 	Exec     execCmd     `cmd:"" nvml:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
 	Merge    mergeCmd    `cmd:"" help:"Merge gen outputs of many nodes into one cluster gres.conf (or, with --node-lines, the slurm.conf lines) for configless Slurm."`
 
-	Docs docsCmd `cmd:"" hidden:"" help:"Print the man page or a shell completion script, made from this command line's model."`
+	Docs docsCmd `cmd:"" hidden:"" whole:"" help:"Print the man page or a shell completion script, made from this command line's model."`
 }
 
 // helpVars are the defaults that cli's help names, taken from the
@@ -206,22 +206,28 @@ func parseOne(args []string, e *env, c *cli) (*kong.Context, error) {
 }
 
 // commandNamed is the first word of args before -- that names a command;
-// "" if none, or if a help or version flag comes before --.
+// "" if none, if a help or version flag comes before --, or if the
+// command is tagged whole:"" (it reads the whole model: docs).
 func commandNamed(args []string) string {
 	commands := map[string]bool{}
 	for _, f := range reflect.VisibleFields(reflect.TypeOf(cli{})) {
 		if _, ok := f.Tag.Lookup("cmd"); ok {
-			commands[strings.ToLower(f.Name)] = true
+			_, whole := f.Tag.Lookup("whole")
+			commands[strings.ToLower(f.Name)] = !whole // may be parsed alone
 		}
 	}
 	named := ""
 	for _, a := range args {
-		switch {
-		case a == "--":
-			return named
-		case a == "-h" || a == "--help" || a == "--version":
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "--help" || a == "--version" {
 			return ""
-		case named == "" && commands[a]:
+		}
+		if alone, isCommand := commands[a]; isCommand && named == "" {
+			if !alone {
+				return ""
+			}
 			named = a
 		}
 	}

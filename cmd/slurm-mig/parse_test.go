@@ -64,6 +64,7 @@ func TestParseOne(t *testing.T) {
 		{"--root", "list", "free"},
 		{"free", "--help"},
 		{"--version", "free"},
+		{"docs", "man"}, // reads the whole model
 	} {
 		if _, err := parseOne(args, e, &cli{}); err == nil {
 			t.Errorf("%q: taken by the model of one command, want it left to the whole", args)
