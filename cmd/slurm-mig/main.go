@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/claim"
 	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/cliparse"
 	"github.com/slurm-mig/slurm-mig/jobenv"
 	"github.com/slurm-mig/slurm-mig/nodeload"
 )
@@ -125,9 +125,9 @@ func run(args []string, e *env) (code int) {
 		}
 	}()
 	var c cli
-	ctx, err := parseOne(args, e, &c)
+	ctx, err := cliparse.One(&c, args, e.parse)
 	if err != nil {
-		ctx, err = parse(&c, args, e)
+		ctx, err = e.parse(&c, args)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "slurm-mig: %v (see slurm-mig --help)\n", err)
@@ -149,8 +149,8 @@ func run(args []string, e *env) (code int) {
 	return exitOK
 }
 
-// parse parses args into target, cli or a part of it (see parseOne).
-func parse(target any, args []string, e *env) (*kong.Context, error) {
+// parse parses args into target, cli or a part of it (cliparse.One).
+func (e *env) parse(target any, args []string) (*kong.Context, error) {
 	parser, err := kong.New(target,
 		kong.Name("slurm-mig"),
 		kong.Description("Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices."),
@@ -164,74 +164,6 @@ func parse(target any, args []string, e *env) (*kong.Context, error) {
 		panic(err) // the CLI definition itself is wrong
 	}
 	return parser.Parse(args)
-}
-
-// parseOne parses a command line that runs a command with kong's model of
-// that command alone (cli's global flags and the one command): building
-// the model of every command is the largest part of a short run's work
-// (a third of the CPU of a free call, whose bursts are measured). It sets
-// c's global flags and that command's. Anything else (help, --version, an
-// error, a command line whose command it misreads) it leaves to the whole
-// model, whose messages users see: it returns an error, and run parses
-// again. What the part takes, the whole takes alike: the part's grammar
-// is the whole's less the other commands.
-func parseOne(args []string, e *env, c *cli) (*kong.Context, error) {
-	named := commandNamed(args)
-	if named == "" {
-		return nil, errors.New("no command")
-	}
-	t := reflect.TypeOf(*c)
-	var fields []reflect.StructField
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if _, isCommand := f.Tag.Lookup("cmd"); isCommand && strings.ToLower(f.Name) != named {
-			continue
-		}
-		f.Index, f.Offset = nil, 0
-		fields = append(fields, f)
-	}
-	part := reflect.New(reflect.StructOf(fields)).Elem()
-	ctx, err := parse(part.Addr().Interface(), args, e)
-	if err != nil {
-		return nil, err
-	}
-	whole := reflect.ValueOf(c).Elem()
-	for _, f := range fields {
-		whole.FieldByName(f.Name).Set(part.FieldByName(f.Name))
-	}
-	if err := c.Validate(); err != nil {
-		return nil, err // the whole model reports it
-	}
-	return ctx, nil
-}
-
-// commandNamed is the first word of args before -- that names a command;
-// "" if none, if a help or version flag comes before --, or if the
-// command is tagged whole:"" (it reads the whole model: docs).
-func commandNamed(args []string) string {
-	commands := map[string]bool{}
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(cli{})) {
-		if _, ok := f.Tag.Lookup("cmd"); ok {
-			_, whole := f.Tag.Lookup("whole")
-			commands[strings.ToLower(f.Name)] = !whole // may be parsed alone
-		}
-	}
-	named := ""
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if a == "-h" || a == "--help" || a == "--version" {
-			return ""
-		}
-		if alone, isCommand := commands[a]; isCommand && named == "" {
-			if !alone {
-				return ""
-			}
-			named = a
-		}
-	}
-	return named
 }
 
 // oneLine keeps an error to one line, so logs of hooks stay readable.

@@ -5,9 +5,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/slurm-mig/slurm-mig/internal/cliparse"
 )
 
-// TestParseOne: a command line parsed with the model of its command alone
+// TestParseOne: through cliparse.One, a command line parsed with the model of its command alone
 // gives what the whole model gives; what the part cannot take (errors,
 // help, a command's name as a flag's value before the command) it leaves
 // to the whole.
@@ -29,11 +31,11 @@ func TestParseOne(t *testing.T) {
 		{"merge", "--node-lines", "a.conf", "b.conf", "-o", "-"},
 	} {
 		var whole, part cli
-		wctx, err := parse(&whole, args, e)
+		wctx, err := e.parse(&whole, args)
 		if err != nil {
 			t.Fatalf("%q: whole model: %v", args, err)
 		}
-		pctx, err := parseOne(args, e, &part)
+		pctx, err := cliparse.One(&part, args, e.parse)
 		if err != nil {
 			t.Errorf("%q: model of one command: %v", args, err)
 			continue
@@ -66,7 +68,7 @@ func TestParseOne(t *testing.T) {
 		{"--version", "free"},
 		{"docs", "man"}, // reads the whole model
 	} {
-		if _, err := parseOne(args, e, &cli{}); err == nil {
+		if _, err := cliparse.One(&cli{}, args, e.parse); err == nil {
 			t.Errorf("%q: taken by the model of one command, want it left to the whole", args)
 		}
 	}
