@@ -1,7 +1,7 @@
 # slurm-mig. `make demo` builds the tool and runs gen on the demo node in
 # testdata/demo (no GPU needed); `make test` runs every test.
 
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION ?= $(shell scripts/version.sh)
 # go-nvml's cgo header marks calls deprecated in CUDA 13; we make none of them.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 export CGO_ENABLED = 1
@@ -11,10 +11,10 @@ BIN := bin/slurm-mig
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build demo test vet bench fuzz-short clean test-slurm-versions
+.PHONY: build demo test vet bench fuzz-short clean dist dist-check test-slurm-versions
 
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/slurm-mig
+	$(GO) build -ldflags "-X 'main.version=$(VERSION)'" -o $(BIN) ./cmd/slurm-mig
 
 demo: build
 	$(BIN) --root testdata/demo/root gen --from testdata/demo/snapshot.json
@@ -60,4 +60,15 @@ test-slurm-versions:
 	SLURM_SUITE='$(SLURM_SUITE)' GO='$(GO)' scripts/slurm-versions.sh $(SLURM_VERSIONS)
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
+
+# Packages: dist/slurm-mig_<version>_{amd64,arm64}.deb and
+# dist/slurm-mig-<version>-1.{x86_64,aarch64}.rpm, built in a Debian 11
+# chroot for an old glibc floor (needs root; see scripts/dist.sh).
+# dist-check runs them: arm64 under qemu-user, the .deb installed into a
+# clean Debian 11 chroot and removed again, the .rpm's file list.
+dist:
+	scripts/dist.sh
+
+dist-check:
+	scripts/check-dist.sh

@@ -1,6 +1,8 @@
 package claim
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -16,33 +18,198 @@ import (
 // holder (see Handoff). It is not a command of the CLI.
 const HolderArg = "__claim-holder"
 
-// Descriptors of the holder: the job's pidfd (closed where the kernel has
-// none), then the claim files.
+// Descriptors of the holder as Handoff starts it: the job's pidfd (closed
+// where the kernel has none), the listening socket (closed for a holder
+// of one claim alone), the connection to the caller that started it, then
+// that caller's claim files.
 const (
 	holderPidfd     = 3
-	holderFirstLock = 4
+	holderListener  = 4
+	holderStarter   = 5
+	holderFirstLock = 6
 )
 
 // pollInterval is how often a holder on a kernel without pidfd (before
 // 5.3) looks whether its job still runs.
 const pollInterval = time.Second
 
-// Handoff gives the claim to a holder process, so that it outlives
-// slurm-mig and ends with the job: a re-exec of this program (argv0 keeps
-// its name in ps) in a session of its own, with no standard streams (a
-// `$(slurm-mig free)` waits for every writer of its pipe to close it), in
-// /, holding the claim files and a pidfd of the job. The kernel tells the
-// holder when the job ends, however it ends; the holder then exits and the
-// kernel drops the locks. Killing the holder ends the claim too.
+// ackTimeout bounds the wait for a job's holder to take a claim: it
+// answers within milliseconds, once it has started; one that does not
+// (stopped, or its machine overloaded) is passed by, for a new holder.
+const ackTimeout = 5 * time.Second
+
+// The holder's protocol, one connection per claim: the caller sends a
+// request naming the job with the claim files' descriptors (SCM_RIGHTS);
+// the holder answers ack once it has them; the caller says commit once
+// it has printed the devices. A caller that ends without commit (its
+// output failed, it was killed) has handed nothing out: the holder lets
+// those files go.
+const (
+	ackByte    = 'k'
+	commitByte = 'c'
+)
+
+func holderRequest(job Job) []byte { return fmt.Appendf(nil, "claim %d %d", job.PID, job.Start) }
+
+// holderAddr is the abstract unix socket name of the holder of a job's
+// claims made by this user: a job's calls of free share one holder, so
+// that only a job's first call starts a process. The pid namespace is
+// part of the name, as a pid is only unique within one. Anyone may bind
+// any abstract name, so both ends check the other's uid (SO_PEERCRED):
+// a name that another user took first makes a call start a holder of
+// its own, nothing worse.
+func holderAddr(job Job) string {
+	ns, _ := os.Readlink("/proc/self/ns/pid")
+	return fmt.Sprintf("@slurm-mig/claim-holder/%d/%s/%d/%d", os.Geteuid(), ns, job.PID, job.Start)
+}
+
+// Handover is a claim the job's holder has: it keeps it once Commit says
+// the devices were handed out, and until the job ends.
+type Handover struct{ conn int }
+
+// Commit tells the holder to keep the claim: this process may end.
+func (h *Handover) Commit() error {
+	defer unix.Close(h.conn)
+	if _, err := unix.Write(h.conn, []byte{commitByte}); err != nil {
+		return fmt.Errorf("the claim's holder has ended: %w", err)
+	}
+	return nil
+}
+
+// Abort gives the claim back: nobody learnt its devices. (Ending
+// without Commit does the same.)
+func (h *Handover) Abort() { unix.Close(h.conn) }
+
+// errNoHolder: nothing listens at the job's holder address.
+var errNoHolder = errors.New("no holder")
+
+// Handoff gives the claim to the job's holder, so that it outlives
+// slurm-mig and ends with the job: the holder that an earlier call of the
+// same job started, or else a new one. The caller keeps its own
+// descriptors of the claim until the holder has acknowledged its copies,
+// so a claim never lapses on the way. Should the job's holder refuse, or
+// be another user's, the claim gets a holder of its own.
 //
-// Once Handoff returns the holder has the files: exec succeeded, and
-// descriptors pass across fork and exec.
-func Handoff(c *Claim, job Job, argv0 string) (*os.Process, error) {
+// Which call starts the holder is settled by the address itself: the one
+// whose bind(2) succeeds; the others connect, and wait in its backlog
+// until the holder, once started, accepts them.
+func Handoff(c *Claim, job Job, argv0 string) (*Handover, error) {
+	return handoff(c, job, argv0, holderAddr(job), ackTimeout)
+}
+
+func handoff(c *Claim, job Job, argv0, addr string, timeout time.Duration) (*Handover, error) {
+	for try := 0; try < 3; try++ {
+		h, err := sendToHolder(addr, c, job, timeout)
+		if err == nil {
+			return h, nil
+		}
+		if !errors.Is(err, errNoHolder) {
+			break // refused, not answering, or not ours
+		}
+		l, err := listenAt(addr)
+		if err == nil {
+			return startHolder(c, job, argv0, l)
+		}
+		if !errors.Is(err, unix.EADDRINUSE) {
+			break
+		}
+		time.Sleep(time.Millisecond) // another call is starting the holder: it listens in a moment
+	}
+	return startHolder(c, job, argv0, -1)
+}
+
+// sendToHolder passes the claim's descriptors to the holder listening at
+// addr, and waits (at most timeout) for its acknowledgement.
+func sendToHolder(addr string, c *Claim, job Job, timeout time.Duration) (*Handover, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	tv := unix.NsecToTimeval(timeout.Nanoseconds())
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
+	err = retryEINTR(func() error { return unix.Connect(fd, &unix.SockaddrUnix{Name: addr}) })
+	if err != nil {
+		unix.Close(fd)
+		if errors.Is(err, unix.ECONNREFUSED) {
+			return nil, errNoHolder
+		}
+		return nil, err
+	}
+	// The peer's credentials are those of whoever called listen(2).
+	if cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED); err != nil || int(cred.Uid) != os.Geteuid() {
+		unix.Close(fd)
+		return nil, errors.New("the holder's address is another user's")
+	}
+	fds := make([]int, len(c.Files))
+	for i, f := range c.Files {
+		fds[i] = int(f.Fd())
+	}
+	err = retryEINTR(func() error {
+		return unix.Sendmsg(fd, holderRequest(job), unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
+	})
+	var ack [1]byte
+	n := 0
+	if err == nil {
+		err = retryEINTR(func() (err error) { n, err = unix.Read(fd, ack[:]); return err })
+	}
+	if err != nil || n != 1 || ack[0] != ackByte {
+		unix.Close(fd)
+		return nil, fmt.Errorf("the job's claim holder did not take the claim (%v)", err)
+	}
+	return &Handover{conn: fd}, nil
+}
+
+// listenAt binds and listens at addr; EADDRINUSE means another process
+// did first.
+func listenAt(addr string) (int, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: addr}); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	if err := unix.Listen(fd, unix.SOMAXCONN); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// startHolder starts a holder for the job with the claim's files, serving
+// listener (or, if it is -1, only this claim): a re-exec of this program
+// (argv0 keeps its name in ps) in a session of its own, with no standard
+// streams (a `$(slurm-mig free)` waits for every writer of its pipe to
+// close it), in /, holding the claim files and a pidfd of the job. The
+// kernel tells the holder when the job ends, however it ends; the holder
+// then exits and the kernel drops the locks. Killing the holder ends the
+// claims it holds too.
+//
+// Once it returns the holder has the files (exec succeeded, and
+// descriptors pass across fork and exec); the Handover is the
+// connection on which it waits for the commit.
+func startHolder(c *Claim, job Job, argv0 string, listener int) (*Handover, error) {
+	var l *os.File
+	if listener >= 0 {
+		l = os.NewFile(uintptr(listener), "holder-listener")
+		defer l.Close()
+	}
 	pidfd, err := job.openPidfd()
 	if err != nil {
 		return nil, err
 	}
-	files := append([]*os.File{pidfd}, c.Files...)
+	if pidfd != nil {
+		defer pidfd.Close()
+	}
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socketpair: %w", err)
+	}
+	theirs := os.NewFile(uintptr(pair[1]), "holder-starter")
+	defer theirs.Close()
+	files := append([]*os.File{pidfd, l, theirs}, c.Files...)
 	// The program's path names the holder in ps and top (a re-exec of
 	// /proc/self/exe would be "exe" there); /proc/self/exe still serves
 	// when the binary was replaced (an upgrade) since it started.
@@ -50,62 +217,246 @@ func Handoff(c *Claim, job Job, argv0 string) (*os.Process, error) {
 	if err != nil || strings.HasSuffix(self, " (deleted)") {
 		self = "/proc/self/exe"
 	}
+	serves := "0"
+	if l != nil {
+		serves = "1"
+	}
 	cmd := &exec.Cmd{
 		Path:        self,
-		Args:        []string{argv0, HolderArg, strconv.Itoa(job.PID), strconv.FormatUint(job.Start, 10), strconv.Itoa(len(c.Files))},
+		Args:        []string{argv0, HolderArg, strconv.Itoa(job.PID), strconv.FormatUint(job.Start, 10), strconv.Itoa(len(c.Files)), serves},
 		Env:         []string{},
 		Dir:         "/",
 		ExtraFiles:  files,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
-	err = cmd.Start()
-	if pidfd != nil {
-		pidfd.Close()
-	}
-	if err != nil {
+	if err := cmd.Start(); err != nil {
+		unix.Close(pair[0])
 		return nil, err
 	}
-	return cmd.Process, nil
+	cmd.Process.Release()
+	return &Handover{conn: pair[0]}, nil
 }
 
 // Hold is the holder's whole life: args are HolderArg's arguments (job
-// pid, job start time, number of claim files). It waits for the job to
-// end and returns the exit code.
+// pid, job start time, number of the starter's claim files, 1 if it
+// listens for more). It holds claims until the job ends, and returns the
+// exit code.
 func Hold(args []string) int {
-	if len(args) != 3 {
+	if len(args) != 4 {
 		return 2
 	}
 	pid, err1 := strconv.Atoi(args[0])
 	start, err2 := strconv.ParseUint(args[1], 10, 64)
 	n, err3 := strconv.Atoi(args[2])
-	if err1 != nil || err2 != nil || err3 != nil || n < 1 {
+	if err1 != nil || err2 != nil || err3 != nil || n < 1 || n > maxMigDevices || (args[3] != "0" && args[3] != "1") {
 		return 2
 	}
-	for fd := holderFirstLock; fd < holderFirstLock+n; fd++ {
-		var st unix.Stat_t
-		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	files := make([]int, n)
+	for i := range files {
+		files[i] = holderFirstLock + i
+		if !isRegular(files[i]) {
 			return 2 // not started by Handoff
 		}
 	}
+	if !isSocket(holderStarter) {
+		return 2
+	}
+	listener := -1
+	if args[3] == "1" {
+		if !isSocket(holderListener) {
+			return 2
+		}
+		listener = holderListener
+	}
 	closeStrays(holderFirstLock + n - 1)
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE)
-	job := Job{PID: pid, Start: start}
+	pidfd := -1
 	if target, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(holderPidfd)); err == nil && target == "anon_inode:[pidfd]" {
-		fds := []unix.PollFd{{Fd: holderPidfd, Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(fds, -1)
-			if err == nil && n > 0 {
+		pidfd = holderPidfd
+	}
+	h := &holder{job: Job{PID: pid, Start: start}, uid: os.Geteuid(), conns: map[int]*holderConn{}}
+	h.add(holderStarter, files)
+	return h.run(pidfd, listener)
+}
+
+// holder is the state of a holder process: the connections of claims
+// not yet committed. Committed claims' descriptors are simply kept open.
+type holder struct {
+	job   Job
+	uid   int
+	conns map[int]*holderConn
+	kept  int // claims committed
+}
+
+type holderConn struct {
+	files []int // nil until the caller's request came
+}
+
+// maxPending bounds the connections a holder serves at once.
+const maxPending = 1024
+
+func (h *holder) add(conn int, files []int) {
+	unix.SetNonblock(conn, true)
+	h.conns[conn] = &holderConn{files: files}
+}
+
+// run serves the connections until the job ends: one thread, one poll.
+func (h *holder) run(pidfd, listener int) int {
+	if listener >= 0 {
+		unix.SetNonblock(listener, true)
+	}
+	var fds []unix.PollFd
+	for {
+		if listener < 0 && len(h.conns) == 0 && h.kept == 0 {
+			return 0 // a holder of one claim whose caller gave it back
+		}
+		fds = fds[:0]
+		if pidfd >= 0 {
+			fds = append(fds, unix.PollFd{Fd: int32(pidfd), Events: unix.POLLIN})
+		}
+		if listener >= 0 && len(h.conns) < maxPending {
+			fds = append(fds, unix.PollFd{Fd: int32(listener), Events: unix.POLLIN})
+		}
+		for conn := range h.conns {
+			fds = append(fds, unix.PollFd{Fd: int32(conn), Events: unix.POLLIN})
+		}
+		timeout := -1
+		if pidfd < 0 {
+			timeout = int(pollInterval / time.Millisecond)
+		}
+		_, err := unix.Poll(fds, timeout)
+		if err != nil && err != unix.EINTR {
+			pidfd = -1 // never expected; watch the job the slow way instead
+			time.Sleep(pollInterval / 10)
+		}
+		if pidfd < 0 && !h.job.Alive() {
+			return 0
+		}
+		for _, p := range fds {
+			switch {
+			case p.Revents == 0:
+			case int(p.Fd) == pidfd:
 				return 0 // the job has ended
-			}
-			if err != unix.EINTR {
-				break // never expected; watch the job the slow way instead
+			case int(p.Fd) == listener:
+				h.accept(listener)
+			default:
+				h.serve(int(p.Fd))
 			}
 		}
 	}
-	for job.Alive() {
-		time.Sleep(pollInterval)
+}
+
+// accept takes the waiting connections of this user's processes; others'
+// are closed unheard.
+func (h *holder) accept(listener int) {
+	for len(h.conns) < maxPending {
+		conn, _, err := unix.Accept4(listener, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		if err != nil {
+			if err != unix.EAGAIN && err != unix.EINTR && err != unix.ECONNABORTED {
+				time.Sleep(10 * time.Millisecond) // out of descriptors: do not spin
+			}
+			return
+		}
+		if cred, err := unix.GetsockoptUcred(conn, unix.SOL_SOCKET, unix.SO_PEERCRED); err != nil || int(cred.Uid) != h.uid {
+			unix.Close(conn)
+			continue
+		}
+		h.add(conn, nil)
 	}
-	return 0
+}
+
+// serve reads what a connection has to say: a request with the claim's
+// descriptors (answered by ack), then the commit. Anything else, or its
+// end before the commit, drops the connection and its claim.
+func (h *holder) serve(conn int) {
+	c := h.conns[conn]
+	if c.files == nil {
+		files, err := h.receive(conn)
+		if err == unix.EAGAIN || err == unix.EINTR {
+			return
+		}
+		if err == nil {
+			if _, err = unix.Write(conn, []byte{ackByte}); err == nil {
+				c.files = files
+				return
+			}
+			closeAll(files)
+		}
+		h.drop(conn)
+		return
+	}
+	var b [1]byte
+	n, err := unix.Read(conn, b[:])
+	if err == unix.EAGAIN || err == unix.EINTR {
+		return
+	}
+	if n == 1 && b[0] == commitByte {
+		delete(h.conns, conn) // the claim's files stay open until the job ends
+		unix.Close(conn)
+		h.kept++
+		return
+	}
+	h.drop(conn)
+}
+
+// drop closes a connection and any claim files that came with it.
+func (h *holder) drop(conn int) {
+	closeAll(h.conns[conn].files)
+	delete(h.conns, conn)
+	unix.Close(conn)
+}
+
+// receive reads a caller's request: this holder's job, and descriptors
+// of regular files only.
+func (h *holder) receive(conn int) ([]int, error) {
+	buf := make([]byte, 64)
+	oob := make([]byte, unix.CmsgSpace(4*maxMigDevices))
+	n, oobn, flags, _, err := unix.Recvmsg(conn, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	var files []int
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	for _, m := range msgs {
+		fds, err := unix.ParseUnixRights(&m)
+		if err == nil {
+			files = append(files, fds...)
+		}
+	}
+	ok := err == nil && flags&unix.MSG_CTRUNC == 0 && string(buf[:n]) == string(holderRequest(h.job)) && len(files) > 0
+	for _, fd := range files {
+		ok = ok && isRegular(fd)
+	}
+	if !ok {
+		closeAll(files)
+		return nil, errors.New("not a claim of this holder's job")
+	}
+	return files, nil
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+func isRegular(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+}
+
+func isSocket(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFSOCK
+}
+
+// retryEINTR repeats a system call that a signal interrupted.
+func retryEINTR(call func() error) error {
+	for {
+		if err := call(); err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // unixClearCloexec lets f survive exec(2).

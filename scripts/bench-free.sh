@@ -6,8 +6,9 @@
 # Each call is timed from its release to its exit; the figures are
 # medians over all calls. Every round uses a fresh claims directory and
 # a job process of its own, killed at the end of the round, so claims do
-# not pile up. Needs bash 5 (EPOCHREALTIME) and nothing else.
+# not pile up. Needs bash 5 (EPOCHREALTIME) and awk, nothing else.
 set -euo pipefail
+export LC_ALL=C # printf and awk read and write 1.5, not 1,5
 bin=$(realpath "${1:?usage: bench-free.sh BINARY [ROUNDS] [BURST]}")
 rounds=${2:-21}
 burst=${3:-32}
@@ -74,10 +75,13 @@ bmax=$(cut -d' ' -f1 "$work/burst" | sort -n | tail -1)
 got=$(awk '$2 == 0' "$work/burst" | wc -l)
 refused=$(awk '$2 == 1' "$work/burst" | wc -l)
 other=$(awk '$2 != 0 && $2 != 1' "$work/burst" | wc -l)
+# ratio A B: A / B, two decimals; awk, since GPU hosts often lack bc.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+bmax_ms=$(awk -v s="$bmax" 'BEGIN { printf "%.6f", s * 1000 }')
 echo "cpus: $(nproc), rounds: $rounds, burst: $burst calls on 28 MIG devices"
 printf 'single call:        median %.2f ms\n' "$single"
-printf 'in a burst of %d:   median %.2f ms (%.2fx), slowest %.2f ms (%.2fx)\n' "$burst" "$bmed" "$(echo "$bmed / $single" | bc -l)" "$(echo "$bmax * 1000" | bc -l)" "$(echo "$bmax * 1000 / $single" | bc -l)"
+printf 'in a burst of %d:   median %.2f ms (%sx), slowest %.2f ms (%sx)\n' "$burst" "$bmed" "$(ratio "$bmed" "$single")" "$bmax_ms" "$(ratio "$bmax_ms" "$single")"
 echo "burst calls: $got claimed, $refused refused (no idle device), $other failed"
 lsingle=$(cut -d' ' -f1 "$work/lsingle" | median)
 lbmed=$(cut -d' ' -f1 "$work/lburst" | median)
-printf 'reference, list --from (no claims): single %.2f ms, in a burst of %d %.2f ms (%.2fx)\n' "$lsingle" "$burst" "$lbmed" "$(echo "$lbmed / $lsingle" | bc -l)"
+printf 'reference, list --from (no claims): single %.2f ms, in a burst of %d %.2f ms (%sx)\n' "$lsingle" "$burst" "$lbmed" "$(ratio "$lbmed" "$lsingle")"

@@ -48,13 +48,13 @@ func (c *freeCmd) Run(e *env) error {
 		return err
 	}
 	defer cl.Close()
-	holder, err := claim.Handoff(cl, job, os.Args[0])
+	handover, err := claim.Handoff(cl, job, os.Args[0])
 	if err != nil {
-		return fmt.Errorf("starting the claim's holder: %w", err)
+		return fmt.Errorf("handing the claim to its holder: %w", err)
 	}
 	if _, err := fmt.Fprintln(e.stdout, strings.Join(cl.UUIDs, ",")); err != nil {
-		holder.Kill() // nobody learnt the devices: give them back
+		handover.Abort() // nobody learnt the devices: give them back
 		return fmt.Errorf("writing output: %w", err)
 	}
-	return nil
+	return handover.Commit()
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/claim"
 	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/cliparse"
 	"github.com/slurm-mig/slurm-mig/jobenv"
 	"github.com/slurm-mig/slurm-mig/nodeload"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -83,6 +84,8 @@ type cli struct {
 	Free     freeCmd     `cmd:"" nvml:"" help:"Claim an idle MIG device among those the job may use and print its UUID for CUDA_VISIBLE_DEVICES; the claim ends when the job's shell does."`
 	Exec     execCmd     `cmd:"" nvml:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
 	Merge    mergeCmd    `cmd:"" help:"Merge gen outputs of many nodes into one cluster gres.conf (or, with --node-lines, the slurm.conf lines) for configless Slurm."`
+
+	Docs docsCmd `cmd:"" hidden:"" whole:"" help:"Print the man page or a shell completion script, made from this command line's model."`
 }
 
 // helpVars are the defaults that cli's help names, taken from the
@@ -116,19 +119,6 @@ func run(args []string, e *env) (code int) {
 	if nodeload.ReadsNVML(args, cli{}) {
 		e.nvml.Start() // Init overlaps building the parser
 	}
-	var c cli
-	parser, err := kong.New(&c,
-		kong.Name("slurm-mig"),
-		kong.Description("Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices."),
-		kong.Writers(e.stdout, e.stderr),
-		kong.Vars{"version": "slurm-mig " + e.version}, helpVars(),
-		kong.Exit(func(code int) { panic(errExit(code)) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Bind(e),
-	)
-	if err != nil {
-		panic(err) // the CLI definition itself is wrong
-	}
 	defer func() {
 		if r := recover(); r != nil {
 			exit, ok := r.(errExit)
@@ -138,7 +128,11 @@ func run(args []string, e *env) (code int) {
 			code = int(exit)
 		}
 	}()
-	ctx, err := parser.Parse(args)
+	var c cli
+	ctx, err := cliparse.One(&c, args, e.parse)
+	if err != nil {
+		ctx, err = e.parse(&c, args)
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "slurm-mig: %v (see slurm-mig --help)\n", err)
 		return exitError
@@ -158,6 +152,23 @@ func run(args []string, e *env) (code int) {
 		return exitError
 	}
 	return exitOK
+}
+
+// parse parses args into target, cli or a part of it (cliparse.One).
+func (e *env) parse(target any, args []string) (*kong.Context, error) {
+	parser, err := kong.New(target,
+		kong.Name("slurm-mig"),
+		kong.Description("Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices."),
+		kong.Writers(e.stdout, e.stderr),
+		kong.Vars{"version": "slurm-mig " + e.version}, helpVars(),
+		kong.Exit(func(code int) { panic(errExit(code)) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Bind(e),
+	)
+	if err != nil {
+		panic(err) // the CLI definition itself is wrong
+	}
+	return parser.Parse(args)
 }
 
 // oneLine keeps an error to one line, so logs of hooks stay readable.

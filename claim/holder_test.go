@@ -1,0 +1,387 @@
+package claim
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// holderTestMain makes the test binary serve as what tests start: a claim
+// holder (as slurm-mig re-executed), or, as another user, a process that
+// took a job's holder address first or one that tries to reach a holder.
+func holderTestMain() {
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == HolderArg:
+		os.Exit(Hold(os.Args[2:]))
+	case os.Getenv("CLAIM_TEST_SQUAT") != "":
+		os.Exit(squat(os.Getenv("CLAIM_TEST_SQUAT"), os.Getenv("CLAIM_TEST_REPORT")))
+	case os.Getenv("CLAIM_TEST_INTRUDE") != "":
+		os.Exit(intrude(os.Getenv("CLAIM_TEST_INTRUDE"), os.Getenv("CLAIM_TEST_JOB")))
+	}
+}
+
+// squat listens at addr as a holder would, and acknowledges whatever
+// comes, reporting each connection's descriptors in report.
+func squat(addr, report string) int {
+	l, err := listenAt(addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	os.WriteFile(report, []byte("listening\n"), 0o644)
+	for {
+		conn, _, err := unix.Accept4(l, unix.SOCK_CLOEXEC)
+		if err != nil {
+			return 2
+		}
+		oob := make([]byte, unix.CmsgSpace(4*8))
+		_, oobn, _, _, _ := unix.Recvmsg(conn, make([]byte, 64), oob, 0)
+		n := 0
+		msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+		for _, m := range msgs {
+			fds, _ := unix.ParseUnixRights(&m)
+			n += len(fds)
+		}
+		unix.Write(conn, []byte{ackByte})
+		f, _ := os.OpenFile(report, os.O_APPEND|os.O_WRONLY, 0)
+		fmt.Fprintf(f, "connection with %d descriptors\n", n)
+		f.Close()
+	}
+}
+
+// intrude offers the holder at addr a file of its own as a claim of job
+// ("pid start"), as a caller would, and prints whether it was taken.
+func intrude(addr, job string) int {
+	var j Job
+	fmt.Sscan(job, &j.PID, &j.Start)
+	f, err := os.CreateTemp("", "intruder")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer os.Remove(f.Name())
+	fd, _ := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: addr}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	tv := unix.Timeval{Sec: 2}
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	var ack [1]byte
+	n := 0
+	if err := unix.Sendmsg(fd, holderRequest(j), unix.UnixRights(int(f.Fd())), nil, unix.MSG_NOSIGNAL); err == nil {
+		n, _ = unix.Read(fd, ack[:])
+	}
+	fmt.Println("taken:", n == 1 && ack[0] == ackByte)
+	return 0
+}
+
+// testHolder is a job (a sleep) and a claims directory of its own.
+type testHolder struct {
+	t    *testing.T
+	job  Job
+	proc *os.Process
+	dir  *Dir
+	addr string
+}
+
+func newTestHolder(t *testing.T, dir *Dir) *testHolder {
+	t.Helper()
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	start, err := startTime(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := Job{PID: cmd.Process.Pid, Start: start}
+	// An address of this test's own, so that tests never meet holders of
+	// another test run.
+	addr := fmt.Sprintf("@slurm-mig-test/%d/%d/%d", os.Getpid(), job.PID, job.Start)
+	return &testHolder{t: t, job: job, proc: cmd.Process, dir: dir, addr: addr}
+}
+
+// claim claims uuid and hands it to the job's holder, as free does.
+func (th *testHolder) claim(uuid string, commit bool) {
+	th.t.Helper()
+	c, _, err := th.dir.Take([]string{uuid}, 1, Info{Job: th.job, Command: "test"}, time.Second)
+	if err != nil || c == nil {
+		th.t.Fatalf("claiming %s: %v", uuid, err)
+	}
+	defer c.Close()
+	h, err := handoff(c, th.job, "slurm-mig", th.addr, ackTimeout)
+	if err != nil {
+		th.t.Fatalf("handing %s over: %v", uuid, err)
+	}
+	if commit {
+		if err := h.Commit(); err != nil {
+			th.t.Fatal(err)
+		}
+	} else {
+		h.Abort()
+	}
+}
+
+// endJob kills the job and waits for its holders to let go.
+func (th *testHolder) endJob() {
+	th.proc.Kill()
+	th.proc.Wait()
+	waitUntil(th.t, func() bool { return len(holdersOf(th.job)) == 0 }, "the job's holders to end")
+}
+
+// holdersOf lists the pids of the job's holder processes.
+func holdersOf(job Job) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(procPath(pid, "cmdline"))
+		args := strings.Split(string(cmdline), "\x00")
+		if len(args) > 3 && args[1] == HolderArg && args[2] == strconv.Itoa(job.PID) && args[3] == strconv.FormatUint(job.Start, 10) {
+			// A zombie's other threads may still hold its descriptors.
+			tasks, _ := os.ReadDir(procPath(pid, "task"))
+			if state, err := statFields(pid); err == nil && (state[0] != "Z" || len(tasks) > 1) {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// held reports whether a live claim holds uuid.
+func held(t *testing.T, d *Dir, uuid string) bool {
+	t.Helper()
+	c, h, err := d.Take([]string{uuid}, 1, Info{Command: "probe"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c != nil {
+		os.Remove(c.Files[0].Name())
+		c.Close()
+	}
+	return len(h) == 1
+}
+
+func waitUntil(t *testing.T, ok func() bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func openTestDir(t *testing.T) *Dir {
+	d, err := OpenDir(filepath.Join(t.TempDir(), "claims"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// TestHolderPerJob: a job's calls share one holder, which keeps every
+// claim handed to it until the job ends; another job gets a holder of
+// its own, and its claims outlive the first job.
+func TestHolderPerJob(t *testing.T) {
+	d := openTestDir(t)
+	a, b := newTestHolder(t, d), newTestHolder(t, d)
+	a.claim("MIG-a1", true)
+	a.claim("MIG-a2", true)
+	a.claim("MIG-a3", true)
+	b.claim("MIG-b1", true)
+	if ha, hb := holdersOf(a.job), holdersOf(b.job); len(ha) != 1 || len(hb) != 1 || ha[0] == hb[0] {
+		t.Fatalf("holders of job a %v, of job b %v; want one each", ha, hb)
+	}
+	for _, uuid := range []string{"MIG-a1", "MIG-a2", "MIG-a3", "MIG-b1"} {
+		if !held(t, d, uuid) {
+			t.Errorf("%s is not held", uuid)
+		}
+	}
+	a.endJob()
+	for _, uuid := range []string{"MIG-a1", "MIG-a2", "MIG-a3"} {
+		if held(t, d, uuid) {
+			t.Errorf("%s is still held after its job ended", uuid)
+		}
+	}
+	if !held(t, d, "MIG-b1") {
+		t.Error("the other job's claim ended with the first job")
+	}
+	b.endJob()
+	if held(t, d, "MIG-b1") {
+		t.Error("MIG-b1 is still held after its job ended")
+	}
+}
+
+// TestHolderAbort: a claim handed over but not committed (free could not
+// print it) ends, whether the holder is the job's or the claim's alone.
+func TestHolderAbort(t *testing.T) {
+	d := openTestDir(t)
+	th := newTestHolder(t, d)
+	th.claim("MIG-a", false) // the job's holder starts with this one
+	th.claim("MIG-b", true)
+	th.claim("MIG-c", false) // this one it receives
+	waitUntil(t, func() bool { return !held(t, d, "MIG-a") && !held(t, d, "MIG-c") }, "aborted claims to end")
+	if !held(t, d, "MIG-b") {
+		t.Error("the committed claim ended with the aborted ones")
+	}
+	// A holder of one claim only ends with it.
+	c, _, err := d.Take([]string{"MIG-d"}, 1, Info{Job: th.job}, time.Second)
+	if err != nil || c == nil {
+		t.Fatal(err)
+	}
+	h, err := startHolder(c, th.job, "slurm-mig", -1)
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(holdersOf(th.job)); n != 2 {
+		t.Fatalf("%d holders, want the job's and the claim's own", n)
+	}
+	h.Abort()
+	waitUntil(t, func() bool { return len(holdersOf(th.job)) == 1 }, "the claim's own holder to end")
+	if held(t, d, "MIG-d") || !held(t, d, "MIG-b") {
+		t.Error("the wrong claims ended")
+	}
+}
+
+// TestHolderDeath: a holder killed takes its claims with it, and the
+// job's next call starts a new one; one that does not answer (stopped)
+// is passed by for a holder of the claim's own.
+func TestHolderDeath(t *testing.T) {
+	d := openTestDir(t)
+	th := newTestHolder(t, d)
+	th.claim("MIG-a", true)
+	first := holdersOf(th.job)
+	if len(first) != 1 {
+		t.Fatalf("holders %v, want one", first)
+	}
+	syscall.Kill(first[0], syscall.SIGKILL)
+	waitUntil(t, func() bool { return len(holdersOf(th.job)) == 0 }, "the killed holder to end")
+	// The kernel drops a dead process's locks a moment after it is a zombie.
+	waitUntil(t, func() bool { return !held(t, d, "MIG-a") }, "MIG-a to come back after its holder was killed")
+	th.claim("MIG-b", true)
+	second := holdersOf(th.job)
+	if len(second) != 1 || second[0] == first[0] || !held(t, d, "MIG-b") {
+		t.Fatalf("after the holder's death: holders %v (first %d), MIG-b held %v", second, first[0], held(t, d, "MIG-b"))
+	}
+
+	syscall.Kill(second[0], syscall.SIGSTOP)
+	defer syscall.Kill(second[0], syscall.SIGCONT)
+	c, _, err := d.Take([]string{"MIG-c"}, 1, Info{Job: th.job}, time.Second)
+	if err != nil || c == nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	h, err := handoff(c, th.job, "slurm-mig", th.addr, 100*time.Millisecond)
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Commit()
+	if n := len(holdersOf(th.job)); n != 2 || !held(t, d, "MIG-c") {
+		t.Errorf("past a stopped holder (after %s): %d holders, want 2; MIG-c held %v", time.Since(t0), n, held(t, d, "MIG-c"))
+	}
+	syscall.Kill(second[0], syscall.SIGCONT)
+	th.endJob()
+	if held(t, d, "MIG-b") || held(t, d, "MIG-c") {
+		t.Error("claims outlived their job")
+	}
+}
+
+// TestHolderOtherUser: a holder's address is no way into another user's
+// claims: a process of another user that took the address first gets no
+// claim (the call starts a holder of its own), and one that offers a
+// holder files is refused.
+func TestHolderOtherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a process as another user; CI runs as root")
+	}
+	// The test binary, where uid 65534 may run it.
+	bin, err := os.MkdirTemp("", "claim-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(bin)
+	os.Chmod(bin, 0o755)
+	self, _ := os.Executable()
+	copyFile(t, self, filepath.Join(bin, "claim.test"))
+	asNobody := func(env ...string) *exec.Cmd {
+		cmd := exec.Command(filepath.Join(bin, "claim.test"))
+		cmd.Env = append([]string{"TMPDIR=" + bin}, env...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		return cmd
+	}
+	os.Chmod(bin, 0o1777)
+
+	d := openTestDir(t)
+	th := newTestHolder(t, d)
+	report := filepath.Join(bin, "report")
+	squatter := asNobody("CLAIM_TEST_SQUAT="+th.addr, "CLAIM_TEST_REPORT="+report)
+	var stderr bytes.Buffer
+	squatter.Stderr = &stderr
+	if err := squatter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { squatter.Process.Kill(); squatter.Wait() }()
+	waitUntil(t, func() bool { _, err := os.Stat(report); return err == nil }, "the squatter to listen: "+stderr.String())
+
+	th.claim("MIG-a", true)
+	if !held(t, d, "MIG-a") || len(holdersOf(th.job)) != 1 {
+		t.Errorf("with another user at the holder's address: MIG-a held %v, holders %v", held(t, d, "MIG-a"), holdersOf(th.job))
+	}
+	if got, _ := os.ReadFile(report); strings.Contains(string(got), "descriptors") && !strings.Contains(string(got), "with 0 descriptors") {
+		t.Errorf("the other user's process got the claim:\n%s", got)
+	}
+	squatter.Process.Kill()
+	squatter.Wait()
+
+	// The job's holder, now at its address, hears no other user.
+	th.claim("MIG-b", true)
+	intruder := asNobody("CLAIM_TEST_INTRUDE="+th.addr, fmt.Sprintf("CLAIM_TEST_JOB=%d %d", th.job.PID, th.job.Start))
+	out, err := intruder.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "taken: false" {
+		t.Errorf("another user offering the job's holder a file: %v: %s", err, out)
+	}
+	// Same user, same request: taken (the refusal above was the uid's).
+	f, _ := os.CreateTemp(t.TempDir(), "mine")
+	if h, err := sendToHolder(th.addr, &Claim{Files: []*os.File{f}}, th.job, time.Second); err != nil {
+		t.Errorf("the job's holder refused its own user: %v", err)
+	} else {
+		h.Abort()
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

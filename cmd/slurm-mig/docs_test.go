@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestDocsMatchHelp holds the man page and the bash completion that the
+// packages ship (slurm-mig docs ...) to --help: the same commands, for
+// each the same flags, each flag with the help text --help shows.
+func TestDocsMatchHelp(t *testing.T) {
+	top := runHelp(t)
+	commands := helpCommands(top)
+	if len(commands) == 0 {
+		t.Fatalf("no commands found in --help:\n%s", top)
+	}
+	if strings.Contains(top, "docs") {
+		t.Errorf("--help shows the hidden docs command:\n%s", top)
+	}
+	man := manFlags(t, docsOutput(t, "man"))
+	var manCommands []string
+	for c := range man {
+		if c != "" {
+			manCommands = append(manCommands, c)
+		}
+	}
+	sort.Strings(manCommands)
+	if diff := cmp.Diff(sorted(commands), manCommands); diff != "" {
+		t.Errorf("commands in the man page differ from --help (-help +man):\n%s", diff)
+	}
+
+	bash := filepath.Join(t.TempDir(), "slurm-mig.bash")
+	if err := os.WriteFile(bash, []byte(docsOutput(t, "bash")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range append([]string{""}, commands...) {
+		var args []string
+		if cmd != "" {
+			args = []string{cmd}
+		}
+		want := helpFlags(runHelp(t, args...))
+		got := map[string]string{}
+		for name, text := range man[""] {
+			got[name] = text
+		}
+		for name, text := range man[cmd] {
+			got[name] = text
+		}
+		if diff := cmp.Diff(keys(want), keys(got)); diff != "" {
+			t.Errorf("slurm-mig %s: flags in the man page differ from --help (-help +man):\n%s", cmd, diff)
+		}
+		for name, help := range want {
+			if text, ok := got[name]; ok && !strings.HasPrefix(text, help) {
+				t.Errorf("slurm-mig %s %s: the man page says\n\t%s\n--help says\n\t%s", cmd, name, text, help)
+			}
+		}
+
+		out, err := exec.Command("bash", "-c", `. "$1" && _slurm_mig_flags "$2"`, "bash", bash, cmd).CombinedOutput()
+		if err != nil {
+			t.Fatalf("bash completion: %v\n%s", err, out)
+		}
+		completed := map[string]bool{}
+		for _, f := range strings.Fields(string(out)) {
+			completed[f] = true
+		}
+		for name := range want {
+			if !completed[name] {
+				t.Errorf("slurm-mig %s: the bash completion lacks %s (has %s)", cmd, name, out)
+			}
+		}
+	}
+}
+
+func runHelp(t *testing.T, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run(append(args, "--help"), &env{stdout: &stdout, stderr: &stderr}); code != 0 {
+		t.Fatalf("slurm-mig %s --help: exit %d: %s", strings.Join(args, " "), code, stderr.String())
+	}
+	return stdout.String()
+}
+
+func docsOutput(t *testing.T, format string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"docs", format}, &env{stdout: &stdout, stderr: &stderr}); code != 0 {
+		t.Fatalf("slurm-mig docs %s: exit %d: %s", format, code, stderr.String())
+	}
+	return stdout.String()
+}
+
+// helpCommands are the command names under "Commands:" in --help.
+func helpCommands(help string) []string {
+	var out []string
+	_, list, _ := strings.Cut(help, "\nCommands:\n")
+	for _, l := range strings.Split(list, "\n") {
+		if l == "" {
+			break
+		}
+		if strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "   ") {
+			out = append(out, strings.Fields(l)[0])
+		}
+	}
+	return out
+}
+
+var helpFlagLine = regexp.MustCompile(`^  (?:-(\S), |    )--(?:\[no-\])?([\w-]+)(?:=\S+)?(?: {2,}(.*))?$`)
+
+// helpFlags maps each flag (--name, and -s where it has one) in --help
+// to its help text, unwrapped.
+func helpFlags(help string) map[string]string {
+	out := map[string]string{}
+	var names []string // the flag whose text continues on the next lines
+	for _, l := range strings.Split(help, "\n") {
+		if m := helpFlagLine.FindStringSubmatch(l); m != nil {
+			names = []string{"--" + m[2]}
+			if m[1] != "" {
+				names = append(names, "-"+m[1])
+			}
+			for _, n := range names {
+				out[n] = m[3]
+			}
+			continue
+		}
+		if !strings.HasPrefix(l, "        ") || strings.TrimSpace(l) == "" {
+			names = nil
+			continue
+		}
+		for _, n := range names {
+			out[n] = strings.TrimSpace(out[n] + " " + strings.TrimSpace(l))
+		}
+	}
+	return out
+}
+
+var (
+	manBold   = regexp.MustCompile(`\\fB(.*?)\\fR`)
+	manUnesc  = strings.NewReplacer(`\-`, "-", `\e`, `\`, `\&`, "")
+	manSubsec = regexp.MustCompile(`^\.SS \\fBslurm\\-mig (.*?)\\fR`)
+)
+
+// manFlags reads the roff man page: for OPTIONS (key "") and each command
+// (.SS), each flag name (--name, -s) and its text.
+func manFlags(t *testing.T, page string) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	section, inSection := "", false
+	lines := strings.Split(page, "\n")
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case l == `.SH "OPTIONS"`:
+			section, inSection = "", true
+			out[section] = map[string]string{}
+		case strings.HasPrefix(l, ".SS "):
+			m := manSubsec.FindStringSubmatch(l)
+			if m == nil {
+				t.Fatalf("man page: unexpected %q", l)
+			}
+			section, inSection = manUnesc.Replace(m[1]), true
+			out[section] = map[string]string{}
+		case strings.HasPrefix(l, ".SH "):
+			inSection = false
+		case l == ".TP" && inSection && i+1 < len(lines):
+			i++
+			var names []string
+			for _, m := range manBold.FindAllStringSubmatch(lines[i], -1) {
+				names = append(names, manUnesc.Replace(m[1]))
+			}
+			var text []string
+			for i+1 < len(lines) && !strings.HasPrefix(lines[i+1], ".") {
+				i++
+				text = append(text, manUnesc.Replace(lines[i]))
+			}
+			for _, n := range names {
+				out[section][n] = strings.Join(text, " ")
+			}
+		}
+	}
+	return out
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
