@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -257,4 +258,66 @@ func InstalledVersion() (Version, string, error) {
 		return v, asked, nil
 	}
 	return Version{}, "", ErrNoSlurm
+}
+
+// ProbeInstalled asks the Slurm installed here for its version
+// (InstalledVersion) in the background, so that the answer comes while
+// the node is read, and returns the wait for it.
+func ProbeInstalled() func() (Version, error) {
+	type answer struct {
+		v   Version
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		v, _, err := InstalledVersion()
+		done <- answer{v, err}
+	}()
+	return sync.OnceValues(func() (Version, error) {
+		a := <-done
+		return a.v, a.err
+	})
+}
+
+// Release is the Slurm release that reads the output: flag (the
+// --slurm-version the user gave) when set, else what probe finds (nil:
+// no probe, as for another machine's tree); the zero Version when
+// neither is known. from says which, for messages. A probe that fails
+// is a warning: the output is then written for a Slurm of unknown
+// version, as before releases were known.
+func Release(flag string, probe func() (Version, error), warn func(string)) (v Version, from string, err error) {
+	if flag != "" {
+		v, err := ParseVersion(flag)
+		if err != nil {
+			return v, "", fmt.Errorf("--slurm-version: %w", err)
+		}
+		return v, "--slurm-version", nil
+	}
+	if probe == nil {
+		return Version{}, "", nil
+	}
+	v, err = probe()
+	switch {
+	case errors.Is(err, ErrNoSlurm):
+		return Version{}, "", nil
+	case err != nil:
+		warn(fmt.Sprintf("%v: writing for a Slurm of unknown version (--slurm-version names it)", err))
+		return Version{}, "", nil
+	}
+	return v, "slurmd -V", nil
+}
+
+// ExplainRefusal adds to an error of a release refusing the output where
+// that release came from (from, as Release gives it) and what it reads
+// instead; other errors it returns as they are.
+func ExplainRefusal(err error, from string) error {
+	var refused *RefusedError
+	if !errors.As(err, &refused) {
+		return err
+	}
+	fix := "; --slurm-version X.Y names the Slurm that reads it"
+	if refused.SharedFiles {
+		fix = "; --files ci writes File= of each MIG device's CI cap, which every Slurm reads" + fix
+	}
+	return fmt.Errorf("%w; nothing was written (Slurm %s: %s)%s", err, refused.Version, from, fix)
 }

@@ -1,6 +1,7 @@
 package slurmconf
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -146,5 +147,37 @@ func TestCheckGresFlags(t *testing.T) {
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%v with Flags=%s: %v, want %q", c.v, c.flags, err, c.want)
 		}
+	}
+}
+
+func TestRelease(t *testing.T) {
+	v2411 := func() (Version, error) { return Version{Major: 24, Minor: 11}, nil }
+	var warned []string
+	warn := func(s string) { warned = append(warned, s) }
+	for _, tc := range []struct {
+		flag      string
+		probe     func() (Version, error)
+		want      Version
+		from      string
+		wantWarns int
+	}{
+		{"20.11", v2411, Version{Major: 20, Minor: 11}, "--slurm-version", 0},
+		{"", v2411, Version{Major: 24, Minor: 11}, "slurmd -V", 0},
+		{"", nil, Version{}, "", 0},
+		{"", func() (Version, error) { return Version{}, ErrNoSlurm }, Version{}, "", 0},
+		{"", func() (Version, error) { return Version{}, errors.New("slurmd -V: exit status 1") }, Version{}, "", 1},
+	} {
+		warned = nil
+		v, from, err := Release(tc.flag, tc.probe, warn)
+		if err != nil || v.Major != tc.want.Major || v.Minor != tc.want.Minor || from != tc.from || len(warned) != tc.wantWarns {
+			t.Errorf("Release(%q): %v %q %v, warnings %q; want %v %q", tc.flag, v, from, err, warned, tc.want, tc.from)
+		}
+	}
+	if _, _, err := Release("2x", nil, warn); err == nil {
+		t.Error(`Release("2x"): no error`)
+	}
+	refusal := ExplainRefusal(&RefusedError{Version: Version{Major: 20, Minor: 11}, Problem: "shared", SharedFiles: true}, "slurmd -V")
+	if !strings.Contains(refusal.Error(), "--files ci") || !strings.Contains(refusal.Error(), "nothing was written") {
+		t.Errorf("ExplainRefusal: %v", refusal)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // sourceFlags choose where the node model comes from: commands pass From
@@ -37,13 +38,13 @@ func (f *recordFlags) config(e *env, node *discover.Node) (*gresgen.Config, erro
 	if !f.NoCores {
 		e.loader.Cores(node)
 	}
-	slurm, from, err := f.slurmRelease(e)
+	slurm, from, err := slurmconf.Release(f.SlurmVersion, e.installedSlurm, e.warn)
 	if err != nil {
 		return nil, err
 	}
 	cfg, err := gresgen.Generate(node, gresgen.Options{NodeName: name, TypeStyle: gresgen.TypeStyle(f.TypeStyle),
 		FileStyle: gresgen.FileStyle(f.Files), TypeMap: f.TypeMap, NoCores: f.NoCores, NoLinks: f.NoLinks, Flags: f.Flags, Warn: e.warn, Slurm: slurm})
-	return cfg, refusedHint(err, from)
+	return cfg, slurmconf.ExplainRefusal(err, from)
 }
 
 // renderFlags are what gen and node share: where the node comes from, how
@@ -58,6 +59,7 @@ type renderFlags struct {
 // render loads the node and builds its config, refusing an empty one
 // unless asked; what names the output in that refusal.
 func (r *renderFlags) render(e *env, what string) (*discover.Node, *gresgen.Config, error) {
+	e.probeSlurm()
 	node, err := e.loader.Load(r.From)
 	if err != nil {
 		return nil, nil, err

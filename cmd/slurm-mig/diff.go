@@ -21,6 +21,7 @@ func (c *diffCmd) Run(e *env) error {
 	if c.GresConf == slurmconf.Stdin && c.SlurmConf == slurmconf.Stdin {
 		return fmt.Errorf("--gres-conf and --slurm-conf cannot both read standard input")
 	}
+	e.probeSlurm()
 	node, err := e.loader.Load(c.From)
 	if err != nil {
 		return err

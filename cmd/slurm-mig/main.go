@@ -58,8 +58,7 @@ type env struct {
 	nvml           *nodeload.NVML   // the run's NVML library
 	loader         *nodeload.Loader // set once the command line is parsed
 	root           hostfs.FS        // --root
-	// installedSlurm waits for slurmd -V, asked once the command line is
-	// parsed; nil with --root elsewhere than /.
+	// installedSlurm waits for slurmd -V (probeSlurm); nil when not asked.
 	installedSlurm func() (slurmconf.Version, error)
 }
 
@@ -140,7 +139,6 @@ func run(args []string, e *env) (code int) {
 	e.root = hostfs.FS(c.Root)
 	e.loader = &nodeload.Loader{Host: nodeload.NewHost(hostfs.FS(c.Root)), NVML: e.nvml,
 		Hostname: e.hostname, Timeout: c.Timeout, Warn: e.warn}
-	e.installedSlurm = installedSlurm(c.Root)
 	if err := ctx.Run(); err != nil {
 		if errors.As(err, new(errDifferent)) {
 			return exitDifferent
