@@ -45,3 +45,43 @@ func BenchmarkTake(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTakeRefused times a refusal on a node of 28 MIG devices all
+// claimed by one job: locked, the part under the claims directory's lock
+// (scan, test each claim file's lock), which the calls behind it wait
+// for; whole, with reading whom the claims are for the message.
+func BenchmarkTakeRefused(b *testing.B) {
+	uuids := make([]string, 28)
+	for i := range uuids {
+		uuids[i] = fmt.Sprintf("MIG-00000000-0000-4000-8000-%012d", i)
+	}
+	d, err := OpenDir(filepath.Join(b.TempDir(), "claims"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	job, err := Self()
+	if err != nil {
+		b.Fatal(err)
+	}
+	info := Info{Job: job, Command: "bench"}
+	c, _, err := d.Take(uuids, len(uuids), info, time.Second)
+	if err != nil || c == nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	b.Run("locked", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if c, held, err := d.takeOnce(uuids, 1, info, time.Second); err != nil || c != nil || len(held) != len(uuids) {
+				b.Fatalf("%v, %d held", err, len(held))
+			}
+		}
+	})
+	b.Run("whole", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if c, held, err := d.Take(uuids, 1, info, time.Second); err != nil || c != nil || len(held) != len(uuids) {
+				b.Fatalf("%v, %d held", err, len(held))
+			}
+		}
+	})
+}

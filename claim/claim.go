@@ -52,24 +52,29 @@ const retryFor = 2 * time.Second
 func (d *Dir) Take(uuids []string, count int, info Info, timeout time.Duration) (*Claim, map[string]Holder, error) {
 	deadline := time.Now().Add(retryFor)
 	for {
-		c, held, retry, err := d.takeOnce(uuids, count, info, timeout)
-		if err != nil || c != nil || !retry || time.Now().After(deadline) {
-			return c, held, err
+		c, heldFile, err := d.takeOnce(uuids, count, info, timeout)
+		if err != nil || c != nil {
+			return c, nil, err
+		}
+		held, retry := d.holders(heldFile)
+		if !retry || time.Now().After(deadline) {
+			return nil, held, nil
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
 }
 
-// takeOnce is one attempt under the directory's lock. retry says some
-// claims it found held are ending: worth another attempt.
-func (d *Dir) takeOnce(uuids []string, count int, info Info, timeout time.Duration) (*Claim, map[string]Holder, bool, error) {
+// takeOnce is one attempt under the directory's lock. When too few
+// devices are free it claims nothing, and returns a claim file found
+// held for each device it found held.
+func (d *Dir) takeOnce(uuids []string, count int, info Info, timeout time.Duration) (*Claim, map[string]string, error) {
 	if err := d.lock(timeout); err != nil {
-		return nil, nil, false, err
+		return nil, nil, err
 	}
 	defer d.unlock()
 	byKey, err := d.entries()
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, err
 	}
 	// A device without a claim file is free: claim files are made only
 	// under this lock. Those come first, and cost no probe, so callers in
@@ -92,7 +97,7 @@ func (d *Dir) takeOnce(uuids []string, count int, info Info, timeout time.Durati
 		}
 		busy := false
 		for _, name := range byKey[fileKey(uuid)] {
-			if held, _ := d.probe(name, false); held {
+			if held, _ := d.probe(name, true); held {
 				busy, heldFile[uuid] = true, name
 				break
 			}
@@ -102,19 +107,7 @@ func (d *Dir) takeOnce(uuids []string, count int, info Info, timeout time.Durati
 		}
 	}
 	if len(free) < count {
-		// Who holds the rest is read only now, on the way to a refusal.
-		// A claim that ended meanwhile, or whose job has ended (its holder
-		// lets go in a moment), is worth another attempt.
-		held := map[string]Holder{}
-		retry := false
-		for uuid, name := range heldFile {
-			ok, h := d.probe(name, true)
-			if ok {
-				held[uuid] = h
-			}
-			retry = retry || !ok || h.jobGone()
-		}
-		return nil, held, retry, nil
+		return nil, heldFile, nil
 	}
 	// In the order of preference, whichever way they were found.
 	rank := make(map[string]int, len(uuids))
@@ -130,10 +123,38 @@ func (d *Dir) takeOnce(uuids []string, count int, info Info, timeout time.Durati
 				os.Remove(f.Name())
 			}
 			c.Close()
-			return nil, nil, false, err
+			return nil, nil, err
 		}
 		c.UUIDs = append(c.UUIDs, uuid)
 		c.Files = append(c.Files, f)
 	}
-	return c, nil, false, nil
+	return c, nil, nil
+}
+
+// holders reads who holds the claim files found held, by UUID: on the
+// way to a refusal, after the directory's lock, which others are waiting
+// for. (Testing those files' locks needs no directory lock: their
+// creators locked them long since, and nobody locks them again.) retry
+// says some claim has ended meanwhile, or its job has (its holder lets go
+// in a moment): worth another attempt.
+func (d *Dir) holders(heldFile map[string]string) (map[string]Holder, bool) {
+	held := map[string]Holder{}
+	retry := false
+	gone := map[Job]bool{} // a job's claims are many, its process one
+	for uuid, name := range heldFile {
+		ok, h := d.probe(name, false)
+		if !ok {
+			retry = true
+			continue
+		}
+		held[uuid] = h
+		job := Job{PID: h.JobPID, Start: h.jobStart}
+		g, seen := gone[job]
+		if !seen {
+			g = h.jobGone()
+			gone[job] = g
+		}
+		retry = retry || g
+	}
+	return held, retry
 }

@@ -206,11 +206,13 @@ func (h *Holder) jobGone() bool {
 	return err != nil || start != h.jobStart
 }
 
-// probe tests the claim file name: whether its lock is held, and if so by
-// whom (when details is set). A file whose lock nobody holds is stale and
-// removed when it is ours (or we are root). Anything that is not a
-// regular file we can open is not a claim.
-func (d *Dir) probe(name string, details bool) (held bool, h Holder) {
+// probe tests the claim file name: whether its lock is held. Under the
+// directory's lock (locked), a file whose lock nobody holds is stale and
+// removed when it is ours (or we are root); without it (a claimant may be
+// between creating its file and locking it), probe removes nothing, and
+// reads whom a held file is. Anything that is not a regular file we can
+// open is not a claim.
+func (d *Dir) probe(name string, locked bool) (held bool, h Holder) {
 	fd, err := unix.Openat(int(d.f.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
 		return false, h // a symlink, a file we may not read, gone: not a claim
@@ -223,13 +225,13 @@ func (d *Dir) probe(name string, details bool) (held bool, h Holder) {
 	switch err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB); err {
 	case nil:
 		unix.Flock(fd, unix.LOCK_UN)
-		if d.uid == 0 || int(st.Uid) == d.uid {
+		if locked && (d.uid == 0 || int(st.Uid) == d.uid) {
 			unix.Unlinkat(int(d.f.Fd()), name, 0) // stale; only claimants lock, and they hold the directory's lock
 		}
 		return false, h
 	case unix.EWOULDBLOCK:
 		h.UID = int(st.Uid)
-		if details {
+		if !locked {
 			h.readInfo(fd)
 		}
 		return true, h

@@ -43,7 +43,9 @@ const ackTimeout = 5 * time.Second
 // the holder answers ack once it has them; the caller says commit once
 // it has printed the devices. A caller that ends without commit (its
 // output failed, it was killed) has handed nothing out: the holder lets
-// those files go.
+// those files go. What follows the request, commit or the end, decides;
+// the ack is only for the caller, which may be gone by then: the call
+// that started the holder does not wait for it (see Link.Handoff).
 const (
 	ackByte    = 'k'
 	commitByte = 'c'
@@ -80,84 +82,197 @@ func (h *Handover) Commit() error {
 // without Commit does the same.)
 func (h *Handover) Abort() { unix.Close(h.conn) }
 
-// errNoHolder: nothing listens at the job's holder address.
+// errNoHolder: no holder listens at the job's address, or the one that
+// did has ended before it took the claim (it ended idle just as this call
+// came: see holder.run).
 var errNoHolder = errors.New("no holder")
 
-// Handoff gives the claim to the job's holder, so that it outlives
-// slurm-mig and ends with the job: the holder that an earlier call of the
-// same job started, or else a new one. The caller keeps its own
-// descriptors of the claim until the holder has acknowledged its copies,
-// so a claim never lapses on the way. Should the job's holder refuse, or
-// be another user's, the claim gets a holder of its own.
-//
-// Which call starts the holder is settled by the address itself: the one
-// whose bind(2) succeeds; the others connect, and wait in its backlog
-// until the holder, once started, accepts them.
-func Handoff(c *Claim, job Job, argv0 string) (*Handover, error) {
-	return handoff(c, job, argv0, holderAddr(job), ackTimeout)
+// Link is a call's way to its job's holder, made as the call begins,
+// before it chooses devices: the job's first call starts the holder
+// there, so that the holder comes up while every call of a burst does
+// its own work, rather than after it, with the others waiting in its
+// backlog.
+type Link struct {
+	job     Job
+	argv0   string
+	addr    string
+	timeout time.Duration // for the holder's acknowledgement
+	conn    int           // to the holder; -1: none, Handoff finds one
+	started bool          // conn is to the holder this call started
 }
 
-func handoff(c *Claim, job Job, argv0, addr string, timeout time.Duration) (*Handover, error) {
+// Dial reaches the job's holder, or starts it (without a claim) where
+// there is none. It cannot fail: what goes wrong here, Handoff tries
+// again, as it must anyway should the holder end meanwhile.
+func Dial(job Job, argv0 string) *Link { return dial(job, argv0, holderAddr(job), ackTimeout) }
+
+func dial(job Job, argv0, addr string, timeout time.Duration) *Link {
+	l := &Link{job: job, argv0: argv0, addr: addr, timeout: timeout, conn: -1}
 	for try := 0; try < 3; try++ {
-		h, err := sendToHolder(addr, c, job, timeout)
+		conn, started, err := l.reach(nil)
 		if err == nil {
-			return h, nil
-		}
-		if !errors.Is(err, errNoHolder) {
-			break // refused, not answering, or not ours
-		}
-		l, err := listenAt(addr)
-		if err == nil {
-			return startHolder(c, job, argv0, l)
+			l.conn, l.started = conn, started
+			break
 		}
 		if !errors.Is(err, unix.EADDRINUSE) {
 			break
 		}
 		time.Sleep(time.Millisecond) // another call is starting the holder: it listens in a moment
 	}
-	return startHolder(c, job, argv0, -1)
+	return l
 }
 
-// sendToHolder passes the claim's descriptors to the holder listening at
-// addr, and waits (at most timeout) for its acknowledgement.
-func sendToHolder(addr string, c *Claim, job Job, timeout time.Duration) (*Handover, error) {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+// Close lets the link go unused: the holder drops the connection.
+func (l *Link) Close() {
+	if l.conn >= 0 {
+		unix.Close(l.conn)
+		l.conn = -1
+	}
+}
+
+// Handoff gives the claim to the job's holder, so that it outlives
+// slurm-mig and ends with the job: the holder the link reached, or, if
+// that one has ended, the one the job has now, or else a new one. The
+// caller keeps its own descriptors of the claim until the holder has
+// acknowledged its copies, so a claim never lapses on the way. Should
+// the job's holder refuse, not answer, or be another user's, the claim
+// gets a holder of its own.
+//
+// Which call starts the job's holder is settled by the address itself:
+// the one whose bind(2) succeeds; the others connect, and wait in its
+// backlog until the holder, once started, accepts them.
+//
+// The call that started the holder does not wait for its ack: its
+// connection is the holder's from the start (the holder cannot end idle
+// with it open), and the descriptors it sends are the holder's from
+// sendmsg(2) on, kept open in flight until the holder reads them, as
+// those of a holder started with a claim are from fork(2) on. Only the
+// holder's death would drop them, which ends its claims in any case.
+func (l *Link) Handoff(c *Claim) (*Handover, error) {
+	conn := l.conn
+	l.conn = -1
+	if conn >= 0 && l.started {
+		if err := sendClaim(conn, c, l.job); err == nil {
+			return &Handover{conn: conn}, nil
+		}
+		unix.Close(conn) // the holder has ended: try again as any call would
+		conn = -1
+	}
+	for try := 0; try < 3; try++ {
+		if conn < 0 {
+			var started bool
+			var err error
+			conn, started, err = l.reach(c.Files)
+			switch {
+			case started && err != nil:
+				return nil, err
+			case started:
+				return &Handover{conn: conn}, nil // the new holder has the files
+			case errors.Is(err, unix.EADDRINUSE):
+				time.Sleep(time.Millisecond)
+				continue
+			case err != nil:
+				return l.ownHolder(c) // the address is not ours
+			}
+		}
+		h, err := offer(conn, c, l.job)
+		conn = -1
+		if err == nil {
+			return h, nil
+		}
+		if !errors.Is(err, errNoHolder) {
+			break // refused, or not answering
+		}
+	}
+	return l.ownHolder(c)
+}
+
+// ownHolder starts a holder of this claim alone.
+func (l *Link) ownHolder(c *Claim) (*Handover, error) {
+	conn, err := startHolder(c.Files, l.job, l.argv0, -1, l.timeout)
 	if err != nil {
 		return nil, err
 	}
-	tv := unix.NsecToTimeval(timeout.Nanoseconds())
-	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
+	return &Handover{conn: conn}, nil
+}
+
+// reach connects to the holder at the link's address; where none
+// listens, it binds the address and starts the holder there with files
+// (a claim, or none yet), and says so. EADDRINUSE: another call has
+// bound it and is starting the holder.
+func (l *Link) reach(files []*os.File) (conn int, started bool, err error) {
+	conn, err = connectTo(l.addr, l.timeout)
+	if !errors.Is(err, errNoHolder) {
+		return conn, false, err
+	}
+	listener, err := listenAt(l.addr)
+	if err != nil {
+		return -1, false, err
+	}
+	conn, err = startHolder(files, l.job, l.argv0, listener, l.timeout)
+	return conn, true, err
+}
+
+// connectTo connects to the holder listening at addr, if it is this
+// user's. timeout bounds each later wait on the connection.
+func connectTo(addr string, timeout time.Duration) (int, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	setTimeouts(fd, timeout)
 	err = retryEINTR(func() error { return unix.Connect(fd, &unix.SockaddrUnix{Name: addr}) })
 	if err != nil {
 		unix.Close(fd)
 		if errors.Is(err, unix.ECONNREFUSED) {
-			return nil, errNoHolder
+			return -1, errNoHolder
 		}
-		return nil, err
+		return -1, err
 	}
 	// The peer's credentials are those of whoever called listen(2).
 	if cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED); err != nil || int(cred.Uid) != os.Geteuid() {
 		unix.Close(fd)
-		return nil, errors.New("the holder's address is another user's")
+		return -1, errors.New("the holder's address is another user's")
 	}
+	return fd, nil
+}
+
+func setTimeouts(fd int, timeout time.Duration) {
+	tv := unix.NsecToTimeval(timeout.Nanoseconds())
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
+}
+
+// offer passes the claim's descriptors to the holder on conn, and waits
+// for its acknowledgement; it closes conn unless the holder took the
+// claim. errNoHolder: the holder ended (or dropped the connection)
+// without taking it.
+func offer(conn int, c *Claim, job Job) (*Handover, error) {
+	err := sendClaim(conn, c, job)
+	var ack [1]byte
+	n := 0
+	if err == nil {
+		err = retryEINTR(func() (err error) { n, err = unix.Read(conn, ack[:]); return err })
+	}
+	if err == nil && n == 1 && ack[0] == ackByte {
+		return &Handover{conn: conn}, nil
+	}
+	unix.Close(conn)
+	if (err == nil && n == 0) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
+		return nil, errNoHolder
+	}
+	return nil, fmt.Errorf("the job's claim holder did not take the claim (%v)", err)
+}
+
+// sendClaim sends the request with the claim's descriptors.
+func sendClaim(conn int, c *Claim, job Job) error {
 	fds := make([]int, len(c.Files))
 	for i, f := range c.Files {
 		fds[i] = int(f.Fd())
 	}
-	err = retryEINTR(func() error {
-		return unix.Sendmsg(fd, holderRequest(job), unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
+	return retryEINTR(func() error {
+		return unix.Sendmsg(conn, holderRequest(job), unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
 	})
-	var ack [1]byte
-	n := 0
-	if err == nil {
-		err = retryEINTR(func() (err error) { n, err = unix.Read(fd, ack[:]); return err })
-	}
-	if err != nil || n != 1 || ack[0] != ackByte {
-		unix.Close(fd)
-		return nil, fmt.Errorf("the job's claim holder did not take the claim (%v)", err)
-	}
-	return &Handover{conn: fd}, nil
 }
 
 // listenAt binds and listens at addr; EADDRINUSE means another process
@@ -178,19 +293,21 @@ func listenAt(addr string) (int, error) {
 	return fd, nil
 }
 
-// startHolder starts a holder for the job with the claim's files, serving
-// listener (or, if it is -1, only this claim): a re-exec of this program
-// (argv0 keeps its name in ps) in a session of its own, with no standard
-// streams (a `$(slurm-mig free)` waits for every writer of its pipe to
-// close it), in /, holding the claim files and a pidfd of the job. The
-// kernel tells the holder when the job ends, however it ends; the holder
-// then exits and the kernel drops the locks. Killing the holder ends the
-// claims it holds too.
+// startHolder starts a holder for the job with files (a claim's, or
+// none: the caller offers its claim later on the connection), serving
+// listener (or, if it is -1, only this caller): a re-exec of this
+// program (argv0 keeps its name in ps) in a session of its own, with no
+// standard streams (a `$(slurm-mig free)` waits for every writer of its
+// pipe to close it), in /, holding the claim files and a pidfd of the
+// job. The kernel tells the holder when the job ends, however it ends;
+// the holder then exits and the kernel drops the locks. Killing the
+// holder ends the claims it holds too.
 //
-// Once it returns the holder has the files (exec succeeded, and
-// descriptors pass across fork and exec); the Handover is the
-// connection on which it waits for the commit.
-func startHolder(c *Claim, job Job, argv0 string, listener int) (*Handover, error) {
+// It returns the connection to the holder, on which the holder waits for
+// the commit (or, without files, for the claim). The holder has the files
+// once it returns: exec succeeded, and descriptors pass across fork and
+// exec. timeout bounds each later wait on the connection.
+func startHolder(files []*os.File, job Job, argv0 string, listener int, timeout time.Duration) (int, error) {
 	var l *os.File
 	if listener >= 0 {
 		l = os.NewFile(uintptr(listener), "holder-listener")
@@ -198,18 +315,17 @@ func startHolder(c *Claim, job Job, argv0 string, listener int) (*Handover, erro
 	}
 	pidfd, err := job.openPidfd()
 	if err != nil {
-		return nil, err
+		return -1, err
 	}
 	if pidfd != nil {
 		defer pidfd.Close()
 	}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("socketpair: %w", err)
+		return -1, fmt.Errorf("socketpair: %w", err)
 	}
 	theirs := os.NewFile(uintptr(pair[1]), "holder-starter")
 	defer theirs.Close()
-	files := append([]*os.File{pidfd, l, theirs}, c.Files...)
 	// The program's path names the holder in ps and top (a re-exec of
 	// /proc/self/exe would be "exe" there); /proc/self/exe still serves
 	// when the binary was replaced (an upgrade) since it started.
@@ -223,24 +339,25 @@ func startHolder(c *Claim, job Job, argv0 string, listener int) (*Handover, erro
 	}
 	cmd := &exec.Cmd{
 		Path:        self,
-		Args:        []string{argv0, HolderArg, strconv.Itoa(job.PID), strconv.FormatUint(job.Start, 10), strconv.Itoa(len(c.Files)), serves},
+		Args:        []string{argv0, HolderArg, strconv.Itoa(job.PID), strconv.FormatUint(job.Start, 10), strconv.Itoa(len(files)), serves},
 		Env:         []string{},
 		Dir:         "/",
-		ExtraFiles:  files,
+		ExtraFiles:  append([]*os.File{pidfd, l, theirs}, files...),
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	if err := cmd.Start(); err != nil {
 		unix.Close(pair[0])
-		return nil, err
+		return -1, err
 	}
 	cmd.Process.Release()
-	return &Handover{conn: pair[0]}, nil
+	setTimeouts(pair[0], timeout)
+	return pair[0], nil
 }
 
 // Hold is the holder's whole life: args are HolderArg's arguments (job
-// pid, job start time, number of the starter's claim files, 1 if it
-// listens for more). It holds claims until the job ends, and returns the
-// exit code.
+// pid, job start time, number of the starter's claim files (0: it offers
+// them on its connection, as other callers do), 1 if it listens for
+// more). It holds claims until the job ends, and returns the exit code.
 func Hold(args []string) int {
 	if len(args) != 4 {
 		return 2
@@ -248,12 +365,12 @@ func Hold(args []string) int {
 	pid, err1 := strconv.Atoi(args[0])
 	start, err2 := strconv.ParseUint(args[1], 10, 64)
 	n, err3 := strconv.Atoi(args[2])
-	if err1 != nil || err2 != nil || err3 != nil || n < 1 || n > maxMigDevices || (args[3] != "0" && args[3] != "1") {
+	if err1 != nil || err2 != nil || err3 != nil || n < 0 || n > maxMigDevices || (args[3] != "0" && args[3] != "1") {
 		return 2
 	}
-	files := make([]int, n)
-	for i := range files {
-		files[i] = holderFirstLock + i
+	var files []int // nil: the starter's claim is still to come
+	for i := range n {
+		files = append(files, holderFirstLock+i)
 		if !isRegular(files[i]) {
 			return 2 // not started by Handoff
 		}
@@ -295,20 +412,60 @@ type holderConn struct {
 // maxPending bounds the connections a holder serves at once.
 const maxPending = 1024
 
+// holderIdle is how long a job's holder that holds no claim and has no
+// caller waits for one before it ends: its starter was refused or gave
+// its claim back. A job's calls come within milliseconds in a burst, and
+// a holder that keeps a claim stays anyway.
+const holderIdle = 2 * time.Second
+
+// idle: the holder holds nothing and serves no caller.
+func (h *holder) idle() bool { return h.kept == 0 && len(h.conns) == 0 }
+
 func (h *holder) add(conn int, files []int) {
 	unix.SetNonblock(conn, true)
 	h.conns[conn] = &holderConn{files: files}
 }
 
-// run serves the connections until the job ends: one thread, one poll.
+// run serves the connections until the job ends, or until it has been
+// idle for holderIdle: one thread, one poll.
+//
+// An idle holder ends by exiting, which closes its listener: the address
+// is free again at once, and the kernel resets any connection still in
+// the backlog, which its caller sees as errNoHolder, while it still has
+// its claim. So a call that comes just as the holder ends loses nothing:
+// it starts the job's next holder.
 func (h *holder) run(pidfd, listener int) int {
 	if listener >= 0 {
 		unix.SetNonblock(listener, true)
 	}
 	var fds []unix.PollFd
+	var idleSince time.Time // zero while not idle
 	for {
-		if listener < 0 && len(h.conns) == 0 && h.kept == 0 {
+		timeout := -1
+		if pidfd < 0 {
+			timeout = int(pollInterval / time.Millisecond)
+		}
+		switch {
+		case !h.idle():
+			idleSince = time.Time{}
+		case listener < 0:
 			return 0 // a holder of one claim whose caller gave it back
+		case idleSince.IsZero():
+			idleSince = time.Now()
+			fallthrough
+		default:
+			left := holderIdle - time.Since(idleSince)
+			if left <= 0 {
+				h.accept(listener) // the last callers, come meanwhile
+				if h.idle() {
+					return 0
+				}
+				idleSince = time.Time{}
+				continue
+			}
+			if ms := int(left/time.Millisecond) + 1; timeout < 0 || ms < timeout {
+				timeout = ms
+			}
 		}
 		fds = fds[:0]
 		if pidfd >= 0 {
@@ -319,10 +476,6 @@ func (h *holder) run(pidfd, listener int) int {
 		}
 		for conn := range h.conns {
 			fds = append(fds, unix.PollFd{Fd: int32(conn), Events: unix.POLLIN})
-		}
-		timeout := -1
-		if pidfd < 0 {
-			timeout = int(pollInterval / time.Millisecond)
 		}
 		_, err := unix.Poll(fds, timeout)
 		if err != nil && err != unix.EINTR {
@@ -375,14 +528,14 @@ func (h *holder) serve(conn int) {
 		if err == unix.EAGAIN || err == unix.EINTR {
 			return
 		}
-		if err == nil {
-			if _, err = unix.Write(conn, []byte{ackByte}); err == nil {
-				c.files = files
-				return
-			}
-			closeAll(files)
+		if err != nil {
+			h.drop(conn)
+			return
 		}
-		h.drop(conn)
+		c.files = files
+		// A caller that has gone may have committed first: the next read
+		// tells (the commit stays readable after its end).
+		unix.Write(conn, []byte{ackByte})
 		return
 	}
 	var b [1]byte

@@ -121,7 +121,7 @@ func (th *testHolder) claim(uuid string, commit bool) {
 		th.t.Fatalf("claiming %s: %v", uuid, err)
 	}
 	defer c.Close()
-	h, err := handoff(c, th.job, "slurm-mig", th.addr, ackTimeout)
+	h, err := dial(th.job, "slurm-mig", th.addr, ackTimeout).Handoff(c)
 	if err != nil {
 		th.t.Fatalf("handing %s over: %v", uuid, err)
 	}
@@ -233,9 +233,9 @@ func TestHolderPerJob(t *testing.T) {
 func TestHolderAbort(t *testing.T) {
 	d := openTestDir(t)
 	th := newTestHolder(t, d)
-	th.claim("MIG-a", false) // the job's holder starts with this one
+	th.claim("MIG-a", false) // from the call that started the holder
 	th.claim("MIG-b", true)
-	th.claim("MIG-c", false) // this one it receives
+	th.claim("MIG-c", false) // from a later call
 	waitUntil(t, func() bool { return !held(t, d, "MIG-a") && !held(t, d, "MIG-c") }, "aborted claims to end")
 	if !held(t, d, "MIG-b") {
 		t.Error("the committed claim ended with the aborted ones")
@@ -245,7 +245,7 @@ func TestHolderAbort(t *testing.T) {
 	if err != nil || c == nil {
 		t.Fatal(err)
 	}
-	h, err := startHolder(c, th.job, "slurm-mig", -1)
+	h, err := (&Link{job: th.job, argv0: "slurm-mig", timeout: ackTimeout}).ownHolder(c)
 	c.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -257,6 +257,207 @@ func TestHolderAbort(t *testing.T) {
 	waitUntil(t, func() bool { return len(holdersOf(th.job)) == 1 }, "the claim's own holder to end")
 	if held(t, d, "MIG-d") || !held(t, d, "MIG-b") {
 		t.Error("the wrong claims ended")
+	}
+}
+
+// TestHolderEarly: a job's first call starts the holder before it has a
+// claim, so that calls made meanwhile reach a holder that is already up;
+// a holder that ends holding nothing ends once idle, one that keeps a
+// claim stays.
+func TestHolderEarly(t *testing.T) {
+	d := openTestDir(t)
+	th := newTestHolder(t, d)
+	first := dial(th.job, "slurm-mig", th.addr, ackTimeout)
+	if n := len(holdersOf(th.job)); n != 1 {
+		t.Fatalf("after the first call's Dial: %d holders, want 1", n)
+	}
+	// Calls of a burst: each reaches the holder, with the first call's
+	// claim still to come.
+	var links []*Link
+	for range 4 {
+		links = append(links, dial(th.job, "slurm-mig", th.addr, ackTimeout))
+	}
+	for i, l := range append(links, first) {
+		uuid := fmt.Sprintf("MIG-%d", i)
+		c, _, err := d.Take([]string{uuid}, 1, Info{Job: th.job}, time.Second)
+		if err != nil || c == nil {
+			t.Fatal(err)
+		}
+		h, err := l.Handoff(c)
+		c.Close()
+		if err != nil {
+			t.Fatalf("handing %s over: %v", uuid, err)
+		}
+		if i == 1 {
+			h.Abort()
+		} else if err := h.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pids := holdersOf(th.job); len(pids) != 1 {
+		t.Fatalf("holders %v, want the job's one", pids)
+	}
+	waitUntil(t, func() bool { return !held(t, d, "MIG-1") }, "the claim given back to end")
+	for _, uuid := range []string{"MIG-0", "MIG-2", "MIG-3", "MIG-4"} {
+		if !held(t, d, uuid) {
+			t.Errorf("%s is not held", uuid)
+		}
+	}
+
+	// Meanwhile a job whose first call claims nothing (refused) leaves no
+	// holder behind for long; nor does one whose claim was given back.
+	refused, aborted := newTestHolder(t, d), newTestHolder(t, d)
+	l := dial(refused.job, "slurm-mig", refused.addr, ackTimeout)
+	if n := len(holdersOf(refused.job)); n != 1 {
+		t.Fatalf("after Dial: %d holders, want 1", n)
+	}
+	l.Close()
+	t0 := time.Now()
+	aborted.claim("MIG-x", false)
+	waitUntil(t, func() bool { return len(holdersOf(refused.job))+len(holdersOf(aborted.job)) == 0 }, "idle holders to end")
+	if waited := time.Since(t0); waited < holderIdle/2 {
+		t.Errorf("idle holders ended after %s, before holderIdle (%s)", waited, holderIdle)
+	}
+	if held(t, d, "MIG-x") {
+		t.Error("MIG-x is held after its holder ended")
+	}
+	if n := len(holdersOf(th.job)); n != 1 || !held(t, d, "MIG-0") {
+		t.Fatalf("a holder of claims, after %s: %d holders, MIG-0 held %v", time.Since(t0), n, held(t, d, "MIG-0"))
+	}
+	th.endJob()
+}
+
+// TestHolderUnacked: the call that started the holder commits without
+// reading the ack, and may have ended before the holder reads its
+// request or before it reads the commit; the holder keeps the claim all
+// the same, and drops one that ended without commit.
+func TestHolderUnacked(t *testing.T) {
+	d := openTestDir(t)
+	job, err := Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name          string
+		ackFirst      bool // the holder acks before the caller ends
+		commit, keeps bool
+	}{
+		{"commit, then the holder reads", false, true, true},
+		{"ack unread, then commit", true, true, true},
+		{"no commit", false, false, false},
+		{"ack unread, no commit", true, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			uuid := "MIG-" + strings.ReplaceAll(tc.name, " ", "-")
+			c, _, err := d.Take([]string{uuid}, 1, Info{Job: job}, time.Second)
+			if err != nil || c == nil {
+				t.Fatal(err)
+			}
+			pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := &holder{job: job, uid: os.Geteuid(), conns: map[int]*holderConn{}}
+			h.add(pair[1], nil)
+			defer func() {
+				for conn := range h.conns {
+					h.drop(conn)
+				}
+			}()
+			if err := sendClaim(pair[0], c, job); err != nil {
+				t.Fatal(err)
+			}
+			c.Close() // the holder's copies in flight are all that is left
+			if tc.ackFirst {
+				h.serve(pair[1])
+			}
+			ho := &Handover{conn: pair[0]}
+			if tc.commit {
+				if err := ho.Commit(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				ho.Abort()
+			}
+			for i := 0; i < 2 && len(h.conns) > 0; i++ {
+				h.serve(pair[1])
+			}
+			if len(h.conns) != 0 || h.kept != map[bool]int{true: 1, false: 0}[tc.keeps] {
+				t.Errorf("holder: %d connections left, %d claims kept", len(h.conns), h.kept)
+			}
+			if got := held(t, d, uuid); got != tc.keeps {
+				t.Errorf("%s held: %v, want %v", uuid, got, tc.keeps)
+			}
+		})
+	}
+}
+
+// TestHolderGoneMeanwhile: a call whose holder ended between its Dial and
+// its Handoff (killed, or ended idle with the call still in its backlog)
+// hands its claim to the job's next holder, which it or another call
+// starts.
+func TestHolderGoneMeanwhile(t *testing.T) {
+	d := openTestDir(t)
+	th := newTestHolder(t, d)
+	take := func(uuid string) *Claim {
+		c, _, err := d.Take([]string{uuid}, 1, Info{Job: th.job}, time.Second)
+		if err != nil || c == nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	handoff := func(l *Link, c *Claim) {
+		t.Helper()
+		defer c.Close()
+		h, err := l.Handoff(c)
+		if err != nil {
+			t.Fatalf("handing %s over: %v", c.UUIDs[0], err)
+		}
+		if err := h.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The holder killed while two calls are on their way: the one that
+	// started it, and one it accepted.
+	starter := dial(th.job, "slurm-mig", th.addr, ackTimeout)
+	other := dial(th.job, "slurm-mig", th.addr, ackTimeout)
+	first := holdersOf(th.job)
+	if len(first) != 1 {
+		t.Fatalf("holders %v, want one", first)
+	}
+	syscall.Kill(first[0], syscall.SIGKILL)
+	waitUntil(t, func() bool { return len(holdersOf(th.job)) == 0 }, "the killed holder to end")
+	handoff(other, take("MIG-a"))
+	handoff(starter, take("MIG-b"))
+	if pids := holdersOf(th.job); len(pids) != 1 || pids[0] == first[0] || !held(t, d, "MIG-a") || !held(t, d, "MIG-b") {
+		t.Fatalf("after the holder's death: holders %v, MIG-a held %v, MIG-b held %v; want one new holder with both", pids, held(t, d, "MIG-a"), held(t, d, "MIG-b"))
+	}
+	th.endJob()
+
+	// A listener that closes with a call in its backlog, never accepted,
+	// as a holder ending idle does.
+	th = newTestHolder(t, d)
+	listener, err := listenAt(th.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := dial(th.job, "slurm-mig", th.addr, ackTimeout)
+	if l.conn < 0 {
+		t.Fatal("Dial did not connect to the listener")
+	}
+	unix.Close(listener)
+	handoff(l, take("MIG-c"))
+	if n := len(holdersOf(th.job)); n != 1 || !held(t, d, "MIG-c") {
+		t.Errorf("past a holder that ended idle: %d holders, want 1; MIG-c held %v", n, held(t, d, "MIG-c"))
+	}
+	if conn, err := connectTo(th.addr, time.Second); err != nil {
+		t.Errorf("the claim's holder is not the job's (none listens at its address): %v", err)
+	} else {
+		unix.Close(conn)
+	}
+	th.endJob()
+	if held(t, d, "MIG-a") || held(t, d, "MIG-b") || held(t, d, "MIG-c") {
+		t.Error("claims outlived their job")
 	}
 }
 
@@ -288,7 +489,7 @@ func TestHolderDeath(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	h, err := handoff(c, th.job, "slurm-mig", th.addr, 100*time.Millisecond)
+	h, err := dial(th.job, "slurm-mig", th.addr, 100*time.Millisecond).Handoff(c)
 	c.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -360,10 +561,15 @@ func TestHolderOtherUser(t *testing.T) {
 	}
 	// Same user, same request: taken (the refusal above was the uid's).
 	f, _ := os.CreateTemp(t.TempDir(), "mine")
-	if h, err := sendToHolder(th.addr, &Claim{Files: []*os.File{f}}, th.job, time.Second); err != nil {
+	conn, err := connectTo(th.addr, time.Second)
+	if err == nil {
+		var h *Handover
+		if h, err = offer(conn, &Claim{Files: []*os.File{f}}, th.job); err == nil {
+			h.Abort()
+		}
+	}
+	if err != nil {
 		t.Errorf("the job's holder refused its own user: %v", err)
-	} else {
-		h.Abort()
 	}
 }
 

@@ -82,6 +82,9 @@ echo "cpus: $(nproc), rounds: $rounds, burst: $burst calls on 28 MIG devices"
 printf 'single call:        median %.2f ms\n' "$single"
 printf 'in a burst of %d:   median %.2f ms (%sx), slowest %.2f ms (%sx)\n' "$burst" "$bmed" "$(ratio "$bmed" "$single")" "$bmax_ms" "$(ratio "$bmax_ms" "$single")"
 echo "burst calls: $got claimed, $refused refused (no idle device), $other failed"
+# slowest RC: the slowest burst call that exited RC, in ms (- if none did)
+slowest() { awk -v rc="$1" '$2 == rc && $1 > m { m = $1; n = 1 } END { if (n) printf "%.2f", m * 1000; else printf "-" }' "$work/burst"; }
+echo "slowest in the bursts: claimed $(slowest 0) ms, refused $(slowest 1) ms"
 lsingle=$(cut -d' ' -f1 "$work/lsingle" | median)
 lbmed=$(cut -d' ' -f1 "$work/lburst" | median)
 printf 'reference, list --from (no claims): single %.2f ms, in a burst of %d %.2f ms (%sx)\n' "$lsingle" "$burst" "$lbmed" "$(ratio "$lbmed" "$lsingle")"

@@ -43,12 +43,16 @@ func (c *freeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	// The job's holder starts now (where this is the job's first call),
+	// while this call and the others of a burst choose their devices.
+	holder := claim.Dial(job, os.Args[0])
+	defer holder.Close()
 	cl, err := c.claim(e, job, "free")
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	handover, err := claim.Handoff(cl, job, os.Args[0])
+	handover, err := holder.Handoff(cl)
 	if err != nil {
 		return fmt.Errorf("handing the claim to its holder: %w", err)
 	}
