@@ -28,17 +28,6 @@ func loader(t *testing.T, lib nvml.Interface, root string, warnings *[]string) *
 	}
 }
 
-// countingNVML counts the Shutdown calls that reach the library.
-type countingNVML struct {
-	nvml.Interface
-	shutdowns int
-}
-
-func (c *countingNVML) Shutdown() nvml.Return {
-	c.shutdowns++
-	return c.Interface.Shutdown()
-}
-
 // After a failed Init nothing else may be called: the real library would
 // crash the process. A bare mock panics on any call but Init.
 func TestInitFailureMakesNoOtherCall(t *testing.T) {
@@ -73,12 +62,12 @@ func TestReleaseAfterRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib := &countingNVML{Interface: fake}
+	lib := &nvmlfake.ShutdownCounter{Interface: fake}
 	var warnings []string
 	l := loader(t, lib, t.TempDir(), &warnings)
 	l.NVML.Start()
 	l.NVML.Release()
-	if lib.shutdowns != 0 {
+	if lib.Shutdowns != 0 {
 		t.Fatalf("Release before any read shut NVML down")
 	}
 	node, err := l.Load("")
@@ -90,8 +79,8 @@ func TestReleaseAfterRead(t *testing.T) {
 	}
 	l.NVML.Release()
 	l.NVML.Release()
-	if lib.shutdowns != 1 {
-		t.Errorf("Shutdown called %d times after a read, want 1", lib.shutdowns)
+	if lib.Shutdowns != 1 {
+		t.Errorf("Shutdown called %d times after a read, want 1", lib.Shutdowns)
 	}
 }
 

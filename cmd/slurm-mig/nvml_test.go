@@ -45,17 +45,6 @@ func TestReadsNVML(t *testing.T) {
 	}
 }
 
-// countingNVML counts the real Shutdown calls that reach the library.
-type countingNVML struct {
-	nvml.Interface
-	shutdowns int
-}
-
-func (c *countingNVML) Shutdown() nvml.Return {
-	c.shutdowns++
-	return c.Interface.Shutdown()
-}
-
 // TestNVMLShutdownBeforeWaiting pins when NVML is shut down: not by a run
 // that only prints (process exit frees it), always before a run writes a
 // file or compares configs, never after a failed Init.
@@ -82,7 +71,7 @@ func TestNVMLShutdownBeforeWaiting(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lib := &countingNVML{Interface: fakeLib}
+			lib := &nvmlfake.ShutdownCounter{Interface: fakeLib}
 			var stdout, stderr bytes.Buffer
 			args := append([]string{"--root", fixture.Path(t, "demo/root")}, tc.args...)
 			code := run(args, &env{stdout: &stdout, stderr: &stderr,
@@ -90,8 +79,8 @@ func TestNVMLShutdownBeforeWaiting(t *testing.T) {
 			if code != tc.wantCode {
 				t.Fatalf("exit %d, want %d; stderr: %s", code, tc.wantCode, stderr.String())
 			}
-			if lib.shutdowns != tc.want {
-				t.Errorf("nvmlShutdown called %d times, want %d", lib.shutdowns, tc.want)
+			if lib.Shutdowns != tc.want {
+				t.Errorf("nvmlShutdown called %d times, want %d", lib.Shutdowns, tc.want)
 			}
 		})
 	}
