@@ -187,6 +187,21 @@ func (l *Link) Handoff(c *Claim) (*Handover, error) {
 	return l.ownHolder(c)
 }
 
+// HandOut gives the claim to the job's holder (Handoff) and tells its
+// devices through tell: the holder keeps the claim only once tell has
+// succeeded; else the devices go back, as nobody learnt them.
+func (l *Link) HandOut(c *Claim, tell func(uuids []string) error) error {
+	h, err := l.Handoff(c)
+	if err != nil {
+		return fmt.Errorf("handing the claim to its holder: %w", err)
+	}
+	if err := tell(c.UUIDs); err != nil {
+		h.Abort()
+		return err
+	}
+	return h.Commit()
+}
+
 // ownHolder starts a holder of this claim alone.
 func (l *Link) ownHolder(c *Claim) (*Handover, error) {
 	conn, err := startHolder(c.Files, l.job, l.argv0, -1, l.timeout)

@@ -28,22 +28,24 @@ type Request struct {
 }
 
 // Devices claims req.Count idle MIG devices of node among those the job
-// may use. The warnings say what of CUDA_VISIBLE_DEVICES was ignored.
-func Devices(node *discover.Node, req Request) (*Claim, []string, error) {
+// may use. warn is told what of CUDA_VISIBLE_DEVICES was ignored.
+func Devices(node *discover.Node, req Request, warn func(string)) (*Claim, error) {
 	if req.Count < 1 || req.Count > maxMigDevices {
-		return nil, nil, fmt.Errorf("--count %d: want 1 to %d", req.Count, maxMigDevices)
+		return nil, fmt.Errorf("--count %d: want 1 to %d", req.Count, maxMigDevices)
 	}
 	devs, warnings, err := Candidates(node, req)
+	for _, w := range warnings {
+		warn(w)
+	}
 	if err != nil {
-		return nil, warnings, err
+		return nil, err
 	}
 	dir, err := OpenDir(req.Dir)
 	if err != nil {
-		return nil, warnings, err
+		return nil, err
 	}
 	defer dir.Close()
-	c, err := Take(dir, devs, req, Info{Job: req.Job, SchedulerJob: schedulerJob(), Command: req.Command}, req.Timeout)
-	return c, warnings, err
+	return Take(dir, devs, req, Info{Job: req.Job, SchedulerJob: schedulerJob(), Command: req.Command}, req.Timeout)
 }
 
 // maxMigDevices bounds --count: no node has more MIG devices.

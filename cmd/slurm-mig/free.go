@@ -26,11 +26,7 @@ func (f *claimFlags) claim(e *env, job claim.Job, command string) (*claim.Claim,
 	}
 	req := claim.Request{Count: f.Count, Profile: f.Profile, Dir: f.Claims, Job: job, Command: command, Timeout: e.loader.Timeout}
 	req.Visible, req.VisibleSet = os.LookupEnv("CUDA_VISIBLE_DEVICES")
-	c, warnings, err := claim.Devices(node, req)
-	for _, w := range warnings {
-		e.warn(w)
-	}
-	return c, err
+	return claim.Devices(node, req, e.warn)
 }
 
 type freeCmd struct {
@@ -52,13 +48,10 @@ func (c *freeCmd) Run(e *env) error {
 		return err
 	}
 	defer cl.Close()
-	handover, err := holder.Handoff(cl)
-	if err != nil {
-		return fmt.Errorf("handing the claim to its holder: %w", err)
-	}
-	if _, err := fmt.Fprintln(e.stdout, strings.Join(cl.UUIDs, ",")); err != nil {
-		handover.Abort() // nobody learnt the devices: give them back
-		return fmt.Errorf("writing output: %w", err)
-	}
-	return handover.Commit()
+	return holder.HandOut(cl, func(uuids []string) error {
+		if _, err := fmt.Fprintln(e.stdout, strings.Join(uuids, ",")); err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
+		return nil
+	})
 }
