@@ -73,9 +73,14 @@ type Written struct {
 	Layouts int    `json:"layouts"`
 }
 
-// Written is the report of writing the fleet's file with atomicfile.
-func (f *Fleet) Written(res atomicfile.Result) Written {
-	return Written{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Nodes: f.nodes, Layouts: len(f.Layouts)}
+// Write writes data, the fleet's gres.conf or node lines, to path
+// atomically (atomicfile), as gen -o does, and reports the write.
+func (f *Fleet) Write(path string, data []byte, backup bool) (*Written, error) {
+	res, err := atomicfile.Write(path, data, atomicfile.Options{Backup: backup})
+	if err != nil {
+		return nil, err
+	}
+	return &Written{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Nodes: f.nodes, Layouts: len(f.Layouts)}, nil
 }
 
 // WriteText writes "PATH: changed (N nodes, M layouts)", as gen -o says it.

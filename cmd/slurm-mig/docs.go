@@ -16,21 +16,8 @@ type docsCmd struct {
 }
 
 func (d *docsCmd) Run(e *env, ctx *kong.Context) error {
-	app := ctx.Model
-	switch d.Format {
-	case "man":
-		return docgen.Man(e.stdout, app, docgen.Page{
-			Version: "slurm-mig " + e.version,
-			Manual:  "User Commands",
-			Extra:   docgen.Sections(manText),
-		})
-	case "bash":
-		return docgen.Bash(e.stdout, app)
-	case "zsh":
-		return docgen.Zsh(e.stdout, app)
-	default:
-		return docgen.Fish(e.stdout, app)
-	}
+	page := docgen.Page{Version: "slurm-mig " + e.version, Manual: "User Commands", Extra: docgen.Sections(manText)}
+	return docgen.Write(e.stdout, d.Format, ctx.Model, page)
 }
 
 // manText holds the man page's sections that the model does not: exit

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/slurm-mig/slurm-mig/atomicfile"
 	"github.com/slurm-mig/slurm-mig/fleet"
 )
 
@@ -34,11 +33,10 @@ func (c *mergeCmd) Run(e *env) error {
 	if output == "" {
 		return e.print(func(w io.Writer) error { _, err := w.Write(data); return err })
 	}
-	res, err := atomicfile.Write(output, data, atomicfile.Options{Backup: c.Backup})
+	rep, err := f.Write(output, data, c.Backup)
 	if err != nil {
 		return err
 	}
-	rep := f.Written(res)
 	if c.JSON {
 		return e.print(rep.WriteJSON)
 	}

@@ -4,10 +4,28 @@
 package docgen
 
 import (
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/alecthomas/kong"
 )
+
+// Write writes app's man page (roff; page says what the model does not)
+// or its completion script for bash, zsh or fish: format names which.
+func Write(w io.Writer, format string, app *kong.Application, page Page) error {
+	switch format {
+	case "man":
+		return Man(w, app, page)
+	case "bash":
+		return Bash(w, app)
+	case "zsh":
+		return Zsh(w, app)
+	case "fish":
+		return Fish(w, app)
+	}
+	return fmt.Errorf("no %q format (man, bash, zsh or fish)", format)
+}
 
 // commands returns the visible commands below n, depth first, in the
 // model's order.
