@@ -128,6 +128,11 @@ func (l *Loader) discover() (*discover.Node, error) {
 	}
 }
 
+// Done says that the run reads NVML no more: it shuts NVML down (NVML's
+// Release) before the run waits on a lock, the disk, slurmctld, or a
+// command it becomes.
+func (l *Loader) Done() { l.NVML.Release() }
+
 // NodeName is the NodeName= for the node: none when asked for none, else
 // the name given (checked as Slurm reads node names), else the short name
 // of the host the model describes: the snapshot's host or, when it names

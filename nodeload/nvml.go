@@ -45,6 +45,17 @@ func NewNVML(newLib func() nvml.Interface) *NVML {
 	return &NVML{newLib: newLib, initDone: make(chan struct{})}
 }
 
+// StartNVML makes the run's library and, when args will read it
+// (ReadsNVML of cli, a kong command-line struct), starts its Init now, to
+// overlap building the command-line parser.
+func StartNVML(newLib func() nvml.Interface, args []string, cli any) *NVML {
+	l := NewNVML(newLib)
+	if ReadsNVML(args, cli) {
+		l.Start()
+	}
+	return l
+}
+
 // ReadsNVML guesses, before a command line is parsed, whether the run
 // will read NVML: args name a command of cli (a kong command-line struct)
 // whose field is tagged nvml:"", with no --from (a snapshot), --help or

@@ -5,71 +5,9 @@ import (
 	"io"
 
 	"github.com/slurm-mig/slurm-mig/discover"
-	"github.com/slurm-mig/slurm-mig/gresgen"
-	"github.com/slurm-mig/slurm-mig/slurmconf"
+	"github.com/slurm-mig/slurm-mig/drift"
+	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 )
-
-// sourceFlags choose where the node model comes from: commands pass From
-// to e.loader.Load.
-type sourceFlags struct {
-	From string `placeholder:"FILE" help:"Work from a snapshot (slurm-mig snapshot) instead of NVML. Cap minors it lacks are read from mig-minors under --root."`
-}
-
-// recordFlags shape the GRES records, shared by gen, node and diff so
-// that their types and counts always agree.
-type recordFlags struct {
-	NodeName   string            `placeholder:"NAME" help:"NodeName= to write (default: the short hostname; with --from, the snapshot's)."`
-	NoNodeName bool              `help:"Leave NodeName= out."`
-	TypeStyle  string            `enum:"model,profile,autodetect" default:"model" help:"GRES type names: model (a100, a100_1g.10gb), profile (a100, 1g.10gb), autodetect (the names of Slurm's AutoDetect=nvml). One of: ${enum}."`
-	TypeMap    map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"Use TYPE as the model part of types for GPUs whose NVML name or short model is NAME (repeatable)."`
-	Files      string            `enum:"auto,multiple,ci" default:"auto" help:"MIG device files: multiple (MultipleFiles=/dev/nvidiaN,GI cap,CI cap; Slurm >= 21.08: 20.11 refuses MIG devices sharing their GPU's file), ci (File=CI cap; every Slurm), or auto: ci for a Slurm older than 21.08, else multiple. One of: ${enum}."`
-	NoCores    bool              `help:"Leave out Cores= (the abstract core ids near each GPU, from NVML's CPU affinity and the CPU topology under --root)."`
-	NoLinks    bool              `help:"Leave out Links= (active NVLinks between whole GPUs)."`
-	Flags      string            `placeholder:"FLAGS" help:"Write Flags=FLAGS on every line (nvidia_gpu_env, ...); checked against the flags Slurm knows."`
-	slurmFlags
-}
-
-// config builds the node's gres.conf records and Gres= counts.
-func (f *recordFlags) config(e *env, node *discover.Node) (*gresgen.Config, error) {
-	name, err := e.loader.NodeName(node, f.NodeName, f.NoNodeName)
-	if err != nil {
-		return nil, err
-	}
-	if !f.NoCores {
-		e.loader.Cores(node)
-	}
-	slurm, from, err := slurmconf.Release(f.SlurmVersion, e.installedSlurm, e.warn)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := gresgen.Generate(node, gresgen.Options{NodeName: name, TypeStyle: gresgen.TypeStyle(f.TypeStyle),
-		FileStyle: gresgen.FileStyle(f.Files), TypeMap: f.TypeMap, NoCores: f.NoCores, NoLinks: f.NoLinks, Flags: f.Flags, Warn: e.warn, Slurm: slurm})
-	return cfg, slurmconf.ExplainRefusal(err, from)
-}
-
-// renderFlags are what gen and node share: where the node comes from, how
-// its records are shaped, where the result goes.
-type renderFlags struct {
-	sourceFlags
-	recordFlags
-	outputFlags
-	stateFlags
-}
-
-// render loads the node and builds its config, refusing an empty one
-// unless asked; what names the output in that refusal.
-func (r *renderFlags) render(e *env, what string) (*discover.Node, *gresgen.Config, error) {
-	e.probeSlurm()
-	node, err := e.loader.Load(r.From)
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg, err := r.config(e, node)
-	if err != nil {
-		return nil, nil, err
-	}
-	return node, cfg, cfg.CheckEmpty(what, r.AllowEmpty, e.warn)
-}
 
 type genCmd struct {
 	renderFlags
@@ -77,11 +15,11 @@ type genCmd struct {
 }
 
 func (c *genCmd) Run(e *env) error {
-	node, cfg, err := c.render(e, "gres.conf")
+	built, err := e.build.Render(c.From, c.records(), "gres.conf", c.AllowEmpty)
 	if err != nil {
 		return err
 	}
-	return c.write(e, c.Output, cfg.GresConf(e.version, c.Compact), node, cfg)
+	return e.build.Write(c.output(c.Output), built.Config.GresConf(e.version, c.Compact), built)
 }
 
 type nodeCmd struct {
@@ -98,25 +36,46 @@ func (c *nodeCmd) Run(e *env) error {
 	case c.Update != "" && c.Full:
 		return fmt.Errorf("--update sets only Gres=; drop --full")
 	}
-	node, cfg, err := c.render(e, "node line")
+	built, err := e.build.Render(c.From, c.records(), "node line", c.AllowEmpty)
 	if err != nil {
 		return err
 	}
 	if c.Update != "" {
-		updated, err := cfg.UpdateSlurmConf(c.Update)
+		updated, err := built.Config.UpdateSlurmConf(c.Update)
 		if err != nil {
 			return err
 		}
-		return c.write(e, outputPath(c.Update), updated, node, cfg)
+		return e.build.Write(c.output(outputPath(c.Update)), updated, built)
 	}
-	var hardware []string
-	if c.Full {
-		if err := e.loader.Hardware(node); err != nil {
-			return fmt.Errorf("node --full: %w", err)
-		}
-		hardware = append(hardware, node.Hardware.String())
+	line, err := e.build.NodeLine(built, c.Full)
+	if err != nil {
+		return fmt.Errorf("node --full: %w", err)
 	}
-	return c.write(e, c.Output, []byte(cfg.NodeLine(hardware...)+"\n"), node, cfg)
+	return e.build.Write(c.output(c.Output), line, built)
+}
+
+type diffCmd struct {
+	sourceFlags
+	recordFlags
+	GresConf  string `placeholder:"FILE" help:"Compare with this gres.conf (default /etc/slurm/gres.conf when nothing else is compared); a pipe, or - for standard input, works too."`
+	SlurmConf string `placeholder:"FILE" help:"Compare the Gres= counts this node's NodeName line declares in FILE (a pipe, or - for standard input)."`
+	Running   bool   `help:"Compare the Gres= the running slurmctld has for this node (scontrol show node)."`
+	State     string `placeholder:"FILE" help:"Compare the device state slurm-mig env reads with the GPUs (default: ${state_env} or ${state_default}, when it exists and the GPUs are read from NVML)."`
+	JSON      bool   `name:"json" help:"Print the result as JSON."`
+}
+
+func (c *diffCmd) Run(e *env) error {
+	rep, err := e.build.Diff(c.From, c.records(), c.State, drift.Inputs{GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running})
+	if err != nil {
+		return err
+	}
+	if err := kongrun.PrintReport(e.stdout, rep, c.JSON); err != nil {
+		return err
+	}
+	if !rep.Same {
+		return kongrun.Status(1) // different, as diff(1) exits
+	}
+	return nil
 }
 
 type listCmd struct {
@@ -139,4 +98,17 @@ func (c *snapshotCmd) Run(e *env) error {
 		return err
 	}
 	return e.print(func(w io.Writer) error { return discover.WriteSnapshot(w, node) })
+}
+
+// stateCmd writes only the device state: for configless nodes, whose
+// gres.conf and slurm.conf are the controller's.
+type stateCmd struct {
+	sourceFlags
+	NodeName string `placeholder:"NAME" help:"The node's Slurm NodeName, which env checks against SLURMD_NODENAME (default: the short hostname; with --from, the snapshot's)."`
+	State    string `placeholder:"FILE" help:"Where to write it (default ${state_env}, else ${state_default})."`
+	JSON     bool   `name:"json" help:"Report the result as JSON ({\"path\", \"changed\", \"devices\"})."`
+}
+
+func (c *stateCmd) Run(e *env) error {
+	return e.build.WriteState(c.From, c.NodeName, c.State, c.JSON)
 }

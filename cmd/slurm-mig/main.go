@@ -1,19 +1,16 @@
 // Command slurm-mig writes Slurm's gres.conf and NodeName Gres= counts for
 // a node's GPUs and MIG devices, read through NVML.
 //
-// This package is the command line only: each command is a Run method that
-// loads the node (nodeload.Loader), calls the library packages, and
-// prints or writes what they return.
+// This package is the command line only: each command is a Run method
+// that hands its flags to the library packages (nodegres for what gen,
+// node and diff make, nodeload for the node's model, jobenv, claim,
+// fleet) and prints what they return; kongrun parses and runs it.
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -21,10 +18,10 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/claim"
 	"github.com/slurm-mig/slurm-mig/hostfs"
-	"github.com/slurm-mig/slurm-mig/internal/cliparse"
+	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/jobenv"
+	"github.com/slurm-mig/slurm-mig/nodegres"
 	"github.com/slurm-mig/slurm-mig/nodeload"
-	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // version is set at build time (-ldflags "-X main.version=v1.2.3"); a
@@ -40,34 +37,28 @@ func main() {
 	}))
 }
 
-// Exit codes, as diff(1) uses them: 0 fine, 1 different (diff), 2 trouble.
-const (
-	exitOK        = 0
-	exitDifferent = 1
-	exitError     = 2
-)
-
 // env is what commands need from outside: output streams, the NVML
-// library and the host name, which tests replace; and, made once a run,
-// the loader of the node's model.
+// library and the host name, which tests replace; and, made once the
+// command line is parsed, the loader of the node's model and the builder
+// of its config.
 type env struct {
 	stdout, stderr io.Writer
 	newNVML        func() nvml.Interface
 	hostname       func() (string, error)
 	version        string
-	nvml           *nodeload.NVML   // the run's NVML library
-	loader         *nodeload.Loader // set once the command line is parsed
-	root           hostfs.FS        // --root
-	// installedSlurm waits for slurmd -V (probeSlurm); nil when not asked.
-	installedSlurm func() (slurmconf.Version, error)
+	loader         *nodeload.Loader  // owns the run's NVML
+	build          *nodegres.Builder // gen, node, diff, state
 }
+
+// print prints what write writes, all at once after it succeeded.
+func (e *env) print(write func(io.Writer) error) error { return kongrun.Print(e.stdout, write) }
 
 // warn is the run's one warning channel: the library packages say what
 // they did without through it.
 func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", msg) }
 
 // A command tagged nvml:"" reads NVML unless given --from: NVML's Init
-// starts for it before the command line is parsed (nodeload.ReadsNVML).
+// starts for it before the command line is parsed (nodeload.StartNVML).
 type cli struct {
 	Root    string           `default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree or a chroot). Printed device paths stay /dev/..."`
 	Timeout time.Duration    `default:"60s" help:"Give up, writing nothing, when NVML has not answered in this time (a hung GPU or driver)."`
@@ -87,12 +78,6 @@ type cli struct {
 	Docs docsCmd `cmd:"" hidden:"" whole:"" help:"Print the man page or a shell completion script, made from this command line's model."`
 }
 
-// helpVars are the defaults that cli's help names, taken from the
-// constants that decide them.
-func helpVars() kong.Vars {
-	return kong.Vars{"state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath}
-}
-
 // Validate checks the global flags when the command line is parsed.
 func (c *cli) Validate() error {
 	if c.Timeout <= 0 {
@@ -101,96 +86,33 @@ func (c *cli) Validate() error {
 	return nil
 }
 
-// errExit carries kong's exit code (after --help, --version) out of Parse.
-type errExit int
-
-// errDifferent makes run exit 1 without printing an error.
-type errDifferent struct{}
-
-func (errDifferent) Error() string { return "different" }
-
-func run(args []string, e *env) (code int) {
+// run runs the command line args and returns the exit status, as diff(1)
+// has them: 0 fine, 1 different (diff), 2 trouble; free and exec add
+// theirs (1 none idle, 126 and 127 for CMD).
+func run(args []string, e *env) int {
 	if len(args) > 0 && args[0] == claim.HolderArg {
 		return claim.Hold(args[1:]) // free's holder, re-executed; no CLI
 	}
-	e.version = buildVersion()
-	e.nvml = nodeload.NewNVML(e.newNVML)
-	if nodeload.ReadsNVML(args, cli{}) {
-		e.nvml.Start() // Init overlaps building the parser
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			exit, ok := r.(errExit)
-			if !ok {
-				panic(r)
-			}
-			code = int(exit)
-		}
-	}()
+	e.version = kongrun.Version(version)
+	nvmlLib := nodeload.StartNVML(e.newNVML, args, cli{}) // Init overlaps parsing
 	var c cli
-	ctx, err := cliparse.One(&c, args, e.parse)
-	if err != nil {
-		ctx, err = e.parse(&c, args)
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "slurm-mig: %v (see slurm-mig --help)\n", err)
-		return exitError
-	}
-	e.root = hostfs.FS(c.Root)
-	e.loader = &nodeload.Loader{Host: nodeload.NewHost(hostfs.FS(c.Root)), NVML: e.nvml,
-		Hostname: e.hostname, Timeout: c.Timeout, Warn: e.warn}
-	if err := ctx.Run(); err != nil {
-		if errors.As(err, new(errDifferent)) {
-			return exitDifferent
-		}
-		fmt.Fprintf(e.stderr, "slurm-mig: %s\n", oneLine(err))
-		if coded := (interface{ ExitCode() int })(nil); errors.As(err, &coded) {
-			return coded.ExitCode() // free and exec: 1 none idle, 126/127 CMD
-		}
-		return exitError
-	}
-	return exitOK
+	return e.app().Run(&c, args, func() {
+		root := hostfs.FS(c.Root)
+		e.loader = &nodeload.Loader{Host: nodeload.NewHost(root), NVML: nvmlLib,
+			Hostname: e.hostname, Timeout: c.Timeout, Warn: e.warn}
+		e.build = &nodegres.Builder{Loader: e.loader, Root: root, Getenv: os.Getenv,
+			WrittenBy: "slurm-mig " + e.version, Stdout: e.stdout, Print: e.print, Warn: e.warn}
+	})
 }
 
-// parse parses args into target, cli or a part of it (cliparse.One).
-func (e *env) parse(target any, args []string) (*kong.Context, error) {
-	parser, err := kong.New(target,
-		kong.Name("slurm-mig"),
-		kong.Description("Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices."),
-		kong.Writers(e.stdout, e.stderr),
-		kong.Vars{"version": "slurm-mig " + e.version}, helpVars(),
-		kong.Exit(func(code int) { panic(errExit(code)) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Bind(e),
-	)
-	if err != nil {
-		panic(err) // the CLI definition itself is wrong
-	}
-	return parser.Parse(args)
-}
-
-// oneLine keeps an error to one line, so logs of hooks stay readable.
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
-}
-
-func buildVersion() string {
-	if info, ok := debug.ReadBuildInfo(); ok && version == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
-	}
-	return version
-}
-
-// print runs write into a buffer and prints the whole output at once,
-// after every step succeeded, so a failure never leaves half a config on
-// stdout.
-func (e *env) print(write func(io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return err
-	}
-	if _, err := e.stdout.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("writing output: %w", err)
-	}
-	return nil
+// app is how the command line is parsed: help names the defaults that
+// decide them, and commands get the env.
+func (e *env) app() kongrun.App {
+	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr,
+		Description: "Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices.",
+		Options: []kong.Option{
+			kong.Vars{"version": "slurm-mig " + e.version, "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath},
+			kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+			kong.Bind(e),
+		}}
 }

@@ -17,6 +17,12 @@ import (
 	"github.com/slurm-mig/slurm-mig/topology"
 )
 
+// Exit statuses the tests expect (run's doc).
+const (
+	exitOK    = 0
+	exitError = 2
+)
+
 var update = flag.Bool("update", false, "rewrite the golden output in testdata/script/*.txtar (then read the diff)")
 
 func TestMain(m *testing.M) {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/slurm-mig/slurm-mig/fleet"
+	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 )
 
 type mergeCmd struct {
@@ -16,10 +17,11 @@ type mergeCmd struct {
 }
 
 func (c *mergeCmd) Run(e *env) error {
-	output := ""
-	if !c.Output.toStdout() {
-		output = string(c.Output)
-	} else if c.Backup || c.JSON {
+	output := string(c.Output)
+	if output == "-" {
+		output = ""
+	}
+	if output == "" && (c.Backup || c.JSON) {
 		return fmt.Errorf("--backup and --json go with -o FILE")
 	}
 	f, err := fleet.Merge(c.Paths, output)
@@ -37,8 +39,5 @@ func (c *mergeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if c.JSON {
-		return e.print(rep.WriteJSON)
-	}
-	return e.print(rep.WriteText)
+	return kongrun.PrintReport(e.stdout, rep, c.JSON)
 }

@@ -90,7 +90,7 @@ func TestNVMLShutdownBeforeWaiting(t *testing.T) {
 // names must be kong's, and a command without the tag (one that never
 // reads NVML) does not start Init.
 func TestReadsNVMLKnowsEveryCommand(t *testing.T) {
-	parser, err := kong.New(&cli{}, helpVars())
+	parser, err := kong.New(&cli{}, (&env{}).app().Options...)
 	if err != nil {
 		t.Fatal(err)
 	}

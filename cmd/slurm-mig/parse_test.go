@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slurm-mig/slurm-mig/internal/cliparse"
+	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 )
 
-// TestParseOne: through cliparse.One, a command line parsed with the model of its command alone
+// TestParseOne: through kongrun.One, a command line parsed with the model of its command alone
 // gives what the whole model gives; what the part cannot take (errors,
 // help, a command's name as a flag's value before the command) it leaves
 // to the whole.
 func TestParseOne(t *testing.T) {
-	e := &env{stdout: io.Discard, stderr: io.Discard, version: "test"}
+	app := (&env{stdout: io.Discard, stderr: io.Discard, version: "test"}).app()
 	for _, args := range [][]string{
 		{"free"},
 		{"free", "--from", "n.json", "--count", "2", "--profile", "1g.10gb", "--claims", "/c", "--pid", "5"},
@@ -31,11 +31,11 @@ func TestParseOne(t *testing.T) {
 		{"merge", "--node-lines", "a.conf", "b.conf", "-o", "-"},
 	} {
 		var whole, part cli
-		wctx, err := e.parse(&whole, args)
+		wctx, err := app.Parse(&whole, args)
 		if err != nil {
 			t.Fatalf("%q: whole model: %v", args, err)
 		}
-		pctx, err := cliparse.One(&part, args, e.parse)
+		pctx, err := kongrun.One(&part, args, app.Parse)
 		if err != nil {
 			t.Errorf("%q: model of one command: %v", args, err)
 			continue
@@ -68,7 +68,7 @@ func TestParseOne(t *testing.T) {
 		{"--version", "free"},
 		{"docs", "man"}, // reads the whole model
 	} {
-		if _, err := cliparse.One(&cli{}, args, e.parse); err == nil {
+		if _, err := kongrun.One(&cli{}, args, app.Parse); err == nil {
 			t.Errorf("%q: taken by the model of one command, want it left to the whole", args)
 		}
 	}

@@ -1,8 +1,4 @@
-// Package cliparse parses a kong command line with the model of the one
-// command it runs. Building kong's model of every command is the largest
-// part of a short run's work: a third of the CPU of a `free` call, whose
-// bursts are measured, and the TaskProlog `env` runs before every task.
-package cliparse
+package kongrun
 
 import (
 	"errors"

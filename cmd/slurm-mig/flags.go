@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/nodegres"
+)
+
+// sourceFlags choose where the node model comes from: commands pass From
+// to e.loader.Load.
+type sourceFlags struct {
+	From string `placeholder:"FILE" help:"Work from a snapshot (slurm-mig snapshot) instead of NVML. Cap minors it lacks are read from mig-minors under --root."`
+}
+
+// recordFlags shape the GRES records, shared by gen, node and diff so
+// that their types and counts always agree.
+type recordFlags struct {
+	NodeName     string            `placeholder:"NAME" help:"NodeName= to write (default: the short hostname; with --from, the snapshot's)."`
+	NoNodeName   bool              `help:"Leave NodeName= out."`
+	TypeStyle    string            `enum:"model,profile,autodetect" default:"model" help:"GRES type names: model (a100, a100_1g.10gb), profile (a100, 1g.10gb), autodetect (the names of Slurm's AutoDetect=nvml). One of: ${enum}."`
+	TypeMap      map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"Use TYPE as the model part of types for GPUs whose NVML name or short model is NAME (repeatable)."`
+	Files        string            `enum:"auto,multiple,ci" default:"auto" help:"MIG device files: multiple (MultipleFiles=/dev/nvidiaN,GI cap,CI cap; Slurm >= 21.08: 20.11 refuses MIG devices sharing their GPU's file), ci (File=CI cap; every Slurm), or auto: ci for a Slurm older than 21.08, else multiple. One of: ${enum}."`
+	NoCores      bool              `help:"Leave out Cores= (the abstract core ids near each GPU, from NVML's CPU affinity and the CPU topology under --root)."`
+	NoLinks      bool              `help:"Leave out Links= (active NVLinks between whole GPUs)."`
+	Flags        string            `placeholder:"FLAGS" help:"Write Flags=FLAGS on every line (nvidia_gpu_env, ...); checked against the flags Slurm knows."`
+	SlurmVersion string            `placeholder:"X.Y" help:"The Slurm release that reads the output (default: slurmd -V of this host's Slurm, with --root /). It picks --files auto's style, and output it would refuse or misread is an error, never written."`
+}
+
+// records is what the flags ask of the records.
+func (f *recordFlags) records() nodegres.Records {
+	return nodegres.Records{NodeName: f.NodeName, NoNodeName: f.NoNodeName, SlurmVersion: f.SlurmVersion,
+		Gres: gresgen.Options{TypeStyle: gresgen.TypeStyle(f.TypeStyle), FileStyle: gresgen.FileStyle(f.Files),
+			TypeMap: f.TypeMap, NoCores: f.NoCores, NoLinks: f.NoLinks, Flags: f.Flags}}
+}
+
+// renderFlags are what gen and node share: where the node comes from, how
+// its records are shaped, where the result goes.
+type renderFlags struct {
+	sourceFlags
+	recordFlags
+	outputFlags
+	stateFlags
+}
+
+// output is where the rendered data goes: file (-o, or node --update's).
+func (r *renderFlags) output(file outputPath) nodegres.Output {
+	return nodegres.Output{File: string(file), Backup: r.Backup, JSON: r.JSON, State: r.State, NoState: r.NoState}
+}
+
+// outputFlags say where gen and node put what they render.
+type outputFlags struct {
+	Output     outputPath `short:"o" placeholder:"FILE" help:"Write FILE atomically instead of printing (- prints): unchanged content is not rewritten; mode, owner and symlinks are kept; concurrent runs wait for each other."`
+	Backup     bool       `help:"With -o or --update, keep the replaced file as FILE.bak."`
+	AllowEmpty bool       `help:"Write even when no GPU or MIG device was found (by default that is refused: after an NVML failure an empty gres.conf takes a node's GPUs away)."`
+	JSON       bool       `name:"json" help:"With -o or --update, report the result as JSON ({\"path\", \"changed\", \"backup\", \"devices\"})."`
+}
+
+// stateFlags say where gen and node write the device state that env
+// reads, along with the file they write.
+type stateFlags struct {
+	State   string `placeholder:"FILE" help:"With -o or --update, also write the device state that slurm-mig env reads here (default ${state_env}, else ${state_default})."`
+	NoState bool   `help:"With -o or --update, do not write the device state."`
+}
+
+// outputPath is -o's value: a file, or "-" for standard output, as Unix
+// tools take it. An empty name is refused when parsing: it is a script's
+// unset variable, not a request to print.
+type outputPath string
+
+func (p *outputPath) Decode(ctx *kong.DecodeContext) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("file", &s); err != nil {
+		return err
+	}
+	if s == "" {
+		return fmt.Errorf("-o needs a file name (- prints to standard output)")
+	}
+	*p = outputPath(s)
+	return nil
+}

@@ -1,0 +1,141 @@
+// Package kongrun parses and runs a kong command line, the way every
+// command of slurm-mig is run: parsed with the model of the one command it
+// names where that will do (One), since building kong's model of every
+// command is the largest part of a short run's work (a third of the CPU
+// of a `free` call, and the TaskProlog `env` runs before every task); its
+// error printed on one line; and its exit status given back, not taken by
+// os.Exit, so that tests run it in process.
+package kongrun
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// App is how a command line is parsed: kong's options beside the name,
+// description and output streams.
+type App struct {
+	Name, Description string
+	Stdout, Stderr    io.Writer
+	Options           []kong.Option
+}
+
+// Status is an error that only sets the exit status: diff's 1, "the
+// files differ", is not trouble and prints nothing.
+type Status int
+
+func (s Status) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
+// exited carries kong's exit status (after --help, --version) out of its
+// parser, which would otherwise call os.Exit.
+type exited int
+
+// Exit statuses, as diff(1) has them: 0 fine, 2 trouble.
+const (
+	statusOK    = 0
+	statusError = 2
+)
+
+// Run parses args into cli, a pointer to a kong CLI struct (with the
+// model of one command where One takes it, else the whole model), calls
+// ready, and runs the command. It returns the exit status: 0; kong's, after
+// --help or --version; a Status's; else, having printed the error on one
+// line to Stderr, the ExitCode() of an error that has one, or 2.
+func (a App) Run(cli any, args []string, ready func()) (status int) {
+	defer func() {
+		if r := recover(); r != nil {
+			code, ok := r.(exited)
+			if !ok {
+				panic(r)
+			}
+			status = int(code)
+		}
+	}()
+	ctx, err := One(cli, args, a.Parse)
+	if err != nil {
+		ctx, err = a.Parse(cli, args)
+	}
+	if err != nil {
+		fmt.Fprintf(a.Stderr, "%s: %v (see %s --help)\n", a.Name, err, a.Name)
+		return statusError
+	}
+	ready()
+	err = ctx.Run()
+	var s Status
+	switch {
+	case err == nil:
+		return statusOK
+	case errors.As(err, &s):
+		return int(s)
+	}
+	fmt.Fprintf(a.Stderr, "%s: %s\n", a.Name, oneLine(err))
+	if coded := (interface{ ExitCode() int })(nil); errors.As(err, &coded) {
+		return coded.ExitCode()
+	}
+	return statusError
+}
+
+// Parse parses args into target, a pointer to a kong CLI struct (or to
+// the part of one that One makes).
+func (a App) Parse(target any, args []string) (*kong.Context, error) {
+	options := append([]kong.Option{
+		kong.Name(a.Name),
+		kong.Description(a.Description),
+		kong.Writers(a.Stdout, a.Stderr),
+		kong.Exit(func(code int) { panic(exited(code)) }),
+	}, a.Options...)
+	parser, err := kong.New(target, options...)
+	if err != nil {
+		panic(err) // the CLI definition itself is wrong
+	}
+	return parser.Parse(args)
+}
+
+// Print runs write into a buffer and prints the whole output to w at
+// once, after every step succeeded, so that a failure never leaves half a
+// config on standard output.
+func Print(w io.Writer, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	return nil
+}
+
+// Report is a command's result that prints as text for the admin or as
+// JSON for automation (--json).
+type Report interface {
+	WriteText(io.Writer) error
+	WriteJSON(io.Writer) error
+}
+
+// PrintReport prints r whole (Print), as JSON when asJSON.
+func PrintReport(w io.Writer, r Report, asJSON bool) error {
+	if asJSON {
+		return Print(w, r.WriteJSON)
+	}
+	return Print(w, r.WriteText)
+}
+
+// oneLine keeps an error to one line, so logs of hooks stay readable.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
+}
+
+// Version is the version a build reports: set with -ldflags -X (stamped),
+// else, in a module build (go install ...@v1.2.3), the module's version.
+func Version(stamped string) string {
+	if info, ok := debug.ReadBuildInfo(); ok && stamped == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return stamped
+}
