@@ -42,17 +42,17 @@ type Records struct {
 	NodeName   string // "" names the node after its host
 	NoNodeName bool
 	// SlurmVersion is the release that reads the output (X.Y); "" asks
-	// this host's Slurm (ProbeSlurm), or none under another --root.
+	// this host's Slurm (probeSlurm), or none under another --root.
 	SlurmVersion string
 	// Gres shapes the records; Config sets its NodeName, Slurm and Warn.
 	Gres gresgen.Options
 }
 
-// ProbeSlurm starts asking this host's Slurm for its version, to overlap
+// probeSlurm starts asking this host's Slurm for its version, to overlap
 // reading the node; only commands that render ask (env runs once per
 // task and must start nothing). Under a --root other than / the files
 // are another machine's, whose Slurm is not this one: no probe.
-func (b *Builder) ProbeSlurm() {
+func (b *Builder) probeSlurm() {
 	if b.Root == "/" && b.installed == nil {
 		b.installed = slurmconf.ProbeInstalled()
 	}
@@ -88,7 +88,7 @@ type Built struct {
 // builds its config, refusing an empty one unless allowEmpty; what names
 // the output in that refusal.
 func (b *Builder) Render(from string, r Records, what string, allowEmpty bool) (*Built, error) {
-	b.ProbeSlurm()
+	b.probeSlurm()
 	node, err := b.Loader.Load(from)
 	if err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func (b *Builder) Diff(from string, r Records, stateFile string, in drift.Inputs
 	if in.GresConf == slurmconf.Stdin && in.SlurmConf == slurmconf.Stdin {
 		return nil, fmt.Errorf("--gres-conf and --slurm-conf cannot both read standard input")
 	}
-	b.ProbeSlurm()
+	b.probeSlurm()
 	node, err := b.Loader.Load(from)
 	if err != nil {
 		return nil, err

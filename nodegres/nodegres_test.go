@@ -134,7 +134,7 @@ func TestDiffRefusesTwoStdin(t *testing.T) {
 // host's slurmd is not asked for its version.
 func TestProbeSlurmOnlyAtSlash(t *testing.T) {
 	r := newRun(t, h100)
-	r.b.ProbeSlurm()
+	r.b.probeSlurm()
 	if r.b.installed != nil {
 		t.Errorf("probed this host's Slurm for a tree under %s", r.b.Root)
 	}
