@@ -613,20 +613,6 @@ func FuzzFastLine(f *testing.F) {
 	})
 }
 
-// writeFiles creates files (path relative to root -> content) under root.
-func writeFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for p, content := range files {
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func capFile(minor int) string {
 	return fmt.Sprintf("DeviceFileMinor: %d\nDeviceFileMode: 256\nDeviceFileModify: 1\n", minor)
 }
@@ -778,7 +764,7 @@ func TestLoad(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			writeFiles(t, root, tc.files)
+			fixture.WriteTree(t, root, tc.files)
 			for _, d := range tc.dirs {
 				if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 					t.Fatal(err)
@@ -816,7 +802,7 @@ func TestLoadTreeSymlinks(t *testing.T) {
 	// and dangling links are not directories and are skipped.
 	root := t.TempDir()
 	capDir := filepath.Join(root, CapabilitiesDir)
-	writeFiles(t, root, map[string]string{
+	fixture.WriteTree(t, root, map[string]string{
 		"elsewhere/gpu4/mig/gi2/access":     capFile(561),
 		"elsewhere/gpu4/mig/gi2/ci1/access": capFile(563),
 		"elsewhere/file":                    "not a directory\n",
@@ -866,7 +852,7 @@ func TestLoadMigMinorsUnreadable(t *testing.T) {
 func TestLoadRealFixtureRoot(t *testing.T) {
 	data := readReal(t)
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{MigMinorsPath: string(data)})
+	fixture.WriteTree(t, root, map[string]string{MigMinorsPath: string(data)})
 	m, err := Load(hostfs.FS(root))
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/synth"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -34,28 +35,13 @@ func fragment(node string, recs ...string) string {
 	return b.String()
 }
 
-func writeFiles(t testing.TB, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, data := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 func mergeArgs(t *testing.T, args ...string) (*Fleet, error) {
 	t.Helper()
 	return Merge(args, "")
 }
 
 func TestMergeGroupsIdenticalNodes(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := fixture.Tree(t, map[string]string{
 		"gpu01.conf":           fragment("gpu01", wholeA, migA, migB),
 		"gpu02.conf":           fragment("gpu02", wholeA, migA, migB),
 		"gpu03.conf":           fragment("gpu03", migA, wholeA),
@@ -101,7 +87,7 @@ NodeName=gpu10 Gres=gpu:a100:1,gpu:a100_1g.10gb:1
 // A merged file is a fragment too: merging it again, alone or with the
 // fragments it came from, gives the same file.
 func TestMergeAgainIsTheSame(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := fixture.Tree(t, map[string]string{
 		"gpu01.conf": fragment("gpu01", wholeA, migA),
 		"gpu02.conf": fragment("gpu02", wholeA, migA),
 		"gpu03.conf": fragment("gpu03", migB),
@@ -174,7 +160,7 @@ func TestMergeRefuses(t *testing.T) {
 		}, "a.conf: binary data (NUL byte); not a Slurm config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := writeFiles(t, tc.files)
+			dir := fixture.Tree(t, tc.files)
 			_, err := mergeArgs(t, dir)
 			if err == nil {
 				t.Fatalf("merged; want the error %s", tc.want)
@@ -195,7 +181,7 @@ func TestMergeReportsTheFirstError(t *testing.T) {
 	}
 	files["gpu150.conf"] = "bad\n"
 	files["gpu170.conf"] = "worse\n"
-	dir := writeFiles(t, files)
+	dir := fixture.Tree(t, files)
 	for range 5 {
 		_, err := mergeArgs(t, dir)
 		if err == nil || !strings.Contains(err.Error(), "gpu150.conf:1:") {
@@ -205,7 +191,7 @@ func TestMergeReportsTheFirstError(t *testing.T) {
 }
 
 func TestFragments(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := fixture.Tree(t, map[string]string{
 		"b.conf": "", "a.conf": "", "notes.txt": "", ".a.conf.lock.conf": "", "sub/c.conf": "",
 	})
 	got, err := Fragments([]string{dir, filepath.Join(dir, "notes.txt")}, "")
@@ -284,7 +270,7 @@ func TestMergeRandomFleets(t *testing.T) {
 				files[fmt.Sprintf("f%03d-again.conf", i)] = fragment(node, l...)
 			}
 		}
-		dir := writeFiles(t, files)
+		dir := fixture.Tree(t, files)
 		f, err := mergeArgs(t, dir)
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)

@@ -1,12 +1,12 @@
 package slurmconf
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 )
 
 func TestScanLines(t *testing.T) {
@@ -51,23 +51,8 @@ func TestWords(t *testing.T) {
 	}
 }
 
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, data := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 func TestReadGresConf(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := fixture.Tree(t, map[string]string{
 		"gres.conf": "AutoDetect=off\nNodeName=n[1-2] Name=gpu Type=a100 Files=/dev/nvidia[0-1] Count=2 Cores=0-7\ninclude sub/more.conf\n",
 		"sub/more.conf": "Name=gpu Type=x MultipleFiles=/dev/nvidia2,/dev/nvidia-caps/nvidia-cap[1-2] Flags=nvidia_gpu_env\n" +
 			"NodeName=n3 Name=mps Count=200\n",
@@ -123,7 +108,7 @@ func TestReadGresConfErrors(t *testing.T) {
 		"Name=gpu Type=\"a100 File=/dev/nvidia0":           ":1: unterminated '\"'",
 		"Name=gpu File=/dev/nvidia0\x00":                   ": binary data (NUL byte); not a Slurm config",
 	} {
-		dir := writeFiles(t, map[string]string{"gres.conf": data})
+		dir := fixture.Tree(t, map[string]string{"gres.conf": data})
 		_, err := ReadGresConf(filepath.Join(dir, "gres.conf"), "n1")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err = %v, want it to contain %q", data, err, want)
@@ -191,7 +176,7 @@ func TestDiffUnitsNormalises(t *testing.T) {
 }
 
 func TestUpdateNodeGresFile(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"slurm.conf": "ClusterName=c\nNodeName=n1 CPUs=8 Gres=gpu:a100:1 # old\n"})
+	dir := fixture.Tree(t, map[string]string{"slurm.conf": "ClusterName=c\nNodeName=n1 CPUs=8 Gres=gpu:a100:1 # old\n"})
 	path := filepath.Join(dir, "slurm.conf")
 	got, err := UpdateNodeGresFile(path, "n1", "gpu:a100:2")
 	if err != nil {

@@ -9,10 +9,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
 )
 
 func TestRecordReader(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := fixture.Tree(t, map[string]string{
 		"ok.conf": `# gen's header
 NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia[0-1]
 nodename=n[2-3] name=gpu type=a100_1g.10gb \
@@ -87,7 +88,7 @@ Name=gpu NodeName="n5" Type=a100 File=/dev/nvidia[0-1]
 // are the same whichever reader picks them out.
 func TestRecordReaderAgreesWithReadGresConf(t *testing.T) {
 	data := "NodeName=n[1-3] Name=gpu Type=a File=/dev/nvidia0\nNodeName=n2 Name=gpu Type=b File=/dev/nvidia[1-2] Cores=0-3\nNodeName=n1,n3 Name=gpu Type=c Count=4 Flags=nvidia_gpu_env\n"
-	path := filepath.Join(writeFiles(t, map[string]string{"gres.conf": data}), "gres.conf")
+	path := filepath.Join(fixture.Tree(t, map[string]string{"gres.conf": data}), "gres.conf")
 	var r RecordReader
 	all, err := r.Read(path)
 	if err != nil {
@@ -116,7 +117,7 @@ func TestRecordReaderAgreesWithReadGresConf(t *testing.T) {
 
 // readConfInto reads through the buffer it is given and keeps it.
 func TestReadConfIntoKeepsBuffer(t *testing.T) {
-	path := filepath.Join(writeFiles(t, map[string]string{"a.conf": strings.Repeat("x", 100)}), "a.conf")
+	path := filepath.Join(fixture.Tree(t, map[string]string{"a.conf": strings.Repeat("x", 100)}), "a.conf")
 	buf := make([]byte, 0, 10)
 	got, err := readConfInto(path, &buf)
 	if err != nil || got != strings.Repeat("x", 100) {
