@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -220,5 +221,22 @@ func TestCandidates(t *testing.T) {
 	}
 	if _, _, err := Candidates(&discover.Node{}, Request{Count: 1}); err == nil || err.Error() != "no GPU on this node" {
 		t.Errorf("empty node: %v", err)
+	}
+}
+
+// exec exits as shells do: 127 for a command not found, 126 for one
+// found but not executable.
+func TestLookPathExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "script")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for args, want := range map[string]int{script: 126, filepath.Join(dir, "missing"): 127, "slurm-mig-no-such-command": 127} {
+		_, err := LookPath([]string{args})
+		var ce *CommandError
+		if !errors.As(err, &ce) || ce.ExitCode() != want {
+			t.Errorf("LookPath(%q): %v, want exit %d", args, err, want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package claim
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -30,7 +31,10 @@ func LookPath(args []string) (string, error) {
 		return "", errors.New("exec: no command given (slurm-mig exec [flags] -- CMD [ARGS...])")
 	}
 	path, err := exec.LookPath(args[0])
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrPermission): // found, not executable
+		return "", &CommandError{Code: 126, Err: err}
+	case err != nil:
 		return "", &CommandError{Code: 127, Err: err}
 	}
 	return path, nil

@@ -170,16 +170,20 @@ func (j Job) Alive() bool {
 	return err == nil && start == j.Start
 }
 
-// openPidfd returns a pidfd for the job, or nil on kernels before 5.3,
-// which have none. It checks, after opening, that the pid still names
-// the job (not a process that reused its pid).
+// openPidfd returns a pidfd for the job, or nil where there is none to
+// be had: kernels before 5.3 (ENOSYS) and seccomp profiles that refuse
+// pidfd_open (EPERM), where the holder polls instead. It checks, after
+// opening, that the pid still names the job (not a process that reused
+// its pid).
 func (j Job) openPidfd() (*os.File, error) {
 	fd, err := unix.PidfdOpen(j.PID, 0)
-	if errors.Is(err, unix.ENOSYS) {
+	switch {
+	case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
 		return nil, nil
-	}
-	if err != nil {
+	case errors.Is(err, unix.ESRCH):
 		return nil, fmt.Errorf("the job's process %d has ended", j.PID)
+	case err != nil:
+		return nil, fmt.Errorf("watching the job's process %d: %w", j.PID, err)
 	}
 	f := os.NewFile(uintptr(fd), "pidfd")
 	if !j.Alive() {
