@@ -70,6 +70,9 @@ NodeName=n2 Name=gpu Type=1g MultipleFiles=/dev/nvidia9,/dev/c8,/dev/c9
 		{"other GRES and records without files take no index", "gpu:a100:3",
 			"Name=mps Count=100\nName=gpu Type=a100 Count=1\nName=gpu Type=a100 File=/dev/nvidia[0-1]\n",
 			[]string{"/dev/nvidia0", "/dev/nvidia1"}, ""},
+		{"mps and shard sharing the GPUs' files take no index", "gpu:a100:2",
+			"Name=gpu Type=a100 File=/dev/nvidia[0-1]\nName=mps Count=200 File=/dev/nvidia[0-1]\nName=shard Count=8 File=/dev/nvidia0\n",
+			[]string{"/dev/nvidia0", "/dev/nvidia1"}, ""},
 		{"typed and untyped mixed", "gpu:2,gpu:a100:1", mixed, nil, "mixes typed and untyped"},
 		{"no gpu", "", mixed, nil, ""},
 	} {

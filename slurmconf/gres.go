@@ -20,7 +20,7 @@ type GresRecord struct {
 	Type          string
 	File          string
 	MultipleFiles []string
-	Count         uint64 // Count=, for records without files; 0 when not given
+	Count         uint64 // Count=: without files, or a sharing GRES's shares (SharingGres); 0 when not given
 	Cores         string // abstract core ids near the device: "0-15"
 	Links         string
 	Flags         string
@@ -33,6 +33,8 @@ func (r GresRecord) Units() (int, error) {
 	switch {
 	case len(r.MultipleFiles) > 0:
 		return 1, nil
+	case r.File != "" && r.Count > 0 && SharingGres(r.Name):
+		return int(r.Count), nil // shares of the files' devices
 	case r.File != "":
 		names, err := ExpandHostlist(r.File)
 		if err != nil {

@@ -416,7 +416,7 @@ func checkRecord(r *ParsedRecord) error {
 		if len(files) == 0 {
 			return fmt.Errorf("%s: File=%s names no file", r.Pos, r.File)
 		}
-		if r.Count != 0 && r.Count != uint64(len(files)) {
+		if r.Count != 0 && r.Count != uint64(len(files)) && !SharingGres(r.Name) {
 			noun := "files"
 			if len(files) == 1 {
 				noun = "file"

@@ -23,6 +23,13 @@ func ValidType(t string) error {
 	return nil
 }
 
+// SharingGres reports whether name is a GRES that shares GPUs (mps,
+// shard): its Count is the shares, spread over the devices File= names,
+// not one per file (gres.conf(5): Name=mps Count=200 File=/dev/nvidia0).
+func SharingGres(name string) bool {
+	return strings.EqualFold(name, "mps") || strings.EqualFold(name, "shard")
+}
+
 // knownFlags are the gres.conf Flags= words Slurm knows (gres.c,
 // _parse_gres_flags); explicit and env_uuid came after 22.05.
 var knownFlags = []string{"CountOnly", "nvidia_gpu_env", "amd_gpu_env", "intel_gpu_env", "opencl_env",

@@ -89,6 +89,18 @@ func TestReadGresConf(t *testing.T) {
 	if diff := cmp.Diff([]string{"gres.conf:2", "gres.conf:2", "sub/more.conf:1"}, pos); diff != "" {
 		t.Errorf("unit positions (-want +got):\n%s", diff)
 	}
+	// mps and shard spread their Count over the devices File= names, as
+	// slurmd -G takes them.
+	shared := fixture.Tree(t, map[string]string{"gres.conf": "Name=gpu File=/dev/nvidia[0-1]\n" +
+		"Name=mps Count=200 File=/dev/nvidia[0-1]\nName=shard Count=8 File=/dev/nvidia0\n"})
+	sconf, err := ReadGresConf(filepath.Join(shared, "gres.conf"), "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, err := CountGres(sconf.GresRecords())
+	if got := GresList(counts); err != nil || got != "gpu:2,mps:200,shard:8" {
+		t.Errorf("sharing GRES count %q, %v; want gpu:2,mps:200,shard:8", got, err)
+	}
 	conf3, _ := ReadGresConf(filepath.Join(dir, "gres.conf"), "n3")
 	if u, _ := SplitUnits(conf3.GresRecords()); len(u) != 201 {
 		t.Errorf("n3 has %d units, want 200 mps + 1 gpu", len(u))
