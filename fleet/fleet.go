@@ -394,28 +394,33 @@ func conflict(node, fileA string, a assignment, fileB string, b assignment) erro
 	panic("fleet: layouts of different keys have the same records") // keys are the records' lines
 }
 
-// checkDevices refuses a layout whose records name one device twice:
-// Slurm would count it twice, and could hand it to two jobs. a is where
-// the layout was first read, in file.
+// checkDevices refuses a layout whose records name one device twice for
+// one GRES: Slurm would count it twice, and could hand it to two jobs.
+// Other GRES on a GPU's file (mps, shard) are Slurm's sharing layout, not
+// a second device. a is where the layout was first read, in file.
 func checkDevices(file string, a assignment) error {
-	seen := map[string]int{} // device files -> line
+	type device struct{ name, files string } // files sorted: the same set in any order
+	seen := map[device]int{}                 // -> line
 	for i, r := range a.layout.recs {
-		var devices []string
+		var shown []string // as the record names them
 		switch {
 		case len(r.MultipleFiles) > 0:
-			devices = []string{strings.Join(r.MultipleFiles, ",")}
+			shown = []string{strings.Join(r.MultipleFiles, ",")}
 		case r.File != "":
 			files, err := slurmconf.ExpandHostlist(r.File)
 			if err != nil {
 				return fmt.Errorf("%s:%d: File=: %v", file, a.lines[i], err)
 			}
-			devices = files
+			shown = files
 		}
-		for _, d := range devices {
-			if at, dup := seen[d]; dup {
+		for _, d := range shown {
+			files := strings.Split(d, ",")
+			slices.Sort(files)
+			key := device{strings.ToLower(r.Name), strings.Join(files, ",")}
+			if at, dup := seen[key]; dup {
 				return fmt.Errorf("%s:%d: device %s is given twice for node %s (first at line %d)", file, a.lines[i], d, a.node, at)
 			}
-			seen[d] = a.lines[i]
+			seen[key] = a.lines[i]
 		}
 	}
 	return nil

@@ -111,6 +111,21 @@ func TestMergeAgainIsTheSame(t *testing.T) {
 	}
 }
 
+// Slurm's sharing layout names a GPU's file again for mps or shard:
+// other GRES, not the device twice.
+func TestMergeKeepsSharingGres(t *testing.T) {
+	dir := fixture.Tree(t, map[string]string{
+		"gpu01.conf": fragment("gpu01", wholeA, "Name=mps Count=100 File=/dev/nvidia0\n", "Name=shard Count=4 File=/dev/nvidia0\n"),
+	})
+	f, err := mergeArgs(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(f.NodeLines()); !strings.Contains(got, "gpu:a100:1") || !strings.Contains(got, "mps:100") || !strings.Contains(got, "shard:4") {
+		t.Errorf("node lines:\n%s", got)
+	}
+}
+
 func TestMergeRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -152,6 +167,9 @@ func TestMergeRefuses(t *testing.T) {
 		{"one device twice", map[string]string{
 			"a.conf": fragment("gpu01", wholeA, migA, migA),
 		}, "a.conf:5: device /dev/nvidia1,/dev/nvidia-caps/nvidia-cap201,/dev/nvidia-caps/nvidia-cap202 is given twice for node gpu01 (first at line 4)"},
+		{"one device twice, its files in another order", map[string]string{
+			"a.conf": fragment("gpu01", migA, "Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia-caps/nvidia-cap202,/dev/nvidia1,/dev/nvidia-caps/nvidia-cap201\n"),
+		}, "a.conf:4: device /dev/nvidia-caps/nvidia-cap202,/dev/nvidia1,/dev/nvidia-caps/nvidia-cap201 is given twice for node gpu01 (first at line 3)"},
 		{"one file twice in a range", map[string]string{
 			"a.conf": fragment("gpu01", "Name=gpu Type=a100 File=/dev/nvidia[0-1]\n", "Name=gpu Type=a100 File=/dev/nvidia1\n"),
 		}, "a.conf:4: device /dev/nvidia1 is given twice for node gpu01 (first at line 3)"},
