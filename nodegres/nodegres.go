@@ -33,7 +33,7 @@ type Builder struct {
 	Print func(write func(io.Writer) error) error
 	Warn  func(string) // the run's one warning channel
 
-	installed func() (slurmconf.Version, error) // the wait for slurmd -V
+	installed slurmconf.Probe // the wait for slurmd -V (or scontrol -V)
 }
 
 // Records say how to shape the records: the flags gen, node and diff

@@ -260,32 +260,41 @@ func InstalledVersion() (Version, string, error) {
 	return Version{}, "", ErrNoSlurm
 }
 
+// Probe waits for the answer of a Slurm asked for its version: the
+// version and the command that answered (InstalledVersion).
+type Probe func() (Version, string, error)
+
 // ProbeInstalled asks the Slurm installed here for its version
 // (InstalledVersion) in the background, so that the answer comes while
 // the node is read, and returns the wait for it.
-func ProbeInstalled() func() (Version, error) {
+func ProbeInstalled() Probe {
 	type answer struct {
-		v   Version
-		err error
+		v     Version
+		asked string
+		err   error
 	}
 	done := make(chan answer, 1)
 	go func() {
-		v, _, err := InstalledVersion()
-		done <- answer{v, err}
+		v, asked, err := InstalledVersion()
+		done <- answer{v, asked, err}
 	}()
-	return sync.OnceValues(func() (Version, error) {
-		a := <-done
-		return a.v, a.err
-	})
+	var a answer
+	wait := sync.OnceFunc(func() { a = <-done })
+	return func() (Version, string, error) {
+		wait()
+		return a.v, a.asked, a.err
+	}
 }
 
 // Release is the Slurm release that reads the output: flag (the
 // --slurm-version the user gave) when set, else what probe finds (nil:
 // no probe, as for another machine's tree); the zero Version when
-// neither is known. from says which, for messages. A probe that fails
+// neither is known. from says which (the command that answered the
+// probe: slurmd -V, or scontrol -V where there is no slurmd), for
+// messages. A probe that fails
 // is a warning: the output is then written for a Slurm of unknown
 // version, as before releases were known.
-func Release(flag string, probe func() (Version, error), warn func(string)) (v Version, from string, err error) {
+func Release(flag string, probe Probe, warn func(string)) (v Version, from string, err error) {
 	if flag != "" {
 		v, err := ParseVersion(flag)
 		if err != nil {
@@ -296,7 +305,7 @@ func Release(flag string, probe func() (Version, error), warn func(string)) (v V
 	if probe == nil {
 		return Version{}, "", nil
 	}
-	v, err = probe()
+	v, asked, err := probe()
 	switch {
 	case errors.Is(err, ErrNoSlurm):
 		return Version{}, "", nil
@@ -304,7 +313,7 @@ func Release(flag string, probe func() (Version, error), warn func(string)) (v V
 		warn(fmt.Sprintf("%v: writing for a Slurm of unknown version (--slurm-version names it)", err))
 		return Version{}, "", nil
 	}
-	return v, "slurmd -V", nil
+	return v, asked, nil
 }
 
 // ExplainRefusal adds to an error of a release refusing the output where

@@ -151,12 +151,12 @@ func TestCheckGresFlags(t *testing.T) {
 }
 
 func TestRelease(t *testing.T) {
-	v2411 := func() (Version, error) { return Version{Major: 24, Minor: 11}, nil }
+	v2411 := func() (Version, string, error) { return Version{Major: 24, Minor: 11}, "slurmd -V", nil }
 	var warned []string
 	warn := func(s string) { warned = append(warned, s) }
 	for _, tc := range []struct {
 		flag      string
-		probe     func() (Version, error)
+		probe     Probe
 		want      Version
 		from      string
 		wantWarns int
@@ -164,8 +164,9 @@ func TestRelease(t *testing.T) {
 		{"20.11", v2411, Version{Major: 20, Minor: 11}, "--slurm-version", 0},
 		{"", v2411, Version{Major: 24, Minor: 11}, "slurmd -V", 0},
 		{"", nil, Version{}, "", 0},
-		{"", func() (Version, error) { return Version{}, ErrNoSlurm }, Version{}, "", 0},
-		{"", func() (Version, error) { return Version{}, errors.New("slurmd -V: exit status 1") }, Version{}, "", 1},
+		{"", func() (Version, string, error) { return Version{Major: 22, Minor: 5}, "scontrol -V", nil }, Version{Major: 22, Minor: 5}, "scontrol -V", 0},
+		{"", func() (Version, string, error) { return Version{}, "", ErrNoSlurm }, Version{}, "", 0},
+		{"", func() (Version, string, error) { return Version{}, "slurmd -V", errors.New("slurmd -V: exit status 1") }, Version{}, "", 1},
 	} {
 		warned = nil
 		v, from, err := Release(tc.flag, tc.probe, warn)
