@@ -54,6 +54,9 @@ type CountsReport struct {
 	// is then what the node reported, and Reason says what is wrong.
 	State  string `json:"state,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// refused: slurmctld refused the node's registration, as read once
+	// from State and Reason.
+	refused bool
 }
 
 // DefaultGresConf is compared when Inputs name nothing to compare with.
@@ -141,8 +144,8 @@ func Compare(in Inputs) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.State, r.Reason = running.State, running.Reason
-		r.Same = r.Same && !running.RegistrationRefused()
+		r.State, r.Reason, r.refused = running.State, running.Reason, running.RegistrationRefused()
+		r.Same = r.Same && !r.refused
 		rep.Running, rep.Same = r, rep.Same && r.Same
 	}
 	if in.State != nil {
@@ -210,7 +213,7 @@ func verdict(r *Report, devices int) string {
 	if g := r.GresConf; g != nil && !g.Same {
 		parts = append(parts, fmt.Sprintf("gres.conf has %d to add, %d to remove, %d to change", len(g.Added), len(g.Removed), len(g.Changed)))
 	}
-	if run := r.Running; run != nil && (scontrol.Node{State: run.State, Reason: run.Reason}).RegistrationRefused() {
+	if run := r.Running; run != nil && run.refused {
 		parts = append(parts, fmt.Sprintf("slurmctld holds %s in %s: %s", r.Node, run.State, orNone(run.Reason)))
 	}
 	for _, cr := range []struct {

@@ -6,11 +6,10 @@ import (
 	"strings"
 )
 
-// Request is what a task's environment asks of env: nothing (Leave, with
-// the reason), or the UUIDs of the devices at Indices, in that order.
+// Request is what a task's environment asks of env: nothing (Leave), or
+// the UUIDs of the devices at Indices, in that order.
 type Request struct {
 	Leave   bool
-	Reason  string
 	Node    string // SLURMD_NODENAME
 	From    string // the variable the indices come from
 	Indices []int
@@ -41,17 +40,17 @@ func Decide(lookup func(string) (string, bool)) (Request, error) {
 		return v, ok && v != ""
 	}
 	if cvd, ok := getenv("CUDA_VISIBLE_DEVICES"); ok && hasUUID(cvd) {
-		return Request{Leave: true, Reason: "CUDA_VISIBLE_DEVICES already holds UUIDs"}, nil
+		return Request{Leave: true}, nil // CUDA_VISIBLE_DEVICES already holds UUIDs
 	}
 	from := "SLURM_STEP_GPUS"
 	list, ok := getenv(from)
 	if !ok {
 		if !isBatchStep(getenv) || !hasGPUEnv(getenv) {
-			return Request{Leave: true, Reason: "the step has no GPUs (no SLURM_STEP_GPUS)"}, nil
+			return Request{Leave: true}, nil // the step has no GPUs
 		}
 		from = "SLURM_JOB_GPUS"
 		if list, ok = getenv(from); !ok {
-			return Request{Leave: true, Reason: "the job has no GPUs (no SLURM_JOB_GPUS)"}, nil
+			return Request{Leave: true}, nil // the job has no GPUs
 		}
 	}
 	indices, err := ParseIndices(list)
@@ -59,7 +58,7 @@ func Decide(lookup func(string) (string, bool)) (Request, error) {
 		return Request{}, fmt.Errorf("%s=%s: %v", from, list, err)
 	}
 	if len(indices) == 0 {
-		return Request{Leave: true, Reason: from + " is empty"}, nil
+		return Request{Leave: true}, nil // the list is empty
 	}
 	node, _ := getenv("SLURMD_NODENAME")
 	if node == "" {

@@ -91,10 +91,7 @@ func grantedDevices(devs []Device, st *State, probe Probe) ([]*StateDevice, erro
 		if err != nil {
 			return nil, fmt.Errorf("GPU index %d (%s): %v", dev.Index, dev.Pos, err)
 		}
-		file := d.CICap
-		if file == "" {
-			file = d.GPU
-		}
+		file := d.ownFile()
 		ok, err := probe(file)
 		if err != nil {
 			return nil, err

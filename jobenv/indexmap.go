@@ -17,7 +17,6 @@ import (
 // -d` (IDX:) name, with its device files.
 type Device struct {
 	Index int
-	Type  string   // the gres.conf Type= of its record
 	Files []string // one file, or a MultipleFiles= record's files
 	Pos   string   // file:line of its gres.conf record
 }
@@ -64,11 +63,11 @@ func IndexMap(gres string, recs []slurmconf.ParsedRecord) ([]Device, error) {
 	var devs []Device
 	add := func(r slurmconf.ParsedRecord, files []string) {
 		if len(r.MultipleFiles) > 0 {
-			devs = append(devs, Device{Index: len(devs), Type: r.Type, Files: r.MultipleFiles, Pos: r.Pos})
+			devs = append(devs, Device{Index: len(devs), Files: r.MultipleFiles, Pos: r.Pos})
 			return
 		}
 		for _, f := range files {
-			devs = append(devs, Device{Index: len(devs), Type: r.Type, Files: []string{f}, Pos: r.Pos})
+			devs = append(devs, Device{Index: len(devs), Files: []string{f}, Pos: r.Pos})
 		}
 	}
 	for _, t := range types {
@@ -88,9 +87,11 @@ func IndexMap(gres string, recs []slurmconf.ParsedRecord) ([]Device, error) {
 			if err != nil {
 				return nil, err
 			}
-			units, err := r.Units()
-			if err != nil {
-				return nil, fmt.Errorf("%s: %v", r.Pos, err)
+			units := len(files) // a File= record: a unit a file
+			if files == nil {
+				if units, err = r.Units(); err != nil {
+					return nil, fmt.Errorf("%s: %v", r.Pos, err)
+				}
 			}
 			if units > left {
 				units = left

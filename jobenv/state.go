@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -69,6 +70,15 @@ type StateDevice struct {
 	GICap string `json:"gi_cap,omitempty"` // /dev/nvidia-caps/nvidia-capM
 	CICap string `json:"ci_cap,omitempty"`
 	MIG   bool   `json:"mig_enabled,omitempty"`
+}
+
+// ownFile is the file that is the device's alone: a MIG device's CI cap,
+// a whole GPU's /dev/nvidiaN.
+func (d StateDevice) ownFile() string {
+	if d.CICap != "" {
+		return d.CICap
+	}
+	return d.GPU
 }
 
 // NewState builds the state of a discovered node, whose MIG devices have
@@ -166,10 +176,7 @@ func ParseState(data []byte) (*State, error) {
 		case d.CICap != "" && d.MIG:
 			return nil, fmt.Errorf("devices[%d]: mig_enabled is for GPUs, not MIG devices", i)
 		}
-		key := d.CICap
-		if key == "" {
-			key = d.GPU
-		}
+		key := d.ownFile()
 		if seen[key] {
 			return nil, fmt.Errorf("devices[%d]: %s is listed twice", i, key)
 		}
@@ -190,7 +197,7 @@ func (s *State) Lookup(files []string) (*StateDevice, error) {
 	var dev *StateDevice
 	for i := range s.Devices {
 		d := &s.Devices[i]
-		if d.CICap != "" && contains(files, d.CICap) {
+		if d.CICap != "" && slices.Contains(files, d.CICap) {
 			if dev != nil {
 				return nil, fmt.Errorf("%s names two MIG devices (%s and %s)", strings.Join(files, ","), dev.CICap, d.CICap)
 			}
@@ -219,15 +226,6 @@ func (s *State) Lookup(files []string) (*StateDevice, error) {
 	return nil, fmt.Errorf("%s is no device in the state", strings.Join(files, ","))
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // StateReport is how a state file compares with the node's GPUs now.
 type StateReport struct {
 	Path       string   `json:"path"`
@@ -254,18 +252,12 @@ func CompareState(path string, want *State) *StateReport {
 	if got.BootID != "" && want.BootID != "" && got.BootID != want.BootID {
 		r.Problems = append(r.Problems, "written before the last reboot (boot id "+got.BootID+")")
 	}
-	key := func(d StateDevice) string {
-		if d.CICap != "" {
-			return d.CICap
-		}
-		return d.GPU
-	}
 	have := map[string]StateDevice{}
 	for _, d := range got.Devices {
-		have[key(d)] = d
+		have[d.ownFile()] = d
 	}
 	for _, w := range want.Devices {
-		k := key(w)
+		k := w.ownFile()
 		g, ok := have[k]
 		delete(have, k)
 		switch {
