@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/nvmlread"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -114,7 +116,10 @@ func (l *Loader) discover() (*discover.Node, error) {
 	done := make(chan result, 1)
 	go func() {
 		var r result
-		r.node, r.err = l.NVML.readNode(host, l.Host.fs, func(w string) { r.warnings = append(r.warnings, w) })
+		r.err = l.NVML.use(func(lib nvml.Interface) (err error) {
+			r.node, err = nvmlread.Read(lib, host, l.Host.fs, func(w string) { r.warnings = append(r.warnings, w) })
+			return err
+		})
 		done <- r
 	}()
 	select {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
-	"github.com/slurm-mig/slurm-mig/discover"
-	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/kongrun"
+
 	"github.com/slurm-mig/slurm-mig/nvmlread"
 )
 
@@ -28,11 +28,12 @@ import (
 // descriptors close, 1.8 ms sooner than nvmlShutdown (7% of a whole run on
 // the H100). A run that goes on to wait for something (a lock, fsync,
 // slurmctld) calls Release first, so that it never holds the GPU open
-// while it waits.
+// while it waits. free is of the first kind: each call holds the claims
+// directory's lock for microseconds, and a Shutdown would add 2.5 ms to
+// every call of a burst.
 type NVML struct {
 	newLib   func() nvml.Interface
 	start    sync.Once
-	started  atomic.Bool
 	lib      nvml.Interface
 	initDone chan struct{}
 	initRet  nvml.Return
@@ -66,19 +67,15 @@ func StartNVML(newLib func() nvml.Interface, args []string, cli any) *NVML {
 // commands, a command line the parser rejects) costs one unused Init,
 // never a different result.
 func ReadsNVML(args []string, cli any) bool {
-	commands := NVMLCommands(cli)
-	command := false
 	for _, a := range args {
-		switch {
-		case a == "--":
-			return command
-		case a == "-h" || a == "--help" || a == "--version" || a == "--from" || strings.HasPrefix(a, "--from="):
+		if a == "--" {
+			break
+		}
+		if a == "--from" || strings.HasPrefix(a, "--from=") {
 			return false
-		case commands[a]:
-			command = true
 		}
 	}
-	return command
+	return NVMLCommands(cli)[kongrun.Named(args, cli)]
 }
 
 // NVMLCommands are the names of cli's commands tagged nvml:"" (single
@@ -97,7 +94,6 @@ func NVMLCommands(cli any) map[string]bool {
 func (l *NVML) Start() {
 	l.start.Do(func() {
 		l.lib = l.newLib()
-		l.started.Store(true)
 		go func() {
 			l.initRet = l.lib.Init()
 			close(l.initDone)
@@ -105,20 +101,22 @@ func (l *NVML) Start() {
 	})
 }
 
-// readNode waits for Init and, if it succeeded, reads the node.
-func (l *NVML) readNode(hostname string, fs hostfs.FS, warn func(string)) (*discover.Node, error) {
+// use waits for Init and, if it succeeded, reads with the library; no
+// other call is made after a failed Init.
+func (l *NVML) use(read func(nvml.Interface) error) error {
 	l.Start()
 	<-l.initDone
 	if l.initRet != nvml.SUCCESS {
-		return nil, initError(l.initRet)
+		return initError(l.initRet)
 	}
 	defer l.used.Store(true)
-	return nvmlread.Read(l.lib, hostname, fs, warn)
+	return read(l.lib)
 }
 
-// Release shuts NVML down if a read used it and is done with it.
+// Release shuts NVML down if a read used it (after a successful Init) and
+// is done with it.
 func (l *NVML) Release() {
-	if l.started.Load() && l.used.Load() {
+	if l.used.Load() {
 		l.shutdown.Do(func() { l.lib.Shutdown() })
 	}
 }

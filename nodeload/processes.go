@@ -15,22 +15,13 @@ import (
 // (a snapshot carries its own). On an error the node is left as it was.
 func (l *Loader) Processes(node *discover.Node) error {
 	done := make(chan error, 1)
-	go func() { done <- l.NVML.readProcesses(node) }()
+	go func() {
+		done <- l.NVML.use(func(lib nvml.Interface) error { return nvmlread.ReadProcesses(lib, node) })
+	}()
 	select {
 	case err := <-done:
 		return err
 	case <-time.After(l.Timeout):
 		return fmt.Errorf("nvml: no answer within %s (a hung GPU or driver?)", l.Timeout)
 	}
-}
-
-// readProcesses waits for Init and, if it succeeded, reads the processes.
-func (l *NVML) readProcesses(node *discover.Node) error {
-	l.Start()
-	<-l.initDone
-	if l.initRet != nvml.SUCCESS {
-		return initError(l.initRet)
-	}
-	defer l.used.Store(true)
-	return nvmlread.ReadProcesses(l.lib, node)
 }

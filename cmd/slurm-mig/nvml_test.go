@@ -38,6 +38,8 @@ func TestReadsNVML(t *testing.T) {
 		{[]string{"state"}, true},
 		{[]string{"env"}, false}, // a TaskProlog: never NVML
 		{[]string{"--root", "/x", "env", "--state", "/run/s.json"}, false},
+		{[]string{"env", "--state", "gen"}, false}, // the command is the first word that names one
+		{[]string{"merge", "list", "gen"}, false},
 	} {
 		if got := nodeload.ReadsNVML(tc.args, cli{}); got != tc.want {
 			t.Errorf("ReadsNVML(%q) = %v, want %v", tc.args, got, tc.want)
