@@ -2,6 +2,7 @@ package slurmconf
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -30,23 +31,19 @@ func SharingGres(name string) bool {
 	return strings.EqualFold(name, "mps") || strings.EqualFold(name, "shard")
 }
 
-// knownFlags are the gres.conf Flags= words Slurm knows (gres.c,
-// _parse_gres_flags); explicit and env_uuid came after 22.05.
-var knownFlags = []string{"CountOnly", "nvidia_gpu_env", "amd_gpu_env", "intel_gpu_env", "opencl_env",
-	"no_gpu_env", "one_sharing", "all_sharing", "explicit", "env_uuid"}
-
-// ValidFlags checks a Flags= value word by word.
+// ValidFlags checks a Flags= value word by word against the words some
+// Slurm knows (flagSince); which release knows which, CheckGres checks.
 func ValidFlags(flags string) error {
 	if flags == "" {
 		return nil
 	}
 	for _, f := range strings.Split(flags, ",") {
-		ok := false
-		for _, k := range knownFlags {
-			ok = ok || strings.EqualFold(f, k)
-		}
-		if !ok {
-			return fmt.Errorf("unknown gres.conf flag %q (Slurm knows %s)", f, strings.Join(knownFlags, ", "))
+		if !slices.ContainsFunc(flagSince, func(k flagWord) bool { return strings.EqualFold(f, k.word) }) {
+			var known []string
+			for _, k := range flagSince {
+				known = append(known, k.word)
+			}
+			return fmt.Errorf("unknown gres.conf flag %q (Slurm knows %s)", f, strings.Join(known, ", "))
 		}
 	}
 	return nil

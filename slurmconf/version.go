@@ -83,14 +83,17 @@ var (
 	SharedFilesSince = Version{21, 8, -1}
 )
 
+// flagWord is a Flags= word and the first release that knows it.
+type flagWord struct {
+	word  string
+	since Version
+}
+
 // flagSince is the first release whose gres.conf parser knows each
 // Flags= word (gres.c, gres_flags_parse and its forerunners). Slurm
 // matches the words as substrings and ignores the rest: a word it does
 // not know is dropped, and with it every *_env flag of the line.
-var flagSince = []struct {
-	word  string
-	since Version
-}{
+var flagSince = []flagWord{
 	{"CountOnly", Version{}},
 	{"nvidia_gpu_env", Version{21, 8, -1}},
 	{"amd_gpu_env", Version{21, 8, -1}},
