@@ -119,9 +119,6 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// Path is the directory's path.
-func (d *Dir) Path() string { return d.path }
-
 // Close closes the directory (and drops its lock, if held).
 func (d *Dir) Close() error { return d.f.Close() }
 
@@ -130,7 +127,7 @@ func (d *Dir) Close() error { return d.f.Close() }
 // is stuck (or stopped) holding it.
 func (d *Dir) lock(timeout time.Duration) error {
 	done := make(chan error, 1)
-	go func() { done <- flock(int(d.f.Fd()), unix.LOCK_EX) }()
+	go func() { done <- retryEINTR(func() error { return unix.Flock(int(d.f.Fd()), unix.LOCK_EX) }) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -142,17 +139,7 @@ func (d *Dir) lock(timeout time.Duration) error {
 	}
 }
 
-func (d *Dir) unlock() { flock(int(d.f.Fd()), unix.LOCK_UN) }
-
-// flock retries flock(2) when a signal interrupts it.
-func flock(fd, how int) error {
-	for {
-		err := unix.Flock(fd, how)
-		if err != unix.EINTR {
-			return err
-		}
-	}
-}
+func (d *Dir) unlock() { retryEINTR(func() error { return unix.Flock(int(d.f.Fd()), unix.LOCK_UN) }) }
 
 // fileKey is the part of a claim file's name that names the device: the
 // UUID, with anything but letters, digits and '-' (the '/' of old-style

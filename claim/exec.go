@@ -22,9 +22,6 @@ func (e *CommandError) Error() string { return e.Err.Error() }
 // ExitCode is the run's exit code.
 func (e *CommandError) ExitCode() int { return e.Code }
 
-// ExitCode of a refusal is 1: not trouble, trying later may succeed.
-func (e *NoneIdleError) ExitCode() int { return 1 }
-
 // LookPath finds the command exec is to run, before anything is claimed.
 func LookPath(args []string) (string, error) {
 	if len(args) == 0 {

@@ -157,13 +157,6 @@ func processUID(pid int) (int, error) {
 	return 0, errors.New("no Uid in " + procPath(pid, "status"))
 }
 
-// ProcessUID is the real uid of a process, for messages; false when the
-// OS does not say (the process is gone, or /proc is mounted hidepid).
-func ProcessUID(pid int) (int, bool) {
-	uid, err := processUID(pid)
-	return uid, err == nil
-}
-
 // Alive reports whether the job is still running.
 func (j Job) Alive() bool {
 	start, err := startTime(j.PID)

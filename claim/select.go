@@ -45,7 +45,7 @@ func Devices(node *discover.Node, req Request, warn func(string)) (*Claim, error
 		return nil, err
 	}
 	defer dir.Close()
-	return Take(dir, devs, req, Info{Job: req.Job, SchedulerJob: schedulerJob(), Command: req.Command}, req.Timeout)
+	return take(dir, devs, req)
 }
 
 // maxMigDevices bounds --count: no node has more MIG devices.
@@ -240,9 +240,12 @@ type NoneIdleError struct{ msg string }
 
 func (e *NoneIdleError) Error() string { return e.msg }
 
-// Take claims req.Count idle devices among devs: idle means no compute
+// ExitCode of a refusal is 1: not trouble, trying later may succeed.
+func (e *NoneIdleError) ExitCode() int { return 1 }
+
+// take claims req.Count idle devices among devs: idle means no compute
 // process on it (as discovery read them) and no live claim.
-func Take(dir *Dir, devs []Device, req Request, info Info, timeout time.Duration) (*Claim, error) {
+func take(dir *Dir, devs []Device, req Request) (*Claim, error) {
 	var uuids []string
 	var running []Device
 	for _, d := range devs {
@@ -252,16 +255,16 @@ func Take(dir *Dir, devs []Device, req Request, info Info, timeout time.Duration
 			uuids = append(uuids, d.Mig.UUID)
 		}
 	}
-	count := max(req.Count, 1)
-	c, held, err := dir.Take(uuids, count, info, timeout)
+	info := Info{Job: req.Job, SchedulerJob: schedulerJob(), Command: req.Command}
+	c, held, err := dir.Take(uuids, req.Count, info, req.Timeout)
 	if err != nil || c != nil {
 		return c, err
 	}
-	return nil, &NoneIdleError{shortage(devs, count, len(uuids)-len(held), held, running, req)}
+	return nil, &NoneIdleError{shortage(devs, len(uuids)-len(held), held, running, req)}
 }
 
 // shortage is the one line that says why nothing was claimed.
-func shortage(devs []Device, count, idle int, held map[string]Holder, running []Device, req Request) string {
+func shortage(devs []Device, idle int, held map[string]Holder, running []Device, req Request) string {
 	var why []string
 	if len(held) > 0 {
 		why = append(why, fmt.Sprintf("%d claimed (%s)", len(held), claimants(held)))
@@ -277,7 +280,7 @@ func shortage(devs []Device, count, idle int, held map[string]Holder, running []
 			len(devs), ofProfile(req.Profile), strings.Join(why, ", "))
 	}
 	return fmt.Sprintf("only %d of the %d MIG devices%s this job may use are idle, %d wanted; busy: %s",
-		idle, len(devs), ofProfile(req.Profile), count, strings.Join(why, ", "))
+		idle, len(devs), ofProfile(req.Profile), req.Count, strings.Join(why, ", "))
 }
 
 // claimants counts claims by user, with their jobs where the claim files
@@ -331,7 +334,7 @@ func processes(devs []Device) string {
 	for _, d := range devs {
 		for _, p := range d.Mig.Processes {
 			part := fmt.Sprintf("pid %d", p.PID)
-			if uid, ok := ProcessUID(int(p.PID)); ok {
+			if uid, err := processUID(int(p.PID)); err == nil { // else gone, or /proc is hidepid
 				part += " of " + userName(uid)
 			}
 			parts = append(parts, part)
