@@ -219,29 +219,14 @@ func NodeIndexMap(p Paths, node string) ([]Device, string, error) {
 	if confErr != nil {
 		return nil, "", confErr
 	}
-	for _, ad := range autoDetects(conf) {
-		if !strings.EqualFold(ad, "off") {
-			return nil, "", fmt.Errorf("%s: AutoDetect=%s: slurmd numbers autodetected GPUs itself; slurm-mig env is for hand-written gres.conf", p.GresConf, ad)
-		}
+	if ad := conf.AutoDetect; ad != "" && !strings.EqualFold(ad, "off") {
+		return nil, "", fmt.Errorf("%s: AutoDetect=%s: slurmd numbers autodetected GPUs itself; slurm-mig env is for hand-written gres.conf", p.GresConf, ad)
 	}
 	devs, err := IndexMap(ng.Gres, conf.Records)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", ng.Pos, err)
 	}
 	return devs, fmt.Sprintf("node %s (Gres=%s at %s, gres.conf %s)", node, ng.Gres, ng.Pos, p.GresConf), nil
-}
-
-func autoDetects(c *slurmconf.GresConf) []string {
-	var out []string
-	if c.AutoDetect != "" {
-		out = append(out, c.AutoDetect)
-	}
-	for _, r := range c.Records {
-		if r.AutoDetect != "" {
-			out = append(out, r.AutoDetect)
-		}
-	}
-	return out
 }
 
 // ReadBootID reads the kernel's boot id under root; "" when the host has

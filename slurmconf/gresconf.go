@@ -31,10 +31,11 @@ type ParsedRecord struct {
 // GresConf is what a gres.conf says for one node: its records and the
 // AutoDetect= setting in force for it.
 type GresConf struct {
-	Records       []ParsedRecord
-	AutoDetect    string // the node's AutoDetect=, else the global one, if any
-	AutoDetectPos string // file:line of that AutoDetect=
-	units         int    // GRES units of the records so far, bounded by maxNodeUnits
+	Records        []ParsedRecord
+	AutoDetect     string // the node's AutoDetect=, else the global one, if any
+	AutoDetectPos  string // file:line of that AutoDetect=
+	units          int    // GRES units of the records so far, bounded by maxNodeUnits
+	nodeAutoDetect bool   // AutoDetect is the node's own, which the global one does not undo
 }
 
 // maxNodeUnits bounds the GRES units one node's records may add up to, so
@@ -362,10 +363,9 @@ func isSetting(r *ParsedRecord, seen uint) bool {
 
 // add checks a record of this node and keeps it.
 func (c *GresConf) add(r ParsedRecord, seen uint) error {
-	if isSetting(&r, seen) {
-		if r.Nodes == "" || c.AutoDetect == "" {
-			c.AutoDetect, c.AutoDetectPos = r.AutoDetect, r.Pos
-		}
+	setting := isSetting(&r, seen)
+	c.setAutoDetect(&r, setting)
+	if setting {
 		return nil // AutoDetect=... alone is a setting, not a record
 	}
 	if err := checkRecord(&r); err != nil {
@@ -380,6 +380,23 @@ func (c *GresConf) add(r ParsedRecord, seen uint) error {
 	}
 	c.Records = append(c.Records, r)
 	return nil
+}
+
+// setAutoDetect keeps the AutoDetect= in force for the node as slurmd -G
+// (22.05.8) reads it: one on a line whose NodeName= names the node, alone
+// or on a record, trumps the global one (a line of AutoDetect= alone),
+// whichever comes first; one on a record line without NodeName= is
+// ignored ("In-line AutoDetect requires NodeName to take effect").
+func (c *GresConf) setAutoDetect(r *ParsedRecord, setting bool) {
+	switch {
+	case r.AutoDetect == "":
+	case r.Nodes != "":
+		if !c.nodeAutoDetect {
+			c.AutoDetect, c.AutoDetectPos, c.nodeAutoDetect = r.AutoDetect, r.Pos, true
+		}
+	case setting && !c.nodeAutoDetect:
+		c.AutoDetect, c.AutoDetectPos = r.AutoDetect, r.Pos
+	}
 }
 
 // checkRecord checks a record's values as Slurm does, and fills in its

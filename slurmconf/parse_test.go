@@ -107,6 +107,31 @@ func TestReadGresConf(t *testing.T) {
 	}
 }
 
+// The AutoDetect= in force is the one slurmd -G 22.05.8 acts on (every
+// case but the other node's was run through it by hand): the node's own
+// trumps the global one in either order; one on a record line without
+// NodeName= is ignored.
+func TestAutoDetectInForce(t *testing.T) {
+	for conf, want := range map[string]string{
+		"AutoDetect=nvml\nNodeName=n1 AutoDetect=off\nName=gpu File=/dev/nvidia0\n": "off:2",
+		"NodeName=n1 AutoDetect=off\nAutoDetect=nvml\nName=gpu File=/dev/nvidia0\n": "off:1",
+		"AutoDetect=nvml\nName=gpu File=/dev/nvidia0\n":                             "nvml:1",
+		"Name=gpu File=/dev/nvidia0 AutoDetect=nvml\n":                              "",
+		"AutoDetect=off\nNodeName=n1 Name=gpu File=/dev/nvidia0 AutoDetect=nvml\n":  "nvml:2",
+		"NodeName=n2 AutoDetect=nvml\nName=gpu File=/dev/nvidia0\n":                 "",
+	} {
+		dir := fixture.Tree(t, map[string]string{"gres.conf": conf})
+		c, err := ReadGresConf(filepath.Join(dir, "gres.conf"), "n1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := strings.TrimPrefix(c.AutoDetectPos, filepath.Join(dir, "gres.conf"))
+		if got := c.AutoDetect + line; got != want {
+			t.Errorf("%q: AutoDetect %q, want %q", conf, got, want)
+		}
+	}
+}
+
 func TestReadGresConfErrors(t *testing.T) {
 	for data, want := range map[string]string{
 		"Name=gpu File=/dev/nvidia[0-1] Count=3":           ":1: Count=3 but File= names 2 files",
