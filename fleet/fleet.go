@@ -51,16 +51,17 @@ type Fleet struct {
 
 // Layout is one list of records and the nodes that have exactly it.
 type Layout struct {
-	Nodes   []string               // sorted as hostlists sort
-	Records []slurmconf.GresRecord // in the nodes' own order, NodeName left empty
-	counts  []slurmconf.GresCount
+	Nodes    []string               // sorted as hostlists sort
+	Records  []slurmconf.GresRecord // in the nodes' own order, NodeName left empty
+	counts   []slurmconf.GresCount
+	hostlist string // Nodes compressed, once merge has sorted them
 }
 
 // Nodes is how many nodes the fleet has.
 func (f *Fleet) Nodes() int { return f.nodes }
 
 // Hostlist is the layout's nodes as a Slurm hostlist: gpu[001-040,042].
-func (l *Layout) Hostlist() string { return slurmconf.CompressHostlist(l.Nodes) }
+func (l *Layout) Hostlist() string { return l.hostlist }
 
 // Counts are the layout's Gres= totals per name and type, as `node`
 // counts a node's records.
@@ -363,8 +364,9 @@ func merge(paths []string, frags [][]assignment) (*Fleet, error) {
 		// CompressHostlist is checked against scontrol by the tests; this
 		// makes sure no node ever gets another's lines, at 0.2 ms for
 		// 10,000 names.
-		if got, err := slurmconf.ExpandHostlist(l.Hostlist()); err != nil || !slices.Equal(got, l.Nodes) {
-			return nil, fmt.Errorf("internal error: hostlist %s does not give back its %d nodes (%v)", l.Hostlist(), len(l.Nodes), err)
+		l.hostlist = slurmconf.CompressHostlist(l.Nodes)
+		if got, err := slurmconf.ExpandHostlist(l.hostlist); err != nil || !slices.Equal(got, l.Nodes) {
+			return nil, fmt.Errorf("internal error: hostlist %s does not give back its %d nodes (%v)", l.hostlist, len(l.Nodes), err)
 		}
 	}
 	slurmconf.SortHostnames(firsts)
