@@ -230,7 +230,8 @@ func zshAction(kind valueKind, enum []string) string {
 	return " "
 }
 
-// kindOfValue is kindOf for a positional argument.
+// kindOfValue is what a value is (a positional argument's, or a flag's
+// before its placeholder is read: kindOf).
 func kindOfValue(v *kong.Value) valueKind {
 	switch {
 	case v.Enum != "":

@@ -93,15 +93,18 @@ const (
 	valueDir                   // a directory name
 )
 
+// kindOf is what a flag's value is: its value's kind, or a file or a
+// directory as its placeholder says.
 func kindOf(f *kong.Flag) valueKind {
-	switch {
-	case !takesValue(f):
+	if !takesValue(f) {
 		return valueNone
-	case f.Enum != "":
-		return valueEnum
-	case f.Tag.Type == "existingdir" || f.PlaceHolder == "DIR":
+	}
+	switch kind := kindOfValue(f.Value); {
+	case kind == valueEnum || kind == valueDir:
+		return kind
+	case f.PlaceHolder == "DIR":
 		return valueDir
-	case f.Tag.Type == "path" || f.Tag.Type == "existingfile" || f.PlaceHolder == "FILE":
+	case kind == valueFile || f.PlaceHolder == "FILE":
 		return valueFile
 	}
 	return valueWord
