@@ -333,6 +333,9 @@ func processes(devs []Device) string {
 	var parts []string
 	for _, d := range devs {
 		for _, p := range d.Mig.Processes {
+			if len(parts) > 6 {
+				break // enough to show: the rest are "..."
+			}
 			part := fmt.Sprintf("pid %d", p.PID)
 			if uid, err := processUID(int(p.PID)); err == nil { // else gone, or /proc is hidepid
 				part += " of " + userName(uid)
