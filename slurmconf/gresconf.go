@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -129,39 +128,27 @@ type confSource struct {
 }
 
 // readConf reads a config file, a pipe or (path "-") standard input, all
-// bounded by maxConfBytes, and refuses binary data.
+// bounded by maxConfBytes, and refuses binary data. Files and pipes are
+// read as readConfInto reads them.
 func readConf(path string) (confSource, error) {
-	src := confSource{name: path}
-	var f *os.File
-	if path == Stdin {
-		f, src.name = os.Stdin, StdinName
-	} else {
-		var err error
-		if f, err = os.Open(path); err != nil {
-			return src, err
-		}
-		defer f.Close()
+	if path != Stdin {
+		var buf []byte
+		data, fifo, err := readConfInto(path, &buf)
+		return confSource{data: data, name: path, stream: fifo}, err
 	}
-	info, err := f.Stat()
+	src := confSource{name: StdinName, stream: true}
+	info, err := os.Stdin.Stat()
 	if err != nil {
 		return src, fmt.Errorf("%s: %w", src.name, err)
 	}
-	mode := info.Mode()
-	switch {
-	case mode.IsRegular():
+	if info.Mode().IsRegular() { // < FILE
 		if info.Size() > maxConfBytes {
 			return src, fmt.Errorf("%s: %d bytes is too large for a Slurm config", src.name, info.Size())
 		}
-	case path == Stdin || mode&(fs.ModeNamedPipe|fs.ModeSocket) != 0:
-		src.stream = true
-	default:
-		return src, fmt.Errorf("%s: not a regular file or a pipe", src.name)
+		src.stream = false
 	}
 	var b strings.Builder
-	if !src.stream {
-		b.Grow(int(info.Size()))
-	}
-	n, err := io.Copy(&b, io.LimitReader(f, maxConfBytes+1))
+	n, err := io.Copy(&b, io.LimitReader(os.Stdin, maxConfBytes+1))
 	if err != nil {
 		return src, fmt.Errorf("reading %s: %w", src.name, err)
 	}
@@ -182,38 +169,38 @@ func readConf(path string) (confSource, error) {
 // system calls: os.Open sets every file up for the poller (four fcntl and
 // a failing epoll_ctl), which for 10,000 one-node files was half the
 // system calls of `slurm-mig merge`. O_NONBLOCK keeps the open from
-// waiting on something that is not a file.
-func readConfInto(path string, buf *[]byte) (string, error) {
+// waiting on something that is not a file. fifo says the path was a pipe.
+func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) {
 	fd, err := retryEINTR(func() (int, error) {
 		return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 	})
 	if err != nil {
-		return "", &os.PathError{Op: "open", Path: path, Err: err}
+		return "", false, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer syscall.Close(fd)
 	var st syscall.Stat_t
 	if _, err := retryEINTR(func() (int, error) { return 0, syscall.Fstat(fd, &st) }); err != nil {
-		return "", &os.PathError{Op: "stat", Path: path, Err: err}
+		return "", false, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
 	size := -1 // unknown: read to EOF
 	switch st.Mode & syscall.S_IFMT {
 	case syscall.S_IFREG:
 		if st.Size > maxConfBytes {
-			return "", fmt.Errorf("%s: %d bytes is too large for a Slurm config", path, st.Size)
+			return "", false, fmt.Errorf("%s: %d bytes is too large for a Slurm config", path, st.Size)
 		}
 		size = int(st.Size)
 	case syscall.S_IFIFO:
 		// Open it again, blocking: that waits for a writer, as reading
 		// a FIFO should. The first descriptor, held meanwhile, keeps a
 		// writer already there from losing its reader.
-		fifo, err := retryEINTR(func() (int, error) { return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0) })
+		pipe, err := retryEINTR(func() (int, error) { return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0) })
 		if err != nil {
-			return "", &os.PathError{Op: "open", Path: path, Err: err}
+			return "", false, &os.PathError{Op: "open", Path: path, Err: err}
 		}
-		defer syscall.Close(fifo)
-		fd = fifo
+		defer syscall.Close(pipe)
+		fd, fifo = pipe, true
 	default:
-		return "", fmt.Errorf("%s: not a regular file or a pipe", path)
+		return "", false, fmt.Errorf("%s: not a regular file or a pipe", path)
 	}
 	if want := max(size, 4096); cap(*buf) < want {
 		*buf = make([]byte, want)
@@ -231,13 +218,13 @@ func readConfInto(path string, buf *[]byte) (string, error) {
 		}
 		m, err := retryEINTR(func() (int, error) { return syscall.Read(fd, b[n:end]) })
 		if err != nil {
-			return "", fmt.Errorf("reading %s: %w", path, err)
+			return "", false, fmt.Errorf("reading %s: %w", path, err)
 		}
 		if m == 0 {
 			break
 		}
 		if n += m; n > maxConfBytes {
-			return "", fmt.Errorf("%s: more than %d MiB is too large for a Slurm config", path, maxConfBytes>>20)
+			return "", false, fmt.Errorf("%s: more than %d MiB is too large for a Slurm config", path, maxConfBytes>>20)
 		}
 		if n == len(b) { // a pipe
 			b = append(b, 0)
@@ -246,9 +233,9 @@ func readConfInto(path string, buf *[]byte) (string, error) {
 		}
 	}
 	if bytes.IndexByte(b[:n], 0) >= 0 {
-		return "", fmt.Errorf("%s: binary data (NUL byte); not a Slurm config", path)
+		return "", false, fmt.Errorf("%s: binary data (NUL byte); not a Slurm config", path)
 	}
-	return string(b[:n]), nil
+	return string(b[:n]), fifo, nil
 }
 
 func retryEINTR(call func() (int, error)) (int, error) {

@@ -43,7 +43,7 @@ type RecordLine struct {
 // Read reads the file at path. The lines it returns are valid until the
 // next call. Errors name the file and line.
 func (r *RecordReader) Read(path string) ([]RecordLine, error) {
-	data, err := readConfInto(path, &r.buf)
+	data, _, err := readConfInto(path, &r.buf)
 	if err != nil {
 		return nil, err
 	}

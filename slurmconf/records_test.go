@@ -119,7 +119,7 @@ func TestRecordReaderAgreesWithReadGresConf(t *testing.T) {
 func TestReadConfIntoKeepsBuffer(t *testing.T) {
 	path := filepath.Join(fixture.Tree(t, map[string]string{"a.conf": strings.Repeat("x", 100)}), "a.conf")
 	buf := make([]byte, 0, 10)
-	got, err := readConfInto(path, &buf)
+	got, _, err := readConfInto(path, &buf)
 	if err != nil || got != strings.Repeat("x", 100) {
 		t.Errorf("readConfInto: %q, %v", got, err)
 	}
