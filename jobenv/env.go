@@ -116,10 +116,10 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ",")
 }
 
-// OpenProbe probes device files under root by opening them for reading,
+// openProbe probes device files under root by opening them for reading,
 // as CUDA does: EPERM is the device cgroup's no; a node without a driver
 // behind it (ENXIO, ENODEV) still passed the cgroup.
-func OpenProbe(root hostfs.FS) Probe {
+func openProbe(root hostfs.FS) Probe {
 	return func(file string) (bool, error) {
 		path := root.Path(file)
 		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
@@ -165,23 +165,23 @@ type Paths struct {
 	GresConf  string
 }
 
-// DefaultSlurmConfs are where a task's slurm.conf is, when SLURM_CONF
+// defaultSlurmConfs are where a task's slurm.conf is, when SLURM_CONF
 // does not say: Slurm's default, then the configless cache that slurmd
 // (22.05+) links at /run/slurm/conf. slurmstepd always sets SLURM_CONF
 // in a task's environment (env.c setup_env), to the cache's slurm.conf on
 // configless nodes, so these are for runs by hand.
-var DefaultSlurmConfs = []string{"/etc/slurm/slurm.conf", "/run/slurm/conf/slurm.conf"}
+var defaultSlurmConfs = []string{"/etc/slurm/slurm.conf", "/run/slurm/conf/slurm.conf"}
 
-// ResolvePaths picks slurm.conf (the flag, $SLURM_CONF, else the first of
-// DefaultSlurmConfs that exists) and gres.conf (the flag, else gres.conf
+// resolvePaths picks slurm.conf (the flag, $SLURM_CONF, else the first of
+// defaultSlurmConfs that exists) and gres.conf (the flag, else gres.conf
 // beside slurm.conf, where slurmd looks for it).
-func ResolvePaths(slurmFlag, gresFlag string, getenv func(string) (string, bool)) (Paths, error) {
+func resolvePaths(slurmFlag, gresFlag string, getenv func(string) (string, bool)) (Paths, error) {
 	p := Paths{SlurmConf: slurmFlag, GresConf: gresFlag}
 	if p.SlurmConf == "" {
 		p.SlurmConf, _ = getenv("SLURM_CONF")
 	}
 	if p.SlurmConf == "" {
-		for _, c := range DefaultSlurmConfs {
+		for _, c := range defaultSlurmConfs {
 			if _, err := os.Stat(c); err == nil {
 				p.SlurmConf = c
 				break
@@ -189,7 +189,7 @@ func ResolvePaths(slurmFlag, gresFlag string, getenv func(string) (string, bool)
 		}
 	}
 	if p.SlurmConf == "" {
-		return p, fmt.Errorf("no slurm.conf: SLURM_CONF is not set and none of %s exists", strings.Join(DefaultSlurmConfs, ", "))
+		return p, fmt.Errorf("no slurm.conf: SLURM_CONF is not set and none of %s exists", strings.Join(defaultSlurmConfs, ", "))
 	}
 	if p.GresConf == "" {
 		p.GresConf = filepath.Join(filepath.Dir(p.SlurmConf), "gres.conf")
@@ -197,11 +197,11 @@ func ResolvePaths(slurmFlag, gresFlag string, getenv func(string) (string, bool)
 	return p, nil
 }
 
-// NodeIndexMap reads the node's Gres= from slurm.conf (with Includes,
+// nodeIndexMap reads the node's Gres= from slurm.conf (with Includes,
 // NodeName=DEFAULT and hostlists) and its records from gres.conf (with
 // Includes and hostlists) and numbers its GPUs. A gres.conf with
 // AutoDetect is refused: slurmd then numbers GPUs otherwise.
-func NodeIndexMap(p Paths, node string) ([]Device, string, error) {
+func nodeIndexMap(p Paths, node string) ([]Device, string, error) {
 	// The two files are read at once: a task waits on this (a TaskProlog
 	// runs before every task), and slurm.conf can be thousands of lines.
 	var conf *slurmconf.GresConf
@@ -229,9 +229,9 @@ func NodeIndexMap(p Paths, node string) ([]Device, string, error) {
 	return devs, fmt.Sprintf("node %s (Gres=%s at %s, gres.conf %s)", node, ng.Gres, ng.Pos, p.GresConf), nil
 }
 
-// ReadBootID reads the kernel's boot id under root; "" when the host has
+// readBootID reads the kernel's boot id under root; "" when the host has
 // none (the check is then skipped).
-func ReadBootID(root hostfs.FS) string {
+func readBootID(root hostfs.FS) string {
 	data, err := os.ReadFile(root.Path("proc/sys/kernel/random/boot_id"))
 	if err != nil {
 		return ""

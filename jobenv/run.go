@@ -26,7 +26,7 @@ func Run(opts Options, getenv func(string) (string, bool)) ([]string, error) {
 	if err != nil || req.Leave {
 		return nil, err
 	}
-	paths, err := ResolvePaths(opts.SlurmConf, opts.GresConf, getenv)
+	paths, err := resolvePaths(opts.SlurmConf, opts.GresConf, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func Run(opts Options, getenv func(string) (string, bool)) ([]string, error) {
 		defer close(done)
 		st, stErr = opts.loadState(req.Node, getenv)
 	}()
-	devs, ctx, err := NodeIndexMap(paths, req.Node)
+	devs, ctx, err := nodeIndexMap(paths, req.Node)
 	<-done
 	if err != nil {
 		return nil, err
@@ -47,30 +47,30 @@ func Run(opts Options, getenv func(string) (string, bool)) ([]string, error) {
 	if stErr != nil {
 		return nil, stErr
 	}
-	return Lines(req, UnderRoot(devs, opts.Root), st, getenv, ctx, OpenProbe(opts.Root))
+	return Lines(req, underRoot(devs, opts.Root), st, getenv, ctx, openProbe(opts.Root))
 }
 
 // loadState reads the state file and checks that it is this node's and
 // this boot's, or builds the state from a snapshot.
 func (o Options) loadState(node string, getenv func(string) (string, bool)) (*State, error) {
 	if o.Snapshot != "" {
-		return SnapshotState(o.Snapshot, o.Root)
+		return snapshotState(o.Snapshot, o.Root)
 	}
 	path := StatePath(o.State, func(k string) string { v, _ := getenv(k); return v })
 	st, err := LoadState(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckState(st, path, node, ReadBootID(o.Root)); err != nil {
+	if err := CheckState(st, path, node, readBootID(o.Root)); err != nil {
 		return nil, err
 	}
 	return st, nil
 }
 
-// SnapshotState is the state of a snapshot's node, its cap minors read
+// snapshotState is the state of a snapshot's node, its cap minors read
 // from mig-minors under root where it lacks them. It names no node and
 // no boot, so neither is checked.
-func SnapshotState(path string, root hostfs.FS) (*State, error) {
+func snapshotState(path string, root hostfs.FS) (*State, error) {
 	n, err := discover.LoadSnapshot(path)
 	if err != nil {
 		return nil, err
@@ -85,10 +85,10 @@ func SnapshotState(path string, root hostfs.FS) (*State, error) {
 	return st, nil
 }
 
-// UnderRoot reads device files under root as the host's /dev files, as
+// underRoot reads device files under root as the host's /dev files, as
 // --root has every command do: a gres.conf of a test cluster whose device
 // nodes live in root/dev names root/dev/nvidia0 for /dev/nvidia0.
-func UnderRoot(devs []Device, fs hostfs.FS) []Device {
+func underRoot(devs []Device, fs hostfs.FS) []Device {
 	root := strings.TrimSuffix(string(fs), "/")
 	if root == "" {
 		return devs

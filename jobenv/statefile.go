@@ -34,7 +34,7 @@ func (f StateFile) Default() bool { return f.Flag == "" && f.Getenv(StatePathEnv
 func (f StateFile) Build(n *discover.Node, name, writtenBy string) (*State, error) {
 	boot := ""
 	if f.Live {
-		boot = ReadBootID(f.Root)
+		boot = readBootID(f.Root)
 	}
 	return NewState(n, name, boot, writtenBy)
 }

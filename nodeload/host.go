@@ -11,7 +11,7 @@ import (
 // Host reads what the node model needs from the node's files rather than
 // from NVML: the CPU topology (for Cores= and the node's hardware) and the
 // MIG cap minors. Each is read at most once, when first needed, or in the
-// background after Prefetch.
+// background after prefetch.
 type Host struct {
 	fs       hostfs.FS
 	topology func() (*topology.Topology, error)
@@ -27,12 +27,12 @@ func NewHost(fs hostfs.FS) *Host {
 	}
 }
 
-// Prefetch starts reading both in the background, for a caller about to
+// prefetch starts reading both in the background, for a caller about to
 // wait on NVML's Init (about 10 ms): which of them the node needs is known
 // only after discovery, and both fit in that wait (the topology of 256
 // CPUs takes 7 ms on the 2-core CI machine). A read that fails matters
 // only if its result is asked for.
-func (h *Host) Prefetch() {
+func (h *Host) prefetch() {
 	go h.topology()
 	go h.capMap()
 }

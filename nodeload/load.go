@@ -59,7 +59,7 @@ func (l *Loader) LoadBusy(snapshot string) (*discover.Node, error) {
 	if err != nil || snapshot != "" {
 		return node, err
 	}
-	if err := l.Processes(node); err != nil {
+	if err := l.processes(node); err != nil {
 		return nil, err
 	}
 	return node, nil
@@ -69,18 +69,18 @@ func (l *Loader) LoadBusy(snapshot string) (*discover.Node, error) {
 // so that --from gives the same output on another machine: the compute
 // processes (they only tell free --from what was busy, so without them
 // the snapshot still describes the node: a warning), Cores= and the
-// hardware (ForSnapshot).
+// hardware (forSnapshot).
 func (l *Loader) Snapshot() (*discover.Node, error) {
 	node, err := l.load("")
 	if err != nil {
 		return nil, err
 	}
-	if err := l.Processes(node); errors.As(err, new(*nvmlread.NVMLError)) {
+	if err := l.processes(node); errors.As(err, new(*nvmlread.NVMLError)) {
 		l.warn(fmt.Sprintf("%v; the snapshot records no compute processes", err))
 	} else if err != nil {
 		return nil, err
 	}
-	l.ForSnapshot(node)
+	l.forSnapshot(node)
 	return node, nil
 }
 
@@ -107,7 +107,7 @@ func (l *Loader) discover() (*discover.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the hostname: %w", err)
 	}
-	l.Host.Prefetch() // while NVML initialises
+	l.Host.prefetch() // while NVML initialises
 	type result struct {
 		node     *discover.Node
 		warnings []string
@@ -173,7 +173,7 @@ func (l *Loader) NodeName(node *discover.Node, given string, none bool) (string,
 // Cores fills in each GPU's Cores= from its CPU affinity. Without the CPU
 // topology the config is still right, only less precise: a warning.
 func (l *Loader) Cores(node *discover.Node) {
-	if err := ResolveTopology(node, l.Host, false); err != nil {
+	if err := resolveTopology(node, l.Host, false); err != nil {
 		l.warn(fmt.Sprintf("%v; Cores= left out", err))
 	}
 }
@@ -181,14 +181,14 @@ func (l *Loader) Cores(node *discover.Node) {
 // Hardware fills in Cores= and the node's hardware, as slurmd -C reads
 // it; a line of the whole node cannot do without.
 func (l *Loader) Hardware(node *discover.Node) error {
-	return ResolveTopology(node, l.Host, true)
+	return resolveTopology(node, l.Host, true)
 }
 
-// ForSnapshot fills in what a snapshot carries so that --from gives the
+// forSnapshot fills in what a snapshot carries so that --from gives the
 // same output on another machine: Cores= and the hardware. Without the
 // CPU topology the snapshot still holds every device: a warning.
-func (l *Loader) ForSnapshot(node *discover.Node) {
-	if err := ResolveTopology(node, l.Host, true); err != nil {
+func (l *Loader) forSnapshot(node *discover.Node) {
+	if err := resolveTopology(node, l.Host, true); err != nil {
 		l.warn(fmt.Sprintf("%v; the snapshot has no cores or hardware", err))
 	}
 }

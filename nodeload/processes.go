@@ -10,10 +10,10 @@ import (
 	"github.com/slurm-mig/slurm-mig/nvmlread"
 )
 
-// Processes fills in the compute processes running on the node's MIG
+// processes fills in the compute processes running on the node's MIG
 // devices through NVML, within the timeout, for free, exec and snapshots
 // (a snapshot carries its own). On an error the node is left as it was.
-func (l *Loader) Processes(node *discover.Node) error {
+func (l *Loader) processes(node *discover.Node) error {
 	done := make(chan error, 1)
 	go func() {
 		done <- l.NVML.use(func(lib nvml.Interface) error { return nvmlread.ReadProcesses(lib, node) })

@@ -7,12 +7,12 @@ import (
 	"github.com/slurm-mig/slurm-mig/topology"
 )
 
-// ResolveTopology fills in what needs the host's CPU topology: each GPU's
+// resolveTopology fills in what needs the host's CPU topology: each GPU's
 // Cores (its CPU affinity in Slurm's abstract core ids) and, when hardware
 // is asked for, the node's Hardware. What a snapshot already carries is
 // kept, so --from gives the same Cores= on another machine. Sysfs is read
 // only when something is missing.
-func ResolveTopology(n *discover.Node, host *Host, hardware bool) error {
+func resolveTopology(n *discover.Node, host *Host, hardware bool) error {
 	need := hardware && n.Hardware == nil
 	for i := range n.GPUs {
 		need = need || (n.GPUs[i].CPUAffinity != "" && n.GPUs[i].Cores == "")
