@@ -83,7 +83,9 @@ func FleetRecords(i int, dev string) []slurmconf.GresRecord {
 }
 
 // WriteFleetFragment writes node i's gres.conf as `slurm-mig gen` writes
-// it: its header, with the slurm.conf line, and its records.
+// it: its header, with the slurm.conf line, and its records. The header
+// is gresgen.Config.GresConf's, written out here because gresgen's own
+// benchmarks import synth, which therefore cannot import gresgen.
 func WriteFleetFragment(w io.Writer, i int, dev string) error {
 	recs := FleetRecords(i, dev)
 	counts, err := slurmconf.CountGres(recs)
