@@ -378,8 +378,11 @@ var noise = []logLine{
 	// A first start, with no state saved yet.
 	{"slurmctld", regexp.MustCompile(`error: (Could not open \w+ state file .*: No such file or directory|NOTE: Trying backup state save file\. \w+ may be lost!?)`)},
 	// A client (srun done, or refused) that hung up before the answer, and
-	// messages still on their way when the test stops slurmctld.
-	{"slurmctld", regexp.MustCompile(`error: (slurm_msg_sendto|slurm_send_node_msg|slurm_receive_msgs): .*(Unexpected missing socket error|Connection reset by peer|Message send failure)`)},
+	// messages still on their way when the test stops slurmctld. 26.05
+	// words a peer that closed with nothing sent "Zero Bytes were
+	// transmitted or received" (once, in a batch job's cluster whose
+	// tasks all ran as wanted).
+	{"slurmctld", regexp.MustCompile(`error: (slurm_msg_sendto|slurm_send_node_msg|slurm_receive_msgs): .*(Unexpected missing socket error|Connection reset by peer|Message send failure|Zero Bytes were transmitted or received)`)},
 	{"slurmctld", regexp.MustCompile(`error: agent_fini: left \d+ agent threads active`)},
 	// A machine busy with other work (2 shared cores).
 	{"slurmctld", regexp.MustCompile(`error: High latency for 1000 calls to gettimeofday\(\)`)},
