@@ -400,8 +400,9 @@ var noise = []logLine{
 	{"slurm", regexp.MustCompile(`error: .*(mpi/pmix|pmi/pmix|PMIx)`)},
 }
 
-// TestKnownNoiseIsNarrow pins lines the daemons really logged: the noise
-// they are, and the near ones that must still fail a cluster.
+// TestKnownNoiseIsNarrow pins the noise on the line CI's slurmd logged (the
+// first case) and on lines written after it that differ in one part: a
+// reason, a whole job, the other daemon, fatal:. Those must still fail.
 func TestKnownNoiseIsNarrow(t *testing.T) {
 	for _, tc := range []struct {
 		log, line string
