@@ -8,12 +8,12 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/slurm-mig/slurm-mig/hostfs"
-	"github.com/slurm-mig/slurm-mig/internal/fixture"
-	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
-	"github.com/slurm-mig/slurm-mig/internal/synth"
-	"github.com/slurm-mig/slurm-mig/nodeload"
-	"github.com/slurm-mig/slurm-mig/nvmlread"
+	"github.com/slurm-mig/slurm-mig/internal/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/nodeload"
+	"github.com/slurm-mig/slurm-mig/internal/nodeload/nvmlread"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 

@@ -3,7 +3,7 @@ package gresgen
 import (
 	"fmt"
 
-	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -16,7 +16,7 @@ type Config struct {
 }
 
 // Generate builds the node's config (Records, then their counts).
-func Generate(n *discover.Node, o Options) (*Config, error) {
+func Generate(n *model.Node, o Options) (*Config, error) {
 	recs, err := Records(n, o)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -77,7 +77,7 @@ type Options struct {
 // Records builds one record per device: GPUs in NVML index order, a
 // MIG-enabled GPU as its MIG devices in (GI, CI) order, every other GPU
 // whole. Every MIG device must have its cap minors resolved.
-func Records(n *discover.Node, o Options) ([]slurmconf.GresRecord, error) {
+func Records(n *model.Node, o Options) ([]slurmconf.GresRecord, error) {
 	var recs []slurmconf.GresRecord
 	typer, err := newTyper(o)
 	if err != nil {
@@ -131,9 +131,9 @@ func Records(n *discover.Node, o Options) ([]slurmconf.GresRecord, error) {
 				r.Cores = g.Cores
 			}
 			if o.FileStyle == FilesCI {
-				r.File = discover.CapPath(*m.CICapMinor)
+				r.File = model.CapPath(*m.CICapMinor)
 			} else {
-				r.MultipleFiles = []string{g.DevicePath(), discover.CapPath(*m.GICapMinor), discover.CapPath(*m.CICapMinor)}
+				r.MultipleFiles = []string{g.DevicePath(), model.CapPath(*m.GICapMinor), model.CapPath(*m.CICapMinor)}
 			}
 			recs = append(recs, r)
 		}
@@ -152,7 +152,7 @@ func Records(n *discover.Node, o Options) ([]slurmconf.GresRecord, error) {
 
 // unmatchedTypeMap warns of type map names that match no GPU of the node:
 // most often a typo, which would silently leave the default type.
-func unmatchedTypeMap(n *discover.Node, typeMap map[string]string) []string {
+func unmatchedTypeMap(n *model.Node, typeMap map[string]string) []string {
 	var out []string
 	for name := range typeMap {
 		var known []string // the names it could have matched, once each
@@ -205,7 +205,7 @@ type typer struct {
 	typeMap map[string]string // lower-cased key -> type
 	namesOf map[string]map[string]bool
 
-	last       *discover.GPU // the GPU modelOf last worked out
+	last       *model.GPU // the GPU modelOf last worked out
 	lastModel  string
 	lastMapped bool
 }
@@ -235,7 +235,7 @@ func newTyper(o Options) (*typer, error) {
 
 // modelOf is model, worked out once per GPU: a GPU has up to dozens of
 // MIG devices.
-func (t *typer) modelOf(g *discover.GPU) (string, bool) {
+func (t *typer) modelOf(g *model.GPU) (string, bool) {
 	if t.last == g {
 		return t.lastModel, t.lastMapped
 	}
@@ -245,7 +245,7 @@ func (t *typer) modelOf(g *discover.GPU) (string, bool) {
 }
 
 // model is the GPU part of a type, and whether the type map set it.
-func (t *typer) model(g *discover.GPU) (string, bool) {
+func (t *typer) model(g *model.GPU) (string, bool) {
 	if v, ok := t.typeMap[strings.ToLower(g.Name)]; ok {
 		return v, true
 	}
@@ -263,7 +263,7 @@ func (t *typer) model(g *discover.GPU) (string, bool) {
 	return short, false
 }
 
-func (t *typer) gpuType(g *discover.GPU) (string, error) {
+func (t *typer) gpuType(g *model.GPU) (string, error) {
 	m, _ := t.model(g)
 	if err := slurmconf.ValidType(m); err != nil {
 		return "", fmt.Errorf("%s: %v", g.Label(), err)
@@ -271,7 +271,7 @@ func (t *typer) gpuType(g *discover.GPU) (string, error) {
 	return m, nil
 }
 
-func (t *typer) migType(g *discover.GPU, mig *discover.MigDevice) (string, error) {
+func (t *typer) migType(g *model.GPU, mig *model.MigDevice) (string, error) {
 	m, mapped := t.modelOf(g)
 	var typ string
 	switch {
@@ -349,7 +349,7 @@ func autodetectName(name string) string {
 // none), so NVML index positions would point past them and slurmctld
 // would set the node INVAL ("Invalid GRES Links value ... i=3 >=
 // link_len=3"). Slurm gives MIG devices no Links either.
-func nvlinkMatrix(n *discover.Node) []string {
+func nvlinkMatrix(n *model.Node) []string {
 	for i := range n.GPUs {
 		if n.GPUs[i].MigEnabled {
 			return nil

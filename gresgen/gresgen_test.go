@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -33,11 +33,11 @@ func TestShortModel(t *testing.T) {
 func u32(v uint32) *uint32 { return &v }
 
 // node is one whole A100 and one H100 with two MIG devices.
-func node() *discover.Node {
-	return &discover.Node{GPUs: []discover.GPU{
+func node() *model.Node {
+	return &model.Node{GPUs: []model.GPU{
 		{Index: 0, Minor: 0, Name: "NVIDIA A100-SXM4-40GB"},
 		{Index: 1, Minor: 1, Name: "NVIDIA H100 80GB HBM3", MigEnabled: true, MigPending: true,
-			MigDevices: []discover.MigDevice{
+			MigDevices: []model.MigDevice{
 				{GPUInstanceID: 5, ComputeInstanceID: 0, Profile: "4g.40gb", GICapMinor: u32(183), CICapMinor: u32(184)},
 				{GPUInstanceID: 13, ComputeInstanceID: 0, Profile: "1g.10gb+me", GICapMinor: u32(255), CICapMinor: u32(256)},
 			}},
@@ -70,8 +70,8 @@ func TestTypeStyles(t *testing.T) {
 			t.Errorf("style %s (-want +got):\n%s", style, diff)
 		}
 	}
-	n := &discover.Node{GPUs: []discover.GPU{{Name: "NVIDIA A100-SXM4-40GB", MigEnabled: true,
-		MigDevices: []discover.MigDevice{{Profile: "1g.5gb", GICapMinor: u32(1), CICapMinor: u32(2)}}}}}
+	n := &model.Node{GPUs: []model.GPU{{Name: "NVIDIA A100-SXM4-40GB", MigEnabled: true,
+		MigDevices: []model.MigDevice{{Profile: "1g.5gb", GICapMinor: u32(1), CICapMinor: u32(2)}}}}}
 	recs, err := Records(n, Options{TypeStyle: StyleAutodetect})
 	if err != nil || recs[0].Type != "nvidia_a100_1g.5gb" {
 		t.Errorf("A100-SXM4-40GB 1g.5gb autodetect type = %v, %v; want nvidia_a100_1g.5gb", recs, err)
@@ -180,7 +180,7 @@ func TestUnresolvedCapMinorsRefused(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
-	n := &discover.Node{GPUs: []discover.GPU{
+	n := &model.Node{GPUs: []model.GPU{
 		{Index: 0, Minor: 0, Name: "NVIDIA A100-SXM4-40GB", MigPending: true},
 		{Index: 1, Minor: 1, Name: "NVIDIA A100-SXM4-80GB", MigEnabled: true, MigPending: true},
 		{Index: 2, Minor: 2, Name: "NVIDIA A100-SXM4-80GB"},
@@ -204,11 +204,11 @@ func TestWarnings(t *testing.T) {
 }
 
 func TestLinksCoresFlags(t *testing.T) {
-	n := &discover.Node{GPUs: []discover.GPU{
+	n := &model.Node{GPUs: []model.GPU{
 		{Index: 0, Minor: 0, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", Cores: "0-7",
-			NVLinks: []discover.NVLink{{RemotePCIBusID: "00000000:0f:00.0", Links: 4}, {RemotePCIBusID: "00000000:AA:00.0", Links: 8}}},
+			NVLinks: []model.NVLink{{RemotePCIBusID: "00000000:0f:00.0", Links: 4}, {RemotePCIBusID: "00000000:AA:00.0", Links: 8}}},
 		{Index: 1, Minor: 1, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:0F:00.0", Cores: "8-15",
-			NVLinks: []discover.NVLink{{RemotePCIBusID: "00000000:07:00.0", Links: 4}}},
+			NVLinks: []model.NVLink{{RemotePCIBusID: "00000000:07:00.0", Links: 4}}},
 	}}
 	recs, err := Records(n, Options{Flags: "nvidia_gpu_env"})
 	if err != nil {
@@ -228,7 +228,7 @@ func TestLinksCoresFlags(t *testing.T) {
 	// read the positions as GRES the node does not have); a MIG device has
 	// its GPU's cores.
 	n.GPUs[1].MigEnabled, n.GPUs[1].MigPending = true, true
-	n.GPUs[1].MigDevices = []discover.MigDevice{{GPUInstanceID: 7, Profile: "1g.10gb", GICapMinor: u32(66), CICapMinor: u32(67)}}
+	n.GPUs[1].MigDevices = []model.MigDevice{{GPUInstanceID: 7, Profile: "1g.10gb", GICapMinor: u32(66), CICapMinor: u32(67)}}
 	recs, _ = Records(n, Options{})
 	want = []slurmconf.GresRecord{
 		{Name: "gpu", Type: "a100", File: "/dev/nvidia0", Cores: "0-7"},

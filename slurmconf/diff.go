@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/slurm-mig/slurm-mig/topology"
+	"github.com/slurm-mig/slurm-mig/internal/topology"
 )
 
 // Unit is one GRES unit as Slurm counts it: a device with its files, or,

@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/slurm-mig/slurm-mig/claim"
+	"github.com/slurm-mig/slurm-mig/internal/claim"
 )
 
 // claimFlags are what free and exec share: which MIG devices, and where

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/slurm-mig/slurm-mig/discover"
-	"github.com/slurm-mig/slurm-mig/drift"
+	"github.com/slurm-mig/slurm-mig/internal/drift"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
 type genCmd struct {
@@ -87,7 +87,7 @@ func (c *listCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return e.print(func(w io.Writer) error { return discover.WriteTable(w, node) })
+	return e.print(func(w io.Writer) error { return model.WriteTable(w, node) })
 }
 
 type snapshotCmd struct{}
@@ -97,7 +97,7 @@ func (c *snapshotCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return e.print(func(w io.Writer) error { return discover.WriteSnapshot(w, node) })
+	return e.print(func(w io.Writer) error { return model.WriteSnapshot(w, node) })
 }
 
 // stateCmd writes only the device state: for configless nodes, whose

@@ -6,7 +6,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
-	"github.com/slurm-mig/slurm-mig/nodegres"
+	"github.com/slurm-mig/slurm-mig/internal/nodegres"
 )
 
 // sourceFlags choose where the node model comes from: commands pass From

@@ -16,12 +16,12 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/alecthomas/kong"
 
-	"github.com/slurm-mig/slurm-mig/claim"
-	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/claim"
+	"github.com/slurm-mig/slurm-mig/internal/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
-	"github.com/slurm-mig/slurm-mig/jobenv"
-	"github.com/slurm-mig/slurm-mig/nodegres"
-	"github.com/slurm-mig/slurm-mig/nodeload"
+	"github.com/slurm-mig/slurm-mig/internal/nodegres"
+	"github.com/slurm-mig/slurm-mig/internal/nodeload"
 )
 
 // version is set at build time (-ldflags "-X main.version=v1.2.3"); a

@@ -11,10 +11,10 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/slurm-mig/slurm-mig/internal/fixture"
-	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
-	"github.com/slurm-mig/slurm-mig/jobenv"
-	"github.com/slurm-mig/slurm-mig/topology"
+	"github.com/slurm-mig/slurm-mig/internal/jobenv"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
+	"github.com/slurm-mig/slurm-mig/internal/topology"
 )
 
 // Exit statuses the tests expect (run's doc).

@@ -8,10 +8,10 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/alecthomas/kong"
 
-	"github.com/slurm-mig/slurm-mig/internal/fixture"
-	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
-	"github.com/slurm-mig/slurm-mig/internal/synth"
-	"github.com/slurm-mig/slurm-mig/nodeload"
+	"github.com/slurm-mig/slurm-mig/internal/nodeload"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 )
 
 func TestReadsNVML(t *testing.T) {

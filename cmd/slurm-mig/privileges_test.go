@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/slurm-mig/slurm-mig/internal/fixture"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 )
 
 // TestAsUnprivilegedUser runs the built binary as uid 65534: reading works
@@ -87,7 +87,7 @@ func TestNoShell(t *testing.T) {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
-			strings.Contains(path, "internal/synth") { // benchmark input generators, not the program
+			strings.Contains(path, "internal/testkit/synth") { // benchmark input generators, not the program
 			return nil
 		}
 		f, err := parser.ParseFile(fset, path, nil, 0)

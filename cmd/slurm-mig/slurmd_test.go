@@ -10,7 +10,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
-	"github.com/slurm-mig/slurm-mig/internal/testtools"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
 
 // TestNodeFullMatchesSlurmdC compares node --full on this machine's real

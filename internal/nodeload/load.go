@@ -1,0 +1,194 @@
+// Package nodeload loads the model of one node, the way every command
+// needs it: from a snapshot (--from) or through NVML, then completed from
+// the node's files under the root (cap minors from mig-minors, Cores= and
+// the hardware from the CPU topology). It owns the run's NVML lifecycle
+// and says what it does without through one warning channel.
+package nodeload
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/nodeload/nvmlread"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// Loader loads a node's model for one run.
+type Loader struct {
+	Host *Host // the node's files
+	NVML *NVML // the run's library, asked only without a snapshot
+	// Hostname names the node that NVML describes.
+	Hostname func() (string, error)
+	// Timeout bounds the wait on NVML: a call into a hung driver cannot be
+	// interrupted, but the process can exit without it, having written
+	// nothing.
+	Timeout time.Duration
+	// Warn is told what the model goes without: a GPU's CPU affinity or
+	// NVLinks, the CPU topology. Nothing that decides which devices Slurm
+	// gets is ever guessed. Nil drops the warnings.
+	Warn func(string)
+}
+
+func (l *Loader) warn(msg string) {
+	if l.Warn != nil {
+		l.Warn(msg)
+	}
+}
+
+// Load reads the snapshot at path or, when path is empty, discovers the
+// node through NVML, and resolves every MIG device's cap minors. Where
+// NVML's library is missing, the error says a snapshot will do.
+func (l *Loader) Load(snapshot string) (*model.Node, error) {
+	node, err := l.load(snapshot)
+	if nvmlread.NoNVMLLibrary(err) {
+		err = fmt.Errorf("%w (use --from SNAPSHOT on hosts without it)", err)
+	}
+	return node, err
+}
+
+// LoadBusy loads the node as Load does, with the compute processes on
+// its MIG devices (for free and exec): read through NVML now, or those
+// the snapshot carries.
+func (l *Loader) LoadBusy(snapshot string) (*model.Node, error) {
+	node, err := l.Load(snapshot)
+	if err != nil || snapshot != "" {
+		return node, err
+	}
+	if err := l.processes(node); err != nil {
+		return nil, err
+	}
+	return node, nil
+}
+
+// Snapshot reads the node through NVML with all that a snapshot carries,
+// so that --from gives the same output on another machine: the compute
+// processes (they only tell free --from what was busy, so without them
+// the snapshot still describes the node: a warning), Cores= and the
+// hardware (forSnapshot).
+func (l *Loader) Snapshot() (*model.Node, error) {
+	node, err := l.load("")
+	if err != nil {
+		return nil, err
+	}
+	if err := l.processes(node); errors.As(err, new(*nvmlread.NVMLError)) {
+		l.warn(fmt.Sprintf("%v; the snapshot records no compute processes", err))
+	} else if err != nil {
+		return nil, err
+	}
+	l.forSnapshot(node)
+	return node, nil
+}
+
+func (l *Loader) load(snapshot string) (*model.Node, error) {
+	var node *model.Node
+	var err error
+	if snapshot != "" {
+		node, err = model.LoadSnapshot(snapshot)
+	} else {
+		node, err = l.discover()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := ResolveCapMinors(node, l.Host); err != nil {
+		return nil, err
+	}
+	return node, nil
+}
+
+// discover reads the node through NVML within the timeout.
+func (l *Loader) discover() (*model.Node, error) {
+	host, err := l.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("reading the hostname: %w", err)
+	}
+	l.Host.prefetch() // while NVML initialises
+	type result struct {
+		node     *model.Node
+		warnings []string
+		err      error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.err = l.NVML.use(func(lib nvml.Interface) (err error) {
+			r.node, err = nvmlread.Read(lib, host, l.Host.fs, func(w string) { r.warnings = append(r.warnings, w) })
+			return err
+		})
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		for _, w := range r.warnings {
+			l.warn(w)
+		}
+		return r.node, r.err
+	case <-time.After(l.Timeout):
+		return nil, fmt.Errorf("nvml: no answer within %s (a hung GPU or driver?); nothing was written", l.Timeout)
+	}
+}
+
+// Done says that the run reads NVML no more: it shuts NVML down (NVML's
+// Release) before the run waits on a lock, the disk, slurmctld, or a
+// command it becomes.
+func (l *Loader) Done() { l.NVML.Release() }
+
+// NodeName is the NodeName= for the node: none when asked for none, else
+// the name given (checked as Slurm reads node names), else the short name
+// of the host the model describes: the snapshot's host or, when it names
+// none, this one (a warning).
+func (l *Loader) NodeName(node *model.Node, given string, none bool) (string, error) {
+	switch {
+	case none && given != "":
+		return "", fmt.Errorf("--node-name and --no-node-name exclude each other")
+	case none:
+		return "", nil
+	case given != "":
+		if err := slurmconf.CheckNodeName(given); err != nil {
+			return "", fmt.Errorf("--node-name: %w", err)
+		}
+		return given, nil
+	}
+	host := node.Hostname
+	if host == "" {
+		h, err := l.Hostname()
+		if err != nil {
+			return "", fmt.Errorf("the snapshot names no host and this host's name is unknown (%v); pass --node-name", err)
+		}
+		l.warn(fmt.Sprintf("the snapshot names no host; using this host's name %q", h))
+		host = h
+	}
+	short, _, _ := strings.Cut(host, ".")
+	if err := slurmconf.CheckNodeName(short); err != nil {
+		return "", fmt.Errorf("host %q: %w; pass --node-name", host, err)
+	}
+	return short, nil
+}
+
+// Cores fills in each GPU's Cores= from its CPU affinity. Without the CPU
+// topology the config is still right, only less precise: a warning.
+func (l *Loader) Cores(node *model.Node) {
+	if err := resolveTopology(node, l.Host, false); err != nil {
+		l.warn(fmt.Sprintf("%v; Cores= left out", err))
+	}
+}
+
+// Hardware fills in Cores= and the node's hardware, as slurmd -C reads
+// it; a line of the whole node cannot do without.
+func (l *Loader) Hardware(node *model.Node) error {
+	return resolveTopology(node, l.Host, true)
+}
+
+// forSnapshot fills in what a snapshot carries so that --from gives the
+// same output on another machine: Cores= and the hardware. Without the
+// CPU topology the snapshot still holds every device: a warning.
+func (l *Loader) forSnapshot(node *model.Node) {
+	if err := resolveTopology(node, l.Host, true); err != nil {
+		l.warn(fmt.Sprintf("%v; the snapshot has no cores or hardware", err))
+	}
+}
