@@ -14,7 +14,6 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/model"
-	"github.com/slurm-mig/slurm-mig/internal/nodefiles"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -139,7 +138,7 @@ func (b *Builder) Write(out Output, data []byte, built *Built) error {
 		return err
 	}
 	b.Loader.Done() // before waiting on the lock and the disk
-	files := nodefiles.Files{Path: out.File, Data: data, Devices: built.Config.Devices(), Backup: out.Backup}
+	files := Files{Path: out.File, Data: data, Devices: built.Config.Devices(), Backup: out.Backup}
 	if !out.NoState {
 		files.State = b.state(out.State, built.From, built.Node, built.Config.NodeName)
 		files.State.Warn = b.Warn
@@ -200,12 +199,12 @@ func (b *Builder) stateFile(flag, from string) jobenv.StateFile {
 }
 
 // state is the node's device state, to write where flag says.
-func (b *Builder) state(flag, from string, node *model.Node, name string) *nodefiles.State {
-	return &nodefiles.State{File: b.stateFile(flag, from), Node: node, Name: name, WrittenBy: b.WrittenBy}
+func (b *Builder) state(flag, from string, node *model.Node, name string) *State {
+	return &State{File: b.stateFile(flag, from), Node: node, Name: name, WrittenBy: b.WrittenBy}
 }
 
 // report says what was written: JSON, or a line a file.
-func (b *Builder) report(rep *nodefiles.Report, asJSON bool) error {
+func (b *Builder) report(rep *Report, asJSON bool) error {
 	if asJSON {
 		return b.Print(rep.WriteJSON)
 	}

@@ -1,8 +1,9 @@
-// Package nodefiles writes the files slurm-mig keeps on a node, a config
-// file (gres.conf, slurm.conf, a node line) and the device state that
-// slurm-mig env reads, and reports what it wrote: a line a file for the
-// admin, or JSON for automation.
-package nodefiles
+package nodegres
+
+// This file writes the files slurm-mig keeps on a node: a config file
+// (gres.conf, slurm.conf, a node line) and the device state that
+// slurm-mig env reads. It reports what it wrote as a line a file for the
+// admin, or as JSON for automation.
 
 import (
 	"encoding/json"

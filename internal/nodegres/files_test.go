@@ -1,4 +1,4 @@
-package nodefiles
+package nodegres
 
 import (
 	"bytes"
