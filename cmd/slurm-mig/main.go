@@ -58,7 +58,7 @@ func (e *env) print(write func(io.Writer) error) error { return kongrun.Print(e.
 func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", msg) }
 
 // A command tagged nvml:"" reads NVML unless given --from: NVML's Init
-// starts for it before the command line is parsed (nodeload.StartNVML).
+// starts for it before the command line is parsed (readsNVML).
 type cli struct {
 	Root    string           `default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree or a chroot). Printed device paths stay /dev/..."`
 	Timeout time.Duration    `default:"60s" help:"Give up, writing nothing, when NVML has not answered in this time (a hung GPU or driver)."`
@@ -94,7 +94,10 @@ func run(args []string, e *env) int {
 		return claim.Hold(args[1:]) // free's holder, re-executed; no CLI
 	}
 	e.version = kongrun.Version(version)
-	nvmlLib := nodeload.StartNVML(e.newNVML, args, cli{}) // Init overlaps parsing
+	nvmlLib := nodeload.NewNVML(e.newNVML)
+	if readsNVML(args, cli{}) {
+		nvmlLib.Start() // Init overlaps building the parser
+	}
 	var c cli
 	return e.app().Run(&c, args, func() {
 		root := hostfs.FS(c.Root)

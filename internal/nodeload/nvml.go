@@ -1,14 +1,10 @@
 package nodeload
 
 import (
-	"reflect"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-
-	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 
 	"github.com/slurm-mig/slurm-mig/internal/nodeload/nvmlread"
 )
@@ -44,50 +40,6 @@ type NVML struct {
 // NewNVML makes the run's library from newLib when it is first needed.
 func NewNVML(newLib func() nvml.Interface) *NVML {
 	return &NVML{newLib: newLib, initDone: make(chan struct{})}
-}
-
-// StartNVML makes the run's library and, when args will read it
-// (ReadsNVML of cli, a kong command-line struct), starts its Init now, to
-// overlap building the command-line parser.
-func StartNVML(newLib func() nvml.Interface, args []string, cli any) *NVML {
-	l := NewNVML(newLib)
-	if ReadsNVML(args, cli) {
-		l.Start()
-	}
-	return l
-}
-
-// ReadsNVML guesses, before a command line is parsed, whether the run
-// will read NVML: args name a command of cli (a kong command-line struct)
-// whose field is tagged nvml:"", with no --from (a snapshot), --help or
-// --version. The tags are read with reflect in microseconds, while kong
-// takes 1-2 ms to build its parser, which Init then overlaps. The guess
-// only decides when Init starts; the parser alone decides what runs. A
-// wrong "no" costs the overlap; a wrong "yes" (flag values that look like
-// commands, a command line the parser rejects) costs one unused Init,
-// never a different result.
-func ReadsNVML(args []string, cli any) bool {
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if a == "--from" || strings.HasPrefix(a, "--from=") {
-			return false
-		}
-	}
-	return NVMLCommands(cli)[kongrun.Named(args, cli)]
-}
-
-// NVMLCommands are the names of cli's commands tagged nvml:"" (single
-// words: the field's name in lower case).
-func NVMLCommands(cli any) map[string]bool {
-	names := map[string]bool{}
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(cli)) {
-		if _, ok := f.Tag.Lookup("nvml"); ok {
-			names[strings.ToLower(f.Name)] = true
-		}
-	}
-	return names
 }
 
 // Start begins Init in the background; only the first call does anything.
