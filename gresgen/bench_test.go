@@ -8,8 +8,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/slurm-mig/slurm-mig/capmap"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
-	"github.com/slurm-mig/slurm-mig/internal/nodeload"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload/nvmlread"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
@@ -49,7 +49,7 @@ func BenchmarkDiscoverRender(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := nodeload.ResolveCapMinors(node, nodeload.NewHost(hostfs.FS(root))); err != nil {
+				if err := capmap.Resolve(node, func() (*capmap.Map, error) { return capmap.Load(hostfs.FS(root)) }); err != nil {
 					b.Fatal(err)
 				}
 				recs, err := Records(node, Options{NodeName: "bench01"})

@@ -5,7 +5,10 @@
 // copy of it (as prometheus/procfs's FS does for its mount point).
 package hostfs
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // FS is the root under which the node's /proc and /sys are read.
 //
@@ -18,4 +21,21 @@ type FS string
 // "proc/driver/nvidia-caps/mig-minors") under the root.
 func (fs FS) Path(elems ...string) string {
 	return filepath.Join(append([]string{string(fs)}, elems...)...)
+}
+
+// NodePath is the inverse of Path: the node path ("/dev/nvidia0") of a
+// file named under the root ("ROOT/dev/nvidia0"), and whether it was
+// under the root at all. Config files of a test cluster name the device
+// nodes that live in its root, and the TaskProlog must read them as the
+// node's /dev files, as every other command does under --root.
+func (fs FS) NodePath(p string) (string, bool) {
+	root := strings.TrimSuffix(string(fs), "/")
+	if root == "" {
+		return p, strings.HasPrefix(p, "/")
+	}
+	rest, ok := strings.CutPrefix(p, root+"/")
+	if !ok {
+		return p, false
+	}
+	return "/" + rest, true
 }

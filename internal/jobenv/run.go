@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/capmap"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/model"
-	"github.com/slurm-mig/slurm-mig/internal/nodeload"
 )
 
 // Options say where env reads from; empty fields take their defaults.
@@ -75,7 +75,7 @@ func snapshotState(path string, root hostfs.FS) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := nodeload.ResolveCapMinors(n, nodeload.NewHost(root)); err != nil {
+	if err := capmap.Resolve(n, func() (*capmap.Map, error) { return capmap.Load(root) }); err != nil {
 		return nil, err
 	}
 	st, err := NewState(n, "", "", "")
@@ -89,16 +89,12 @@ func snapshotState(path string, root hostfs.FS) (*State, error) {
 // --root has every command do: a gres.conf of a test cluster whose device
 // nodes live in root/dev names root/dev/nvidia0 for /dev/nvidia0.
 func underRoot(devs []Device, fs hostfs.FS) []Device {
-	root := strings.TrimSuffix(string(fs), "/")
-	if root == "" {
-		return devs
-	}
 	out := make([]Device, len(devs))
 	for i, d := range devs {
 		d.Files = append([]string(nil), d.Files...)
 		for j, f := range d.Files {
-			if rest, ok := strings.CutPrefix(f, root+"/dev/"); ok {
-				d.Files[j] = "/dev/" + rest
+			if node, ok := fs.NodePath(f); ok && strings.HasPrefix(node, "/dev/") {
+				d.Files[j] = node
 			}
 		}
 		out[i] = d

@@ -68,7 +68,7 @@ type MigDevice struct {
 	GISlices  int    `json:"gi_slices,omitempty"`
 	MemoryMiB uint64 `json:"memory_mib,omitempty"`
 	// Minors of /dev/nvidia-caps/nvidia-cap<M> for the GI and the CI; nil
-	// until resolved from mig-minors (see ResolveCapMinors).
+	// until resolved from mig-minors (see capmap.Resolve).
 	GICapMinor *uint32 `json:"gi_cap_minor,omitempty"`
 	CICapMinor *uint32 `json:"ci_cap_minor,omitempty"`
 	// Processes are the compute processes running on it, read only when

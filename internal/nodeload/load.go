@@ -1,8 +1,9 @@
 // Package nodeload loads the model of one node, the way every command
 // needs it: from a snapshot (--from) or through NVML, then completed from
 // the node's files under the root (cap minors from mig-minors, Cores= and
-// the hardware from the CPU topology). It owns the run's NVML lifecycle
-// and says what it does without through one warning channel.
+// the hardware from the CPU topology). It owns the run's NVML lifecycle.
+// What it cannot read but can do without, it reports through the run's
+// one warning channel rather than printing.
 package nodeload
 
 import (
@@ -13,6 +14,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/slurm-mig/slurm-mig/capmap"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload/nvmlread"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -95,7 +97,7 @@ func (l *Loader) load(snapshot string) (*model.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ResolveCapMinors(node, l.Host); err != nil {
+	if err := capmap.Resolve(node, l.Host.capMap); err != nil {
 		return nil, err
 	}
 	return node, nil

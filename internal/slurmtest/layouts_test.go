@@ -16,6 +16,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/slurm-mig/slurm-mig/capmap"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload"
@@ -181,7 +182,7 @@ func snapshotLayout(t *testing.T, name, snapshot, root string) layout {
 	if l.node, err = model.LoadSnapshot(l.snapshot); err != nil {
 		t.Fatal(err)
 	}
-	if err := nodeload.ResolveCapMinors(l.node, nodeload.NewHost(hostfs.FS(l.root))); err != nil {
+	if err := capmap.Resolve(l.node, func() (*capmap.Map, error) { return capmap.Load(hostfs.FS(l.root)) }); err != nil {
 		t.Fatal(err)
 	}
 	return l

@@ -1,19 +1,19 @@
-package nodeload
+package capmap
 
 import (
 	"fmt"
 
-	"github.com/slurm-mig/slurm-mig/capmap"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
-// ResolveCapMinors fills in every MIG device's GI and CI cap minors that
-// are not yet known, from the host's mig-minors. The file is read only
-// when some device needs it. A device with no entry is an error naming the
+// Resolve fills in every MIG device's GI and CI cap minors that are not
+// yet known, from the host's mig-minors, which load reads. The file is
+// read only when some device needs it: a snapshot taken with its minors
+// reads no host file. A device with no entry is an error naming the
 // device: a minor is never guessed. The node is checked again only when
 // minors were added, as only they can clash with what was checked before.
-func ResolveCapMinors(n *model.Node, host *Host) error {
-	var caps *capmap.Map
+func Resolve(n *model.Node, load func() (*Map, error)) error {
+	var caps *Map
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
 		for j := range g.MigDevices {
@@ -23,7 +23,7 @@ func ResolveCapMinors(n *model.Node, host *Host) error {
 			}
 			if caps == nil {
 				var err error
-				if caps, err = host.capMap(); err != nil {
+				if caps, err = load(); err != nil {
 					return fmt.Errorf("cap minors for %s: %w", m.Label(g), err)
 				}
 			}
