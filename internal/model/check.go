@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/slurm-mig/slurm-mig/internal/topology"
+	"github.com/slurm-mig/slurm-mig/internal/cpulist"
 )
 
 // Bounds on what one node may hold: a GPU has at most a few dozen MIG
@@ -77,12 +77,12 @@ func (n *Node) Check() error {
 			return fmt.Errorf("%s: has MIG devices but mig_enabled is false", g.Label())
 		}
 		if g.Cores != "" {
-			if _, err := topology.ParseCPUList(g.Cores); err != nil {
+			if _, err := cpulist.Parse(g.Cores); err != nil {
 				return fmt.Errorf("%s: cores: %v", g.Label(), err)
 			}
 		}
 		if g.CPUAffinity != "" {
-			if _, err := topology.ParseCPUList(g.CPUAffinity); err != nil {
+			if _, err := cpulist.Parse(g.CPUAffinity); err != nil {
 				return fmt.Errorf("%s: cpu_affinity: %v", g.Label(), err)
 			}
 		}

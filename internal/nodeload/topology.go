@@ -3,8 +3,8 @@ package nodeload
 import (
 	"fmt"
 
+	"github.com/slurm-mig/slurm-mig/internal/cpulist"
 	"github.com/slurm-mig/slurm-mig/internal/model"
-	"github.com/slurm-mig/slurm-mig/internal/topology"
 )
 
 // resolveTopology fills in what needs the host's CPU topology: each GPU's
@@ -40,7 +40,7 @@ func resolveTopology(n *model.Node, host *Host, hardware bool) error {
 		if err != nil {
 			return fmt.Errorf("%s: cpu_affinity %q: %w", g.Label(), g.CPUAffinity, err)
 		}
-		g.Cores = topology.FormatList(cores)
+		g.Cores = cpulist.Format(cores)
 	}
 	return nil
 }

@@ -46,6 +46,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/internal/cpulist"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 )
 
@@ -84,7 +85,7 @@ func Load(host hostfs.FS) (*Topology, error) {
 	if err != nil {
 		return nil, fmt.Errorf("topology: %w", err)
 	}
-	ids, err := ParseCPUList(string(b))
+	ids, err := cpulist.Parse(string(b))
 	if err != nil {
 		return nil, fmt.Errorf("topology: %s: %w", onlinePath, err)
 	}
@@ -144,7 +145,7 @@ func checkSiblings(dir string, cpus []CPU) error {
 		} else if err != nil {
 			return fmt.Errorf("topology: %w", err)
 		}
-		siblings, err := ParseCPUList(string(b))
+		siblings, err := cpulist.Parse(string(b))
 		if err != nil {
 			return fmt.Errorf("topology: %s: %w", path, err)
 		}
@@ -191,8 +192,8 @@ func New(cpus []CPU) (*Topology, error) {
 	coreMin := map[coreKey]int{}
 	var cores []coreKey
 	for i, c := range t.cpus {
-		if c.ID < 0 || c.ID > maxCPUID {
-			return nil, fmt.Errorf("CPU id %d is out of range 0-%d", c.ID, maxCPUID)
+		if c.ID < 0 || c.ID > cpulist.MaxID {
+			return nil, fmt.Errorf("CPU id %d is out of range 0-%d", c.ID, cpulist.MaxID)
 		}
 		if i > 0 && t.cpus[i-1].ID == c.ID {
 			return nil, fmt.Errorf("CPU %d listed twice", c.ID)
@@ -242,7 +243,7 @@ func (t *Topology) CPUs() []CPU {
 // xcpuinfo_mac_to_abs. CPUs in the list that are not online are ignored, so
 // the result may be empty. A malformed list is an error.
 func (t *Topology) AbstractCores(cpuList string) ([]int, error) {
-	ids, err := ParseCPUList(cpuList)
+	ids, err := cpulist.Parse(cpuList)
 	if err != nil {
 		return nil, err
 	}

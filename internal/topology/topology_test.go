@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/slurm-mig/slurm-mig/internal/cpulist"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
@@ -229,7 +230,7 @@ func writeTree(tb testing.TB, f sysfsNode) string {
 		maxID = max(maxID, id)
 		mustWrite(tb, filepath.Join(dir, "cpu"+strconv.Itoa(id), "online"), "0")
 	}
-	mustWrite(tb, filepath.Join(dir, "online"), FormatList(ids))
+	mustWrite(tb, filepath.Join(dir, "online"), cpulist.Format(ids))
 	mustWrite(tb, filepath.Join(root, "proc", "meminfo"),
 		fmt.Sprintf("MemTotal:       %d kB\nMemFree:        1234 kB\n", fixtureMemKiB))
 
@@ -261,7 +262,7 @@ func writeTree(tb testing.TB, f sysfsNode) string {
 		}
 		for name, set := range masks {
 			files[name] = hexMask(set, maxID+1)
-			files[name+"_list"] = FormatList(set)
+			files[name+"_list"] = cpulist.Format(set)
 		}
 		for name, content := range files {
 			mustWrite(tb, filepath.Join(topo, name), content)
@@ -421,62 +422,6 @@ func TestNodeHardwareString(t *testing.T) {
 	want := "CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=1 ThreadsPerCore=2 RealMemory=23989"
 	if got := h.String(); got != want {
 		t.Errorf("String() = %q, want %q", got, want)
-	}
-}
-
-func TestParseCPUList(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []int
-	}{
-		{"", nil},
-		{"\n", nil},
-		{"0", []int{0}},
-		{"0-3,8,10-11\n", []int{0, 1, 2, 3, 8, 10, 11}},
-		{"5,1-2,2", []int{1, 2, 5}},
-		{"7-7", []int{7}},
-		{"65535", []int{65535}},
-	}
-	for _, tt := range tests {
-		got, err := ParseCPUList(tt.in)
-		if err != nil {
-			t.Errorf("ParseCPUList(%q): %v", tt.in, err)
-			continue
-		}
-		if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("ParseCPUList(%q) (-want +got):\n%s", tt.in, diff)
-		}
-	}
-	for _, bad := range []string{",", "0,", ",0", "0,,1", "a", "-1", "1-", "-", "3-1", "0-3:1/2", "0x3", "1 2", " 1-2 ,3", "+1", "65536", "0-99999999999999999999"} {
-		if got, err := ParseCPUList(bad); err == nil {
-			t.Errorf("ParseCPUList(%q) = %v, want an error", bad, got)
-		}
-	}
-}
-
-func TestFormatList(t *testing.T) {
-	tests := []struct {
-		in   []int
-		want string
-	}{
-		{nil, ""},
-		{[]int{3}, "3"},
-		{[]int{4, 5}, "4-5"},
-		{rangeInts(16, 31), "16-31"},
-		{append(rangeInts(0, 15), rangeInts(32, 47)...), "0-15,32-47"},
-		{[]int{9, 1, 2, 3, 2, 7}, "1-3,7,9"},
-	}
-	for _, tt := range tests {
-		if got := FormatList(tt.in); got != tt.want {
-			t.Errorf("FormatList(%v) = %q, want %q", tt.in, got, tt.want)
-		}
-		if tt.in == nil {
-			continue
-		}
-		back, err := ParseCPUList(tt.want)
-		if err != nil || !cmp.Equal(back, slices.Compact(slices.Sorted(slices.Values(tt.in)))) {
-			t.Errorf("ParseCPUList(FormatList(%v)) = %v, %v", tt.in, back, err)
-		}
 	}
 }
 
@@ -649,7 +594,7 @@ func hwlocCores(t *testing.T, hwlocCalc, cpuList string, extra ...string) []int 
 	if err != nil {
 		t.Fatalf("%s %s: %v", hwlocCalc, strings.Join(args, " "), err)
 	}
-	ids, err := ParseCPUList(string(out))
+	ids, err := cpulist.Parse(string(out))
 	if err != nil {
 		t.Fatalf("%s %s printed %q: %v", hwlocCalc, strings.Join(args, " "), out, err)
 	}
@@ -700,13 +645,13 @@ func TestRealMachineMatchesHwloc(t *testing.T) {
 		ids = append(ids, c.ID)
 	}
 	// All CPUs, each half, each socket's CPUs, and every CPU alone.
-	lists := []string{FormatList(ids), FormatList(ids[:len(ids)/2+1]), FormatList(ids[len(ids)/2:])}
+	lists := []string{cpulist.Format(ids), cpulist.Format(ids[:len(ids)/2+1]), cpulist.Format(ids[len(ids)/2:])}
 	bySocket := map[int][]int{}
 	for _, c := range topo.CPUs() {
 		bySocket[c.Socket] = append(bySocket[c.Socket], c.ID)
 	}
 	for _, s := range bySocket {
-		lists = append(lists, FormatList(s))
+		lists = append(lists, cpulist.Format(s))
 	}
 	for _, id := range ids {
 		lists = append(lists, strconv.Itoa(id))

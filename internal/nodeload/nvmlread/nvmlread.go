@@ -18,9 +18,9 @@ import (
 	"github.com/NVIDIA/go-nvlib/pkg/nvlib/device"
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/slurm-mig/slurm-mig/internal/cpulist"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/model"
-	"github.com/slurm-mig/slurm-mig/internal/topology"
 )
 
 // cpuAffinityMaxCPUs bounds the CPU mask asked of NVML; 4096 CPUs covers
@@ -343,11 +343,11 @@ func sysfsCPUAffinity(fs hostfs.FS, dev device.Device) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	cpus, err := topology.ParseCPUList(string(data))
+	cpus, err := cpulist.Parse(string(data))
 	if err != nil || len(cpus) == 0 {
 		return "", false
 	}
-	return topology.FormatList(cpus), true
+	return cpulist.Format(cpus), true
 }
 
 // cString converts a NUL-terminated C char array.
@@ -372,7 +372,7 @@ func cpuList(mask []uint) string {
 			word &= word - 1
 		}
 	}
-	return topology.FormatList(cpus)
+	return cpulist.Format(cpus)
 }
 
 // knownPCI answers GetPciInfo with the answer already read, so that

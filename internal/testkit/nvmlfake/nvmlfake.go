@@ -16,7 +16,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
-	"github.com/slurm-mig/slurm-mig/internal/topology"
+	"github.com/slurm-mig/slurm-mig/internal/cpulist"
 )
 
 // Fixture describes a node as NVML would report it.
@@ -535,7 +535,7 @@ func cpuMask(list string) ([]uint, error) {
 	if list == "" {
 		return nil, nil
 	}
-	cpus, err := topology.ParseCPUList(list)
+	cpus, err := cpulist.Parse(list)
 	if err != nil {
 		return nil, fmt.Errorf("cpus: %v", err)
 	}

@@ -1,4 +1,8 @@
-package topology
+// Package cpulist reads and writes lists of ids in the form Linux's sysfs
+// cpulists and Slurm's Cores= both use: "0-3,8,10-11". It is its own
+// package because the node's topology, the model's checks and Slurm's
+// syntax all read that form, and none of them owns it.
+package cpulist
 
 import (
 	"fmt"
@@ -7,17 +11,17 @@ import (
 	"strings"
 )
 
-// maxCPUID bounds the ids ParseCPUList accepts, so that a stray "0-4000000000"
+// MaxID bounds the ids Parse accepts, so that a stray "0-4000000000"
 // cannot allocate gigabytes. Linux's NR_CPUS tops out at 8192 today; Slurm
 // keeps CPU ids in 16 bits.
-const maxCPUID = 1<<16 - 1
+const MaxID = 1<<16 - 1
 
-// ParseCPUList parses the Linux cpulist format ("0-3,8,10-11") used in sysfs
+// Parse parses the Linux cpulist format ("0-3,8,10-11") used in sysfs
 // and by NVML-derived affinity strings. Surrounding white space (sysfs files
 // end in a newline) is ignored, and an empty list is the empty set. The ids
 // come back sorted, without duplicates. Items must be N or N-M with N <= M and
 // M <= 65535; the kernel's stride form (N-M:S/G) is not accepted.
-func ParseCPUList(s string) ([]int, error) {
+func Parse(s string) ([]int, error) {
 	s = strings.TrimSpace(s)
 	ids := []int{}
 	if s == "" {
@@ -52,16 +56,16 @@ func parseCPUID(s string) (int, error) {
 		return 0, fmt.Errorf("%q is not a CPU id", s)
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n > maxCPUID {
-		return 0, fmt.Errorf("CPU id %s is over %d", s, maxCPUID)
+	if err != nil || n > MaxID {
+		return 0, fmt.Errorf("CPU id %s is over %d", s, MaxID)
 	}
 	return n, nil
 }
 
-// FormatList writes ints as a compact range list, "0-15,32-47", the form both
+// Format writes ints as a compact range list, "0-15,32-47", the form both
 // Linux cpulists and Slurm's bit_fmt use (a run of two is "4-5"). The input
 // need not be sorted or unique; nil or empty gives "".
-func FormatList(ids []int) string {
+func Format(ids []int) string {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	var b strings.Builder
 	for i := 0; i < len(ids); {
