@@ -69,6 +69,20 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(etc, "gres.conf")); string(data) != "old\n" {
 		t.Errorf("gres.conf changed: %q", data)
 	}
+
+	// A gres.conf that is already right needs no write, and so no
+	// writable directory (a read-only NFS /etc/slurm): exit 0, unchanged.
+	gen := []string{"--root", filepath.Join(dir, "root"), "gen", "--from", filepath.Join(dir, "snap.json"), "-o", filepath.Join(etc, "gres.conf"), "--no-state"}
+	if out, err := exec.Command(bin, gen...).CombinedOutput(); err != nil {
+		t.Fatalf("writing as root: %v\n%s", err, out)
+	}
+	out, errs, code = asNobody(gen...)
+	if want := etc + "/gres.conf: unchanged (1 device)\n"; code != 0 || out != want || errs != "" {
+		t.Errorf("an unchanged gres.conf in a directory nobody may write: exit %d, stdout %q, stderr %q\nwant exit 0, %q", code, out, errs, want)
+	}
+	if entries, _ := os.ReadDir(etc); len(entries) != 1 {
+		t.Errorf("%s holds %d entries, want just gres.conf", etc, len(entries))
+	}
 }
 
 // TestNoShell checks that the program starts no shell: its only child
