@@ -16,7 +16,7 @@ type docsCmd struct {
 }
 
 func (d *docsCmd) Run(e *env, ctx *kong.Context) error {
-	page := docgen.Page{Version: "slurm-mig " + e.version, Manual: "User Commands", Extra: docgen.Sections(manText)}
+	page := docgen.Page{Version: e.named(), Manual: "User Commands", Extra: docgen.Sections(manText)}
 	return docgen.Write(e.stdout, d.Format, ctx.Model, page)
 }
 
