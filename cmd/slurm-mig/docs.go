@@ -21,7 +21,7 @@ func (d *docsCmd) Run(e *env, ctx *kong.Context) error {
 }
 
 // manText holds the man page's sections that the model does not: exit
-// status, examples, files.
+// status, environment, files, examples.
 //
 //go:embed man.txt
 var manText string

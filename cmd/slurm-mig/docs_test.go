@@ -11,6 +11,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/slurm-mig/slurm-mig/claim"
+	"github.com/slurm-mig/slurm-mig/drift"
+	"github.com/slurm-mig/slurm-mig/jobenv"
 )
 
 // TestDocsMatchHelp holds the man page and the bash completion that the
@@ -77,6 +81,73 @@ func TestDocsMatchHelp(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestManEnvironment holds the man page's ENVIRONMENT section to the
+// environment variables the program reads: each name the Go files built
+// into slurm-mig spell (an all-capital string with an underscore, as
+// SLURM_CONF; no other such strings are there) is a term there, and no
+// other. FILES names the files an admin looks for.
+func TestManEnvironment(t *testing.T) {
+	page := docsOutput(t, "man")
+	section := func(title string) string {
+		_, rest, ok := strings.Cut(page, ".SH \""+title+"\"\n")
+		if !ok {
+			t.Fatalf("the man page has no %s section", title)
+		}
+		body, _, _ := strings.Cut(rest, "\n.SH ")
+		return body
+	}
+	documented := map[string]bool{}
+	for _, term := range manTerm.FindAllStringSubmatch(section("ENVIRONMENT"), -1) {
+		for _, name := range strings.Split(manUnesc.Replace(term[1]), ", ") {
+			documented[name] = true
+		}
+	}
+	read := map[string]bool{"PATH": true} // exec.LookPath: slurmd, scontrol, exec's CMD
+	for _, name := range programStrings(t, envName) {
+		read[name] = true
+	}
+	if diff := cmp.Diff(keys(read), keys(documented)); diff != "" {
+		t.Errorf("ENVIRONMENT differs from the variables the program reads (-read +documented):\n%s", diff)
+	}
+
+	files := manUnesc.Replace(section("FILES"))
+	for _, f := range []string{jobenv.DefaultStatePath, claim.DefaultDir, drift.DefaultGresConf} {
+		if !strings.Contains(files, "\\fB"+f) {
+			t.Errorf("FILES does not name %s:\n%s", f, files)
+		}
+	}
+}
+
+var (
+	manTerm = regexp.MustCompile(`(?m)^\.TP\n\\fB(.*)\\fR$`)
+	envName = regexp.MustCompile(`"([A-Z][A-Z0-9]*_[A-Z0-9_]+)"`)
+)
+
+// programStrings are the first groups of re's matches in the non-test Go
+// files of this module's packages that are built into slurm-mig.
+func programStrings(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-f",
+		`{{if and .Module .Module.Main}}{{range .GoFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{end}}`, ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var found []string
+	for _, file := range strings.Fields(string(out)) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+			found = append(found, m[1])
+		}
+	}
+	if len(found) == 0 {
+		t.Fatalf("no match for %s in the program's files (go list printed %q)", re, out)
+	}
+	return found
 }
 
 func runHelp(t *testing.T, args ...string) string {
@@ -187,7 +258,7 @@ func manFlags(t *testing.T, page string) map[string]map[string]string {
 	return out
 }
 
-func keys(m map[string]string) []string {
+func keys[V any](m map[string]V) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
