@@ -168,6 +168,7 @@ func TestJSONHelpNamesItsKeys(t *testing.T) {
 		{"gen", append(append(from, "gen", "-o", gres, "--backup", "--json", "--state", state), snapshot...), gres},
 		{"state", append(append(from, "state", "--json", "--state", state), snapshot...), ""},
 		{"merge", []string{"merge", gres, "-o", merged, "--backup", "--json"}, merged}, // gen's output
+		{"list", append(append(from, "list", "--json"), snapshot...), ""},
 	} {
 		if tc.backup != "" {
 			mustWrite(t, tc.backup, "# replaced\n")
@@ -223,11 +224,16 @@ var writtenBy = regexp.MustCompile(`written by slurm-mig (\S+?);? `)
 var quotedKey = regexp.MustCompile(`"([a-z_]+)"`)
 
 // collectKeys adds the keys of a decoded JSON object, and of the objects
-// in it, to keys.
+// in it and in its lists, to keys.
 func collectKeys(v any, keys map[string]bool) {
-	if obj, ok := v.(map[string]any); ok {
-		for k, inner := range obj {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, inner := range v {
 			keys[k] = true
+			collectKeys(inner, keys)
+		}
+	case []any:
+		for _, inner := range v {
 			collectKeys(inner, keys)
 		}
 	}
