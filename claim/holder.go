@@ -630,20 +630,29 @@ func retryEINTR(call func() error) error {
 // unixClearCloexec lets f survive exec(2).
 func unixClearCloexec(f *os.File) (int, error) { return unix.FcntlInt(f.Fd(), unix.F_SETFD, 0) }
 
-// closeStrays closes what the holder inherited beyond its own descriptors
-// from libraries of the process that started it (NVML's device files,
-// opened without close-on-exec), so that it holds no GPU open.
+// closeStrays closes every descriptor above last (the holder's own) that
+// the holder inherited from the process that started it, and so from the
+// job script: NVML's device files, which would keep a GPU open, and
+// whatever the script opened, such as a command substitution's pipe it
+// duplicated (`x=$( exec 9>&1; slurm-mig free )`), which the shell reads
+// until every process that has it closes it: until the job's end, which
+// is the shell's own.
+//
+// What the holder inherited is exactly what lacks close-on-exec: Go opens
+// every descriptor with it, and the runtime keeps some of its own open for
+// good (its cgroup's CPU limit, read again now and then), which must stay.
+// The holder starts nothing, so close-on-exec itself closes nothing here.
 func closeStrays(last int) {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		return
+		return // no /proc: FindJob and Self need it, so no holder gets here
 	}
 	for _, e := range entries {
 		fd, err := strconv.Atoi(e.Name())
 		if err != nil || fd <= last {
 			continue
 		}
-		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(target, "/dev/nvidia") {
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
 			unix.Close(fd)
 		}
 	}
