@@ -57,9 +57,11 @@ func holderRequest(job Job) []byte { return fmt.Appendf(nil, "claim %d %d", job.
 // claims made by this user: a job's calls of free share one holder, so
 // that only a job's first call starts a process. The pid namespace is
 // part of the name, as a pid is only unique within one. Anyone may bind
-// any abstract name, so both ends check the other's uid (SO_PEERCRED):
-// a name that another user took first makes a call start a holder of
-// its own, nothing worse.
+// any abstract name, and anyone can read a job's pid and start time in
+// /proc, so both ends check the other's uid (SO_PEERCRED): a name that
+// another user took first makes a call start a holder of its own at once
+// (connectTo never waits to connect), nothing worse; a holder refuses
+// other users' connections, at a bounded rate (holder.refuse).
 func holderAddr(job Job) string {
 	ns, _ := os.Readlink("/proc/self/ns/pid")
 	return fmt.Sprintf("@slurm-mig/claim-holder/%d/%s/%d/%d", os.Geteuid(), ns, job.PID, job.Start)
@@ -99,12 +101,19 @@ type Link struct {
 	timeout time.Duration // for the holder's acknowledgement
 	conn    int           // to the holder; -1: none, Handoff finds one
 	started bool          // conn is to the holder this call started
+	warn    func(string)  // told when another user keeps the call from the address
 }
 
 // Dial reaches the job's holder, or starts it (without a claim) where
 // there is none. It cannot fail: what goes wrong here, Handoff tries
-// again, as it must anyway should the holder end meanwhile.
-func Dial(job Job, argv0 string) *Link { return dial(job, argv0, holderAddr(job), ackTimeout) }
+// again, as it must anyway should the holder end meanwhile. warn is told,
+// in one line, when another user has taken the job's holder address or
+// floods it.
+func Dial(job Job, argv0 string, warn func(string)) *Link {
+	l := dial(job, argv0, holderAddr(job), ackTimeout)
+	l.warn = warn
+	return l
+}
 
 func dial(job Job, argv0, addr string, timeout time.Duration) *Link {
 	l := &Link{job: job, argv0: argv0, addr: addr, timeout: timeout, conn: -1}
@@ -172,7 +181,8 @@ func (l *Link) Handoff(c *Claim) (*Handover, error) {
 				time.Sleep(time.Millisecond)
 				continue
 			case err != nil:
-				return l.ownHolder(c) // the address is not ours
+				l.warnForeign(err)
+				return l.ownHolder(c) // the address is not ours, or its backlog is full
 			}
 		}
 		h, err := offer(conn, c, l.job)
@@ -202,6 +212,21 @@ func (l *Link) HandOut(c *Claim, tell func(uuids []string) error) error {
 	return h.Commit()
 }
 
+// warnForeign says so when err is another user's process at the job's
+// holder address, which has read the job's pid in /proc and bound the
+// address first, or a full backlog there, which the job's calls never
+// fill: an admin may want to know.
+func (l *Link) warnForeign(err error) {
+	var foreign *foreignError
+	switch {
+	case l.warn == nil:
+	case errors.As(err, &foreign):
+		l.warn(fmt.Sprintf("%s (uid %d) has taken this job's claim holder address; this claim gets a holder of its own", userName(foreign.uid), foreign.uid))
+	case errors.Is(err, errBacklogFull):
+		l.warn("the job's claim holder address has a full backlog (another user flooding it, or listening there?); this claim gets a holder of its own")
+	}
+}
+
 // ownHolder starts a holder of this claim alone.
 func (l *Link) ownHolder(c *Claim) (*Handover, error) {
 	conn, err := startHolder(c.Files, l.job, l.argv0, -1, l.timeout)
@@ -228,27 +253,58 @@ func (l *Link) reach(files []*os.File) (conn int, started bool, err error) {
 	return conn, true, err
 }
 
+// errBacklogFull: the listener at the job's holder address has as many
+// connections waiting as it allows (holderBacklog, for a holder).
+var errBacklogFull = errors.New("the job's claim holder address has a full backlog")
+
+// foreignError: another user's process listens at the job's holder
+// address. Nothing is sent to it.
+type foreignError struct{ uid int }
+
+func (e *foreignError) Error() string {
+	return fmt.Sprintf("the job's claim holder address is uid %d's", e.uid)
+}
+
 // connectTo connects to the holder listening at addr, if it is this
 // user's. timeout bounds each later wait on the connection.
+//
+// The connect(2) itself does not wait: on a unix socket it completes at
+// once, or, where the listener's backlog is full, fails with EAGAIN
+// rather than wait (up to the send timeout) for room. A job's calls never
+// fill a holder's backlog; another user's flood, or a squatter at the
+// address, does, and the call then starts a holder of its own at once.
 func connectTo(addr string, timeout time.Duration) (int, error) {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
 	}
-	setTimeouts(fd, timeout)
 	err = retryEINTR(func() error { return unix.Connect(fd, &unix.SockaddrUnix{Name: addr}) })
 	if err != nil {
 		unix.Close(fd)
-		if errors.Is(err, unix.ECONNREFUSED) {
+		switch {
+		case errors.Is(err, unix.ECONNREFUSED):
 			return -1, errNoHolder
+		case errors.Is(err, unix.EAGAIN):
+			return -1, errBacklogFull
 		}
 		return -1, err
 	}
-	// The peer's credentials are those of whoever called listen(2).
-	if cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED); err != nil || int(cred.Uid) != os.Geteuid() {
+	// The peer's credentials are those of whoever called listen(2), known
+	// before it accepts.
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
 		unix.Close(fd)
-		return -1, errors.New("the holder's address is another user's")
+		return -1, err
 	}
+	if int(cred.Uid) != os.Geteuid() {
+		unix.Close(fd)
+		return -1, &foreignError{uid: int(cred.Uid)}
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	setTimeouts(fd, timeout)
 	return fd, nil
 }
 
@@ -301,7 +357,7 @@ func listenAt(addr string) (int, error) {
 		unix.Close(fd)
 		return -1, err
 	}
-	if err := unix.Listen(fd, unix.SOMAXCONN); err != nil {
+	if err := unix.Listen(fd, holderBacklog); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}
@@ -418,6 +474,12 @@ type holder struct {
 	uid   int
 	conns map[int]*holderConn
 	kept  int // claims committed
+
+	// Other users' connections, refused (see refuse): the time by which
+	// those so far are paid for at refusedCost each, and until when the
+	// holder does not listen, having refused too many.
+	refusedPaid time.Time
+	deafUntil   time.Time
 }
 
 type holderConn struct {
@@ -427,6 +489,24 @@ type holderConn struct {
 // maxPending bounds the connections a holder serves at once.
 const maxPending = 1024
 
+// holderBacklog bounds the connections waiting for a holder to accept
+// them. A job's burst of calls fits in it many times over; a call that
+// finds it full starts a holder of its own (connectTo).
+const holderBacklog = 256
+
+// Anyone may connect to a holder's address; a holder closes other users'
+// connections unheard, but each still costs it an accept(2). It refuses
+// refusedBurst of them at once, and refusedCost is the time it allows each
+// in the long run: beyond that it stops listening for a while, so that a
+// flood costs it about 1000 accept(2)s a second (some 0.5% of a CPU). The
+// job's calls meanwhile wait in the backlog, behind at most holderBacklog
+// refusals, which take three pauses of 128 ms (far less than ackTimeout),
+// or, finding it full, start holders of their own.
+const (
+	refusedCost  = time.Millisecond
+	refusedBurst = holderBacklog
+)
+
 // holderIdle is how long a job's holder that holds no claim and has no
 // caller waits for one before it ends: its starter was refused or gave
 // its claim back. A job's calls come within milliseconds in a burst, and
@@ -435,6 +515,19 @@ const holderIdle = 2 * time.Second
 
 // idle: the holder holds nothing and serves no caller.
 func (h *holder) idle() bool { return h.kept == 0 && len(h.conns) == 0 }
+
+// refuse counts another user's connection, closed at now: once the
+// refusals are more than refusedBurst ahead of what refusedCost each
+// allows, the holder is deaf until half of that burst is paid for.
+func (h *holder) refuse(now time.Time) {
+	if h.refusedPaid.Before(now) {
+		h.refusedPaid = now
+	}
+	h.refusedPaid = h.refusedPaid.Add(refusedCost)
+	if h.refusedPaid.Sub(now) > refusedBurst*refusedCost {
+		h.deafUntil = h.refusedPaid.Add(-refusedBurst / 2 * refusedCost)
+	}
+}
 
 func (h *holder) add(conn int, files []int) {
 	unix.SetNonblock(conn, true)
@@ -478,15 +571,17 @@ func (h *holder) run(pidfd, listener int) int {
 				idleSince = time.Time{}
 				continue
 			}
-			if ms := int(left/time.Millisecond) + 1; timeout < 0 || ms < timeout {
-				timeout = ms
-			}
+			timeout = shorter(timeout, left)
+		}
+		deaf := time.Until(h.deafUntil)
+		if listener >= 0 && deaf > 0 {
+			timeout = shorter(timeout, deaf)
 		}
 		fds = fds[:0]
 		if pidfd >= 0 {
 			fds = append(fds, unix.PollFd{Fd: int32(pidfd), Events: unix.POLLIN})
 		}
-		if listener >= 0 && len(h.conns) < maxPending {
+		if listener >= 0 && len(h.conns) < maxPending && deaf <= 0 {
 			fds = append(fds, unix.PollFd{Fd: int32(listener), Events: unix.POLLIN})
 		}
 		for conn := range h.conns {
@@ -514,10 +609,19 @@ func (h *holder) run(pidfd, listener int) int {
 	}
 }
 
+// shorter is a poll(2) timeout in milliseconds (-1: none) shortened to d
+// at most, rounded up.
+func shorter(timeout int, d time.Duration) int {
+	if ms := int(d/time.Millisecond) + 1; timeout < 0 || ms < timeout {
+		return ms
+	}
+	return timeout
+}
+
 // accept takes the waiting connections of this user's processes; others'
-// are closed unheard.
+// are closed unheard, as many as refuse allows.
 func (h *holder) accept(listener int) {
-	for len(h.conns) < maxPending {
+	for len(h.conns) < maxPending && !time.Now().Before(h.deafUntil) {
 		conn, _, err := unix.Accept4(listener, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		if err != nil {
 			if err != unix.EAGAIN && err != unix.EINTR && err != unix.ECONNABORTED {
@@ -527,6 +631,7 @@ func (h *holder) accept(listener int) {
 		}
 		if cred, err := unix.GetsockoptUcred(conn, unix.SOL_SOCKET, unix.SO_PEERCRED); err != nil || int(cred.Uid) != h.uid {
 			unix.Close(conn)
+			h.refuse(time.Now())
 			continue
 		}
 		h.add(conn, nil)

@@ -41,7 +41,7 @@ func (c *freeCmd) Run(e *env) error {
 	}
 	// The job's holder starts now (where this is the job's first call),
 	// while this call and the others of a burst choose their devices.
-	holder := claim.Dial(job, os.Args[0])
+	holder := claim.Dial(job, os.Args[0], e.warn)
 	defer holder.Close()
 	cl, err := c.claim(e, job, "free")
 	if err != nil {
