@@ -282,3 +282,38 @@ func holderFds(pids []int) []string {
 	}
 	return open
 }
+
+// TestHolderApart: the holder exec starts for its claim is nobody's child
+// but that of whoever adopts orphans (CMD, which exec becomes, might wait
+// for all its children, and a parent that reaps only its own would keep
+// it a zombie); it keeps the claim until the job ends.
+func TestHolderApart(t *testing.T) {
+	d := openTestDir(t)
+	th := newTestHolder(t, d)
+	c, _, err := d.Take([]string{"MIG-a"}, 1, Info{Job: th.job, Command: "exec"}, time.Second)
+	if err != nil || c == nil {
+		t.Fatal(err)
+	}
+	conn, err := startHolder(c.Files, th.job, "slurm-mig", -1, ackTimeout, true)
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Handover{conn: conn}).Commit(); err != nil {
+		t.Fatal(err)
+	}
+	pids := holdersOf(th.job)
+	if len(pids) != 1 {
+		t.Fatalf("holders %v, want one", pids)
+	}
+	if parent, err := parentOf(pids[0]); err != nil || parent == os.Getpid() {
+		t.Errorf("the holder's parent is %d (%v), this process", parent, err)
+	}
+	if !held(t, d, "MIG-a") {
+		t.Error("MIG-a is not held")
+	}
+	th.endJob()
+	if held(t, d, "MIG-a") {
+		t.Error("MIG-a outlived its job")
+	}
+}

@@ -229,7 +229,7 @@ func (l *Link) warnForeign(err error) {
 
 // ownHolder starts a holder of this claim alone.
 func (l *Link) ownHolder(c *Claim) (*Handover, error) {
-	conn, err := startHolder(c.Files, l.job, l.argv0, -1, l.timeout)
+	conn, err := startHolder(c.Files, l.job, l.argv0, -1, l.timeout, false)
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +249,7 @@ func (l *Link) reach(files []*os.File) (conn int, started bool, err error) {
 	if err != nil {
 		return -1, false, err
 	}
-	conn, err = startHolder(files, l.job, l.argv0, listener, l.timeout)
+	conn, err = startHolder(files, l.job, l.argv0, listener, l.timeout, false)
 	return conn, true, err
 }
 
@@ -367,18 +367,23 @@ func listenAt(addr string) (int, error) {
 // startHolder starts a holder for the job with files (a claim's, or
 // none: the caller offers its claim later on the connection), serving
 // listener (or, if it is -1, only this caller): a re-exec of this
-// program (argv0 keeps its name in ps) in a session of its own, with no
-// standard streams (a `$(slurm-mig free)` waits for every writer of its
-// pipe to close it), in /, holding the claim files and a pidfd of the
-// job. The kernel tells the holder when the job ends, however it ends;
-// the holder then exits and the kernel drops the locks. Killing the
-// holder ends the claims it holds too.
+// program (see spawn), holding the claim files and a pidfd of the job.
+// The kernel tells the holder when the job ends, however it ends; the
+// holder then exits and the kernel drops the locks. Killing the holder
+// ends the claims it holds too.
 //
 // It returns the connection to the holder, on which the holder waits for
 // the commit (or, without files, for the claim). The holder has the files
 // once it returns: exec succeeded, and descriptors pass across fork and
 // exec. timeout bounds each later wait on the connection.
-func startHolder(files []*os.File, job Job, argv0 string, listener int, timeout time.Duration) (int, error) {
+//
+// apart starts the holder through a relay process that ends at once, so
+// that the holder is not a child of this process: exec's caller becomes
+// CMD, and a CMD that waits for all its children (until wait(2) finds
+// none) would wait for the holder, which waits for CMD's end. The
+// orphaned holder is reaped by whoever adopts it (init, or a subreaper),
+// as free's are once free has ended, which it does at once.
+func startHolder(files []*os.File, job Job, argv0 string, listener int, timeout time.Duration, apart bool) (int, error) {
 	var l *os.File
 	if listener >= 0 {
 		l = os.NewFile(uintptr(listener), "holder-listener")
@@ -397,6 +402,37 @@ func startHolder(files []*os.File, job Job, argv0 string, listener int, timeout 
 	}
 	theirs := os.NewFile(uintptr(pair[1]), "holder-starter")
 	defer theirs.Close()
+	serves := "0"
+	if l != nil {
+		serves = "1"
+	}
+	args := []string{HolderArg, strconv.Itoa(job.PID), strconv.FormatUint(job.Start, 10), strconv.Itoa(len(files)), serves}
+	if apart {
+		args = append(args, holderApart)
+	}
+	cmd, err := spawn(argv0, args, append([]*os.File{pidfd, l, theirs}, files...))
+	switch {
+	case err != nil:
+	case !apart:
+		cmd.Process.Release()
+	default:
+		if err = cmd.Wait(); err != nil {
+			err = fmt.Errorf("starting the claim's holder: %w", err)
+		}
+	}
+	if err != nil {
+		unix.Close(pair[0])
+		return -1, err
+	}
+	setTimeouts(pair[0], timeout)
+	return pair[0], nil
+}
+
+// spawn starts this program, named argv0 (in ps), with args and the
+// descriptors extra (numbered from 3 on), in a session of its own, in /,
+// with no environment and no standard streams (a `$(slurm-mig free)`
+// waits for every writer of its pipe to close it).
+func spawn(argv0 string, args []string, extra []*os.File) (*exec.Cmd, error) {
 	// The program's path names the holder in ps and top (a re-exec of
 	// /proc/self/exe would be "exe" there); /proc/self/exe still serves
 	// when the binary was replaced (an upgrade) since it started.
@@ -404,32 +440,32 @@ func startHolder(files []*os.File, job Job, argv0 string, listener int, timeout 
 	if err != nil || strings.HasSuffix(self, " (deleted)") {
 		self = "/proc/self/exe"
 	}
-	serves := "0"
-	if l != nil {
-		serves = "1"
-	}
 	cmd := &exec.Cmd{
 		Path:        self,
-		Args:        []string{argv0, HolderArg, strconv.Itoa(job.PID), strconv.FormatUint(job.Start, 10), strconv.Itoa(len(files)), serves},
+		Args:        append([]string{argv0}, args...),
 		Env:         []string{},
 		Dir:         "/",
-		ExtraFiles:  append([]*os.File{pidfd, l, theirs}, files...),
+		ExtraFiles:  extra,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
-	if err := cmd.Start(); err != nil {
-		unix.Close(pair[0])
-		return -1, err
-	}
-	cmd.Process.Release()
-	setTimeouts(pair[0], timeout)
-	return pair[0], nil
+	return cmd, cmd.Start()
 }
+
+// holderApart, as HolderArg's last argument, makes the process a relay
+// that starts the holder with the other arguments and its descriptors,
+// and ends (see startHolder).
+const holderApart = "apart"
 
 // Hold is the holder's whole life: args are HolderArg's arguments (job
 // pid, job start time, number of the starter's claim files (0: it offers
 // them on its connection, as other callers do), 1 if it listens for
-// more). It holds claims until the job ends, and returns the exit code.
+// more, and holderApart for a relay). It holds claims until the job ends,
+// and returns the exit code.
 func Hold(args []string) int {
+	apart := len(args) == 5 && args[4] == holderApart
+	if apart {
+		args = args[:4]
+	}
 	if len(args) != 4 {
 		return 2
 	}
@@ -456,15 +492,34 @@ func Hold(args []string) int {
 		}
 		listener = holderListener
 	}
-	closeStrays(holderFirstLock + n - 1)
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE)
 	pidfd := -1
 	if target, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(holderPidfd)); err == nil && target == "anon_inode:[pidfd]" {
 		pidfd = holderPidfd
 	}
+	if apart {
+		return relay(args, append([]int{pidfd, listener, holderStarter}, files...))
+	}
+	closeStrays(holderFirstLock + n - 1)
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE)
 	h := &holder{job: Job{PID: pid, Start: start}, uid: os.Geteuid(), conns: map[int]*holderConn{}}
 	h.add(holderStarter, files)
 	return h.run(pidfd, listener)
+}
+
+// relay starts the holder with args and the descriptors fds (-1: none)
+// in the places they have here, and returns at once: the holder's parent
+// is then whoever adopts orphans, which reaps it.
+func relay(args []string, fds []int) int {
+	extra := make([]*os.File, len(fds))
+	for i, fd := range fds {
+		if fd >= 0 {
+			extra[i] = os.NewFile(uintptr(fd), "holder-"+strconv.Itoa(fd))
+		}
+	}
+	if _, err := spawn(os.Args[0], append([]string{HolderArg}, args...), extra); err != nil {
+		return 2
+	}
+	return 0
 }
 
 // holder is the state of a holder process: the connections of claims
@@ -731,9 +786,6 @@ func retryEINTR(call func() error) error {
 		}
 	}
 }
-
-// unixClearCloexec lets f survive exec(2).
-func unixClearCloexec(f *os.File) (int, error) { return unix.FcntlInt(f.Fd(), unix.F_SETFD, 0) }
 
 // closeStrays closes every descriptor above last (the holder's own) that
 // the holder inherited from the process that started it, and so from the

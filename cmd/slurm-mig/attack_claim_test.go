@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,5 +59,52 @@ func TestClaimCommandSubstitutionExtraFD(t *testing.T) {
 				t.Errorf("bash -c %q printed %q, want a MIG UUID, then after", script, out)
 			}
 		})
+	}
+}
+
+// TestExecDaemonDoesNotKeepClaim: exec's claim lasts as long as CMD, the
+// process slurm-mig became, and no longer: a CMD that starts a daemon and
+// exits gives its devices back at once, with the daemon still running.
+// The daemon used to keep them for its whole life, as it inherited the
+// claim files from CMD.
+func TestExecDaemonDoesNotKeepClaim(t *testing.T) {
+	snap, claims := claimNode(t, 1, 7)
+	env := []string{"SLURM_MIG_CLAIMS=" + claims}
+	dir := t.TempDir()
+	out, err := runBounded(t, 15*time.Second, dir, "sh",
+		`slurm-mig exec --from `+snap+` --count 7 -- sh -c 'setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $! >daemon; exit 5'; echo rc=$?`, env...)
+	if err != nil || strings.TrimSpace(out) != "rc=5" {
+		t.Fatalf("exec of a daemonising CMD: %v: %q, want CMD's exit status 5", err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "daemon"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemon, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(daemon, syscall.SIGKILL)
+	// Right after CMD's exit: every device back (Take waits a moment for
+	// a holder whose job has just ended), with the daemon alive.
+	out, err = runBounded(t, 15*time.Second, dir, "sh", `slurm-mig free --from `+snap+` --count 7; echo`, env...)
+	if err := syscall.Kill(daemon, 0); err != nil {
+		t.Fatalf("the daemon has ended (%v): the test shows nothing", err)
+	}
+	if err != nil || len(strings.Split(strings.TrimSpace(out), ",")) != 7 {
+		t.Errorf("free --count 7 after exec's CMD exited, its daemon still running: %v %s: %q; want all 7 devices", err, stderrOf(err), out)
+	}
+}
+
+// TestExecWaitForAllChildren: a CMD that waits for all its children (until
+// wait(2) says there are none) ends; the process that keeps exec's claim
+// is not among its children, or CMD would wait for it, and it for CMD.
+func TestExecWaitForAllChildren(t *testing.T) {
+	snap, claims := claimNode(t, 1, 7)
+	env := []string{"SLURM_MIG_CLAIMS=" + claims}
+	out, err := runBounded(t, 15*time.Second, t.TempDir(), "sh",
+		`slurm-mig exec --from `+snap+` -- perl -e '1 while wait != -1; print "done\n"'`, env...)
+	if err != nil || out != "done\n" {
+		t.Errorf("exec of a CMD that waits for all its children: %v: %q", err, out)
 	}
 }
