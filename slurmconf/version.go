@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -240,17 +241,23 @@ var ErrNoSlurm = errors.New("no slurmd or scontrol on PATH")
 
 // InstalledVersion asks the Slurm installed here for its version:
 // `slurmd -V`, or on a host without slurmd (a login or head node)
-// `scontrol -V`. It returns the command it asked with the version.
+// `scontrol -V`. It returns the command it asked with the version. A
+// command that has not answered in 10 seconds is killed and its version
+// is not known.
 func InstalledVersion() (Version, string, error) {
+	return installedVersion(10 * time.Second)
+}
+
+// installedVersion is InstalledVersion with the time it waits for an
+// answer, which tests shorten.
+func installedVersion(timeout time.Duration) (Version, string, error) {
 	for _, name := range []string{"slurmd", "scontrol"} {
 		path, err := exec.LookPath(name)
 		if err != nil {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		out, err := exec.CommandContext(ctx, path, "-V").Output()
-		cancel()
 		asked := name + " -V"
+		out, err := askVersion(path, timeout)
 		if err != nil {
 			return Version{}, asked, fmt.Errorf("%s: %v", asked, err)
 		}
@@ -261,6 +268,27 @@ func InstalledVersion() (Version, string, error) {
 		return v, asked, nil
 	}
 	return Version{}, "", ErrNoSlurm
+}
+
+// askVersion runs `path -V` and returns what it printed. The command runs
+// in a process group of its own, and at the timeout the whole group is
+// killed: killing the command alone would leave any child it started
+// holding the output pipe open, and the wait for that pipe's end would
+// last as long as the child. WaitDelay bounds the wait for the pipe even
+// so, for a child that left the group, or one left by a command that
+// exited.
+func askVersion(path string, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "-V")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	out, err := cmd.Output()
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("no answer in %v", timeout)
+	}
+	return out, err
 }
 
 // Probe waits for the answer of a Slurm asked for its version: the

@@ -2,8 +2,15 @@ package slurmconf
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -181,4 +188,75 @@ func TestRelease(t *testing.T) {
 	if !strings.Contains(refusal.Error(), "--files ci") || !strings.Contains(refusal.Error(), "nothing was written") {
 		t.Errorf("ExplainRefusal: %v", refusal)
 	}
+}
+
+// A `slurmd -V` that hangs, and whose child holds its stdout, is given up
+// at the timeout with its whole process group: killing slurmd alone left
+// the grandchild holding the pipe, and the probe waited for as long as the
+// grandchild lived.
+func TestInstalledVersionKillsAHungProbe(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep command")
+	}
+	bin, pids := t.TempDir(), t.TempDir()
+	fake := "#!/bin/sh\n" +
+		sleep + " 600 &\necho $! >" + filepath.Join(pids, "grandchild") + "\n" +
+		"echo $$ >" + filepath.Join(pids, "child") + "\nwait\n"
+	if err := os.WriteFile(filepath.Join(bin, "slurmd"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	// Whatever happens, no sleep outlives the test.
+	t.Cleanup(func() {
+		for _, name := range []string{"child", "grandchild"} {
+			if pid := readPid(pids, name); pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+
+	type answer struct {
+		asked string
+		err   error
+	}
+	done := make(chan answer, 1)
+	start := time.Now()
+	go func() {
+		_, asked, err := installedVersion(300 * time.Millisecond)
+		done <- answer{asked, err}
+	}()
+	var a answer
+	select {
+	case a = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the probe of a hung slurmd -V did not return in 10s; its timeout is 300ms")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the probe took %v; its timeout is 300ms", took)
+	}
+	if want := "slurmd -V: no answer in 300ms"; a.asked != "slurmd -V" || a.err == nil || a.err.Error() != want {
+		t.Errorf("asked %q, err %v; want %s", a.asked, a.err, want)
+	}
+	for _, name := range []string{"child", "grandchild"} {
+		pid := readPid(pids, name)
+		if pid <= 0 {
+			t.Errorf("the fake slurmd wrote no %s pid", name)
+			continue
+		}
+		// Reaped or not, a killed process is gone or a zombie.
+		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(stat), ") Z ") {
+			t.Errorf("the hung slurmd -V's %s (pid %d) is still running", name, pid)
+		}
+	}
+}
+
+// readPid reads a pid the fake slurmd wrote to dir/name; 0 when none.
+func readPid(dir, name string) int {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
 }
