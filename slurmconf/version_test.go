@@ -74,8 +74,8 @@ func TestCheckGresSharedFiles(t *testing.T) {
 	v2011, v2108, v2411 := Version{20, 11, 4}, Version{21, 8, 0}, Version{24, 11, 5}
 
 	err := CheckGres(v2011, multiple)
-	if err == nil || err.Error() != `Slurm 20.11.4 would refuse this gres.conf ("duplicate device file name"): /dev/nvidia2 is in two records of node n1 (Type=a100_1g.10gb and Type=a100_1g.10gb); MultipleFiles= records may share a file from Slurm 21.08 on` ||
-		!err.(*RefusedError).SharedFiles {
+	if err == nil || err.Error() != `Slurm 20.11.4 would refuse this gres.conf: two MultipleFiles= records of node n1 (a100_1g.10gb) share /dev/nvidia2, which Slurm allows from 21.08 on` ||
+		!err.(*RefusedError).SharedFiles || err.(*RefusedError).File != "/dev/nvidia2" {
 		t.Errorf("20.11 on MIG devices sharing their GPU's file: %v", err)
 	}
 	for _, v := range []Version{v2108, v2411, {}} {
@@ -129,6 +129,9 @@ func TestCheckGresMultipleFilesKey(t *testing.T) {
 	err := CheckGres(Version{20, 2, 7}, multiple[:1])
 	if err == nil || !strings.Contains(err.Error(), "Slurm 20.02.7 would refuse this gres.conf: it knows no MultipleFiles= (that came in 20.11)") {
 		t.Errorf("20.02 on MultipleFiles=: %v", err)
+	}
+	if r, _ := err.(*RefusedError); r == nil || r.Fix != filesCI {
+		t.Errorf("20.02 on MultipleFiles=: fix %+v, want %s", r, filesCI)
 	}
 }
 
@@ -184,9 +187,29 @@ func TestRelease(t *testing.T) {
 	if _, _, err := Release("2x", nil, warn); err == nil {
 		t.Error(`Release("2x"): no error`)
 	}
-	refusal := ExplainRefusal(&RefusedError{Version: Version{Major: 20, Minor: 11}, Problem: "shared", SharedFiles: true}, "slurmd -V")
-	if !strings.Contains(refusal.Error(), "--files ci") || !strings.Contains(refusal.Error(), "nothing was written") {
-		t.Errorf("ExplainRefusal: %v", refusal)
+}
+
+// A refusal is one line that says nothing was written and gives the fix;
+// which command said the release only where it was not --slurm-version.
+func TestExplainRefusal(t *testing.T) {
+	multiple, _ := migRecords("gpu01")
+	refused := CheckGres(Version{20, 11, 4}, multiple)
+	for from, want := range map[string]string{
+		"--slurm-version": "Slurm 20.11.4 would refuse this gres.conf: two MultipleFiles= records of node gpu01 (a100_1g.10gb) share /dev/nvidia2, which Slurm allows from 21.08 on; nothing was written; --files ci writes what every Slurm reads",
+		"slurmd -V":       "Slurm 20.11.4 would refuse this gres.conf: two MultipleFiles= records of node gpu01 (a100_1g.10gb) share /dev/nvidia2, which Slurm allows from 21.08 on; nothing was written; --files ci writes what every Slurm reads (slurmd -V said 20.11.4; --slurm-version X.Y names the Slurm that reads it)",
+	} {
+		if got := ExplainRefusal(refused, from); got.Error() != want {
+			t.Errorf("ExplainRefusal(%s):\n%v\nwant\n%s", from, got, want)
+		}
+	}
+	flags := CheckGres(Version{20, 11, 4}, []GresRecord{{Name: "gpu", File: "/dev/nvidia0", Flags: "explicit"}})
+	want := "Slurm 20.11.4 does not know Flags=explicit (that came in 23.02) and would drop the line's other *_env flags with it; nothing was written"
+	if got := ExplainRefusal(flags, "--slurm-version"); got.Error() != want {
+		t.Errorf("ExplainRefusal of a flag:\n%v\nwant\n%s", got, want)
+	}
+	other := errors.New("other")
+	if got := ExplainRefusal(other, "slurmd -V"); got != other {
+		t.Errorf("ExplainRefusal of another error: %v", got)
 	}
 }
 
