@@ -1,15 +1,15 @@
 package slurmconf
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/child"
 )
 
 // Version is a Slurm release, as `slurmd -V` prints it ("slurm 24.11.5";
@@ -276,7 +276,9 @@ func installedVersion(timeout time.Duration) (Version, string, error) {
 			continue
 		}
 		asked := name + " -V"
-		out, err := askVersion(path, timeout)
+		// A slurmd -V that hangs, or leaves a child holding its output,
+		// is given up at the timeout with its whole process group.
+		out, _, err := child.Run(path, []string{"-V"}, timeout)
 		if err != nil {
 			return Version{}, asked, fmt.Errorf("%s: %v", asked, err)
 		}
@@ -287,27 +289,6 @@ func installedVersion(timeout time.Duration) (Version, string, error) {
 		return v, asked, nil
 	}
 	return Version{}, "", ErrNoSlurm
-}
-
-// askVersion runs `path -V` and returns what it printed. The command runs
-// in a process group of its own, and at the timeout the whole group is
-// killed: killing the command alone would leave any child it started
-// holding the output pipe open, and the wait for that pipe's end would
-// last as long as the child. WaitDelay bounds the wait for the pipe even
-// so, for a child that left the group, or one left by a command that
-// exited.
-func askVersion(path string, timeout time.Duration) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "-V")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	out, err := cmd.Output()
-	if err != nil && ctx.Err() != nil {
-		return nil, fmt.Errorf("no answer in %v", timeout)
-	}
-	return out, err
 }
 
 // Probe waits for the answer of a Slurm asked for its version: the
