@@ -12,7 +12,7 @@ BIN := bin/slurm-mig
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build demo install uninstall test vet bench fuzz-short clean dist dist-check test-slurm-versions
+.PHONY: build demo install uninstall test test-suite vet bench fuzz-short clean dist dist-check test-slurm-versions
 
 build:
 	$(GO) build -ldflags "-X 'main.version=$(VERSION)'" -o $(BIN) ./cmd/slurm-mig
@@ -56,9 +56,17 @@ install: build
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
-# The real-Slurm suite runs verbosely, its per-test lines filtered out, so
-# that its count of cluster scenarios shows in the output.
+# Every test runs under scripts/node-untouched.sh, which fails the run when
+# a test created, changed or removed anything in this machine's
+# /run/slurm-mig (device state, claims) or /etc/slurm, naming the path: CI
+# runs the tests as root, and so may an admin on a GPU node.
 test: vet
+	scripts/node-untouched.sh $(MAKE) --no-print-directory test-suite
+
+# What `make test` runs under the guard. The real-Slurm suite runs
+# verbosely, its per-test lines filtered out, so that its count of cluster
+# scenarios shows in the output.
+test-suite:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/slurmtest$$')
 	$(GO) test -count=1 -v ./slurmtest | grep -Ev '^(=== (RUN|PAUSE|CONT|NAME)|\s*--- PASS)'
 
