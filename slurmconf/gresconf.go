@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxConfBytes bounds one config file: a 10,000-node cluster's gres.conf
@@ -170,6 +172,13 @@ func readConf(path string) (confSource, error) {
 // a failing epoll_ctl), which for 10,000 one-node files was half the
 // system calls of `slurm-mig merge`. O_NONBLOCK keeps the open from
 // waiting on something that is not a file. fifo says the path was a pipe.
+//
+// The path is opened once, whatever it is. A FIFO is not opened a second
+// time to wait for its writer: a writer that had written and closed
+// between the two opens left the second one waiting for ever. Instead the
+// one non-blocking descriptor waits in poll, which Linux keeps from
+// reporting a hang-up until a writer has been seen, so a read neither
+// takes "no writer yet" for the end nor misses a writer already gone.
 func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) {
 	fd, err := retryEINTR(func() (int, error) {
 		return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
@@ -190,15 +199,7 @@ func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) 
 		}
 		size = int(st.Size)
 	case syscall.S_IFIFO:
-		// Open it again, blocking: that waits for a writer, as reading
-		// a FIFO should. The first descriptor, held meanwhile, keeps a
-		// writer already there from losing its reader.
-		pipe, err := retryEINTR(func() (int, error) { return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0) })
-		if err != nil {
-			return "", false, &os.PathError{Op: "open", Path: path, Err: err}
-		}
-		defer syscall.Close(pipe)
-		fd, fifo = pipe, true
+		fifo = true
 	default:
 		return "", false, fmt.Errorf("%s: not a regular file or a pipe", path)
 	}
@@ -216,7 +217,15 @@ func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) 
 		if size >= 0 {
 			end = size
 		}
+		if fifo {
+			if err := waitReadable(fd); err != nil {
+				return "", false, fmt.Errorf("reading %s: %w", path, err)
+			}
+		}
 		m, err := retryEINTR(func() (int, error) { return syscall.Read(fd, b[n:end]) })
+		if err == syscall.EAGAIN && fifo {
+			continue // another reader of the FIFO took what poll saw
+		}
 		if err != nil {
 			return "", false, fmt.Errorf("reading %s: %w", path, err)
 		}
@@ -236,6 +245,16 @@ func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) 
 		return "", false, fmt.Errorf("%s: binary data (NUL byte); not a Slurm config", path)
 	}
 	return string(b[:n]), fifo, nil
+}
+
+// waitReadable waits until the FIFO fd has data or its writers have all
+// closed. A read of a FIFO with no writer returns 0 at once, as at its end,
+// even before the first writer has opened it; poll does not report that
+// hang-up until a writer has come and gone.
+func waitReadable(fd int) error {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	_, err := retryEINTR(func() (int, error) { return unix.Poll(fds, -1) })
+	return err
 }
 
 func retryEINTR(call func() (int, error)) (int, error) {

@@ -80,12 +80,16 @@ func (c *diffCmd) Run(e *env) error {
 
 type listCmd struct {
 	sourceFlags
+	JSON bool `name:"json" help:"Print the devices as JSON, for scripts: {\"hostname\", \"gpus\": [{\"index\", \"minor\", \"name\", \"uuid\", \"pci_bus_id\", \"mig_enabled\", \"mig_pending\", \"files\", \"mig_devices\": [{\"gpu_instance_id\", \"compute_instance_id\", \"profile\", \"uuid\", \"files\"}]}]}; files are the device files a job of the device is given, none for a GPU in MIG mode."`
 }
 
 func (c *listCmd) Run(e *env) error {
 	node, err := e.loader.Load(c.From)
 	if err != nil {
 		return err
+	}
+	if c.JSON {
+		return e.print(func(w io.Writer) error { return model.WriteListing(w, node) })
 	}
 	return e.print(func(w io.Writer) error { return model.WriteTable(w, node) })
 }

@@ -146,7 +146,7 @@ func faults() []fault {
 		{name: "MIG mode change pending", injected: "GPU 0 mig_mode disabled/enabled", behaviour: "warn; the current layout is written",
 			fixture: with(func(f *nvmlfake.Fixture) { f.GPUs[0].MigMode = "disabled/enabled" }), args: gen, setup: realMinors, exit: 0,
 			stderr: "slurm-mig: warning: GPU 0 (minor 0, 00000000:07:00.0): MIG mode is disabled but will be enabled after the next GPU reset; this config describes the current layout"},
-		{name: "Target directory read-only", injected: "gres.conf in a directory mode 0555, written as uid 65534", behaviour: "fail; old file intact",
+		{name: "Target directory read-only", injected: "gres.conf in a directory mode 0555, written as uid 65534", behaviour: "fail; old file intact (a file that is already right is no error: unchanged, exit 0)",
 			fixture: migNode(), setup: func(t *testing.T, dir string) {
 				realMinors(t, dir)
 				mustWrite(t, filepath.Join(dir, "ro/gres.conf"), "old\n")

@@ -69,13 +69,29 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(etc, "gres.conf")); string(data) != "old\n" {
 		t.Errorf("gres.conf changed: %q", data)
 	}
+
+	// A gres.conf that is already right needs no write, and so no
+	// writable directory (a read-only NFS /etc/slurm): exit 0, unchanged.
+	gen := []string{"--root", filepath.Join(dir, "root"), "gen", "--from", filepath.Join(dir, "snap.json"), "-o", filepath.Join(etc, "gres.conf"), "--no-state"}
+	if out, err := exec.Command(bin, gen...).CombinedOutput(); err != nil {
+		t.Fatalf("writing as root: %v\n%s", err, out)
+	}
+	out, errs, code = asNobody(gen...)
+	if want := etc + "/gres.conf: unchanged (1 device)\n"; code != 0 || out != want || errs != "" {
+		t.Errorf("an unchanged gres.conf in a directory nobody may write: exit %d, stdout %q, stderr %q\nwant exit 0, %q", code, out, errs, want)
+	}
+	if entries, _ := os.ReadDir(etc); len(entries) != 1 {
+		t.Errorf("%s holds %d entries, want just gres.conf", etc, len(entries))
+	}
 }
 
 // TestNoShell checks that the program starts no shell: its only child
 // processes are scontrol (diff --running) and slurmd -V (the installed
 // Slurm's release), started from a path LookPath found, with their
 // arguments as a list, free's claim holder (itself), and the command exec
-// runs (it execs it, also from a path LookPath found).
+// runs (it execs it, also from a path LookPath found). scontrol and
+// slurmd -V run through child.Run, bounded in time, which is listed with
+// its callers.
 func TestNoShell(t *testing.T) {
 	var calls []string
 	fset := token.NewFileSet()
@@ -111,6 +127,7 @@ func TestNoShell(t *testing.T) {
 				return true
 			}
 			if pkg, ok := sel.X.(*ast.Ident); ok && (pkg.Name == "exec" && strings.HasPrefix(sel.Sel.Name, "Command") ||
+				pkg.Name == "child" && sel.Sel.Name == "Run" ||
 				pkg.Name == "syscall" && (sel.Sel.Name == "Exec" || sel.Sel.Name == "ForkExec") || pkg.Name == "os" && sel.Sel.Name == "StartProcess") {
 				arg := "?"
 				if len(call.Args) > 0 {
@@ -132,7 +149,8 @@ func TestNoShell(t *testing.T) {
 	// scontrol; slurmd -V; free's claim holder (slurm-mig itself); exec's
 	// CMD, which slurm-mig becomes.
 	want := []string{"../../claim/exec.go: syscall.Exec(path, ...)", "../../claim/holder.go: exec.Cmd{...}",
-		"../../scontrol/scontrol.go: exec.Command(path, ...)", "../../slurmconf/version.go: exec.CommandContext(ctx, ...)"}
+		"../../internal/child/child.go: exec.CommandContext(ctx, ...)",
+		"../../scontrol/scontrol.go: child.Run(path, ...)", "../../slurmconf/version.go: child.Run(path, ...)"}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("child processes started:\n%s\nwant only:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}

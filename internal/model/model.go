@@ -82,6 +82,21 @@ func (g *GPU) MigChangePending() bool { return g.MigEnabled != g.MigPending }
 // DevicePath is the GPU's device file, named by its minor (not its index).
 func (g *GPU) DevicePath() string { return "/dev/nvidia" + strconv.Itoa(g.Minor) }
 
+// Files are the device files a job of the whole GPU is given: its own,
+// or none in MIG mode, where only its MIG devices are usable.
+func (g *GPU) Files() []string {
+	if g.MigEnabled {
+		return nil
+	}
+	return []string{g.DevicePath()}
+}
+
+// Files are the device files a job of the MIG device is given: its GPU's,
+// its GI cap's and its CI cap's. Its cap minors must be resolved.
+func (m *MigDevice) Files(gpu *GPU) []string {
+	return []string{gpu.DevicePath(), CapPath(*m.GICapMinor), CapPath(*m.CICapMinor)}
+}
+
 // Label names the GPU in messages the way an admin finds it: NVML index,
 // minor and PCI bus id.
 func (g *GPU) Label() string {
