@@ -17,7 +17,7 @@ type genCmd struct {
 func (c *genCmd) Run(e *env) error {
 	built, err := e.build.Render(c.From, c.records(), "gres.conf", c.AllowEmpty)
 	if err != nil {
-		return err
+		return explainRefusal(err)
 	}
 	return e.build.Write(c.output(c.Output), built.Config.GresConf(e.version, c.Compact), built)
 }
@@ -38,7 +38,7 @@ func (c *nodeCmd) Run(e *env) error {
 	}
 	built, err := e.build.Render(c.From, c.records(), "node line", c.AllowEmpty)
 	if err != nil {
-		return err
+		return explainRefusal(err)
 	}
 	if c.Update != "" {
 		updated, err := built.Config.UpdateSlurmConf(c.Update)
@@ -67,7 +67,7 @@ type diffCmd struct {
 func (c *diffCmd) Run(e *env) error {
 	rep, err := e.build.Diff(c.From, c.records(), c.State, drift.Inputs{GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running})
 	if err != nil {
-		return err
+		return explainRefusal(err)
 	}
 	if err := kongrun.PrintReport(e.stdout, rep, c.JSON); err != nil {
 		return err

@@ -148,9 +148,9 @@ func TestNoShell(t *testing.T) {
 	}
 	// scontrol; slurmd -V; free's claim holder (slurm-mig itself); exec's
 	// CMD, which slurm-mig becomes.
-	want := []string{"../../claim/exec.go: syscall.Exec(path, ...)", "../../claim/holder.go: exec.Cmd{...}",
-		"../../internal/child/child.go: exec.CommandContext(ctx, ...)",
-		"../../scontrol/scontrol.go: child.Run(path, ...)", "../../slurmconf/version.go: child.Run(path, ...)"}
+	want := []string{"../../internal/child/child.go: exec.CommandContext(ctx, ...)",
+		"../../internal/claim/exec.go: syscall.Exec(path, ...)", "../../internal/claim/holder.go: exec.Cmd{...}",
+		"../../internal/slurmhost/release.go: child.Run(path, ...)", "../../internal/slurmhost/scontrol.go: child.Run(path, ...)"}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("child processes started:\n%s\nwant only:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}

@@ -6,6 +6,7 @@
 package nodegres
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload"
+	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -32,7 +34,7 @@ type Builder struct {
 	Print func(write func(io.Writer) error) error
 	Warn  func(string) // the run's one warning channel
 
-	installed slurmconf.Probe // the wait for slurmd -V (or scontrol -V)
+	installed slurmhost.Probe // the wait for slurmd -V (or scontrol -V)
 }
 
 // Records say how to shape the records: the flags gen, node and diff
@@ -53,7 +55,7 @@ type Records struct {
 // are another machine's, whose Slurm is not this one: no probe.
 func (b *Builder) probeSlurm() {
 	if b.Root == "/" && b.installed == nil {
-		b.installed = slurmconf.ProbeInstalled()
+		b.installed = slurmhost.ProbeInstalled()
 	}
 }
 
@@ -66,14 +68,18 @@ func (b *Builder) Config(node *model.Node, r Records) (*gresgen.Config, error) {
 	if !r.Gres.NoCores {
 		b.Loader.Cores(node)
 	}
-	slurm, from, err := slurmconf.Release(r.SlurmVersion, b.installed, b.Warn)
+	slurm, from, err := slurmhost.Release(r.SlurmVersion, b.installed, b.Warn)
 	if err != nil {
 		return nil, err
 	}
 	o := r.Gres
 	o.NodeName, o.Slurm, o.Warn = name, slurm, b.Warn
 	cfg, err := gresgen.Generate(node, o)
-	return cfg, slurmconf.ExplainRefusal(err, from)
+	var refused *slurmconf.RefusedError
+	if errors.As(err, &refused) && from != "--slurm-version" {
+		refused.From = from // which command said the release, for the message
+	}
+	return cfg, err
 }
 
 // Built is a node's model, from NVML or a snapshot, and its config.

@@ -1,6 +1,13 @@
-// Package scontrol asks the running slurmctld about a node, through the
-// scontrol command run without a shell, and reads its answer.
+// Package slurmhost asks the Slurm installed on this host: which release
+// it is (slurmd -V, or scontrol -V where there is no slurmd) and what the
+// running slurmctld holds for a node (scontrol show node). Each command is
+// run without a shell and given up, with its process group, when it does
+// not answer. Package slurmconf reads Slurm's syntax and runs nothing;
+// this package is where slurm-mig meets the Slurm that is running.
 package slurmhost
+
+// This file asks slurmctld about a node, through scontrol, and reads its
+// answer.
 
 import (
 	"errors"

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -24,8 +25,8 @@ import (
 var release slurmconf.Version
 
 func readRelease() error {
-	v, _, err := slurmconf.InstalledVersion()
-	if errors.Is(err, slurmconf.ErrNoSlurm) {
+	v, _, err := slurmhost.InstalledVersion()
+	if errors.Is(err, slurmhost.ErrNoSlurm) {
 		return nil
 	}
 	release = v
