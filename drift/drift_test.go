@@ -165,17 +165,18 @@ func TestRunningInval(t *testing.T) {
 // A device state whose UUIDs the GPUs no longer have is a difference, and
 // a state asked for by name is the only target (no default gres.conf).
 func TestDeviceState(t *testing.T) {
+	const migOld, migNew = "MIG-0000000a-0000-4000-8000-000000000000", "MIG-0000000b-0000-4000-8000-000000000000"
 	u32 := func(v uint32) *uint32 { return &v }
 	node := func(uuid string) *discover.Node {
-		return &discover.Node{GPUs: []discover.GPU{{Minor: 1, UUID: "GPU-1", MigEnabled: true, MigDevices: []discover.MigDevice{
+		return &discover.Node{GPUs: []discover.GPU{{Minor: 1, UUID: "GPU-00000001-0000-4000-8000-000000000000", MigEnabled: true, MigDevices: []discover.MigDevice{
 			{GPUInstanceID: 7, UUID: uuid, GICapMinor: u32(137), CICapMinor: u32(138)}}}}}
 	}
-	old, err := jobenv.NewState(node("MIG-old"), "n1", "", "")
+	old, err := jobenv.NewState(node(migOld), "n1", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := writeFile(t, "devices.json", string(old.Encode()))
-	now, err := jobenv.NewState(node("MIG-new"), "n1", "", "")
+	now, err := jobenv.NewState(node(migNew), "n1", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestDeviceState(t *testing.T) {
 		t.Fatalf("Same=%v GresConf=%v: want different, and no default gres.conf compared", r.Same, r.GresConf)
 	}
 	want := "device state " + path + " (generation " + old.Generation + ", the GPUs' " + now.Generation + "):\n" +
-		"  ~ /dev/nvidia-caps/nvidia-cap138: UUID MIG-old -> MIG-new\n" +
+		"  ~ /dev/nvidia-caps/nvidia-cap138: UUID " + migOld + " -> " + migNew + "\n" +
 		"different: device state " + path + " is stale (1 difference): rewrite it with gen -o, node --update or state\n"
 	if diff := cmp.Diff(want, text(t, r)); diff != "" {
 		t.Errorf("text (-want +got):\n%s", diff)
@@ -201,7 +202,7 @@ func TestDeviceState(t *testing.T) {
 // The state to compare: the one asked for, with the GPUs' state to want;
 // none by default for a snapshot's GPUs.
 func TestStateToCompare(t *testing.T) {
-	n := &discover.Node{GPUs: []discover.GPU{{Minor: 0, UUID: "GPU-0"}}}
+	n := &discover.Node{GPUs: []discover.GPU{{Minor: 0, UUID: "GPU-00000000-0000-4000-8000-000000000000"}}}
 	noEnv := func(string) string { return "" }
 	in, err := StateToCompare(jobenv.StateFile{Flag: "/x/devices.json", Getenv: noEnv}, n, "n1")
 	if err != nil || in == nil || in.Path != "/x/devices.json" || !in.Asked || in.Want.Node != "n1" || len(in.Want.Devices) != 1 {

@@ -85,21 +85,16 @@ func (d StateDevice) ownFile() string {
 // their cap minors resolved. node names it as slurm.conf does.
 func NewState(n *discover.Node, node, bootID, writtenBy string) (*State, error) {
 	s := &State{Version: StateVersion, Node: node, BootID: bootID, WrittenBy: writtenBy, Devices: []StateDevice{}}
-	// A device without a UUID (a hand-made snapshot) is left out: env
-	// refuses it if a task is given it, and only then.
+	// Every device has its UUID: discover.Node.Check refuses a node,
+	// from NVML or a snapshot, that lacks one.
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
-		if g.UUID != "" {
-			s.Devices = append(s.Devices, StateDevice{UUID: g.UUID, GPU: g.DevicePath(), MIG: g.MigEnabled})
-		}
+		s.Devices = append(s.Devices, StateDevice{UUID: g.UUID, GPU: g.DevicePath(), MIG: g.MigEnabled})
 		if !g.MigEnabled {
 			continue
 		}
 		for j := range g.MigDevices {
 			m := &g.MigDevices[j]
-			if m.UUID == "" {
-				continue
-			}
 			if m.GICapMinor == nil || m.CICapMinor == nil {
 				return nil, fmt.Errorf("%s: cap minors unknown", m.Label(g))
 			}
@@ -169,14 +164,17 @@ func ParseState(data []byte) (*State, error) {
 	seen := map[string]bool{}
 	for i, d := range s.Devices {
 		switch {
-		case d.UUID == "" || d.GPU == "":
-			return nil, fmt.Errorf("devices[%d]: no uuid or gpu", i)
+		case d.GPU == "":
+			return nil, fmt.Errorf("devices[%d]: no gpu", i)
 		case (d.GICap == "") != (d.CICap == ""):
 			return nil, fmt.Errorf("devices[%d]: a MIG device needs both gi_cap and ci_cap", i)
 		case d.CICap != "" && d.MIG:
 			return nil, fmt.Errorf("devices[%d]: mig_enabled is for GPUs, not MIG devices", i)
 		}
 		key := d.ownFile()
+		if err := discover.ValidUUID(d.UUID, d.CICap != ""); err != nil {
+			return nil, fmt.Errorf("devices[%d] (%s): %v", i, key, err)
+		}
 		if seen[key] {
 			return nil, fmt.Errorf("devices[%d]: %s is listed twice", i, key)
 		}

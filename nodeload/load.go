@@ -127,7 +127,16 @@ func (l *Loader) discover() (*discover.Node, error) {
 		for _, w := range r.warnings {
 			l.warn(w)
 		}
-		return r.node, r.err
+		if r.err != nil {
+			return nil, r.err
+		}
+		// NVML's node is checked as a snapshot's is, so that what
+		// every command gets holds the same: above all a UUID in NVML's
+		// form for every device, which the device state hands to jobs.
+		if err := r.node.Check(); err != nil {
+			return nil, err
+		}
+		return r.node, nil
 	case <-time.After(l.Timeout):
 		return nil, fmt.Errorf("nvml: no answer within %s (a hung GPU or driver?); nothing was written", l.Timeout)
 	}

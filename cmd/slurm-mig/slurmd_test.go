@@ -30,7 +30,7 @@ func TestNodeFullMatchesSlurmdC(t *testing.T) {
 
 	snapshot := filepath.Join(t.TempDir(), "snap.json")
 	mustWrite(t, snapshot, `{"schema_version": 1, "hostname": "n1", "gpus": [
-	  {"index": 0, "minor": 0, "name": "NVIDIA H100 80GB HBM3"}]}`)
+	  {"index": 0, "minor": 0, "uuid": "GPU-00000000-0000-4000-8000-000000000000", "name": "NVIDIA H100 80GB HBM3"}]}`)
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"node", "--full", "--no-node-name", "--from", snapshot}, &env{stdout: &stdout, stderr: &stderr,
 		newNVML: func() nvml.Interface { t.Fatal("NVML used with --from"); return nil }, hostname: os.Hostname})
