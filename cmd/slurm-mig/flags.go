@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/alecthomas/kong"
 
@@ -12,7 +13,7 @@ import (
 // sourceFlags choose where the node model comes from: commands pass From
 // to e.loader.Load.
 type sourceFlags struct {
-	From string `placeholder:"FILE" help:"Work from a snapshot (slurm-mig snapshot) instead of NVML. Cap minors it lacks are read from mig-minors under --root."`
+	From string `type:"pathname" placeholder:"FILE" help:"Work from a snapshot (slurm-mig snapshot) instead of NVML. Cap minors it lacks are read from mig-minors under --root."`
 }
 
 // recordFlags shape the GRES records, shared by gen, node and diff so
@@ -61,7 +62,7 @@ type outputFlags struct {
 // stateFlags say where gen and node write the device state that env
 // reads, along with the file they write.
 type stateFlags struct {
-	State   string `placeholder:"FILE" help:"With -o or --update, also write the device state that slurm-mig env reads here (default ${state_env}, else ${state_default})."`
+	State   string `type:"pathname" placeholder:"FILE" help:"With -o or --update, also write the device state that slurm-mig env reads here (default ${state_env}, else ${state_default})."`
 	NoState bool   `help:"With -o or --update, do not write the device state."`
 }
 
@@ -79,5 +80,24 @@ func (p *outputPath) Decode(ctx *kong.DecodeContext) error {
 		return fmt.Errorf("-o needs a file name (- prints to standard output)")
 	}
 	*p = outputPath(s)
+	return nil
+}
+
+// pathnameMapper decodes the flags tagged type:"pathname", which name a
+// file or directory. It refuses an empty name, as -o does: that is a
+// script's unset variable (--from "$SNAPSHOT"), and taken for the flag's
+// absence it would read NVML, the default gres.conf or device state, or
+// files under the current directory instead of what the script meant.
+type pathnameMapper struct{}
+
+func (pathnameMapper) Decode(ctx *kong.DecodeContext, target reflect.Value) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("name", &s); err != nil {
+		return err
+	}
+	if s == "" {
+		return fmt.Errorf("the name is empty (an unset variable in a script?)")
+	}
+	target.SetString(s)
 	return nil
 }
