@@ -149,8 +149,11 @@ func Compare(in Inputs) (*Report, error) {
 		rep.Running, rep.Same = r, rep.Same && r.Same
 	}
 	if in.State != nil {
-		rep.State = jobenv.CompareState(in.State.Path, in.State.Want)
-		rep.Same = rep.Same && rep.State.Same
+		st, err := jobenv.CompareState(in.State.Path, in.State.Want)
+		if err != nil {
+			return nil, err
+		}
+		rep.State, rep.Same = st, rep.Same && st.Same
 	}
 	rep.Verdict = verdict(rep, in.Config.Devices())
 	return rep, nil

@@ -199,6 +199,24 @@ func TestDeviceState(t *testing.T) {
 	}
 }
 
+// A device state that cannot be read or parsed is trouble, an error
+// naming the file, not a stale state: a wrong path must not read as
+// "rewrite it" (exit 1) to automation.
+func TestUnreadableState(t *testing.T) {
+	want := &jobenv.State{Version: jobenv.StateVersion, Node: "n1"}
+	dir := t.TempDir()
+	for path, msg := range map[string]string{
+		filepath.Join(dir, "missing.json"): "no device state at " + filepath.Join(dir, "missing.json"),
+		dir:                                dir + ": read " + dir + ": is a directory",
+		writeFile(t, "garbage.json", "not json\n"): "not a slurm-mig state",
+	} {
+		r, err := Compare(Inputs{Config: generated, State: &StateInput{Path: path, Want: want, Asked: true}})
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("state %s: report %+v, err = %v; want an error with %q", path, r, err, msg)
+		}
+	}
+}
+
 // The state to compare: the one asked for, with the GPUs' state to want;
 // none by default for a snapshot's GPUs.
 func TestStateToCompare(t *testing.T) {

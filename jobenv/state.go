@@ -236,13 +236,14 @@ type StateReport struct {
 // CompareState reads the state file at path and compares it with want,
 // the state of the GPUs now: a repartition that keeps the layout changes
 // only UUIDs, and env would then hand jobs UUIDs that no longer exist.
-func CompareState(path string, want *State) *StateReport {
-	r := &StateReport{Path: path, Want: want.Generation, Problems: []string{}}
+// A file that cannot be read or parsed is an error naming it, not a
+// difference: a mistyped path is trouble, not a state to rewrite.
+func CompareState(path string, want *State) (*StateReport, error) {
 	got, err := LoadState(path)
 	if err != nil {
-		r.Problems = append(r.Problems, err.Error())
-		return r
+		return nil, err
 	}
+	r := &StateReport{Path: path, Want: want.Generation, Problems: []string{}}
 	r.Generation = got.Generation
 	if got.Node != want.Node && want.Node != "" {
 		r.Problems = append(r.Problems, fmt.Sprintf("written for node %s, this is %s", got.Node, want.Node))
@@ -274,7 +275,7 @@ func CompareState(path string, want *State) *StateReport {
 	sort.Strings(gone)
 	r.Problems = append(r.Problems, gone...)
 	r.Same = len(r.Problems) == 0
-	return r
+	return r, nil
 }
 
 // Usable counts the devices a task can be given: whole GPUs not in MIG
