@@ -83,6 +83,9 @@ func (n *Node) checkLayout() error {
 	if len(n.GPUs) > maxGPUs {
 		return fmt.Errorf("%d GPUs; no node has more than %d", len(n.GPUs), maxGPUs)
 	}
+	if err := checkHardware(n.Hardware); err != nil {
+		return err
+	}
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
 		switch {
@@ -167,6 +170,31 @@ func (n *Node) checkLayout() error {
 			if err := claimCap(m.CICapMinor, owner{gpu: g, mig: m}); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// checkHardware refuses hardware with a count missing or below 1:
+// slurmd -C never says 0 of anything, and node --full prints these as
+// they are.
+func checkHardware(h *topology.NodeHardware) error {
+	if h == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		name  string
+		value int64
+	}{
+		{"cpus", int64(h.CPUs)}, {"boards", int64(h.Boards)}, {"sockets_per_board", int64(h.SocketsPerBoard)},
+		{"cores_per_socket", int64(h.CoresPerSocket)}, {"threads_per_core", int64(h.ThreadsPerCore)},
+		{"real_memory_mib", int64(min(h.RealMemoryMiB, 1<<62))},
+	} {
+		switch {
+		case f.value == 0:
+			return fmt.Errorf("hardware: %s is missing or 0", f.name)
+		case f.value < 0:
+			return fmt.Errorf("hardware: %s is %d, less than 1", f.name, f.value)
 		}
 	}
 	return nil

@@ -34,6 +34,7 @@ func LoadSnapshot(path string) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	node.Snapshot = path
 	return node, nil
 }
 

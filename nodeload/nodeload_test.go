@@ -8,7 +8,6 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/hostfs"
@@ -129,16 +128,24 @@ func TestWarnings(t *testing.T) {
 func TestNodeName(t *testing.T) {
 	var warnings []string
 	l := loader(t, nil, t.TempDir(), &warnings)
-	name, err := l.NodeName(&discover.Node{Hostname: "gpu01.cluster.example"}, "", false)
-	if err != nil || name != "gpu01" || len(warnings) != 0 {
-		t.Errorf("snapshot host: %q, %v, %q", name, err, warnings)
+	name, err := l.NodeName(&discover.Node{Hostname: "gpu01.cluster.example", Snapshot: "s.json"}, "", false)
+	if err != nil || name != "gpu01" {
+		t.Errorf("snapshot host: %q, %v", name, err)
 	}
 	name, err = l.NodeName(&discover.Node{}, "", false)
 	if err != nil || name != "n1" {
-		t.Errorf("no snapshot host: %q, %v", name, err)
+		t.Errorf("NVML's node, no host recorded: %q, %v", name, err)
 	}
-	if diff := cmp.Diff([]string{`the snapshot names no host; using this host's name "n1.example"`}, warnings); diff != "" {
-		t.Errorf("warnings (-want +got):\n%s", diff)
+	// A snapshot's node is another host's: this one's name is not its.
+	if _, err := l.NodeName(&discover.Node{Snapshot: "s.json"}, "", false); err == nil ||
+		err.Error() != "s.json names no host (no hostname), and this host's name is not that node's: pass --node-name" {
+		t.Errorf("snapshot without a host: err = %v", err)
+	}
+	if name, err := l.NodeName(&discover.Node{Snapshot: "s.json"}, "gpu07", false); err != nil || name != "gpu07" {
+		t.Errorf("snapshot without a host, --node-name: %q, %v", name, err)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings: %q", warnings)
 	}
 	l.Hostname = func() (string, error) { return "", errors.New("no name") }
 	if _, err := l.NodeName(&discover.Node{}, "", false); err == nil || !strings.Contains(err.Error(), "pass --node-name") {
