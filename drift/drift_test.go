@@ -97,6 +97,53 @@ different: gres.conf has 1 to add, 1 to remove, 1 to change
 	}
 }
 
+// A gres.conf none of whose lines names the node, though some name
+// others, is trouble: listing every device as missing would hide that
+// the names differ (a short name against full ones, the usual mistake).
+// The error names the file, the node and the names found.
+func TestNoLineNamesNode(t *testing.T) {
+	const mig = " Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap137,/dev/nvidia-caps/nvidia-cap138\n"
+	fqdn := writeFile(t, "gres.conf", "AutoDetect=off\n"+
+		"NodeName=n1.cluster.example Name=gpu Type=a100 File=/dev/nvidia0\n"+
+		"NodeName=n1.cluster.example"+mig+
+		"NodeName=n2.cluster.example,n3.cluster.example Name=gpu Type=a100 File=/dev/nvidia[0-3]\n")
+	others := writeFile(t, "gres.conf", "NodeName=gpu01 Name=gpu Type=a100 File=/dev/nvidia0\n"+
+		"NodeName=gpu02"+mig+"NodeName=gpu02 Name=gpu Type=a100 File=/dev/nvidia0\n"+
+		"NodeName=gpu[03-04]"+mig+"NodeName=gpu05"+mig+"NodeName=gpu06"+mig)
+	short := writeFile(t, "gres.conf", "NodeName=n[1-4] Name=gpu Type=a100 File=/dev/nvidia0\n")
+	fqdnNode := *generated
+	fqdnNode.NodeName = "n1.cluster.example"
+	for _, tc := range []struct {
+		config *gresgen.Config
+		path   string
+		want   string
+	}{
+		{generated, fqdn, fqdn + ": no line names node n1; they name n1.cluster.example, n2.cluster.example,n3.cluster.example. " +
+			"n1.cluster.example is n1 by another name, and Slurm matches node names exactly: pass --node-name n1.cluster.example if slurm.conf names this node so, else gres.conf must say NodeName=n1"},
+		{&fqdnNode, short, short + ": no line names node n1.cluster.example; they name n[1-4]. " +
+			"n1 is n1.cluster.example by another name, and Slurm matches node names exactly: pass --node-name n1 if slurm.conf names this node so, else gres.conf must say NodeName=n1.cluster.example"},
+		{generated, others, others + ": no line names node n1; they name gpu01, gpu02, gpu[03-04], gpu05 and others: " +
+			"pass --node-name with the name slurm.conf gives this node"},
+	} {
+		r, err := Compare(Inputs{Config: tc.config, GresConf: tc.path})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("node %s, %s: report %+v\n err = %v\nwant %s", tc.config.NodeName, tc.path, r, err, tc.want)
+		}
+	}
+	// Lines for every node, or a line that names the node only to set
+	// its AutoDetect=, are this node's: a plain difference.
+	for _, conf := range []string{
+		"Name=gpu Type=a100 File=/dev/nvidia0\nNodeName=n2 Name=gpu Type=a100 File=/dev/nvidia0\n",
+		"NodeName=n1 AutoDetect=nvml\nNodeName=n2 Name=gpu Type=a100 File=/dev/nvidia0\n",
+		"# nothing yet\n",
+	} {
+		r, err := Compare(Inputs{Config: generated, GresConf: writeFile(t, "gres.conf", conf)})
+		if err != nil || r.Same {
+			t.Errorf("%q: %+v, %v; want a difference", conf, r, err)
+		}
+	}
+}
+
 // Without a node name only the lines for every node count: what gen
 // --no-node-name writes.
 func TestNoNodeName(t *testing.T) {
