@@ -8,13 +8,14 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
-// TestEmptyPathRefused: a flag that names a file or directory refuses an
+// TestEmptyValueRefused: a flag that names a file or directory refuses an
 // empty name, as -o does: it is a script's unset variable (--from
 // "$SNAPSHOT"), and taken for the flag's absence it would read NVML, the
 // default gres.conf or state, or files under the current directory
-// instead of what the script meant. The refusal comes when parsing,
-// before anything is read or written.
-func TestEmptyPathRefused(t *testing.T) {
+// instead of what the script meant. So do the flags whose absence means
+// a default (--node-name "$NODE" would name the node after this host).
+// The refusal comes when parsing, before anything is read or written.
+func TestEmptyValueRefused(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		flag string
@@ -41,13 +42,20 @@ func TestEmptyPathRefused(t *testing.T) {
 		{[]string{"env", "--slurm-conf", ""}, "--slurm-conf"},
 		{[]string{"env", "--gres-conf", ""}, "--gres-conf"},
 		{[]string{"free", "--claims", ""}, "--claims"},
+		{[]string{"gen", "--node-name", ""}, "--node-name"},
+		{[]string{"node", "--node-name="}, "--node-name"},
+		{[]string{"diff", "--node-name", ""}, "--node-name"},
+		{[]string{"state", "--node-name", ""}, "--node-name"},
+		{[]string{"gen", "--slurm-version", ""}, "--slurm-version"},
+		{[]string{"gen", "--flags", ""}, "--flags"},
+		{[]string{"free", "--profile", ""}, "--profile"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(tc.args, &env{stdout: &stdout, stderr: &stderr,
 			newNVML:  func() nvml.Interface { return nvml.New(nvml.WithLibraryPath("/nonexistent/libnvidia-ml.so.1")) },
 			hostname: func() (string, error) { return "n1", nil }})
 		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
-		if want := "slurm-mig: " + tc.flag + ": the name is empty (an unset variable in a script?)"; code != exitError || len(lines) != 1 || !strings.HasPrefix(lines[0], want) || stdout.Len() > 0 {
+		if want := "slurm-mig: " + tc.flag + ": the value is empty (an unset variable in a script?)"; code != exitError || len(lines) != 1 || !strings.HasPrefix(lines[0], want) || stdout.Len() > 0 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line %s...", tc.args, code, stdout.String(), stderr.String(), want)
 		}
 	}
