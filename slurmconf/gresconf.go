@@ -32,11 +32,17 @@ type ParsedRecord struct {
 // GresConf is what a gres.conf says for one node: its records and the
 // AutoDetect= setting in force for it.
 type GresConf struct {
-	Records        []ParsedRecord
-	AutoDetect     string // the node's AutoDetect=, else the global one, if any
-	AutoDetectPos  string // file:line of that AutoDetect=
-	units          int    // GRES units of the records so far, bounded by maxNodeUnits
-	nodeAutoDetect bool   // AutoDetect is the node's own, which the global one does not undo
+	Records       []ParsedRecord
+	AutoDetect    string // the node's AutoDetect=, else the global one, if any
+	AutoDetectPos string // file:line of that AutoDetect=
+	// Named says some line's NodeName= names the node; Others are the
+	// names on lines for other nodes. A file none of whose lines names
+	// the node was most likely written for it under another name
+	// (gpu01.cluster.example where Slurm says gpu01).
+	Named          bool
+	Others         OtherNodes
+	units          int  // GRES units of the records so far, bounded by maxNodeUnits
+	nodeAutoDetect bool // AutoDetect is the node's own, which the global one does not undo
 }
 
 // maxNodeUnits bounds the GRES units one node's records may add up to, so
@@ -296,8 +302,9 @@ func (c *GresConf) addLine(l *logicalLine, file, node string, ws []word) ([]word
 			return ws, fmt.Errorf("%s: NodeName=: %v", linePos(file, l), err)
 		}
 		if !mine {
-			return ws, nil
+			return ws, c.Others.note(r.Nodes, node)
 		}
+		c.Named = true
 	}
 	r.Pos = linePos(file, l)
 	return ws, c.add(r, seen)

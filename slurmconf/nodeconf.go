@@ -20,6 +20,7 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 	var (
 		found   []NodeGres
 		deflt   NodeGres
+		others  OtherNodes
 		ws      []word
 		lineErr error
 	)
@@ -51,6 +52,10 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 		}
 		switch {
 		case !ok:
+			if err := others.note(ws[0].value, node); err != nil {
+				lineErr = fmt.Errorf("%s: NodeName=: %v", pos(), err)
+				return false
+			}
 		case hasGres:
 			found = append(found, NodeGres{Gres: gres, Pos: pos()})
 		case deflt.Pos != "":
@@ -72,7 +77,7 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 	}
 	switch len(found) {
 	case 0:
-		return NodeGres{}, fmt.Errorf("%s: no NodeName= line names %s", name, node)
+		return NodeGres{}, fmt.Errorf("%s: no NodeName= line names %s%s", name, node, others.Said(node))
 	case 1:
 		return found[0], nil
 	}

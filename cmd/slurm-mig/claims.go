@@ -13,8 +13,8 @@ import (
 type claimFlags struct {
 	sourceFlags
 	Count   int    `default:"1" placeholder:"N" help:"Claim N MIG devices, all or none (free prints them comma-separated)."`
-	Profile string `placeholder:"PROFILE" help:"Only MIG devices of this profile (1g.10gb)."`
-	Claims  string `default:"/run/slurm-mig/claims" env:"SLURM_MIG_CLAIMS" placeholder:"DIR" help:"Directory of the node's claims, shared by all users (created mode 1777 if missing)."`
+	Profile string `type:"nonempty" placeholder:"PROFILE" help:"Only MIG devices of this profile (1g.10gb)."`
+	Claims  string `type:"nonempty" default:"/run/slurm-mig/claims" env:"SLURM_MIG_CLAIMS" placeholder:"DIR" help:"Directory of the node's claims, shared by all users (created mode 1777 if missing)."`
 }
 
 // claim discovers the node with the compute processes on its MIG

@@ -25,7 +25,7 @@ func (c *genCmd) Run(e *env) error {
 type nodeCmd struct {
 	renderFlags
 	Compact bool   `help:"Accepted as gen takes it; no effect on the node line, whose counts are the same either way."`
-	Update  string `placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
+	Update  string `type:"nonempty" placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
 	Full    bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
 }
 
@@ -57,10 +57,10 @@ func (c *nodeCmd) Run(e *env) error {
 type diffCmd struct {
 	sourceFlags
 	recordFlags
-	GresConf  string `placeholder:"FILE" help:"Compare with this gres.conf (default /etc/slurm/gres.conf when nothing else is compared); a pipe, or - for standard input, works too."`
-	SlurmConf string `placeholder:"FILE" help:"Compare the Gres= counts this node's NodeName line declares in FILE (a pipe, or - for standard input)."`
+	GresConf  string `type:"nonempty" placeholder:"FILE" help:"Compare with this gres.conf (default /etc/slurm/gres.conf when nothing else is compared); a pipe, or - for standard input, works too."`
+	SlurmConf string `type:"nonempty" placeholder:"FILE" help:"Compare the Gres= counts this node's NodeName line declares in FILE (a pipe, or - for standard input)."`
 	Running   bool   `help:"Compare the Gres= the running slurmctld has for this node (scontrol show node)."`
-	State     string `placeholder:"FILE" help:"Compare the device state slurm-mig env reads with the GPUs (default: ${state_env} or ${state_default}, when it exists and the GPUs are read from NVML)."`
+	State     string `type:"nonempty" placeholder:"FILE" help:"Compare the device state slurm-mig env reads with the GPUs (default: ${state_env} or ${state_default}, when it exists and the GPUs are read from NVML)."`
 	JSON      bool   `name:"json" help:"Print the result as JSON."`
 }
 
@@ -108,8 +108,8 @@ func (c *snapshotCmd) Run(e *env) error {
 // gres.conf and slurm.conf are the controller's.
 type stateCmd struct {
 	sourceFlags
-	NodeName string `placeholder:"NAME" help:"The node's Slurm NodeName, which env checks against SLURMD_NODENAME (default: the short hostname; with --from, the snapshot's)."`
-	State    string `placeholder:"FILE" help:"Where to write it (default ${state_env}, else ${state_default})."`
+	NodeName string `type:"nonempty" placeholder:"NAME" help:"The node's Slurm NodeName, which env checks against SLURMD_NODENAME (default: the short hostname; with --from, the snapshot's)."`
+	State    string `type:"nonempty" placeholder:"FILE" help:"Where to write it (default ${state_env}, else ${state_default})."`
 	JSON     bool   `name:"json" help:"Report the result as JSON ({\"path\", \"changed\", \"devices\"})."`
 }
 

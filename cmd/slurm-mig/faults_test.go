@@ -38,9 +38,9 @@ type fault struct {
 // whole GPU.
 func migNode() *nvmlfake.Fixture {
 	return &nvmlfake.Fixture{DriverVersion: "580.159.04", GPUs: []nvmlfake.GPU{
-		{Minor: 0, UUID: "GPU-0", Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", MemoryMiB: 81920},
-		{Minor: 1, UUID: "GPU-1", Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:0F:00.0", MemoryMiB: 81920, MigMode: "enabled",
-			MigDevices: []nvmlfake.MigDevice{{HandleIndex: 0, GI: 7, CI: 0, UUID: "MIG-1", Profile: "1g.10gb"}}},
+		{Minor: 0, UUID: "GPU-00000000-0000-4000-8000-000000000000", Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", MemoryMiB: 81920},
+		{Minor: 1, UUID: "GPU-00000001-0000-4000-8000-000000000000", Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:0F:00.0", MemoryMiB: 81920, MigMode: "enabled",
+			MigDevices: []nvmlfake.MigDevice{{HandleIndex: 0, GI: 7, CI: 0, UUID: "MIG-00000001-0000-4000-8000-000000000000", Profile: "1g.10gb"}}},
 	}}
 }
 
@@ -101,7 +101,7 @@ func faults() []fault {
 			args:    gen, setup: realMinors, exit: 0, stderr: ""},
 		{name: "Gaps in MIG handle indices", injected: "MIG devices at handles 2 and 5 only", behaviour: "normal: every index is tried",
 			fixture: with(func(f *nvmlfake.Fixture) {
-				f.GPUs[1].MigDevices = []nvmlfake.MigDevice{{HandleIndex: 2, GI: 7, UUID: "MIG-1", Profile: "1g.10gb"}, {HandleIndex: 5, GI: 13, UUID: "MIG-2", Profile: "1g.10gb"}}
+				f.GPUs[1].MigDevices = []nvmlfake.MigDevice{{HandleIndex: 2, GI: 7, UUID: "MIG-00000001-0000-4000-8000-000000000000", Profile: "1g.10gb"}, {HandleIndex: 5, GI: 13, UUID: "MIG-00000002-0000-4000-8000-000000000000", Profile: "1g.10gb"}}
 			}),
 			args: gen, setup: realMinors, exit: 0, stderr: ""},
 		{name: "CPU affinity unreadable", injected: "GetCpuAffinity: ERROR_UNKNOWN", behaviour: "warn; that GPU gets no Cores=",

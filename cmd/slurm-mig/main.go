@@ -65,7 +65,7 @@ func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n
 // A command tagged nvml:"" reads NVML unless given --from: NVML's Init
 // starts for it before the command line is parsed (readsNVML).
 type cli struct {
-	Root    string        `default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree or a chroot). Printed device paths stay /dev/..."`
+	Root    string        `type:"nonempty" default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree or a chroot). Printed device paths stay /dev/..."`
 	Timeout time.Duration `default:"60s" help:"Give up, writing nothing, when NVML has not answered in this time (a hung GPU or driver)."`
 	// -V as Slurm's commands take it (sinfo -V, slurmd -V); -v is verboseFlag.
 	ShowVersion kong.VersionFlag `name:"version" short:"V" help:"Print the version and exit (-v alone does too)."`
@@ -125,6 +125,7 @@ func (e *env) app() kongrun.App {
 		Options: []kong.Option{
 			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath},
 			kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+			kong.NamedMapper("nonempty", nonemptyMapper{}),
 			kong.Bind(e),
 		}}
 }

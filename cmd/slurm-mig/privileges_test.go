@@ -38,8 +38,8 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	minors := fixture.Read(t, fixture.RealMigMinors)
 	mustWrite(t, filepath.Join(dir, "root/proc/driver/nvidia-caps/mig-minors"), string(minors))
 	mustWrite(t, filepath.Join(dir, "snap.json"), `{"schema_version": 1, "hostname": "n1", "gpus": [
-	  {"index": 0, "minor": 0, "name": "NVIDIA A100-SXM4-80GB", "mig_enabled": true, "mig_pending": true,
-	   "mig_devices": [{"gpu_instance_id": 7, "compute_instance_id": 0, "profile": "1g.10gb"}]}]}`)
+	  {"index": 0, "minor": 0, "uuid": "GPU-00000000-0000-4000-8000-000000000000", "name": "NVIDIA A100-SXM4-80GB", "mig_enabled": true, "mig_pending": true,
+	   "mig_devices": [{"gpu_instance_id": 7, "compute_instance_id": 0, "profile": "1g.10gb", "uuid": "MIG-00000000-0000-4000-8000-000000000007"}]}]}`)
 	etc := filepath.Join(dir, "etc-slurm") // root-owned, as /etc/slurm is
 	mustWrite(t, filepath.Join(etc, "gres.conf"), "old\n")
 

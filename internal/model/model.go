@@ -26,6 +26,11 @@ type Node struct {
 	// Hardware is the node's CPU and memory layout as slurmd -C gives it
 	// (for node --full); nil until read from the node's sysfs.
 	Hardware *topology.NodeHardware `json:"hardware,omitempty"`
+	// Snapshot is the file the node was read from, empty when it was
+	// read through NVML. A snapshot's node is another host's: what it
+	// lacks is never filled in from this one (nodeload), and messages
+	// about it name this file.
+	Snapshot string `json:"-"`
 }
 
 // GPU is one physical GPU, in NVML index order within Node.GPUs.

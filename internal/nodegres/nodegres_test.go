@@ -54,7 +54,7 @@ func newRun(t *testing.T, gpus ...nvmlfake.GPU) *run {
 	return r
 }
 
-var h100 = nvmlfake.GPU{Minor: 0, Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:07:00.0"}
+var h100 = nvmlfake.GPU{Minor: 0, UUID: "GPU-00000000-0000-4000-8000-000000000000", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:07:00.0"}
 
 // A run that prints keeps NVML to the end (the process exits moments
 // later); one that writes a file hands it back before it waits on the
