@@ -85,7 +85,7 @@ func (d StateDevice) ownFile() string {
 // their cap minors resolved. node names it as slurm.conf does.
 func NewState(n *model.Node, node, bootID, writtenBy string) (*State, error) {
 	s := &State{Version: StateVersion, Node: node, BootID: bootID, WrittenBy: writtenBy, Devices: []StateDevice{}}
-	// Every device has its UUID: discover.Node.Check refuses a node,
+	// Every device has its UUID: model.Node.Check refuses a node,
 	// from NVML or a snapshot, that lacks one.
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
@@ -172,7 +172,7 @@ func ParseState(data []byte) (*State, error) {
 			return nil, fmt.Errorf("devices[%d]: mig_enabled is for GPUs, not MIG devices", i)
 		}
 		key := d.ownFile()
-		if err := discover.ValidUUID(d.UUID, d.CICap != ""); err != nil {
+		if err := model.ValidUUID(d.UUID, d.CICap != ""); err != nil {
 			return nil, fmt.Errorf("devices[%d] (%s): %v", i, key, err)
 		}
 		if seen[key] {
