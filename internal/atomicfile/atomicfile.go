@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 )
 
 // Options tune Write.
@@ -311,7 +313,7 @@ func (p *place) read() (*current, error) {
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {
-		return nil, fmt.Errorf("reading it: %w", unwrapPath(err))
+		return nil, fmt.Errorf("reading it: %w", fileio.UnwrapPath(err))
 	}
 	return &current{data: data, info: info}, nil
 }
@@ -342,23 +344,23 @@ func replace(dir *os.File, name string, data []byte, like os.FileInfo) (err erro
 	if like != nil {
 		st := like.Sys().(*syscall.Stat_t)
 		if err := tmp.Chown(int(st.Uid), int(st.Gid)); err != nil {
-			return fmt.Errorf("cannot keep its owner (uid %d, gid %d): %w", st.Uid, st.Gid, unwrapPath(err))
+			return fmt.Errorf("cannot keep its owner (uid %d, gid %d): %w", st.Uid, st.Gid, fileio.UnwrapPath(err))
 		}
 	}
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp.Name(), unwrapPath(err))
+		return fmt.Errorf("writing %s: %w", tmp.Name(), fileio.UnwrapPath(err))
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", tmp.Name(), unwrapPath(err))
+		return fmt.Errorf("syncing %s: %w", tmp.Name(), fileio.UnwrapPath(err))
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", tmp.Name(), unwrapPath(err))
+		return fmt.Errorf("closing %s: %w", tmp.Name(), fileio.UnwrapPath(err))
 	}
 	if err := unix.Renameat(int(dir.Fd()), tmpName, int(dir.Fd()), name); err != nil {
 		return fmt.Errorf("renaming %s over %s: %w", tmp.Name(), name, err)
 	}
 	if err := dir.Sync(); err != nil { // makes the rename durable
-		return fmt.Errorf("syncing directory %s: %w", dir.Name(), unwrapPath(err))
+		return fmt.Errorf("syncing directory %s: %w", dir.Name(), fileio.UnwrapPath(err))
 	}
 	return nil
 }
@@ -475,13 +477,4 @@ func removeStaleTemps(dir *os.File, base string) {
 			unix.Unlinkat(int(dir.Fd()), e.Name(), 0)
 		}
 	}
-}
-
-// unwrapPath drops the *PathError wrapper whose path the caller names anyway.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

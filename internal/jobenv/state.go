@@ -5,13 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"os"
+	"io/fs"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
@@ -128,20 +129,12 @@ func (s *State) Encode() []byte {
 
 // LoadState reads and checks a state file. Errors name the file.
 func LoadState(path string) (*State, error) {
-	f, err := os.Open(path)
+	data, err := fileio.ReadFile(path, maxStateBytes, "a slurm-mig state")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no device state at %s: write it on this node with slurm-mig gen -o, node --update or state", path)
+	}
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("no device state at %s: write it on this node with slurm-mig gen -o, node --update or state", path)
-		}
 		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxStateBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(data) > maxStateBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB; not a slurm-mig state", path, maxStateBytes>>20)
 	}
 	s, err := ParseState(data)
 	if err != nil {

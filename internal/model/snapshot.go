@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -18,17 +18,9 @@ const maxSnapshotBytes = 64 << 20
 
 // LoadSnapshot reads and checks a snapshot file. Errors name the file.
 func LoadSnapshot(path string) (*Node, error) {
-	f, err := os.Open(path)
+	data, err := fileio.ReadFile(path, maxSnapshotBytes, "a snapshot")
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSnapshotBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(data) > maxSnapshotBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB; not a snapshot", path, maxSnapshotBytes>>20)
 	}
 	node, err := ParseSnapshot(data)
 	if err != nil {
