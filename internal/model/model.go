@@ -1,8 +1,8 @@
-// Package discover is the model of what discovery finds on a node: its
-// GPUs and MIG devices (Node, GPU, MigDevice), what must hold of them
-// (Check), and their JSON form, the snapshot. Package nvmlread fills the
-// model from NVML, package nodeload from a snapshot or NVML plus the
-// node's files.
+// Package model is the node model every command works on: a node's GPUs
+// and MIG devices (Node, GPU, MigDevice), what must hold of them (Check),
+// and their JSON form, the snapshot (schema v1). It reads nothing from the
+// node itself: package nvmlread fills it from NVML, and package nodeload
+// from a snapshot or NVML plus the node's files.
 package model
 
 import (

@@ -1,5 +1,5 @@
 // Package nvmlread reads a node's GPUs and MIG devices through
-// nvml.Interface into the discover model, so that the real library and a
+// nvml.Interface into the node model (package model), so that the real library and a
 // fake are interchangeable.
 //
 // As go-nvlib's device.New, it never calls Init or Shutdown: the caller
