@@ -80,8 +80,9 @@ func (c *Config) NodeLine(hardware ...string) string {
 	return slurmconf.NodeLine(c.NodeName, c.Counts, hardware...)
 }
 
-// UpdateSlurmConf is the slurm.conf at path with Gres= set to the counts
-// on the node's own NodeName= line, every other byte kept.
+// UpdateSlurmConf is the slurm.conf at path with the gpu items of Gres=
+// set to the counts on the node's own NodeName= line, every other item,
+// key and byte kept. The counts are all gpu: gen makes gpu records only.
 func (c *Config) UpdateSlurmConf(path string) ([]byte, error) {
 	if c.NodeName == "" {
 		return nil, fmt.Errorf("--update needs the node's name; drop --no-node-name")
