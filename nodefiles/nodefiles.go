@@ -36,19 +36,24 @@ type Files struct {
 	State   *State
 }
 
-// Write writes the config file atomically (atomicfile), then the state.
+// Write writes the state, then the config file atomically (atomicfile).
+// A state that cannot be written is an error with the config file left as
+// it was: slurm-mig env fails every GPU task of a node without its state,
+// so the run must fail where automation sees it, not leave a new config
+// that the node's jobs cannot use.
 func (f Files) Write() (*Report, error) {
+	var state *Report
+	if f.State != nil {
+		var err error
+		if state, err = f.State.Write(); err != nil {
+			return nil, fmt.Errorf("%w; %s left as it was (slurm-mig env needs the device state; --no-state if this node runs no TaskProlog)", err, f.Path)
+		}
+	}
 	res, err := atomicfile.Write(f.Path, f.Data, atomicfile.Options{Backup: f.Backup})
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Devices: f.Devices}
-	if f.State != nil {
-		if rep.State, err = f.State.Write(); err != nil {
-			return nil, err
-		}
-	}
-	return rep, nil
+	return &Report{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Devices: f.Devices, State: state}, nil
 }
 
 // State is the device state of a node, to write where File says.
@@ -57,22 +62,13 @@ type State struct {
 	Node      *discover.Node
 	Name      string // the node's Slurm NodeName
 	WrittenBy string
-	// Warn, when set, makes failing to write the state to its default
-	// place (File.Default) a warning and a nil Report: written with a
-	// config file, the file is in place, and env then refuses GPU tasks
-	// for want of a state.
-	Warn func(string)
 }
 
 // Write writes the state.
 func (s State) Write() (*Report, error) {
 	st, res, err := s.File.Write(s.Node, s.Name, s.WrittenBy)
-	if err != nil && s.Warn != nil && s.File.Default() {
-		s.Warn(fmt.Sprintf("device state not written (slurm-mig env needs it; --no-state if this node runs no TaskProlog): %v", err))
-		return nil, nil
-	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("device state not written: %w", err)
 	}
 	return &Report{Path: res.Path, Changed: res.Changed, Devices: st.Usable()}, nil
 }

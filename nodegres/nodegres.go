@@ -128,8 +128,8 @@ type Output struct {
 func (o Output) ToStdout() bool { return o.File == "" || o.File == "-" }
 
 // Write prints data or, given a file (-o FILE, node --update), writes it
-// atomically, with the device state unless NoState, and reports the
-// write.
+// atomically, with the device state unless NoState (a state that cannot
+// be written fails the run, the file untouched), and reports the write.
 func (b *Builder) Write(out Output, data []byte, built *Built) error {
 	if out.ToStdout() {
 		if out.Backup || out.JSON {
@@ -142,7 +142,6 @@ func (b *Builder) Write(out Output, data []byte, built *Built) error {
 	files := nodefiles.Files{Path: out.File, Data: data, Devices: built.Config.Devices(), Backup: out.Backup}
 	if !out.NoState {
 		files.State = b.state(out.State, built.From, built.Node, built.Config.NodeName)
-		files.State.Warn = b.Warn
 	}
 	rep, err := files.Write()
 	if err != nil {

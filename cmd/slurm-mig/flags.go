@@ -61,7 +61,7 @@ type outputFlags struct {
 // stateFlags say where gen and node write the device state that env
 // reads, along with the file they write.
 type stateFlags struct {
-	State   string `placeholder:"FILE" help:"With -o or --update, also write the device state that slurm-mig env reads here (default ${state_env}, else ${state_default})."`
+	State   string `placeholder:"FILE" help:"With -o or --update, also write the device state that slurm-mig env reads here (default ${state_env}, else ${state_default}); a state that cannot be written fails the run, the file untouched."`
 	NoState bool   `help:"With -o or --update, do not write the device state."`
 }
 
