@@ -2,6 +2,7 @@ package nodefiles
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,5 +99,48 @@ func TestFilesStateFailureLeavesConfig(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(conf); string(got) != "old\n" {
 		t.Errorf("%s now holds %q", conf, got)
+	}
+}
+
+// Unchanged decides about the file there now, at its symlink's target:
+// true leaves it, and its report says unchanged with the target's path;
+// an error writes nothing, the state neither. A new file is not asked
+// about.
+func TestFilesUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	conf, link, state := filepath.Join(dir, "gres.conf"), filepath.Join(dir, "link.conf"), filepath.Join(dir, "state", "devices.json")
+	if err := os.WriteFile(conf, []byte("# old header\nName=gpu File=/dev/nvidia0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("gres.conf", link); err != nil {
+		t.Fatal(err)
+	}
+	n := &discover.Node{GPUs: []discover.GPU{{Minor: 0, UUID: "GPU-0"}}}
+	var asked []string
+	files := Files{Path: link, Data: []byte("# new header\nName=gpu File=/dev/nvidia0\n"), Devices: 1,
+		State: &State{File: jobenv.StateFile{Flag: state, Getenv: os.Getenv}, Node: n, Name: "n1"},
+		Unchanged: func(path string) (bool, error) { asked = append(asked, path); return true, nil }}
+	rep, err := files.Write()
+	if err != nil || rep.Path != conf || rep.Changed || rep.State == nil || !rep.State.Changed {
+		t.Errorf("unchanged: %+v, %v", rep, err)
+	}
+	if got, _ := os.ReadFile(conf); !strings.HasPrefix(string(got), "# old header") {
+		t.Errorf("rewritten: %q", got)
+	}
+	files.Unchanged = func(path string) (bool, error) { return false, fmt.Errorf("%s:1: refused", path) }
+	files.State.File.Flag = filepath.Join(dir, "other", "devices.json")
+	if rep, err := files.Write(); err == nil || err.Error() != conf+":1: refused" {
+		t.Errorf("refused: %+v, %v", rep, err)
+	}
+	if _, err := os.Stat(files.State.File.Flag); err == nil {
+		t.Error("a refused write wrote the state")
+	}
+	files.Path = filepath.Join(dir, "new.conf")
+	files.Unchanged = func(path string) (bool, error) { asked = append(asked, path); return true, nil }
+	if rep, err := files.Write(); err != nil || !rep.Changed {
+		t.Errorf("a new file: %+v, %v", rep, err)
+	}
+	if len(asked) != 1 || asked[0] != conf {
+		t.Errorf("asked about %q, want only %s", asked, conf)
 	}
 }

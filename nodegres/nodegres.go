@@ -127,10 +127,24 @@ type Output struct {
 // ToStdout reports whether the output goes to standard output.
 func (o Output) ToStdout() bool { return o.File == "" || o.File == "-" }
 
+// WriteGresConf puts out the node's gres.conf, as Write does; a file there
+// already is unchanged when it holds the same records, whatever its
+// header says, and refused when it holds a line gen does not write
+// (gresgen.Config.Unchanged).
+func (b *Builder) WriteGresConf(out Output, built *Built, version string, compact bool) error {
+	return b.write(out, built.Config.GresConf(version, compact), built, built.Config.Unchanged)
+}
+
 // Write prints data or, given a file (-o FILE, node --update), writes it
 // atomically, with the device state unless NoState (a state that cannot
 // be written fails the run, the file untouched), and reports the write.
 func (b *Builder) Write(out Output, data []byte, built *Built) error {
+	return b.write(out, data, built, nil)
+}
+
+// write is Write, with unchanged to look at the file there now
+// (nodefiles.Files.Unchanged).
+func (b *Builder) write(out Output, data []byte, built *Built, unchanged func(string) (bool, error)) error {
 	if out.ToStdout() {
 		if out.Backup || out.JSON {
 			return fmt.Errorf("--backup and --json go with -o FILE (or node --update)")
@@ -139,7 +153,7 @@ func (b *Builder) Write(out Output, data []byte, built *Built) error {
 		return err
 	}
 	b.Loader.Done() // before waiting on the lock and the disk
-	files := nodefiles.Files{Path: out.File, Data: data, Devices: built.Config.Devices(), Backup: out.Backup}
+	files := nodefiles.Files{Path: out.File, Data: data, Devices: built.Config.Devices(), Backup: out.Backup, Unchanged: unchanged}
 	if !out.NoState {
 		files.State = b.state(out.State, built.From, built.Node, built.Config.NodeName)
 	}

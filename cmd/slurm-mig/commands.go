@@ -19,7 +19,7 @@ func (c *genCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return e.build.Write(c.output(c.Output), built.Config.GresConf(e.version, c.Compact), built)
+	return e.build.WriteGresConf(c.output(c.Output), built, e.version, c.Compact)
 }
 
 type nodeCmd struct {

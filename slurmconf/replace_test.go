@@ -1,0 +1,97 @@
+package slurmconf
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
+)
+
+// header takes a first line "# mine ..." for a writer's header.
+func header(num int, line string) bool { return num == 1 && strings.HasPrefix(line, "# mine ") }
+
+// The writer's own lines are read back as records; blank lines and its
+// header are nothing.
+func TestReadOwnGpuRecords(t *testing.T) {
+	dir := fixture.Tree(t, map[string]string{
+		"n1.conf":  "# mine v1\n\nNodeName=n1 Name=gpu Type=a File=/dev/nvidia0\nnodename=\"n1\" name=GPU type=b \\\n multiplefiles=/dev/nvidia1,/dev/x\nNodeName=n[1] Name=gpu File=/dev/nvidia[2-3]\n",
+		"all.conf": "# mine v2\r\nName=gpu Type=a File=/dev/nvidia0\r\n",
+	})
+	recs, err := ReadOwnGpuRecords(filepath.Join(dir, "n1.conf"), "n1", header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Pos[len(dir)+1:]+" "+r.GresRecord.String())
+	}
+	want := []string{
+		"n1.conf:3 NodeName=n1 Name=gpu Type=a File=/dev/nvidia0",
+		"n1.conf:4 NodeName=n1 Name=GPU Type=b MultipleFiles=/dev/nvidia1,/dev/x",
+		"n1.conf:6 NodeName=n[1] Name=gpu File=/dev/nvidia[2-3]",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if recs, err := ReadOwnGpuRecords(filepath.Join(dir, "all.conf"), "", header); err != nil || len(recs) != 1 {
+		t.Errorf("records for every node: %v, %v", recs, err)
+	}
+}
+
+// Every other line is refused, the first of the file, with what it is.
+func TestReadOwnGpuRecordsRefusesForeignLines(t *testing.T) {
+	const own = "NodeName=n1 Name=gpu File=/dev/nvidia0\n"
+	for _, c := range []struct {
+		node, data, pos, what string
+	}{
+		{"n1", own + "NodeName=n1 Name=shard Count=64 File=/dev/nvidia0\n", "2", "a Name=shard line"},
+		{"n1", own + "NodeName=n1 Name=mps Count=700\n", "2", "a Name=mps line"},
+		{"n1", "Name=nic Count=2\n" + own, "1", "a Name=nic line"},
+		{"n1", own + "NodeName=n2 Name=gpu File=/dev/nvidia0\n", "2", "a line of NodeName=n2"},
+		{"n1", own + "NodeName=n[1-2] Name=gpu File=/dev/nvidia1\n", "2", "a line of NodeName=n[1-2]"},
+		{"n1", own + "Name=gpu File=/dev/nvidia1\n", "2", "a line for every node (no NodeName=)"},
+		{"", "Name=gpu File=/dev/nvidia1\n" + own, "2", "a line of NodeName=n1"},
+		{"n1", "AutoDetect=off\n" + own, "1", "an AutoDetect= setting"},
+		{"n1", "NodeName=n1 AutoDetect=nvml Name=gpu File=/dev/nvidia0\n", "1", "an AutoDetect= setting"},
+		{"n1", own + "Include other.conf\n", "2", "an Include"},
+		{"n1", own + "NodeName=n1 File=/dev/nvidia1\n", "2", "a line without Name="},
+		// Comments: any but the header, alone or after a record, and
+		// the header only at the top.
+		{"n1", "# mine v1\n# by hand\n" + own, "2", "a comment"},
+		{"n1", own + "# mine v1\n", "2", "a comment"},
+		{"n1", "\n# mine v1\n" + own, "2", "a comment"},
+		{"n1", "NodeName=n1 Name=gpu File=/dev/nvidia0 # the A100\n", "1", "a comment"},
+		{"n1", "NodeName=n1 Name=gpu \\\n File=/dev/nvidia0 # x\n", "2", "a comment"},
+		// The first line at fault is named, comment or record.
+		{"n1", own + "Name=nic Count=1\n# note\n", "2", "a Name=nic line"},
+		{"n1", own + "# note\nName=nic Count=1\n", "2", "a comment"},
+	} {
+		dir := fixture.Tree(t, map[string]string{"gres.conf": c.data})
+		path := filepath.Join(dir, "gres.conf")
+		recs, err := ReadOwnGpuRecords(path, c.node, header)
+		var fl *ForeignLine
+		if !errors.As(err, &fl) || fl.Pos != path+":"+c.pos || fl.What != c.what {
+			t.Errorf("node %q, %q: %v, %v; want %s:%s: %s", c.node, c.data, recs, err, path, c.pos, c.what)
+		}
+	}
+}
+
+// A line that cannot be read is an error naming it, not a foreign line.
+func TestReadOwnGpuRecordsBadLines(t *testing.T) {
+	for _, data := range []string{
+		"NodeName=n1 Name=gpu File=/dev/nvidia0 Typo=x\n",
+		"NodeName=n[1 Name=gpu File=/dev/nvidia0\n",
+		"NodeName=n1 Name=gpu File=\"/dev/nvidia0\n",
+		"NodeName=n1 Name=gpu Count=3 File=/dev/nvidia0\n",
+	} {
+		dir := fixture.Tree(t, map[string]string{"gres.conf": data})
+		path := filepath.Join(dir, "gres.conf")
+		_, err := ReadOwnGpuRecords(path, "n1", header)
+		var fl *ForeignLine
+		if err == nil || errors.As(err, &fl) || !strings.HasPrefix(err.Error(), path+":1: ") {
+			t.Errorf("%q: %v, want an error naming %s:1", data, err, path)
+		}
+	}
+}
