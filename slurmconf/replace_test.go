@@ -95,3 +95,29 @@ func TestReadOwnGpuRecordsBadLines(t *testing.T) {
 		}
 	}
 }
+
+// A writer of whole files (merge) writes its comments anywhere and the
+// records of its GRES for any nodes; any other line is foreign.
+func TestForeignGresLine(t *testing.T) {
+	own := func(num int, line string) bool { return strings.HasPrefix(line, "# mine ") }
+	names := map[string]bool{"gpu": true, "shard": true}
+	const ok = "# mine 1\nNodeName=a[1-4] Name=gpu File=/dev/nvidia0\n\n# mine 2\nNodeName=b Name=SHARD Count=8\n"
+	if err := ForeignGresLine(ok, "f", own, names); err != nil {
+		t.Errorf("its own lines: %v", err)
+	}
+	for _, c := range []struct{ data, pos, what string }{
+		{ok + "# by hand\n", "f:6", "a comment"},
+		{ok + "Name=mps Count=100\n", "f:6", "a Name=mps line"},
+		{"AutoDetect=off\n" + ok, "f:1", "an AutoDetect= setting"},
+		{ok + "include x.conf\n", "f:6", "an Include"},
+		{"NodeName=a1 Name=gpu File=/dev/nvidia0 # mine\n", "f:1", "a comment"},
+	} {
+		var fl *ForeignLine
+		if err := ForeignGresLine(c.data, "f", own, names); !errors.As(err, &fl) || fl.Pos != c.pos || fl.What != c.what {
+			t.Errorf("%q: %v; want %s: %s", c.data, err, c.pos, c.what)
+		}
+	}
+	if err := ForeignGresLine("NodeName=a Name=gpu Typo=1\n", "f", own, names); err == nil || !strings.HasPrefix(err.Error(), "f:1: unknown") {
+		t.Errorf("an unreadable line: %v", err)
+	}
+}
