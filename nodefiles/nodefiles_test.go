@@ -118,7 +118,7 @@ func TestFilesUnchanged(t *testing.T) {
 	n := &discover.Node{GPUs: []discover.GPU{{Minor: 0, UUID: "GPU-0"}}}
 	var asked []string
 	files := Files{Path: link, Data: []byte("# new header\nName=gpu File=/dev/nvidia0\n"), Devices: 1,
-		State: &State{File: jobenv.StateFile{Flag: state, Getenv: os.Getenv}, Node: n, Name: "n1"},
+		State:     &State{File: jobenv.StateFile{Flag: state, Getenv: os.Getenv}, Node: n, Name: "n1"},
 		Unchanged: func(path string) (bool, error) { asked = append(asked, path); return true, nil }}
 	rep, err := files.Write()
 	if err != nil || rep.Path != conf || rep.Changed || rep.State == nil || !rep.State.Changed {
