@@ -6,8 +6,10 @@
 package nodegres
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/drift"
@@ -133,6 +135,28 @@ func (o Output) ToStdout() bool { return o.File == "" || o.File == "-" }
 // (gresgen.Config.Unchanged).
 func (b *Builder) WriteGresConf(out Output, built *Built, version string, compact bool) error {
 	return b.write(out, built.Config.GresConf(version, compact), built, built.Config.Unchanged)
+}
+
+// WriteNodeLine puts out the node's slurm.conf line (node -o), as Write
+// does. node -o writes the whole file, so a file there with anything but
+// this node's line, with keys the new one has, is refused and left as it
+// is (slurmconf.ForeignNodeLine): node --update is the way to set Gres=
+// among other keys and lines.
+func (b *Builder) WriteNodeLine(out Output, built *Built, full bool) error {
+	line, err := b.NodeLine(built, full)
+	if err != nil {
+		return fmt.Errorf("node --full: %w", err)
+	}
+	return b.write(out, line, built, func(path string) (bool, error) {
+		var foreign *slurmconf.ForeignLine
+		switch err := slurmconf.ForeignNodeLine(path, strings.TrimSuffix(string(line), "\n")); {
+		case errors.As(err, &foreign):
+			return false, fmt.Errorf("%s, which node -o does not write: it replaces the whole file, so it refuses to drop it (node --update sets Gres= in place; or move %s away)", foreign, path)
+		case err != nil:
+			return false, fmt.Errorf("node -o cannot tell what it would replace in %s: %w", path, err)
+		}
+		return false, nil // the same bytes are unchanged, as atomicfile finds
+	})
 }
 
 // Write prints data or, given a file (-o FILE, node --update), writes it

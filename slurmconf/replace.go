@@ -2,6 +2,7 @@ package slurmconf
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -167,4 +168,63 @@ func foreignRecord(l *logicalLine, file string, ws []word) (ParsedRecord, uint, 
 		err = &ForeignLine{Pos: pos, What: "a line without Name="}
 	}
 	return r, seen, ws, err
+}
+
+// ForeignNodeLine looks at the file at path, which a writer of one
+// slurm.conf line (node -o) is about to replace with line, and returns
+// the first line of it that the writer does not write, as a *ForeignLine,
+// or nil. The writer writes blank lines and its line: a line of the same
+// NodeName= (or, when line has none, of none) whose keys are all keys of
+// line is its own, whatever their values. A comment, an Include, a line of
+// another node, or a key line does not have (CPUs= on a line node -o
+// writes without --full) would be lost. A file or line that cannot be
+// read is an error naming it.
+func ForeignNodeLine(path, line string) error {
+	src, err := readConf(path)
+	if err != nil {
+		return err
+	}
+	mine, err := words(&logicalLine{text: line}, nil)
+	if err != nil {
+		return err
+	}
+	node := ""
+	if len(mine) > 0 && strings.EqualFold(mine[0].key, "NodeName") {
+		node = mine[0].value
+	}
+	var ws []word
+	none := func(int, string, bool) bool { return false }
+	return firstForeign(src.data, src.name, none, func(l *logicalLine) error {
+		foreign := func(format string, args ...any) error {
+			return &ForeignLine{Pos: linePos(src.name, l), What: fmt.Sprintf(format, args...)}
+		}
+		if _, ok := includeTarget(l.text); ok {
+			return foreign("an Include")
+		}
+		if ws, err = lineWords(l, src.name, ws[:0]); err != nil {
+			return err
+		}
+		lineNode := ""
+		if strings.EqualFold(ws[0].key, "NodeName") {
+			lineNode = ws[0].value
+		}
+		switch {
+		case lineNode != node && lineNode != "":
+			return foreign("a line of NodeName=%s", lineNode)
+		case lineNode != node:
+			return foreign("a line without NodeName=")
+		}
+		for _, w := range ws {
+			if w.key == "" {
+				return fmt.Errorf("%s: %q is not a key=value pair", linePos(src.name, l), w.value)
+			}
+			if !slices.ContainsFunc(mine, func(m word) bool { return strings.EqualFold(m.key, w.key) }) {
+				if node == "" {
+					return foreign("a %s= on the line", w.key)
+				}
+				return foreign("a %s= on the line of NodeName=%s", w.key, node)
+			}
+		}
+		return nil
+	})
 }

@@ -121,3 +121,35 @@ func TestForeignGresLine(t *testing.T) {
 		t.Errorf("an unreadable line: %v", err)
 	}
 }
+
+// node -o's own line is a line of its node with its keys, whatever their
+// values; anything else is foreign.
+func TestForeignNodeLine(t *testing.T) {
+	const line = "NodeName=n1 Gres=gpu:a100:2"
+	for _, c := range []struct{ data, pos, what string }{
+		{"NodeName=n1 Gres=gpu:1\n\nnodename=n1 gres=\"gpu:2\"\n", "", ""},
+		{"NodeName=n1 CPUs=4 Gres=gpu:1\n", "1", "a CPUs= on the line of NodeName=n1"},
+		{"NodeName=n2 Gres=gpu:1\n", "1", "a line of NodeName=n2"},
+		{"Gres=gpu:1\n", "1", "a line without NodeName="},
+		{"# n1\nNodeName=n1 Gres=gpu:1\n", "1", "a comment"},
+		{"Include nodes.conf\n", "1", "an Include"},
+	} {
+		dir := fixture.Tree(t, map[string]string{"node.conf": c.data})
+		path := filepath.Join(dir, "node.conf")
+		err := ForeignNodeLine(path, line)
+		var fl *ForeignLine
+		switch {
+		case c.what == "" && err != nil:
+			t.Errorf("%q: %v", c.data, err)
+		case c.what != "" && (!errors.As(err, &fl) || fl.Pos != path+":"+c.pos || fl.What != c.what):
+			t.Errorf("%q: %v; want %s:%s: %s", c.data, err, path, c.pos, c.what)
+		}
+	}
+	dir := fixture.Tree(t, map[string]string{"node.conf": "Gres=gpu:1\n", "bad.conf": "NodeName=n1 x\n"})
+	if err := ForeignNodeLine(filepath.Join(dir, "node.conf"), "Gres=gpu:2"); err != nil {
+		t.Errorf("a line without NodeName= for one without: %v", err)
+	}
+	if err := ForeignNodeLine(filepath.Join(dir, "bad.conf"), line); err == nil || !strings.HasSuffix(err.Error(), `"x" is not a key=value pair`) {
+		t.Errorf("a bare word: %v", err)
+	}
+}

@@ -47,11 +47,7 @@ func (c *nodeCmd) Run(e *env) error {
 		}
 		return e.build.Write(c.output(outputPath(c.Update)), updated, built)
 	}
-	line, err := e.build.NodeLine(built, c.Full)
-	if err != nil {
-		return fmt.Errorf("node --full: %w", err)
-	}
-	return e.build.Write(c.output(c.Output), line, built)
+	return e.build.WriteNodeLine(c.output(c.Output), built, c.Full)
 }
 
 type diffCmd struct {

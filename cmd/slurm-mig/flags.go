@@ -52,7 +52,7 @@ func (r *renderFlags) output(file outputPath) nodegres.Output {
 
 // outputFlags say where gen and node put what they render.
 type outputFlags struct {
-	Output     outputPath `short:"o" placeholder:"FILE" help:"Write FILE atomically instead of printing (- prints): unchanged content is not rewritten (gen compares records, not its header, and refuses a FILE with lines it does not write); mode, owner and symlinks are kept; concurrent runs wait for each other."`
+	Output     outputPath `short:"o" placeholder:"FILE" help:"Write FILE atomically instead of printing (- prints): unchanged content is not rewritten (gen compares records, not its header); a FILE with lines this command does not write is refused; mode, owner and symlinks are kept; concurrent runs wait for each other."`
 	Backup     bool       `help:"With -o or --update, keep the replaced file as FILE.bak."`
 	AllowEmpty bool       `help:"Write even when no GPU or MIG device was found (by default that is refused: after an NVML failure an empty gres.conf takes a node's GPUs away)."`
 	JSON       bool       `name:"json" help:"With -o or --update, report the result as JSON ({\"path\", \"changed\", \"backup\", \"devices\"})."`
