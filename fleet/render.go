@@ -97,9 +97,32 @@ type Written struct {
 	Layouts int    `json:"layouts"`
 }
 
-// Write writes data, the fleet's node lines, to path atomically
-// (atomicfile), as gen -o does, and reports the write.
-func (f *Fleet) Write(path string, data []byte, backup bool) (*Written, error) {
+// WriteNodeLines writes the fleet's node lines (NodeLines) to path, as
+// Write does. merge writes the whole file, so a file with a line it does
+// not write (slurmconf.ForeignNodeLine: a key other than NodeName= and
+// Gres=, a comment, an Include) is refused, naming the line, and left as
+// it is. NodeName= and Gres= lines are merge's, whichever nodes they name.
+func (f *Fleet) WriteNodeLines(path string, backup bool) (*Written, error) {
+	target, err := atomicfile.Target(path)
+	if err != nil {
+		return nil, err
+	}
+	if info, err := os.Stat(target); err == nil && info.Mode().IsRegular() {
+		anyNode := func(node string) bool { return node != "" }
+		var foreign *slurmconf.ForeignLine
+		switch err := slurmconf.ForeignNodeLine(target, anyNode, []string{"NodeName", "Gres"}); {
+		case errors.As(err, &foreign):
+			return nil, fmt.Errorf("%s, which merge --node-lines -o does not write: it replaces the whole file, so it refuses to drop it (keep such lines in a file of your own, or move %s away)", foreign, target)
+		case err != nil:
+			return nil, fmt.Errorf("merge --node-lines -o cannot tell what it would replace in %s: %w", target, err)
+		}
+	}
+	return f.write(path, f.NodeLines(), backup)
+}
+
+// write writes data, the fleet's gres.conf or node lines, to path
+// atomically (atomicfile), as gen -o does, and reports the write.
+func (f *Fleet) write(path string, data []byte, backup bool) (*Written, error) {
 	res, err := atomicfile.Write(path, data, atomicfile.Options{Backup: backup})
 	if err != nil {
 		return nil, err
@@ -139,7 +162,7 @@ func (f *Fleet) WriteGresConf(path, version string, backup bool) (*Written, erro
 			return &Written{Path: target, Nodes: f.nodes, Layouts: len(f.Layouts)}, nil
 		}
 	}
-	return f.Write(path, data, backup)
+	return f.write(path, data, backup)
 }
 
 // names are the GRES names (lower case) of the fleet's records.

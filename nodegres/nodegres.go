@@ -147,9 +147,15 @@ func (b *Builder) WriteNodeLine(out Output, built *Built, full bool) error {
 	if err != nil {
 		return fmt.Errorf("node --full: %w", err)
 	}
+	var keys []string
+	for _, w := range strings.Fields(string(line)) {
+		key, _, _ := strings.Cut(w, "=")
+		keys = append(keys, key)
+	}
+	mine := func(node string) bool { return node == built.Config.NodeName }
 	return b.write(out, line, built, func(path string) (bool, error) {
 		var foreign *slurmconf.ForeignLine
-		switch err := slurmconf.ForeignNodeLine(path, strings.TrimSuffix(string(line), "\n")); {
+		switch err := slurmconf.ForeignNodeLine(path, mine, keys); {
 		case errors.As(err, &foreign):
 			return false, fmt.Errorf("%s, which node -o does not write: it replaces the whole file, so it refuses to drop it (node --update sets Gres= in place; or move %s away)", foreign, path)
 		case err != nil:

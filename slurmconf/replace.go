@@ -170,27 +170,19 @@ func foreignRecord(l *logicalLine, file string, ws []word) (ParsedRecord, uint, 
 	return r, seen, ws, err
 }
 
-// ForeignNodeLine looks at the file at path, which a writer of one
-// slurm.conf line (node -o) is about to replace with line, and returns
-// the first line of it that the writer does not write, as a *ForeignLine,
-// or nil. The writer writes blank lines and its line: a line of the same
-// NodeName= (or, when line has none, of none) whose keys are all keys of
-// line is its own, whatever their values. A comment, an Include, a line of
-// another node, or a key line does not have (CPUs= on a line node -o
-// writes without --full) would be lost. A file or line that cannot be
-// read is an error naming it.
-func ForeignNodeLine(path, line string) error {
+// ForeignNodeLine looks at the file at path, slurm.conf lines that a
+// writer of NodeName= lines (node -o, merge --node-lines -o) is about to
+// replace, and returns the first line of it that the writer does not
+// write, as a *ForeignLine, or nil. The writer writes blank lines and
+// lines of nodes that mine takes ("" for a line without NodeName=) whose
+// keys are all among keys (compared without case), whatever their values.
+// A comment, an Include, a line of other nodes, or a key the writer does
+// not write (CPUs= on a line node -o writes without --full) would be lost.
+// A file or line that cannot be read is an error naming it.
+func ForeignNodeLine(path string, mine func(node string) bool, keys []string) error {
 	src, err := readConf(path)
 	if err != nil {
 		return err
-	}
-	mine, err := words(&logicalLine{text: line}, nil)
-	if err != nil {
-		return err
-	}
-	node := ""
-	if len(mine) > 0 && strings.EqualFold(mine[0].key, "NodeName") {
-		node = mine[0].value
 	}
 	var ws []word
 	none := func(int, string, bool) bool { return false }
@@ -204,25 +196,22 @@ func ForeignNodeLine(path, line string) error {
 		if ws, err = lineWords(l, src.name, ws[:0]); err != nil {
 			return err
 		}
-		lineNode := ""
+		node, of := "", ""
 		if strings.EqualFold(ws[0].key, "NodeName") {
-			lineNode = ws[0].value
+			node, of = ws[0].value, " of NodeName="+ws[0].value
 		}
 		switch {
-		case lineNode != node && lineNode != "":
-			return foreign("a line of NodeName=%s", lineNode)
-		case lineNode != node:
+		case !mine(node) && node != "":
+			return foreign("a line of NodeName=%s", node)
+		case !mine(node):
 			return foreign("a line without NodeName=")
 		}
 		for _, w := range ws {
 			if w.key == "" {
 				return fmt.Errorf("%s: %q is not a key=value pair", linePos(src.name, l), w.value)
 			}
-			if !slices.ContainsFunc(mine, func(m word) bool { return strings.EqualFold(m.key, w.key) }) {
-				if node == "" {
-					return foreign("a %s= on the line", w.key)
-				}
-				return foreign("a %s= on the line of NodeName=%s", w.key, node)
+			if !slices.ContainsFunc(keys, func(k string) bool { return strings.EqualFold(k, w.key) }) {
+				return foreign("a %s= on the line%s", w.key, of)
 			}
 		}
 		return nil

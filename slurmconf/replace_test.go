@@ -123,9 +123,11 @@ func TestForeignGresLine(t *testing.T) {
 }
 
 // node -o's own line is a line of its node with its keys, whatever their
-// values; anything else is foreign.
+// values; merge's lines are lines of any nodes with NodeName= and Gres=.
+// Anything else is foreign.
 func TestForeignNodeLine(t *testing.T) {
-	const line = "NodeName=n1 Gres=gpu:a100:2"
+	n1 := func(node string) bool { return node == "n1" }
+	keys := []string{"NodeName", "Gres"}
 	for _, c := range []struct{ data, pos, what string }{
 		{"NodeName=n1 Gres=gpu:1\n\nnodename=n1 gres=\"gpu:2\"\n", "", ""},
 		{"NodeName=n1 CPUs=4 Gres=gpu:1\n", "1", "a CPUs= on the line of NodeName=n1"},
@@ -136,7 +138,7 @@ func TestForeignNodeLine(t *testing.T) {
 	} {
 		dir := fixture.Tree(t, map[string]string{"node.conf": c.data})
 		path := filepath.Join(dir, "node.conf")
-		err := ForeignNodeLine(path, line)
+		err := ForeignNodeLine(path, n1, keys)
 		var fl *ForeignLine
 		switch {
 		case c.what == "" && err != nil:
@@ -145,11 +147,14 @@ func TestForeignNodeLine(t *testing.T) {
 			t.Errorf("%q: %v; want %s:%s: %s", c.data, err, path, c.pos, c.what)
 		}
 	}
-	dir := fixture.Tree(t, map[string]string{"node.conf": "Gres=gpu:1\n", "bad.conf": "NodeName=n1 x\n"})
-	if err := ForeignNodeLine(filepath.Join(dir, "node.conf"), "Gres=gpu:2"); err != nil {
+	dir := fixture.Tree(t, map[string]string{"none.conf": "Gres=gpu:1\n", "any.conf": "NodeName=a[1-4] Gres=gpu:1\nNodeName=b Gres=gpu:2\n", "bad.conf": "NodeName=n1 x\n"})
+	if err := ForeignNodeLine(filepath.Join(dir, "none.conf"), func(node string) bool { return node == "" }, []string{"Gres"}); err != nil {
 		t.Errorf("a line without NodeName= for one without: %v", err)
 	}
-	if err := ForeignNodeLine(filepath.Join(dir, "bad.conf"), line); err == nil || !strings.HasSuffix(err.Error(), `"x" is not a key=value pair`) {
+	if err := ForeignNodeLine(filepath.Join(dir, "any.conf"), func(node string) bool { return node != "" }, keys); err != nil {
+		t.Errorf("lines of any nodes: %v", err)
+	}
+	if err := ForeignNodeLine(filepath.Join(dir, "bad.conf"), n1, keys); err == nil || !strings.HasSuffix(err.Error(), `"x" is not a key=value pair`) {
 		t.Errorf("a bare word: %v", err)
 	}
 }

@@ -35,7 +35,7 @@ func (c *mergeCmd) Run(e *env) error {
 	case output == "":
 		return e.print(func(w io.Writer) error { _, err := w.Write(f.GresConf(e.version)); return err })
 	case c.NodeLines:
-		rep, err = f.Write(output, f.NodeLines(), c.Backup)
+		rep, err = f.WriteNodeLines(output, c.Backup)
 	default:
 		rep, err = f.WriteGresConf(output, e.version, c.Backup)
 	}
