@@ -97,8 +97,8 @@ type Written struct {
 	Layouts int    `json:"layouts"`
 }
 
-// WriteNodeLines writes the fleet's node lines (NodeLines) to path, as
-// Write does. merge writes the whole file, so a file with a line it does
+// WriteNodeLines writes the fleet's node lines (NodeLines) to path
+// atomically, as gen -o does, and reports the write. merge writes the whole file, so a file with a line it does
 // not write (slurmconf.ForeignNodeLine: a key other than NodeName= and
 // Gres=, a comment, an Include) is refused, naming the line, and left as
 // it is. NodeName= and Gres= lines are merge's, whichever nodes they name.
@@ -130,8 +130,8 @@ func (f *Fleet) write(path string, data []byte, backup bool) (*Written, error) {
 	return &Written{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Nodes: f.nodes, Layouts: len(f.Layouts)}, nil
 }
 
-// WriteGresConf writes the fleet's gres.conf (GresConf(version)) to path,
-// as Write does, with two differences. A file there that differs from it
+// WriteGresConf writes the fleet's gres.conf (GresConf(version)) to path
+// atomically, as gen -o does, and reports the write. A file there that differs from it
 // only in the build its header names is left as it is: an upgrade of
 // slurm-mig alone must not rewrite the cluster's gres.conf (and restart
 // slurmctld). And merge writes the whole file, so a file with a line it
@@ -147,18 +147,15 @@ func (f *Fleet) WriteGresConf(path, version string, backup bool) (*Written, erro
 		return nil, err
 	}
 	if info, err := os.Stat(target); err == nil && info.Mode().IsRegular() {
-		old, err := os.ReadFile(target)
-		if err != nil {
-			return nil, err
-		}
+		old, err := slurmconf.ForeignGresLine(target, mergeComment, f.names())
 		var foreign *slurmconf.ForeignLine
-		switch err := slurmconf.ForeignGresLine(string(old), target, mergeComment, f.names()); {
+		switch {
 		case errors.As(err, &foreign):
 			return nil, fmt.Errorf("%s, which merge -o does not write: it replaces the whole file, so it refuses to drop the line (keep such lines in a gres.conf of your own that Includes a file merge -o writes, or move %s away)", foreign, target)
 		case err != nil:
 			return nil, fmt.Errorf("merge -o cannot tell what it would replace in %s: %w", target, err)
 		}
-		if sameButBuild(old, data) {
+		if sameButBuild([]byte(old), data) {
 			return &Written{Path: target, Nodes: f.nodes, Layouts: len(f.Layouts)}, nil
 		}
 	}

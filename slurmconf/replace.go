@@ -79,19 +79,24 @@ func ownGpuRecord(r *ParsedRecord, node string) error {
 	return checkRecord(r)
 }
 
-// ForeignGresLine looks at data, a gres.conf read from file, which a
-// writer of whole gres.conf files (merge -o) is about to replace, and
-// returns the first line the writer does not write, as a *ForeignLine,
-// or nil. The writer writes blank lines, the comments own takes for its
-// own (num counts from 1), and records of the GRES that names holds (in
-// lower case), whichever nodes they name. Any other comment, an
-// AutoDetect= setting, an Include or a record of another GRES would be
-// lost. A line that cannot be read is an error naming it.
-func ForeignGresLine(data, file string, own func(num int, line string) bool, names map[string]bool) error {
+// ForeignGresLine reads the gres.conf at path, which a writer of whole
+// gres.conf files (merge -o) is about to replace, and returns what it
+// read, for the writer to compare with what it would write. Its error is
+// the first line the writer does not write, as a *ForeignLine: the writer
+// writes blank lines, the comments own takes for its own (num counts from
+// 1), and records of the GRES that names holds (in lower case), whichever
+// nodes they name. Any other comment, an AutoDetect= setting, an Include
+// or a record of another GRES would be lost. A file or line that cannot be
+// read is an error naming it.
+func ForeignGresLine(path string, own func(num int, line string) bool, names map[string]bool) (string, error) {
+	src, err := readConf(path)
+	if err != nil {
+		return "", err
+	}
 	var ws []word
 	anywhere := func(num int, line string, _ bool) bool { return own(num, line) }
-	return firstForeign(data, file, anywhere, func(l *logicalLine) error {
-		r, _, scratch, err := foreignRecord(l, file, ws[:0])
+	return src.data, firstForeign(src.data, src.name, anywhere, func(l *logicalLine) error {
+		r, _, scratch, err := foreignRecord(l, src.name, ws[:0])
 		ws = scratch
 		if err == nil && !names[strings.ToLower(r.Name)] {
 			err = &ForeignLine{Pos: r.Pos, What: fmt.Sprintf("a Name=%s line", r.Name)}

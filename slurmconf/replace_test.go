@@ -102,22 +102,27 @@ func TestForeignGresLine(t *testing.T) {
 	own := func(num int, line string) bool { return strings.HasPrefix(line, "# mine ") }
 	names := map[string]bool{"gpu": true, "shard": true}
 	const ok = "# mine 1\nNodeName=a[1-4] Name=gpu File=/dev/nvidia0\n\n# mine 2\nNodeName=b Name=SHARD Count=8\n"
-	if err := ForeignGresLine(ok, "f", own, names); err != nil {
-		t.Errorf("its own lines: %v", err)
+	read := func(data string) (string, string, error) {
+		path := filepath.Join(fixture.Tree(t, map[string]string{"gres.conf": data}), "gres.conf")
+		got, err := ForeignGresLine(path, own, names)
+		return path, got, err
 	}
-	for _, c := range []struct{ data, pos, what string }{
-		{ok + "# by hand\n", "f:6", "a comment"},
-		{ok + "Name=mps Count=100\n", "f:6", "a Name=mps line"},
-		{"AutoDetect=off\n" + ok, "f:1", "an AutoDetect= setting"},
-		{ok + "include x.conf\n", "f:6", "an Include"},
-		{"NodeName=a1 Name=gpu File=/dev/nvidia0 # mine\n", "f:1", "a comment"},
+	if _, got, err := read(ok); err != nil || got != ok {
+		t.Errorf("its own lines: %q, %v", got, err)
+	}
+	for _, c := range []struct{ data, line, what string }{
+		{ok + "# by hand\n", "6", "a comment"},
+		{ok + "Name=mps Count=100\n", "6", "a Name=mps line"},
+		{"AutoDetect=off\n" + ok, "1", "an AutoDetect= setting"},
+		{ok + "include x.conf\n", "6", "an Include"},
+		{"NodeName=a1 Name=gpu File=/dev/nvidia0 # mine\n", "1", "a comment"},
 	} {
 		var fl *ForeignLine
-		if err := ForeignGresLine(c.data, "f", own, names); !errors.As(err, &fl) || fl.Pos != c.pos || fl.What != c.what {
-			t.Errorf("%q: %v; want %s: %s", c.data, err, c.pos, c.what)
+		if path, _, err := read(c.data); !errors.As(err, &fl) || fl.Pos != path+":"+c.line || fl.What != c.what {
+			t.Errorf("%q: %v; want line %s: %s", c.data, err, c.line, c.what)
 		}
 	}
-	if err := ForeignGresLine("NodeName=a Name=gpu Typo=1\n", "f", own, names); err == nil || !strings.HasPrefix(err.Error(), "f:1: unknown") {
+	if path, _, err := read("NodeName=a Name=gpu Typo=1\n"); err == nil || !strings.HasPrefix(err.Error(), path+":1: unknown") {
 		t.Errorf("an unreadable line: %v", err)
 	}
 }
