@@ -6,13 +6,13 @@ import (
 	"strings"
 )
 
-// A writer that replaces a whole gres.conf (gen -o, merge -o) loses every
-// line it does not write itself. ReadOwnGpuRecords and ForeignGresLine
-// find such a line before the writer replaces the file, so that it can
-// refuse rather than drop it.
+// A writer that replaces a whole file (gen -o, node -o, merge -o) loses
+// every line it does not write itself. ReadOwnGpuRecords, ForeignGresLine
+// and ForeignNodeLine find such a line before the writer replaces the
+// file, so that it can refuse rather than drop it.
 
-// ForeignLine is a line of a gres.conf that its writer does not write, and
-// so would drop if it replaced the file.
+// ForeignLine is a line of a config file that its writer does not write,
+// and so would drop if it replaced the file.
 type ForeignLine struct {
 	Pos  string // file:line
 	What string // what the line is: "a comment", "a Name=shard line", ...
