@@ -19,13 +19,13 @@ func (c *genCmd) Run(e *env) error {
 	if err != nil {
 		return explainRefusal(err)
 	}
-	return e.build.Write(c.output(c.Output), built.Config.GresConf(e.version, c.Compact), built)
+	return e.build.WriteGresConf(c.output(c.Output), built, e.version, c.Compact)
 }
 
 type nodeCmd struct {
 	renderFlags
 	Compact bool   `help:"Accepted as gen takes it; no effect on the node line, whose counts are the same either way."`
-	Update  string `type:"nonempty" placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
+	Update  string `type:"nonempty" placeholder:"SLURM_CONF" help:"Set the gpu items of Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other GRES (mps, shard, nic, ...), key and byte."`
 	Full    bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
 }
 
@@ -47,11 +47,7 @@ func (c *nodeCmd) Run(e *env) error {
 		}
 		return e.build.Write(c.output(outputPath(c.Update)), updated, built)
 	}
-	line, err := e.build.NodeLine(built, c.Full)
-	if err != nil {
-		return fmt.Errorf("node --full: %w", err)
-	}
-	return e.build.Write(c.output(c.Output), line, built)
+	return e.build.WriteNodeLine(c.output(c.Output), built, c.Full)
 }
 
 type diffCmd struct {

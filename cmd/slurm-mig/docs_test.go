@@ -163,7 +163,7 @@ func TestJSONHelpNamesItsKeys(t *testing.T) {
 	for _, tc := range []struct {
 		command string // whose --help names the keys
 		args    []string
-		backup  string // the file --backup keeps, written first
+		backup  string // the file --backup keeps, written first: a gpu record of the node, to be replaced
 	}{
 		{"gen", append(append(from, "gen", "-o", gres, "--backup", "--json", "--state", state), snapshot...), gres},
 		{"state", append(append(from, "state", "--json", "--state", state), snapshot...), ""},
@@ -171,7 +171,7 @@ func TestJSONHelpNamesItsKeys(t *testing.T) {
 		{"list", append(append(from, "list", "--json"), snapshot...), ""},
 	} {
 		if tc.backup != "" {
-			mustWrite(t, tc.backup, "# replaced\n")
+			mustWrite(t, tc.backup, "NodeName=gpu-demo01 Name=gpu Type=replaced File=/dev/nvidia0\n")
 		}
 		var stdout, stderr bytes.Buffer
 		if code := run(tc.args, &env{stdout: &stdout, stderr: &stderr, newNVML: testNVML, hostname: testHostname}); code != 0 {

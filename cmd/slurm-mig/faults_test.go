@@ -61,6 +61,11 @@ var realMinors = func(t *testing.T, dir string) {
 	writeMinors(string(fixture.Read(t, fixture.RealMigMinors)))(t, dir)
 }
 
+// oldGresConf is the gres.conf in force before a write: what an earlier
+// gen wrote, for other devices. gen -o replaces it, or leaves it intact
+// when it fails; a file with lines gen does not write it would refuse.
+const oldGresConf = "# gres.conf written by slurm-mig v0.9; regenerate it, do not edit by hand.\nNodeName=n1 Name=gpu Type=old File=/dev/nvidia9\n"
+
 func faults() []fault {
 	gen := []string{"--root", "$DIR/root", "gen", "--node-name", "n1", "-o", "$DIR/gres.conf"}
 	const old = "$DIR/gres.conf" // every write row starts from an old gres.conf
@@ -149,7 +154,7 @@ func faults() []fault {
 		{name: "Target directory read-only", injected: "gres.conf in a directory mode 0555, written as uid 65534", behaviour: "fail; old file intact (a file that is already right is no error: unchanged, exit 0)",
 			fixture: migNode(), setup: func(t *testing.T, dir string) {
 				realMinors(t, dir)
-				mustWrite(t, filepath.Join(dir, "ro/gres.conf"), "old\n")
+				mustWrite(t, filepath.Join(dir, "ro/gres.conf"), oldGresConf)
 				if err := os.Chmod(filepath.Join(dir, "ro"), 0o555); err != nil {
 					t.Fatal(err)
 				}
@@ -232,7 +237,7 @@ func TestFaultMatrix(t *testing.T) {
 				f.setup(t, dir)
 			}
 			oldFile := filepath.Join(dir, "gres.conf")
-			mustWrite(t, oldFile, "# the gres.conf in force\n")
+			mustWrite(t, oldFile, oldGresConf)
 			keep := strings.ReplaceAll(f.keeps, "$DIR", dir)
 			var before []byte
 			if keep != "" {

@@ -41,7 +41,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	  {"index": 0, "minor": 0, "uuid": "GPU-00000000-0000-4000-8000-000000000000", "name": "NVIDIA A100-SXM4-80GB", "mig_enabled": true, "mig_pending": true,
 	   "mig_devices": [{"gpu_instance_id": 7, "compute_instance_id": 0, "profile": "1g.10gb", "uuid": "MIG-00000000-0000-4000-8000-000000000007"}]}]}`)
 	etc := filepath.Join(dir, "etc-slurm") // root-owned, as /etc/slurm is
-	mustWrite(t, filepath.Join(etc, "gres.conf"), "old\n")
+	mustWrite(t, filepath.Join(etc, "gres.conf"), oldGresConf)
 
 	asNobody := func(args ...string) (string, string, int) {
 		cmd := exec.Command(bin, args...)
@@ -61,12 +61,12 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap66,/dev/nvidia-caps/nvidia-cap67") {
 		t.Errorf("reading as nobody: exit %d\n%s%s", code, out, errs)
 	}
-	_, errs, code = asNobody("--root", filepath.Join(dir, "root"), "gen", "--from", filepath.Join(dir, "snap.json"), "-o", filepath.Join(etc, "gres.conf"))
+	_, errs, code = asNobody("--root", filepath.Join(dir, "root"), "gen", "--from", filepath.Join(dir, "snap.json"), "-o", filepath.Join(etc, "gres.conf"), "--no-state")
 	want := "slurm-mig: cannot write " + etc + "/gres.conf: " + etc + " is not writable: permission denied\n"
 	if code != 2 || errs != want {
 		t.Errorf("writing as nobody: exit %d, stderr %q\nwant exit 2, %q", code, errs, want)
 	}
-	if data, _ := os.ReadFile(filepath.Join(etc, "gres.conf")); string(data) != "old\n" {
+	if data, _ := os.ReadFile(filepath.Join(etc, "gres.conf")); string(data) != oldGresConf {
 		t.Errorf("gres.conf changed: %q", data)
 	}
 

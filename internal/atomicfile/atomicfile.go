@@ -39,11 +39,6 @@ type Options struct {
 	Backup bool
 	// LockTimeout bounds the wait for another writer; 0 means 60 s.
 	LockTimeout time.Duration
-	// Same, when set, says whether the file's current content already
-	// serves as the new (gen: the same records under another header);
-	// nil compares bytes. Write hands it the content it read from the one
-	// descriptor, so a caller need not open the file by path itself.
-	Same func(old []byte) bool
 }
 
 // Result says what Write did.
@@ -56,9 +51,10 @@ type Result struct {
 // newFileMode is the mode of a file that did not exist before.
 const newFileMode = 0o644
 
-// Write makes path hold data. A file that already holds data (or what
-// opts.Same accepts) is not touched: its mtime stays, and nothing is
-// created beside it, so a read-only directory is no error then.
+// Write makes path hold data. A file that already holds data is not
+// touched: its mtime stays, and nothing is created beside it, so a
+// read-only directory is no error then. (gen -o decides beforehand, by
+// records, whether a file is already right: Target.)
 // Otherwise the new content replaces it atomically, keeping its mode and
 // owner. A symlink, as the file or on the way to it, is followed only
 // when root or this user owns it; any other is refused. On any error the
@@ -74,10 +70,7 @@ func Write(path string, data []byte, opts Options) (Result, error) {
 // update does Write's work, filling in res as it learns; Write names the
 // file in its errors.
 func update(res *Result, path string, data []byte, opts Options) error {
-	same := opts.Same
-	if same == nil {
-		same = func(old []byte) bool { return bytes.Equal(old, data) }
-	}
+	same := func(old []byte) bool { return bytes.Equal(old, data) }
 	p, err := locate(path)
 	if err != nil {
 		return err

@@ -112,26 +112,6 @@ func TestWriteFollowsSymlink(t *testing.T) {
 	}
 }
 
-// Options.Same decides what counts as already holding the content (gen:
-// the same records under another header): a file it accepts is left as
-// it is, with no backup, and one it refuses is replaced.
-func TestSame(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "gres.conf")
-	write(t, path, "# old header\nrecord\n", Options{})
-	records := func(data string) string { _, body, _ := strings.Cut(data, "\n"); return body }
-	sameRecords := func(data string) Options {
-		return Options{Backup: true, Same: func(old []byte) bool { return records(string(old)) == records(data) }}
-	}
-	res := write(t, path, "# new header\nrecord\n", sameRecords("# new header\nrecord\n"))
-	if res.Changed || res.Backup != "" || read(t, path) != "# old header\nrecord\n" {
-		t.Errorf("same records: %+v, file %q", res, read(t, path))
-	}
-	res = write(t, path, "# new header\nanother\n", sameRecords("# new header\nanother\n"))
-	if !res.Changed || read(t, path) != "# new header\nanother\n" || read(t, path+".bak") != "# old header\nrecord\n" {
-		t.Errorf("other records: %+v, file %q", res, read(t, path))
-	}
-}
-
 func TestBackup(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gres.conf")
 	write(t, path, "old\n", Options{})

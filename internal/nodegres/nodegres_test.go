@@ -15,6 +15,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/drift"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -137,5 +138,35 @@ func TestProbeSlurmOnlyAtSlash(t *testing.T) {
 	r.b.probeSlurm()
 	if r.b.installed != nil {
 		t.Errorf("probed this host's Slurm for a tree under %s", r.b.Root)
+	}
+}
+
+// A device state that cannot be written, at its default place too, fails
+// gen -o with nothing written: a node without its state fails every GPU
+// task in env, while the hooks that ran gen would report success. The
+// state here cannot be made (a MIG device without its cap minors), so the
+// real default place is never touched.
+func TestWriteFailsWithoutState(t *testing.T) {
+	r := newRun(t, h100)
+	built, err := r.b.Render("", records, "gres.conf", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built.Node.GPUs[0].MigEnabled = true
+	built.Node.GPUs[0].MigDevices = []model.MigDevice{{GPUInstanceID: 1, UUID: "MIG-a"}}
+	conf := filepath.Join(t.TempDir(), "gres.conf")
+	err = r.b.Write(Output{File: conf}, built.Config.GresConf("test", false), built)
+	if err == nil || !strings.Contains(err.Error(), "--no-state") {
+		t.Errorf("err %v, want an error that names --no-state", err)
+	}
+	if _, err := os.Stat(conf); err == nil {
+		t.Errorf("%s was written", conf)
+	}
+	if r.stdout.Len() != 0 || len(r.warnings) != 0 {
+		t.Errorf("printed %q, warned %q", r.stdout.String(), r.warnings)
+	}
+	// --no-state skips it.
+	if err := r.b.Write(Output{File: conf, NoState: true}, built.Config.GresConf("test", false), built); err != nil {
+		t.Errorf("--no-state: %v", err)
 	}
 }
