@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -66,8 +67,9 @@ type Options struct {
 	// Flags is written as Flags= on every line (nvidia_gpu_env).
 	Flags string
 	// Warn is told what is legal but likely not what the admin wants (a
-	// pending MIG mode change, GPU names that share a type); nil to ignore.
-	Warn func(string)
+	// pending MIG mode change, GPU names that share a type, with the fix
+	// that tells them apart: advice.TypeMap); nil to ignore.
+	Warn func(error)
 	// Slurm is the release that will read the records; the zero Version
 	// when not known. It picks FilesAuto's style, and Records refuses
 	// records it would refuse or misread (slurmconf.CheckGres).
@@ -89,12 +91,12 @@ func Records(n *model.Node, o Options) ([]slurmconf.GresRecord, error) {
 	if o.FileStyle == "" || o.FileStyle == FilesAuto {
 		o.FileStyle = FileStyleFor(o.Slurm)
 	}
-	var warnings []string
+	var warnings []error
 	links := nvlinkMatrix(n)
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
 		if g.MigChangePending() {
-			warnings = append(warnings, fmt.Sprintf("%s: MIG mode is %s but will be %s after the next GPU reset; this config describes the current layout",
+			warnings = append(warnings, fmt.Errorf("%s: MIG mode is %s but will be %s after the next GPU reset; this config describes the current layout",
 				g.Label(), migWord(g.MigEnabled), migWord(g.MigPending)))
 		}
 		if !g.MigEnabled {
@@ -113,7 +115,7 @@ func Records(n *model.Node, o Options) ([]slurmconf.GresRecord, error) {
 			continue
 		}
 		if len(g.MigDevices) == 0 {
-			warnings = append(warnings, fmt.Sprintf("%s: MIG mode is enabled but it has no MIG devices; it offers Slurm nothing", g.Label()))
+			warnings = append(warnings, fmt.Errorf("%s: MIG mode is enabled but it has no MIG devices; it offers Slurm nothing", g.Label()))
 			continue
 		}
 		for j := range g.MigDevices {
@@ -152,8 +154,8 @@ func Records(n *model.Node, o Options) ([]slurmconf.GresRecord, error) {
 
 // unmatchedTypeMap warns of type map names that match no GPU of the node:
 // most often a typo, which would silently leave the default type.
-func unmatchedTypeMap(n *model.Node, typeMap map[string]string) []string {
-	var out []string
+func unmatchedTypeMap(n *model.Node, typeMap map[string]string) []error {
+	var out []error
 	for name := range typeMap {
 		var known []string // the names it could have matched, once each
 		matched := false
@@ -171,12 +173,18 @@ func unmatchedTypeMap(n *model.Node, typeMap map[string]string) []string {
 			}
 		}
 		if !matched {
-			out = append(out, fmt.Sprintf("type map name %q matches no GPU of this node (NVML names and short models here: %s); check its spelling",
+			out = append(out, fmt.Errorf("type map name %q matches no GPU of this node (NVML names and short models here: %s); check its spelling",
 				name, quoteAll(known)))
 		}
 	}
-	sort.Strings(out)
+	sortByText(out)
 	return out
+}
+
+// sortByText puts warnings in the order of their messages, so that a run
+// says them in the same order every time.
+func sortByText(warnings []error) {
+	slices.SortFunc(warnings, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 }
 
 func quoteAll(s []string) string {
@@ -291,8 +299,10 @@ func (t *typer) migType(g *model.GPU, mig *model.MigDevice) (string, error) {
 	return typ, nil
 }
 
-func (t *typer) clashes() []string {
-	var out []string
+// clashes warns of short models that GPUs of different names share, in
+// the order of their messages, each with the fix that tells them apart.
+func (t *typer) clashes() []error {
+	var out []error
 	for short, names := range t.namesOf {
 		if len(names) < 2 {
 			continue
@@ -302,9 +312,9 @@ func (t *typer) clashes() []string {
 			list = append(list, fmt.Sprintf("%q", n))
 		}
 		sort.Strings(list)
-		out = append(out, fmt.Sprintf("GPUs %s all get type %q; use --type-map NAME=TYPE to tell them apart", strings.Join(list, ", "), short))
+		out = append(out, advice.Wrap(fmt.Errorf("GPUs %s all get type %q", strings.Join(list, ", "), short), advice.TypeMap))
 	}
-	sort.Strings(out)
+	sortByText(out)
 	return out
 }
 

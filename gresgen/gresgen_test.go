@@ -1,11 +1,14 @@
 package gresgen
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -92,7 +95,7 @@ func TestTypeMap(t *testing.T) {
 // naming what it could have matched; names that match warn of nothing.
 func TestTypeMapTypoWarns(t *testing.T) {
 	var warnings []string
-	_, err := Records(node(), Options{TypeMap: map[string]string{"A100": "ampere", "h1OO": "hopper"}, Warn: func(w string) { warnings = append(warnings, w) }})
+	_, err := Records(node(), Options{TypeMap: map[string]string{"A100": "ampere", "h1OO": "hopper"}, Warn: func(err error) { warnings = append(warnings, err.Error()) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,17 +189,29 @@ func TestWarnings(t *testing.T) {
 		{Index: 2, Minor: 2, Name: "NVIDIA A100-SXM4-80GB"},
 	}}
 	var warnings []string
-	recs, err := Records(n, Options{Warn: func(w string) { warnings = append(warnings, w) }})
+	var fixes []advice.Fix
+	recs, err := Records(n, Options{Warn: func(err error) {
+		warnings = append(warnings, err.Error())
+		var a *advice.Error
+		if errors.As(err, &a) {
+			fixes = append(fixes, a.Fix)
+		}
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
 		"GPU 0 (minor 0): MIG mode is disabled but will be enabled after the next GPU reset; this config describes the current layout",
 		"GPU 1 (minor 1): MIG mode is enabled but it has no MIG devices; it offers Slurm nothing",
-		`GPUs "NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB" all get type "a100"; use --type-map NAME=TYPE to tell them apart`,
+		`GPUs "NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB" all get type "a100"`,
 	}
 	if diff := cmp.Diff(want, warnings); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// GPUs that share a type can be told apart with a type map: the
+	// command line words the fix.
+	if want := []advice.Fix{advice.TypeMap}; !slices.Equal(fixes, want) {
+		t.Errorf("fixes %v, want %v (the clash's)", fixes, want)
 	}
 	if len(recs) != 2 {
 		t.Errorf("records = %v, want the whole GPUs 0 and 2", recs)
@@ -246,14 +261,16 @@ func TestLinksCoresFlags(t *testing.T) {
 	}
 }
 
-// An empty config is refused, naming the output, unless allowed: then a
-// warning.
+// An empty config is refused, naming the output, unless allowed (the
+// refusal's fix): then a warning.
 func TestCheckEmpty(t *testing.T) {
-	var warnings []string
-	warn := func(w string) { warnings = append(warnings, w) }
+	var warnings []error
+	warn := func(err error) { warnings = append(warnings, err) }
 	empty := &Config{}
-	if err := empty.CheckEmpty("gres.conf", false, warn); err == nil || !strings.Contains(err.Error(), "refusing to write an empty gres.conf") {
-		t.Errorf("refused: %v", err)
+	err := empty.CheckEmpty("gres.conf", false, warn)
+	var a *advice.Error
+	if want := "no GPU or MIG device found; refusing to write an empty gres.conf"; !errors.As(err, &a) || a.Fix != advice.AllowEmpty || err.Error() != want {
+		t.Errorf("refused: %v; want %q with advice.AllowEmpty", err, want)
 	}
 	if err := empty.CheckEmpty("gres.conf", true, warn); err != nil || len(warnings) != 1 {
 		t.Errorf("allowed: %v, warnings %q", err, warnings)

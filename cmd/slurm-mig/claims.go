@@ -26,7 +26,7 @@ func (f *claimFlags) claim(e *env, job claim.Job, command string) (*claim.Claim,
 	}
 	req := claim.Request{Count: f.Count, Profile: f.Profile, Dir: f.Claims, Job: job, Command: command, Timeout: e.loader.Timeout}
 	req.Visible, req.VisibleSet = os.LookupEnv("CUDA_VISIBLE_DEVICES")
-	return claim.Devices(node, req, e.warn)
+	return claim.Devices(node, req, e.warnText)
 }
 
 type freeCmd struct {
@@ -41,7 +41,7 @@ func (c *freeCmd) Run(e *env) error {
 	}
 	// The job's holder starts now (where this is the job's first call),
 	// while this call and the others of a burst choose their devices.
-	holder := claim.Dial(job, os.Args[0], e.warn)
+	holder := claim.Dial(job, os.Args[0], e.warnText)
 	defer holder.Close()
 	cl, err := c.claim(e, job, "free")
 	if err != nil {

@@ -15,11 +15,19 @@ type genCmd struct {
 }
 
 func (c *genCmd) Run(e *env) error {
-	built, err := e.build.Render(c.From, c.records(), "gres.conf", c.AllowEmpty)
+	records, err := c.records()
+	if err != nil {
+		return err
+	}
+	out, err := c.output(c.Output)
+	if err != nil {
+		return err
+	}
+	built, err := e.build.Render(c.From, records, "gres.conf", c.AllowEmpty)
 	if err != nil {
 		return explainRefusal(err)
 	}
-	return e.build.WriteGresConf(c.output(c.Output), built, e.version, c.Compact)
+	return e.build.WriteGresConf(out, built, e.version, c.Compact)
 }
 
 type nodeCmd struct {
@@ -35,8 +43,22 @@ func (c *nodeCmd) Run(e *env) error {
 		return fmt.Errorf("--update and -o exclude each other")
 	case c.Update != "" && c.Full:
 		return fmt.Errorf("--update sets only Gres=; drop --full")
+	case c.Update != "" && c.NoNodeName:
+		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
 	}
-	built, err := e.build.Render(c.From, c.records(), "node line", c.AllowEmpty)
+	records, err := c.records()
+	if err != nil {
+		return err
+	}
+	file := c.Output
+	if c.Update != "" {
+		file = outputPath(c.Update)
+	}
+	out, err := c.output(file)
+	if err != nil {
+		return err
+	}
+	built, err := e.build.Render(c.From, records, "node line", c.AllowEmpty)
 	if err != nil {
 		return explainRefusal(err)
 	}
@@ -45,9 +67,13 @@ func (c *nodeCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
-		return e.build.Write(c.output(outputPath(c.Update)), updated, built)
+		return e.build.Write(out, updated, built)
 	}
-	return e.build.WriteNodeLine(c.output(c.Output), built, c.Full)
+	line, err := e.build.NodeLine(built, c.Full)
+	if err != nil {
+		return fmt.Errorf("node --full: %w", err) // only the hardware can fail
+	}
+	return e.build.WriteNodeLine(out, built, line)
 }
 
 type diffCmd struct {
@@ -61,7 +87,18 @@ type diffCmd struct {
 }
 
 func (c *diffCmd) Run(e *env) error {
-	rep, err := e.build.Diff(c.From, c.records(), c.State, drift.Inputs{GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running})
+	in := drift.Inputs{GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running, Explain: explain}
+	if in.ReadStdinTwice() {
+		return fmt.Errorf("--gres-conf and --slurm-conf cannot both read standard input")
+	}
+	records, err := c.records()
+	if err != nil {
+		return err
+	}
+	if c.NoNodeName && (c.SlurmConf != "" || c.Running) {
+		return fmt.Errorf("comparing with slurm.conf or slurmctld needs the node's name; drop --no-node-name")
+	}
+	rep, err := e.build.Diff(c.From, records, c.State, in)
 	if err != nil {
 		return explainRefusal(err)
 	}
@@ -110,5 +147,8 @@ type stateCmd struct {
 }
 
 func (c *stateCmd) Run(e *env) error {
+	if err := checkNodeName(c.NodeName); err != nil {
+		return err
+	}
 	return e.build.WriteState(c.From, c.NodeName, c.State, c.JSON)
 }

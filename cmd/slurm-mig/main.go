@@ -8,6 +8,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -58,9 +59,14 @@ func (e *env) named() string { return "slurm-mig " + e.version }
 // print prints what write writes, all at once after it succeeded.
 func (e *env) print(write func(io.Writer) error) error { return kongrun.Print(e.stdout, write) }
 
-// warn is the run's one warning channel: the library packages say what
-// they did without through it.
-func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", msg) }
+// warn is the run's one warning channel: the packages below say through
+// it what the run goes without, and a warning that carries a fix is said
+// with the fix's words (explain).
+func (e *env) warn(err error) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", explain(err)) }
+
+// warnText is warn for the packages whose warnings are plain text, with
+// no fix to word (claim).
+func (e *env) warnText(msg string) { e.warn(errors.New(msg)) }
 
 // A command tagged nvml:"" reads NVML unless given --from: NVML's Init
 // starts for it before the command line is parsed (readsNVML).
@@ -120,7 +126,7 @@ func run(args []string, e *env) int {
 // app is how the command line is parsed: help names the defaults that
 // decide them, and commands get the env.
 func (e *env) app() kongrun.App {
-	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr,
+	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr, Explain: explain,
 		Description: "Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices.",
 		Options: []kong.Option{
 			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath},

@@ -5,10 +5,12 @@
 package drift
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
@@ -76,6 +78,15 @@ type Inputs struct {
 	ShowNode func(node string) (slurmhost.Node, error)
 	// State, when set, compares the device state file with the GPUs.
 	State *StateInput
+	// Explain says an error, or a part of the verdict, that carries a fix
+	// (advice) in the command line's words; nil says it without them.
+	Explain func(error) string
+}
+
+// ReadStdinTwice reports whether the gres.conf and the slurm.conf would
+// both be read from standard input, which only one of them can be.
+func (in Inputs) ReadStdinTwice() bool {
+	return in.GresConf == slurmconf.Stdin && in.SlurmConf == slurmconf.Stdin
 }
 
 // StateInput is the device state to compare: the file, the state of the
@@ -107,7 +118,7 @@ func StateToCompare(f jobenv.StateFile, n *model.Node, name string) (*StateInput
 func Compare(in Inputs) (*Report, error) {
 	node, generated := in.Config.NodeName, in.Config.Counts
 	if node == "" && (in.SlurmConf != "" || in.Running) {
-		return nil, fmt.Errorf("comparing with slurm.conf or slurmctld needs the node's name; drop --no-node-name")
+		return nil, errors.New("comparing with slurm.conf or slurmctld needs the node's name")
 	}
 	if in.GresConf == "" && in.SlurmConf == "" && !in.Running && (in.State == nil || !in.State.Asked) {
 		in.GresConf = DefaultGresConf
@@ -155,7 +166,11 @@ func Compare(in Inputs) (*Report, error) {
 		}
 		rep.State, rep.Same = st, rep.Same && st.Same
 	}
-	rep.Verdict = verdict(rep, in.Config.Devices())
+	explain := in.Explain
+	if explain == nil {
+		explain = error.Error
+	}
+	rep.Verdict = verdict(rep, in.Config.Devices(), explain)
 	return rep, nil
 }
 
@@ -183,13 +198,15 @@ func compareGresConf(path, node string, generated []slurmconf.GresRecord) (*Gres
 // some name others: listed device by device as missing, the node's
 // devices would hide that the names differ, most often a short name
 // against full ones (n1 and n1.cluster.example), which slurmd, matching
-// names exactly, does not take for one either.
+// names exactly, does not take for one either. The error carries the
+// fix: the node's name as slurm.conf has it, which may be the other name
+// the file uses for it (Alias).
 func notNamed(path, node string, conf *slurmconf.GresConf) error {
-	msg := fmt.Sprintf("%s: no line names node %s%s", path, node, conf.Others.Said(node))
+	err := fmt.Errorf("%s: no line names node %s%s", path, node, conf.Others.Said(node))
 	if alias := conf.Others.Alias; alias != "" {
-		return fmt.Errorf("%s: pass --node-name %s if slurm.conf names this node so, else gres.conf must say NodeName=%s", msg, alias, node)
+		return advice.Wrap(err, advice.GresConfNodeAlias, alias, node)
 	}
-	return fmt.Errorf("%s: pass --node-name with the name slurm.conf gives this node", msg)
+	return advice.Wrap(err, advice.GresConfNodeName)
 }
 
 func compareCounts(source, gres string, generated []slurmconf.GresCount) (*CountsReport, error) {
@@ -223,8 +240,9 @@ func gpuCounts(counts []slurmconf.GresCount) []slurmconf.GresCount {
 	return out
 }
 
-// verdict sums the comparison up in one line an admin reads first.
-func verdict(r *Report, devices int) string {
+// verdict sums the comparison up in one line an admin reads first;
+// explain says its parts that carry a fix (a stale device state).
+func verdict(r *Report, devices int, explain func(error) string) string {
 	if r.Same {
 		return fmt.Sprintf("same: %s matches this node's %s", sources(r), gresgen.DeviceCount(devices))
 	}
@@ -257,7 +275,7 @@ func verdict(r *Report, devices int) string {
 		if len(st.Problems) == 1 {
 			n = "1 difference"
 		}
-		parts = append(parts, fmt.Sprintf("device state %s is stale (%s): rewrite it with gen -o, node --update or state", st.Path, n))
+		parts = append(parts, explain(advice.Wrap(fmt.Errorf("device state %s is stale (%s)", st.Path, n), advice.StateStale)))
 	}
 	return "different: " + strings.Join(parts, "; ")
 }

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
@@ -100,7 +102,8 @@ different: gres.conf has 1 to add, 1 to remove, 1 to change
 // A gres.conf none of whose lines names the node, though some name
 // others, is trouble: listing every device as missing would hide that
 // the names differ (a short name against full ones, the usual mistake).
-// The error names the file, the node and the names found.
+// The error names the file, the node and the names found, and carries
+// the fix: the node's name as slurm.conf has it, perhaps the other name.
 func TestNoLineNamesNode(t *testing.T) {
 	const mig = " Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap137,/dev/nvidia-caps/nvidia-cap138\n"
 	fqdn := writeFile(t, "gres.conf", "AutoDetect=off\n"+
@@ -117,17 +120,22 @@ func TestNoLineNamesNode(t *testing.T) {
 		config *gresgen.Config
 		path   string
 		want   string
+		fix    advice.Fix
+		args   []any
 	}{
 		{generated, fqdn, fqdn + ": no line names node n1; they name n1.cluster.example, n2.cluster.example,n3.cluster.example. " +
-			"n1.cluster.example is n1 by another name, and Slurm matches node names exactly: pass --node-name n1.cluster.example if slurm.conf names this node so, else gres.conf must say NodeName=n1"},
+			"n1.cluster.example is n1 by another name, and Slurm matches node names exactly",
+			advice.GresConfNodeAlias, []any{"n1.cluster.example", "n1"}},
 		{&fqdnNode, short, short + ": no line names node n1.cluster.example; they name n[1-4]. " +
-			"n1 is n1.cluster.example by another name, and Slurm matches node names exactly: pass --node-name n1 if slurm.conf names this node so, else gres.conf must say NodeName=n1.cluster.example"},
-		{generated, others, others + ": no line names node n1; they name gpu01, gpu02, gpu[03-04], gpu05 and others: " +
-			"pass --node-name with the name slurm.conf gives this node"},
+			"n1 is n1.cluster.example by another name, and Slurm matches node names exactly",
+			advice.GresConfNodeAlias, []any{"n1", "n1.cluster.example"}},
+		{generated, others, others + ": no line names node n1; they name gpu01, gpu02, gpu[03-04], gpu05 and others",
+			advice.GresConfNodeName, nil},
 	} {
 		r, err := Compare(Inputs{Config: tc.config, GresConf: tc.path})
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("node %s, %s: report %+v\n err = %v\nwant %s", tc.config.NodeName, tc.path, r, err, tc.want)
+		var a *advice.Error
+		if !errors.As(err, &a) || a.Fix != tc.fix || !slices.Equal(a.Args, tc.args) || err.Error() != tc.want {
+			t.Errorf("node %s, %s: report %+v\n err = %v (%+v)\nwant %s, fix %v %q", tc.config.NodeName, tc.path, r, err, a, tc.want, tc.fix, tc.args)
 		}
 	}
 	// Lines for every node, or a line that names the node only to set
@@ -238,9 +246,21 @@ func TestDeviceState(t *testing.T) {
 	}
 	want := "device state " + path + " (generation " + old.Generation + ", the GPUs' " + now.Generation + "):\n" +
 		"  ~ /dev/nvidia-caps/nvidia-cap138: UUID " + migOld + " -> " + migNew + "\n" +
-		"different: device state " + path + " is stale (1 difference): rewrite it with gen -o, node --update or state\n"
+		"different: device state " + path + " is stale (1 difference)\n"
 	if diff := cmp.Diff(want, text(t, r)); diff != "" {
 		t.Errorf("text (-want +got):\n%s", diff)
+	}
+	// The verdict's stale state carries the fix, which Explain words.
+	explain := func(err error) string {
+		var a *advice.Error
+		if errors.As(err, &a) && a.Fix == advice.StateStale {
+			return err.Error() + ": the fix"
+		}
+		return err.Error()
+	}
+	r, err = Compare(Inputs{Config: generated, State: &StateInput{Path: path, Want: now, Asked: true}, Explain: explain})
+	if want := "different: device state " + path + " is stale (1 difference): the fix"; err != nil || r.Verdict != want {
+		t.Errorf("verdict %q, %v; want %q", r.Verdict, err, want)
 	}
 	r, err = Compare(Inputs{Config: generated, State: &StateInput{Path: path, Want: old, Asked: true}})
 	if err != nil || !r.Same {
@@ -277,5 +297,17 @@ func TestStateToCompare(t *testing.T) {
 	}
 	if in, err := StateToCompare(jobenv.StateFile{Getenv: noEnv}, n, "n1"); in != nil || err != nil {
 		t.Errorf("a snapshot's GPUs, no --state: %+v, %v; want none", in, err)
+	}
+}
+
+// Only one of gres.conf and slurm.conf can be read from standard input.
+func TestReadStdinTwice(t *testing.T) {
+	for _, tc := range []struct {
+		gres, slurm string
+		want        bool
+	}{{"-", "-", true}, {"-", "slurm.conf", false}, {"gres.conf", "-", false}, {"", "", false}} {
+		if got := (Inputs{GresConf: tc.gres, SlurmConf: tc.slurm}).ReadStdinTwice(); got != tc.want {
+			t.Errorf("gres.conf %q, slurm.conf %q: %v, want %v", tc.gres, tc.slurm, got, tc.want)
+		}
 	}
 }

@@ -40,6 +40,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -130,8 +131,10 @@ func isFragment(name string) bool {
 	return strings.HasSuffix(name, ".conf") && !strings.HasPrefix(name, ".")
 }
 
+// inputIsOutput refuses an output among the fragments: a merged file
+// among them would be read back as one next time.
 func inputIsOutput(output string) error {
-	return fmt.Errorf("%s is among the inputs (-o): a merged file among the fragments would be read back as one next time; write it elsewhere", output)
+	return advice.Wrap(fmt.Errorf("%s is among the inputs", output), advice.OutputIsInput)
 }
 
 // Merge reads the fragments that args name (see Fragments) and merges
@@ -210,7 +213,7 @@ func (r *reader) read(path string) ([]assignment, error) {
 	}
 	for _, l := range lines {
 		if l.Nodes == "" {
-			return nil, fmt.Errorf("%s:%d: record without NodeName=: a fleet fragment must name its node (run gen without --no-node-name)", path, l.Num)
+			return nil, advice.Wrap(fmt.Errorf("%s:%d: record without NodeName=: a fleet fragment must name its node", path, l.Num), advice.FragmentNodeName)
 		}
 	}
 	// gen names one node on every line: all its lines are the node's.

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -147,7 +149,7 @@ func TestMergeRefuses(t *testing.T) {
 		}, "node gpu01 is given twice with different records: a.conf:3 has " + strings.TrimSpace(wholeA) + ", merged.conf:1 has " + strings.TrimSpace(migA)},
 		{"no NodeName", map[string]string{
 			"a.conf": fragment("gpu01", wholeA) + wholeA,
-		}, "a.conf:4: record without NodeName=: a fleet fragment must name its node (run gen without --no-node-name)"},
+		}, "a.conf:4: record without NodeName=: a fleet fragment must name its node"},
 		{"empty", map[string]string{
 			"a.conf": fragment("gpu01", wholeA),
 			"b.conf": "# gres.conf written by slurm-mig dev\n# slurm.conf: NodeName=gpu02\n",
@@ -185,6 +187,11 @@ func TestMergeRefuses(t *testing.T) {
 			}
 			if got := strings.ReplaceAll(err.Error(), dir+"/", ""); got != tc.want {
 				t.Errorf("error:\n got %s\nwant %s", got, tc.want)
+			}
+			// A record without NodeName= carries the fix: gen names the
+			// node unless told not to.
+			if got, want := hasFix(err, advice.FragmentNodeName), tc.name == "no NodeName"; got != want {
+				t.Errorf("error carries advice.FragmentNodeName: %v, want %v", got, want)
 			}
 		})
 	}
@@ -232,13 +239,18 @@ func TestFragments(t *testing.T) {
 	}{
 		{[]string{filepath.Join(dir, "sub"), filepath.Join(dir, "none")}, "", "none: no such file or directory"},
 		{[]string{filepath.Join(t.TempDir())}, "", "no *.conf fragments in this directory"},
-		{[]string{dir}, filepath.Join(dir, "a.conf"), "a.conf is among the inputs (-o)"},
-		{[]string{dir}, filepath.Join(dir, "cluster.conf"), "cluster.conf is among the inputs (-o)"}, // next time
-		{[]string{filepath.Join(dir, "b.conf")}, filepath.Join(dir, "b.conf"), "b.conf is among the inputs (-o)"},
+		{[]string{dir}, filepath.Join(dir, "a.conf"), "a.conf is among the inputs"},
+		{[]string{dir}, filepath.Join(dir, "cluster.conf"), "cluster.conf is among the inputs"}, // next time
+		{[]string{filepath.Join(dir, "b.conf")}, filepath.Join(dir, "b.conf"), "b.conf is among the inputs"},
 	} {
 		_, err := Fragments(tc.args, tc.output)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
 			t.Errorf("Fragments(%v, %q): %v, want %q", tc.args, tc.output, err, tc.want)
+		}
+		// The output among the inputs carries its fix, as the command
+		// line words it.
+		if got, want := hasFix(err, advice.OutputIsInput), strings.Contains(tc.want, "among the inputs"); got != want {
+			t.Errorf("Fragments(%v, %q): carries advice.OutputIsInput: %v, want %v", tc.args, tc.output, got, want)
 		}
 	}
 	// An output beside the fragments that is not one is fine.
@@ -373,6 +385,52 @@ func TestMergeSyntheticFleet(t *testing.T) {
 			if !strings.Contains(string(data), want) {
 				t.Fatalf("%s: merged Gres= %s is not its fragment's:\n%s", node, slurmconf.GresList(l.Counts()), data)
 			}
+		}
+	}
+}
+
+// hasFix reports whether err carries the fix.
+func hasFix(err error, fix advice.Fix) bool {
+	var a *advice.Error
+	return errors.As(err, &a) && a.Fix == fix
+}
+
+// merge -o and merge --node-lines -o refuse to replace a file with a line
+// they do not write, or one they cannot read: the error is the line, or
+// the reader's, with the writer's fix naming the file, which the command
+// line words.
+func TestWriteRefuses(t *testing.T) {
+	dir := fixture.Tree(t, map[string]string{
+		"frags/gpu01.conf": fragment("gpu01", wholeA),
+		"foreign.conf":     "# the admin's\n",
+		"unreadable.conf":  "Name=gpu Typ=a100\n",
+		"foreign.nodes":    "# the admin's\n",
+		"unreadable.nodes": "NodeName=gpu01\x00\n",
+	})
+	f, err := mergeArgs(t, filepath.Join(dir, "frags"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file  string
+		write func(path string) (*Written, error)
+		want  string
+		fix   advice.Fix
+	}{
+		{"foreign.conf", func(p string) (*Written, error) { return f.WriteGresConf(p, "dev", false) }, "foreign.conf:1: a comment", advice.ClusterGresConfForeignLine},
+		{"unreadable.conf", func(p string) (*Written, error) { return f.WriteGresConf(p, "dev", false) }, `unreadable.conf:1: unknown gres.conf keyword "Typ"`, advice.ClusterGresConfUnreadable},
+		{"foreign.nodes", func(p string) (*Written, error) { return f.WriteNodeLines(p, false) }, "foreign.nodes:1: a comment", advice.ClusterNodeLinesForeignLine},
+		{"unreadable.nodes", func(p string) (*Written, error) { return f.WriteNodeLines(p, false) }, "unreadable.nodes: binary data (NUL byte); not a Slurm config", advice.ClusterNodeLinesUnreadable},
+	} {
+		path := filepath.Join(dir, tc.file)
+		before, _ := os.ReadFile(path)
+		_, err := tc.write(path)
+		var a *advice.Error
+		if !errors.As(err, &a) || a.Fix != tc.fix || !slices.Equal(a.Args, []any{path}) || strings.ReplaceAll(err.Error(), dir+"/", "") != tc.want {
+			t.Errorf("%s: %v (%+v); want %s with fix %v naming the file", tc.file, err, a, tc.want, tc.fix)
+		}
+		if after, _ := os.ReadFile(path); string(after) != string(before) {
+			t.Errorf("%s changed:\n%s", tc.file, after)
 		}
 	}
 }

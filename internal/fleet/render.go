@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/atomicfile"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -101,7 +102,9 @@ type Written struct {
 // atomically, as gen -o does, and reports the write. merge writes the whole file, so a file with a line it does
 // not write (slurmconf.ForeignNodeLine: a key other than NodeName= and
 // Gres=, a comment, an Include) is refused, naming the line, and left as
-// it is. NodeName= and Gres= lines are merge's, whichever nodes they name.
+// it is; so is one that cannot be read. The command line words who
+// refuses, and why (advice). NodeName= and Gres= lines are merge's,
+// whichever nodes they name.
 func (f *Fleet) WriteNodeLines(path string, backup bool) (*Written, error) {
 	target, err := atomicfile.Target(path)
 	if err != nil {
@@ -112,9 +115,9 @@ func (f *Fleet) WriteNodeLines(path string, backup bool) (*Written, error) {
 		var foreign *slurmconf.ForeignLine
 		switch err := slurmconf.ForeignNodeLine(target, anyNode, []string{"NodeName", "Gres"}); {
 		case errors.As(err, &foreign):
-			return nil, fmt.Errorf("%s, which merge --node-lines -o does not write: it replaces the whole file, so it refuses to drop it (keep such lines in a file of your own, or move %s away)", foreign, target)
+			return nil, advice.Wrap(foreign, advice.ClusterNodeLinesForeignLine, target)
 		case err != nil:
-			return nil, fmt.Errorf("merge --node-lines -o cannot tell what it would replace in %s: %w", target, err)
+			return nil, advice.Wrap(err, advice.ClusterNodeLinesUnreadable, target)
 		}
 	}
 	return f.write(path, f.NodeLines(), backup)
@@ -137,9 +140,10 @@ func (f *Fleet) write(path string, data []byte, backup bool) (*Written, error) {
 // slurmctld). And merge writes the whole file, so a file with a line it
 // does not write (slurmconf.ForeignGresLine: a comment of the admin's,
 // AutoDetect=, an Include, a record of a GRES no fragment has) is refused,
-// naming the line, and left as it is. Records of the GRES the fragments
-// have are merge's, whichever nodes they name: a node taken out of the
-// fleet loses its lines.
+// naming the line, and left as it is; so is one that cannot be read. The
+// command line words who refuses, and why (advice). Records of the GRES
+// the fragments have are merge's, whichever nodes they name: a node taken
+// out of the fleet loses its lines.
 func (f *Fleet) WriteGresConf(path, version string, backup bool) (*Written, error) {
 	data := f.GresConf(version)
 	target, err := atomicfile.Target(path)
@@ -151,9 +155,9 @@ func (f *Fleet) WriteGresConf(path, version string, backup bool) (*Written, erro
 		var foreign *slurmconf.ForeignLine
 		switch {
 		case errors.As(err, &foreign):
-			return nil, fmt.Errorf("%s, which merge -o does not write: it replaces the whole file, so it refuses to drop the line (keep such lines in a gres.conf of your own that Includes a file merge -o writes, or move %s away)", foreign, target)
+			return nil, advice.Wrap(foreign, advice.ClusterGresConfForeignLine, target)
 		case err != nil:
-			return nil, fmt.Errorf("merge -o cannot tell what it would replace in %s: %w", target, err)
+			return nil, advice.Wrap(err, advice.ClusterGresConfUnreadable, target)
 		}
 		if sameButBuild([]byte(old), data) {
 			return &Written{Path: target, Nodes: f.nodes, Layouts: len(f.Layouts)}, nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -147,14 +148,15 @@ func indexRange(n int) string {
 }
 
 // CheckState refuses a state that is not this node's or not of this
-// boot. An empty node or boot id (a state made from a snapshot, a host
-// without a boot id) is not checked.
+// boot; a state of an earlier boot carries the fix, to write it anew. An
+// empty node or boot id (a state made from a snapshot, a host without a
+// boot id) is not checked.
 func CheckState(st *State, path, node, bootID string) error {
 	if st.Node != "" && node != "" && st.Node != node {
 		return fmt.Errorf("%s was written for node %s, but this task runs on %s", path, st.Node, node)
 	}
 	if st.BootID != "" && bootID != "" && st.BootID != bootID {
-		return fmt.Errorf("%s was written before the last reboot (boot id %s, now %s); MIG devices and their UUIDs do not survive one: rewrite it with slurm-mig gen -o or state", path, st.BootID, bootID)
+		return advice.Wrap(fmt.Errorf("%s was written before the last reboot (boot id %s, now %s); MIG devices and their UUIDs do not survive one", path, st.BootID, bootID), advice.StateBeforeReboot)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package jobenv
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -227,13 +229,17 @@ func TestStateRoundTripAndChecks(t *testing.T) {
 	if err := CheckState(st, "s.json", "n2", "boot-1"); err == nil || !strings.Contains(err.Error(), "written for node n1, but this task runs on n2") {
 		t.Errorf("another node's state: err = %v", err)
 	}
-	if err := CheckState(st, "s.json", "n1", "boot-2"); err == nil || !strings.Contains(err.Error(), "before the last reboot") {
+	// A state of another boot, or none, carries the fix: the commands
+	// that write it, which the command line words.
+	var a *advice.Error
+	if err := CheckState(st, "s.json", "n1", "boot-2"); !errors.As(err, &a) || a.Fix != advice.StateBeforeReboot || !strings.HasSuffix(err.Error(), "MIG devices and their UUIDs do not survive one") {
 		t.Errorf("a state of another boot: err = %v", err)
 	}
 	if err := CheckState(st, "s.json", "n1", "boot-1"); err != nil {
 		t.Error(err)
 	}
-	if _, err := LoadState(filepath.Join(t.TempDir(), "none.json")); err == nil || !strings.Contains(err.Error(), "no device state at") {
+	none := filepath.Join(t.TempDir(), "none.json")
+	if _, err := LoadState(none); !errors.As(err, &a) || a.Fix != advice.StateMissing || err.Error() != "no device state at "+none {
 		t.Errorf("a missing state: err = %v", err)
 	}
 }

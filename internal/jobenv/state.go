@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
@@ -127,11 +128,12 @@ func (s *State) Encode() []byte {
 	return append(out, '\n')
 }
 
-// LoadState reads and checks a state file. Errors name the file.
+// LoadState reads and checks a state file. Errors name the file; where
+// there is none, the error carries the fix: the commands that write it.
 func LoadState(path string) (*State, error) {
 	data, err := fileio.ReadFile(path, maxStateBytes, "a slurm-mig state")
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no device state at %s: write it on this node with slurm-mig gen -o, node --update or state", path)
+		return nil, advice.Wrap(fmt.Errorf("no device state at %s", path), advice.StateMissing)
 	}
 	if err != nil {
 		return nil, err

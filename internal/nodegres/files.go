@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/atomicfile"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/model"
@@ -48,7 +49,8 @@ type Files struct {
 // A state that cannot be written is an error with the config file left as
 // it was: slurm-mig env fails every GPU task of a node without its state,
 // so the run must fail where automation sees it, not leave a new config
-// that the node's jobs cannot use.
+// that the node's jobs cannot use. The error carries the fix for a node
+// without a TaskProlog: to write no state.
 func (f Files) Write() (*Report, error) {
 	target, unchanged, err := f.unchanged()
 	if err != nil {
@@ -57,7 +59,7 @@ func (f Files) Write() (*Report, error) {
 	var state *Report
 	if f.State != nil {
 		if state, err = f.State.Write(); err != nil {
-			return nil, fmt.Errorf("%w; %s left as it was (slurm-mig env needs the device state; --no-state if this node runs no TaskProlog)", err, f.Path)
+			return nil, advice.Wrap(fmt.Errorf("%w; %s left as it was", err, f.Path), advice.StateNotWritten)
 		}
 	}
 	rep := &Report{Path: target, Devices: f.Devices, State: state}

@@ -2,12 +2,14 @@ package nodegres
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
@@ -94,8 +96,9 @@ func TestFilesStateFailureLeavesConfig(t *testing.T) {
 	files := Files{Path: conf, Data: []byte("Name=gpu File=/dev/nvidia0\n"), Devices: 1, State: &State{
 		File: jobenv.StateFile{Flag: filepath.Join(blocker, "devices.json"), Getenv: os.Getenv}, Node: n, Name: "n1"}}
 	rep, err := files.Write()
-	if err == nil || !strings.Contains(err.Error(), conf+" left as it was") || !strings.Contains(err.Error(), "--no-state") {
-		t.Errorf("report %+v, error %v; want an error saying %s is left as it was, and --no-state", rep, err, conf)
+	var a *advice.Error
+	if !errors.As(err, &a) || a.Fix != advice.StateNotWritten || !strings.HasSuffix(err.Error(), "; "+conf+" left as it was") {
+		t.Errorf("report %+v, error %v; want an error saying %s is left as it was, with advice.StateNotWritten", rep, err, conf)
 	}
 	if got, _ := os.ReadFile(conf); string(got) != "old\n" {
 		t.Errorf("%s now holds %q", conf, got)

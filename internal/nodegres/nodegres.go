@@ -7,11 +7,11 @@ package nodegres
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/drift"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
@@ -33,7 +33,9 @@ type Builder struct {
 	Stdout    io.Writer // where the output goes, unless to a file
 	// Print prints what write writes, all at once after it succeeded.
 	Print func(write func(io.Writer) error) error
-	Warn  func(string) // the run's one warning channel
+	// Warn is the run's one warning channel; a warning may carry the fix
+	// that would help (advice), which the command line words.
+	Warn func(error)
 
 	installed slurmhost.Probe // the wait for slurmd -V (or scontrol -V)
 }
@@ -41,11 +43,15 @@ type Builder struct {
 // Records say how to shape the records: the flags gen, node and diff
 // share, so that their types and counts always agree.
 type Records struct {
-	NodeName   string // "" names the node after its host
+	// NodeName is the node's name, checked as Slurm reads node names
+	// (nodeload.CheckNodeName); "" names the node after its host, unless
+	// NoNodeName leaves NodeName= out.
+	NodeName   string
 	NoNodeName bool
-	// SlurmVersion is the release that reads the output (X.Y); "" asks
-	// this host's Slurm (probeSlurm), or none under another --root.
-	SlurmVersion string
+	// Slurm is the release that reads the output, as the admin named it
+	// (slurmhost.ParseRelease); the zero Version asks this host's Slurm
+	// (probeSlurm), or none under another root.
+	Slurm slurmconf.Version
 	// Gres shapes the records; Config sets its NodeName, Slurm and Warn.
 	Gres gresgen.Options
 }
@@ -69,15 +75,12 @@ func (b *Builder) Config(node *model.Node, r Records) (*gresgen.Config, error) {
 	if !r.Gres.NoCores {
 		b.Loader.Cores(node)
 	}
-	slurm, from, err := slurmhost.Release(r.SlurmVersion, b.installed, b.Warn)
-	if err != nil {
-		return nil, err
-	}
+	slurm, from := slurmhost.Release(r.Slurm, b.installed, b.Warn)
 	o := r.Gres
 	o.NodeName, o.Slurm, o.Warn = name, slurm, b.Warn
 	cfg, err := gresgen.Generate(node, o)
 	var refused *slurmconf.RefusedError
-	if errors.As(err, &refused) && from != "--slurm-version" {
+	if errors.As(err, &refused) {
 		refused.From = from // which command said the release, for the message
 	}
 	return cfg, err
@@ -122,8 +125,8 @@ func (b *Builder) NodeLine(built *Built, full bool) ([]byte, error) {
 // Output says where gen and node put what they render.
 type Output struct {
 	File   string // "" or "-": standard output
-	Backup bool   // keep the replaced file as File.bak
-	JSON   bool   // report the write as JSON
+	Backup bool   // keep the replaced file as File.bak; only with a file
+	JSON   bool   // report the write as JSON; only with a file
 	// State is where the device state goes with the file ("": its
 	// default place); NoState writes none.
 	State   string
@@ -141,16 +144,13 @@ func (b *Builder) WriteGresConf(out Output, built *Built, version string, compac
 	return b.write(out, built.Config.GresConf(version, compact), built, built.Config.Unchanged)
 }
 
-// WriteNodeLine puts out the node's slurm.conf line (node -o), as Write
-// does. node -o writes the whole file, so a file there with anything but
-// this node's line, with keys the new one has, is refused and left as it
-// is (slurmconf.ForeignNodeLine): node --update is the way to set Gres=
-// among other keys and lines.
-func (b *Builder) WriteNodeLine(out Output, built *Built, full bool) error {
-	line, err := b.NodeLine(built, full)
-	if err != nil {
-		return fmt.Errorf("node --full: %w", err)
-	}
+// WriteNodeLine puts out line, the node's slurm.conf line (NodeLine), as
+// Write does. node -o writes the whole file, so a file there with anything
+// but this node's line, with keys the new one has, is refused and left as
+// it is (slurmconf.ForeignNodeLine; advice.NodeLineForeignLine, whose
+// words say that node --update sets Gres= among other keys and lines), as
+// is a file that cannot be read (advice.NodeLineUnreadable).
+func (b *Builder) WriteNodeLine(out Output, built *Built, line []byte) error {
 	var keys []string
 	for _, w := range strings.Fields(string(line)) {
 		key, _, _ := strings.Cut(w, "=")
@@ -161,9 +161,9 @@ func (b *Builder) WriteNodeLine(out Output, built *Built, full bool) error {
 		var foreign *slurmconf.ForeignLine
 		switch err := slurmconf.ForeignNodeLine(path, mine, keys); {
 		case errors.As(err, &foreign):
-			return false, fmt.Errorf("%s, which node -o does not write: it replaces the whole file, so it refuses to drop it (node --update sets Gres= in place; or move %s away)", foreign, path)
+			return false, advice.Wrap(foreign, advice.NodeLineForeignLine, path)
 		case err != nil:
-			return false, fmt.Errorf("node -o cannot tell what it would replace in %s: %w", path, err)
+			return false, advice.Wrap(err, advice.NodeLineUnreadable, path)
 		}
 		return false, nil // the same bytes are unchanged, as atomicfile finds
 	})
@@ -172,6 +172,7 @@ func (b *Builder) WriteNodeLine(out Output, built *Built, full bool) error {
 // Write prints data or, given a file (-o FILE, node --update), writes it
 // atomically, with the device state unless NoState (a state that cannot
 // be written fails the run, the file untouched), and reports the write.
+// A backup and a report go with a file: printed data has neither.
 func (b *Builder) Write(out Output, data []byte, built *Built) error {
 	return b.write(out, data, built, nil)
 }
@@ -180,9 +181,6 @@ func (b *Builder) Write(out Output, data []byte, built *Built) error {
 // (Files.Unchanged).
 func (b *Builder) write(out Output, data []byte, built *Built, unchanged func(string) (bool, error)) error {
 	if out.ToStdout() {
-		if out.Backup || out.JSON {
-			return fmt.Errorf("--backup and --json go with -o FILE (or node --update)")
-		}
 		_, err := b.Stdout.Write(data)
 		return err
 	}
@@ -220,11 +218,9 @@ func (b *Builder) WriteState(from, nodeName, file string, asJSON bool) error {
 
 // Diff loads the node, builds its config, and compares it with what in
 // names, and with the device state that stateFile names (or the default
-// one, for a node read from NVML).
+// one, for a node read from NVML). Only one of in's files can be read
+// from standard input (in.ReadStdinTwice), which the caller checks.
 func (b *Builder) Diff(from string, r Records, stateFile string, in drift.Inputs) (*drift.Report, error) {
-	if in.GresConf == slurmconf.Stdin && in.SlurmConf == slurmconf.Stdin {
-		return nil, fmt.Errorf("--gres-conf and --slurm-conf cannot both read standard input")
-	}
 	b.probeSlurm()
 	node, err := b.Loader.Load(from)
 	if err != nil {

@@ -2,9 +2,11 @@ package nodegres
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +14,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
-	"github.com/slurm-mig/slurm-mig/internal/drift"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/model"
@@ -22,7 +24,7 @@ import (
 )
 
 // records of whole GPUs need no host files: no cap minors, no Cores=.
-var records = Records{SlurmVersion: "24.11", Gres: gresgen.Options{NoCores: true}}
+var records = Records{Slurm: slurmconf.Version{Major: 24, Minor: 11, Micro: -1}, Gres: gresgen.Options{NoCores: true}}
 
 type run struct {
 	b        *Builder
@@ -41,7 +43,7 @@ func newRun(t *testing.T, gpus ...nvmlfake.GPU) *run {
 	}
 	r := &run{lib: &nvmlfake.ShutdownCounter{Interface: fake}}
 	root := hostfs.FS(t.TempDir())
-	warn := func(w string) { r.warnings = append(r.warnings, w) }
+	warn := func(err error) { r.warnings = append(r.warnings, err.Error()) }
 	r.b = &Builder{
 		Loader: &nodeload.Loader{Host: nodeload.NewHost(root), NVML: nodeload.NewNVML(func() nvml.Interface { return r.lib }),
 			Hostname: func() (string, error) { return "gpu01.example", nil }, Timeout: time.Minute, Warn: warn},
@@ -94,20 +96,39 @@ func TestWriteHandsNVMLBackPrintKeepsIt(t *testing.T) {
 	}
 }
 
-func TestWriteRefusals(t *testing.T) {
+// node -o replaces the whole file: a line or key it does not write, or a
+// file it cannot read, is refused with the fix naming the file, which
+// the command line words (node --update sets Gres= among other keys).
+func TestWriteNodeLineRefuses(t *testing.T) {
 	r := newRun(t, h100)
-	built, err := r.b.Render("", records, "gres.conf", false)
+	built, err := r.b.Render("", records, "node line", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, out := range []Output{{Backup: true}, {File: "-", JSON: true}} {
-		err := r.b.Write(out, []byte("x\n"), built)
-		if want := "--backup and --json go with -o FILE (or node --update)"; err == nil || err.Error() != want {
-			t.Errorf("%+v: err %v, want %q", out, err, want)
-		}
+	line, err := r.b.NodeLine(built, false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if r.stdout.Len() != 0 {
-		t.Errorf("a refusal printed %q", r.stdout.String())
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		data, want string
+		fix        advice.Fix
+	}{
+		{"NodeName=gpu01 CPUs=4 Gres=gpu:1\n", ":1: a CPUs= on the line of NodeName=gpu01", advice.NodeLineForeignLine},
+		{"NodeName=gpu01\x00\n", ": binary data (NUL byte); not a Slurm config", advice.NodeLineUnreadable},
+	} {
+		path := filepath.Join(dir, "node.conf")
+		if err := os.WriteFile(path, []byte(tc.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := r.b.WriteNodeLine(Output{File: path, NoState: true}, built, line)
+		var a *advice.Error
+		if !errors.As(err, &a) || a.Fix != tc.fix || !slices.Equal(a.Args, []any{path}) || err.Error() != path+tc.want {
+			t.Errorf("%q: %v (%+v); want %s%s with fix %v naming the file", tc.data, err, a, path, tc.want, tc.fix)
+		}
+		if got, _ := os.ReadFile(path); string(got) != tc.data {
+			t.Errorf("%q: the file now holds %q", tc.data, got)
+		}
 	}
 }
 
@@ -120,14 +141,6 @@ func TestRenderRefusesEmpty(t *testing.T) {
 	}
 	if _, err := r.b.Render("", records, "node line", true); err != nil || len(r.warnings) != 1 {
 		t.Errorf("allowed: err %v, warnings %q", err, r.warnings)
-	}
-}
-
-func TestDiffRefusesTwoStdin(t *testing.T) {
-	r := newRun(t, h100)
-	_, err := r.b.Diff("", records, "", drift.Inputs{GresConf: slurmconf.Stdin, SlurmConf: slurmconf.Stdin})
-	if err == nil || !strings.Contains(err.Error(), "cannot both read standard input") {
-		t.Errorf("err = %v", err)
 	}
 }
 
@@ -156,8 +169,9 @@ func TestWriteFailsWithoutState(t *testing.T) {
 	built.Node.GPUs[0].MigDevices = []model.MigDevice{{GPUInstanceID: 1, UUID: "MIG-a"}}
 	conf := filepath.Join(t.TempDir(), "gres.conf")
 	err = r.b.Write(Output{File: conf}, built.Config.GresConf("test", false), built)
-	if err == nil || !strings.Contains(err.Error(), "--no-state") {
-		t.Errorf("err %v, want an error that names --no-state", err)
+	var a *advice.Error
+	if !errors.As(err, &a) || a.Fix != advice.StateNotWritten {
+		t.Errorf("err %v, want one with the fix for a node without a TaskProlog (advice.StateNotWritten)", err)
 	}
 	if _, err := os.Stat(conf); err == nil {
 		t.Errorf("%s was written", conf)

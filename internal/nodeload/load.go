@@ -16,6 +16,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/slurm-mig/slurm-mig/capmap"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload/nvmlread"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -33,23 +34,25 @@ type Loader struct {
 	Timeout time.Duration
 	// Warn is told what the model goes without: a GPU's CPU affinity or
 	// NVLinks, the CPU topology. Nothing that decides which devices Slurm
-	// gets is ever guessed. Nil drops the warnings.
-	Warn func(string)
+	// gets is ever guessed. A warning may carry the fix that would help
+	// (advice), which the command line words. Nil drops the warnings.
+	Warn func(error)
 }
 
-func (l *Loader) warn(msg string) {
+func (l *Loader) warn(err error) {
 	if l.Warn != nil {
-		l.Warn(msg)
+		l.Warn(err)
 	}
 }
 
 // Load reads the snapshot at path or, when path is empty, discovers the
 // node through NVML, and resolves every MIG device's cap minors. Where
-// NVML's library is missing, the error says a snapshot will do.
+// NVML's library is missing, the error carries the fix: a snapshot will
+// do.
 func (l *Loader) Load(snapshot string) (*model.Node, error) {
 	node, err := l.load(snapshot)
 	if nvmlread.NoNVMLLibrary(err) {
-		err = fmt.Errorf("%w (use --from SNAPSHOT on hosts without it)", err)
+		err = advice.Wrap(err, advice.Snapshot)
 	}
 	return node, err
 }
@@ -79,7 +82,7 @@ func (l *Loader) Snapshot() (*model.Node, error) {
 		return nil, err
 	}
 	if err := l.processes(node); errors.As(err, new(*nvmlread.NVMLError)) {
-		l.warn(fmt.Sprintf("%v; the snapshot records no compute processes", err))
+		l.warn(fmt.Errorf("%v; the snapshot records no compute processes", err))
 	} else if err != nil {
 		return nil, err
 	}
@@ -128,7 +131,7 @@ func (l *Loader) discover() (*model.Node, error) {
 	select {
 	case r := <-done:
 		for _, w := range r.warnings {
-			l.warn(w)
+			l.warn(errors.New(w))
 		}
 		if r.err != nil {
 			return nil, r.err
@@ -150,37 +153,38 @@ func (l *Loader) discover() (*model.Node, error) {
 // command it becomes.
 func (l *Loader) Done() { l.NVML.Release() }
 
+// CheckNodeName refuses a node name that Slurm would not read as one, as
+// a name given for the node must be checked before it is used (NodeName).
+func CheckNodeName(name string) error { return slurmconf.CheckNodeName(name) }
+
 // NodeName is the NodeName= for the node: none when asked for none, else
-// the name given (checked as Slurm reads node names), else the short name
-// of the host the model describes: the snapshot's host, or this one for a
-// node read through NVML. A snapshot that names no host is an error, as
-// this host's name is not its node's.
+// the name given (which the caller has checked: CheckNodeName), else the
+// short name of the host the model describes: the snapshot's host, or
+// this one for a node read through NVML. Where that name will not do (a
+// snapshot that names no host, as this host's name is not its node's; a
+// host name unknown, or not a node name), the error carries the fix: the
+// node's name must be given.
 func (l *Loader) NodeName(node *model.Node, given string, none bool) (string, error) {
 	switch {
-	case none && given != "":
-		return "", fmt.Errorf("--node-name and --no-node-name exclude each other")
 	case none:
 		return "", nil
 	case given != "":
-		if err := slurmconf.CheckNodeName(given); err != nil {
-			return "", fmt.Errorf("--node-name: %w", err)
-		}
 		return given, nil
 	}
 	host := node.Hostname
 	switch {
 	case host == "" && node.Snapshot != "":
-		return "", fmt.Errorf("%s names no host (no hostname), and this host's name is not that node's: pass --node-name", node.Snapshot)
+		return "", advice.Wrap(fmt.Errorf("%s names no host (no hostname), and this host's name is not that node's", node.Snapshot), advice.SnapshotNodeName)
 	case host == "":
 		h, err := l.Hostname()
 		if err != nil {
-			return "", fmt.Errorf("this host's name is unknown (%v); pass --node-name", err)
+			return "", advice.Wrap(fmt.Errorf("this host's name is unknown (%v)", err), advice.NodeName)
 		}
 		host = h
 	}
 	short, _, _ := strings.Cut(host, ".")
 	if err := slurmconf.CheckNodeName(short); err != nil {
-		return "", fmt.Errorf("host %q: %w; pass --node-name", host, err)
+		return "", advice.Wrap(fmt.Errorf("host %q: %w", host, err), advice.NodeName)
 	}
 	return short, nil
 }
@@ -190,16 +194,17 @@ func (l *Loader) NodeName(node *model.Node, given string, none bool) (string, er
 // right, only less precise: a warning. A snapshot's node is another
 // host's, whose Cores= are those the snapshot carries: this host's
 // topology says nothing of it, so a GPU the snapshot gives no cores for
-// goes without, and the warning names the snapshot.
+// goes without, and the warning names the snapshot, with the fix: a
+// snapshot taken on the node, or leaving Cores= out.
 func (l *Loader) Cores(node *model.Node) {
 	if node.Snapshot != "" {
 		if gpus := withoutCores(node); gpus != "" {
-			l.warn(fmt.Sprintf("%s has no cores for GPU %s: Cores= is left out for them, as this host's CPU topology is not that node's (slurm-mig snapshot on the node records them; --no-cores leaves Cores= out without this warning)", node.Snapshot, gpus))
+			l.warn(advice.Wrap(fmt.Errorf("%s has no cores for GPU %s: Cores= is left out for them, as this host's CPU topology is not that node's", node.Snapshot, gpus), advice.SnapshotCores))
 		}
 		return
 	}
 	if err := resolveTopology(node, l.Host, false); err != nil {
-		l.warn(fmt.Sprintf("%v; Cores= left out", err))
+		l.warn(fmt.Errorf("%v; Cores= left out", err))
 	}
 }
 
@@ -217,11 +222,13 @@ func withoutCores(node *model.Node) string {
 
 // Hardware fills in Cores= and the node's hardware, as slurmd -C reads
 // it; a line of the whole node cannot do without. A snapshot's node has
-// the hardware the snapshot carries, or none: this host's is not its.
+// the hardware the snapshot carries, or none: this host's is not its,
+// and the error carries the fix (a snapshot taken on the node, or a line
+// without the hardware).
 func (l *Loader) Hardware(node *model.Node) error {
 	if node.Snapshot != "" {
 		if node.Hardware == nil {
-			return fmt.Errorf("%s has no hardware (CPUs, sockets, cores, threads, memory): this host's are not that node's; take the snapshot with slurm-mig snapshot on the node, or drop --full", node.Snapshot)
+			return advice.Wrap(fmt.Errorf("%s has no hardware (CPUs, sockets, cores, threads, memory): this host's are not that node's", node.Snapshot), advice.SnapshotHardware)
 		}
 		return nil
 	}
@@ -233,6 +240,6 @@ func (l *Loader) Hardware(node *model.Node) error {
 // CPU topology the snapshot still holds every device: a warning.
 func (l *Loader) forSnapshot(node *model.Node) {
 	if err := resolveTopology(node, l.Host, true); err != nil {
-		l.warn(fmt.Sprintf("%v; the snapshot has no cores or hardware", err))
+		l.warn(fmt.Errorf("%v; the snapshot has no cores or hardware", err))
 	}
 }

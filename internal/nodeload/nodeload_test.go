@@ -9,6 +9,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload/nvmlread"
@@ -23,15 +24,16 @@ func loader(t *testing.T, lib nvml.Interface, root string, warnings *[]string) *
 		NVML:     NewNVML(func() nvml.Interface { return lib }),
 		Hostname: func() (string, error) { return "n1.example", nil },
 		Timeout:  time.Minute,
-		Warn:     func(w string) { *warnings = append(*warnings, w) },
+		Warn:     func(err error) { *warnings = append(*warnings, err.Error()) },
 	}
 }
 
 // After a failed Init nothing else may be called: the real library would
-// crash the process. A bare mock panics on any call but Init.
+// crash the process. A bare mock panics on any call but Init. A missing
+// library carries the fix: a snapshot will do.
 func TestInitFailureMakesNoOtherCall(t *testing.T) {
 	for ret, want := range map[nvml.Return]string{
-		nvml.ERROR_LIBRARY_NOT_FOUND: "nvml: initialising NVML: libnvidia-ml.so.1 not found; is the NVIDIA driver installed? (use --from SNAPSHOT on hosts without it)",
+		nvml.ERROR_LIBRARY_NOT_FOUND: "nvml: initialising NVML: libnvidia-ml.so.1 not found; is the NVIDIA driver installed?",
 		nvml.ERROR_DRIVER_NOT_LOADED: "nvml: initialising NVML: the NVIDIA kernel driver is not loaded",
 		nvml.ERROR_NO_PERMISSION:     "nvml: initialising NVML: no permission to open the GPU device files (/dev/nvidiactl)",
 		nvml.ERROR_UNKNOWN:           "nvml: initialising NVML: ERROR_UNKNOWN",
@@ -46,6 +48,10 @@ func TestInitFailureMakesNoOtherCall(t *testing.T) {
 		var nerr *nvmlread.NVMLError
 		if !errors.As(err, &nerr) || nerr.Ret != ret {
 			t.Errorf("Init %v: the error does not carry the return code", ret)
+		}
+		var a *advice.Error
+		if got, want := errors.As(err, &a) && a.Fix == advice.Snapshot, ret == nvml.ERROR_LIBRARY_NOT_FOUND; got != want {
+			t.Errorf("Init %v: the error carries advice.Snapshot: %v, want %v", ret, got, want)
 		}
 		l.NVML.Release() // no Shutdown after a failed Init: the mock would panic
 		if n := len(lib.InitCalls()); n != 1 {
@@ -137,8 +143,8 @@ func TestNodeName(t *testing.T) {
 		t.Errorf("NVML's node, no host recorded: %q, %v", name, err)
 	}
 	// A snapshot's node is another host's: this one's name is not its.
-	if _, err := l.NodeName(&model.Node{Snapshot: "s.json"}, "", false); err == nil ||
-		err.Error() != "s.json names no host (no hostname), and this host's name is not that node's: pass --node-name" {
+	if _, err := l.NodeName(&model.Node{Snapshot: "s.json"}, "", false); !hasFix(err, advice.SnapshotNodeName) ||
+		err.Error() != "s.json names no host (no hostname), and this host's name is not that node's" {
 		t.Errorf("snapshot without a host: err = %v", err)
 	}
 	if name, err := l.NodeName(&model.Node{Snapshot: "s.json"}, "gpu07", false); err != nil || name != "gpu07" {
@@ -147,10 +153,23 @@ func TestNodeName(t *testing.T) {
 	if len(warnings) != 0 {
 		t.Errorf("warnings: %q", warnings)
 	}
+	if name, err := l.NodeName(&model.Node{Hostname: "n1"}, "gpu07", true); err != nil || name != "" {
+		t.Errorf("none asked for: %q, %v", name, err)
+	}
 	l.Hostname = func() (string, error) { return "", errors.New("no name") }
-	if _, err := l.NodeName(&model.Node{}, "", false); err == nil || !strings.Contains(err.Error(), "pass --node-name") {
+	if _, err := l.NodeName(&model.Node{}, "", false); !hasFix(err, advice.NodeName) || err.Error() != "this host's name is unknown (no name)" {
 		t.Errorf("unknown host: err = %v", err)
 	}
+	if _, err := l.NodeName(&model.Node{Hostname: "bad#host.cluster"}, "", false); !hasFix(err, advice.NodeName) ||
+		!strings.HasPrefix(err.Error(), `host "bad#host.cluster": node name "bad#host": `) {
+		t.Errorf("host name that is no node name: err = %v", err)
+	}
+}
+
+// hasFix reports whether err carries the fix.
+func hasFix(err error, fix advice.Fix) bool {
+	var a *advice.Error
+	return errors.As(err, &a) && a.Fix == fix
 }
 
 // A node read through NVML is checked as a snapshot is: a UUID not in
@@ -166,5 +185,23 @@ func TestNVMLNodeChecked(t *testing.T) {
 	_, err = l.Load("")
 	if want := `GPU 0 (minor 0): uuid "garbage" is not a GPU UUID`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("err = %v, want %s...", err, want)
+	}
+}
+
+// A snapshot's node is another host's: the cores it lacks are a warning,
+// and the hardware it lacks an error, each with its fix (a snapshot taken
+// on the node, or going without), which the command line words.
+func TestSnapshotWithoutCoresOrHardware(t *testing.T) {
+	var warned []error
+	l := loader(t, nil, t.TempDir(), nil)
+	l.Warn = func(err error) { warned = append(warned, err) }
+	node := &model.Node{Snapshot: "s.json", GPUs: []model.GPU{{Index: 0, CPUAffinity: "0-7"}, {Index: 1, CPUAffinity: "8-15", Cores: "4-7"}}}
+	l.Cores(node)
+	if want := "s.json has no cores for GPU 0: Cores= is left out for them, as this host's CPU topology is not that node's"; len(warned) != 1 || !hasFix(warned[0], advice.SnapshotCores) || warned[0].Error() != want {
+		t.Errorf("warnings %q; want one, %q with advice.SnapshotCores", warned, want)
+	}
+	err := l.Hardware(node)
+	if want := "s.json has no hardware (CPUs, sockets, cores, threads, memory): this host's are not that node's"; !hasFix(err, advice.SnapshotHardware) || err.Error() != want {
+		t.Errorf("Hardware: %v; want %q with advice.SnapshotHardware", err, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/child"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -74,32 +75,31 @@ func ProbeInstalled() Probe {
 	}
 }
 
-// Release is the Slurm release that reads the output: flag (the
-// --slurm-version the user gave) when set, else what probe finds (nil:
+// ParseRelease reads a Slurm release that the admin names: X.Y or X.Y.Z.
+func ParseRelease(s string) (slurmconf.Version, error) { return slurmconf.ParseVersion(s) }
+
+// Release is the Slurm release that reads the output: given (the release
+// the admin named, ParseRelease) when known, else what probe finds (nil:
 // no probe, as for another machine's tree); the zero Version when
-// neither is known. from says which (the command that answered the
-// probe: slurmd -V, or scontrol -V where there is no slurmd), for
-// messages. A probe that fails
-// is a warning: the output is then written for a Slurm of unknown
-// version, as before releases were known.
-func Release(flag string, probe Probe, warn func(string)) (v slurmconf.Version, from string, err error) {
-	if flag != "" {
-		v, err := slurmconf.ParseVersion(flag)
-		if err != nil {
-			return v, "", fmt.Errorf("--slurm-version: %w", err)
-		}
-		return v, "--slurm-version", nil
+// neither is known. from is the command that answered the probe
+// (slurmd -V, or scontrol -V where there is no slurmd), for messages;
+// "" for a release given or not known. A probe that fails is a warning:
+// the output is then written for a Slurm of unknown version, as before
+// releases were known, and naming the release would help.
+func Release(given slurmconf.Version, probe Probe, warn func(error)) (v slurmconf.Version, from string) {
+	if given.Known() {
+		return given, ""
 	}
 	if probe == nil {
-		return slurmconf.Version{}, "", nil
+		return slurmconf.Version{}, ""
 	}
 	v, asked, err := probe()
 	switch {
 	case errors.Is(err, ErrNoSlurm):
-		return slurmconf.Version{}, "", nil
+		return slurmconf.Version{}, ""
 	case err != nil:
-		warn(fmt.Sprintf("%v: writing for a Slurm of unknown version (--slurm-version names it)", err))
-		return slurmconf.Version{}, "", nil
+		warn(advice.Wrap(fmt.Errorf("%v: writing for a Slurm of unknown version", err), advice.SlurmVersion))
+		return slurmconf.Version{}, ""
 	}
-	return v, asked, nil
+	return v, asked
 }

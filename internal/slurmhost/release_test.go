@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -19,34 +20,55 @@ func TestRelease(t *testing.T) {
 	v2411 := func() (slurmconf.Version, string, error) {
 		return slurmconf.Version{Major: 24, Minor: 11}, "slurmd -V", nil
 	}
-	var warned []string
-	warn := func(s string) { warned = append(warned, s) }
+	var warned []error
+	warn := func(err error) { warned = append(warned, err) }
 	for _, tc := range []struct {
-		flag      string
+		given     slurmconf.Version
 		probe     Probe
 		want      slurmconf.Version
 		from      string
 		wantWarns int
 	}{
-		{"20.11", v2411, slurmconf.Version{Major: 20, Minor: 11}, "--slurm-version", 0},
-		{"", v2411, slurmconf.Version{Major: 24, Minor: 11}, "slurmd -V", 0},
-		{"", nil, slurmconf.Version{}, "", 0},
-		{"", func() (slurmconf.Version, string, error) {
+		{slurmconf.Version{Major: 20, Minor: 11}, v2411, slurmconf.Version{Major: 20, Minor: 11}, "", 0},
+		{slurmconf.Version{}, v2411, slurmconf.Version{Major: 24, Minor: 11}, "slurmd -V", 0},
+		{slurmconf.Version{}, nil, slurmconf.Version{}, "", 0},
+		{slurmconf.Version{}, func() (slurmconf.Version, string, error) {
 			return slurmconf.Version{Major: 22, Minor: 5}, "scontrol -V", nil
 		}, slurmconf.Version{Major: 22, Minor: 5}, "scontrol -V", 0},
-		{"", func() (slurmconf.Version, string, error) { return slurmconf.Version{}, "", ErrNoSlurm }, slurmconf.Version{}, "", 0},
-		{"", func() (slurmconf.Version, string, error) {
+		{slurmconf.Version{}, func() (slurmconf.Version, string, error) { return slurmconf.Version{}, "", ErrNoSlurm }, slurmconf.Version{}, "", 0},
+		{slurmconf.Version{}, func() (slurmconf.Version, string, error) {
 			return slurmconf.Version{}, "slurmd -V", errors.New("slurmd -V: exit status 1")
 		}, slurmconf.Version{}, "", 1},
 	} {
 		warned = nil
-		v, from, err := Release(tc.flag, tc.probe, warn)
-		if err != nil || v.Major != tc.want.Major || v.Minor != tc.want.Minor || from != tc.from || len(warned) != tc.wantWarns {
-			t.Errorf("Release(%q): %v %q %v, warnings %q; want %v %q", tc.flag, v, from, err, warned, tc.want, tc.from)
+		v, from := Release(tc.given, tc.probe, warn)
+		if v.Major != tc.want.Major || v.Minor != tc.want.Minor || from != tc.from || len(warned) != tc.wantWarns {
+			t.Errorf("Release(%v): %v %q, warnings %q; want %v %q", tc.given, v, from, warned, tc.want, tc.from)
 		}
 	}
-	if _, _, err := Release("2x", nil, warn); err == nil {
-		t.Error(`Release("2x"): no error`)
+}
+
+// A probe that fails is a warning that says so and leaves naming the
+// release to the command line's words (advice.SlurmVersion).
+func TestReleaseWarnsOfAFailedProbe(t *testing.T) {
+	var warned error
+	failed := func() (slurmconf.Version, string, error) {
+		return slurmconf.Version{}, "slurmd -V", errors.New("slurmd -V: exit status 1")
+	}
+	Release(slurmconf.Version{}, failed, func(err error) { warned = err })
+	var a *advice.Error
+	if want := "slurmd -V: exit status 1: writing for a Slurm of unknown version"; !errors.As(warned, &a) || a.Fix != advice.SlurmVersion || warned.Error() != want {
+		t.Errorf("warning %v; want %q with advice.SlurmVersion", warned, want)
+	}
+}
+
+// The release the admin names is X.Y or X.Y.Z.
+func TestParseRelease(t *testing.T) {
+	if v, err := ParseRelease("20.11"); err != nil || v != (slurmconf.Version{Major: 20, Minor: 11, Micro: -1}) {
+		t.Errorf(`ParseRelease("20.11"): %v, %v`, v, err)
+	}
+	if _, err := ParseRelease("2x"); err == nil {
+		t.Error(`ParseRelease("2x"): no error`)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/child"
 )
 
@@ -40,7 +41,8 @@ func ShowNode(name string) (Node, error) {
 func showNode(name string, timeout time.Duration) (Node, error) {
 	path, err := exec.LookPath("scontrol")
 	if err != nil {
-		return Node{}, fmt.Errorf("--running needs scontrol: %w", err)
+		// The command line says which of its flags asked slurmctld.
+		return Node{}, advice.Wrap(err, advice.NoScontrol)
 	}
 	stdout, stderr, err := child.Run(path, []string{"show", "node", "-o", name}, timeout)
 	if err != nil {

@@ -1,6 +1,7 @@
 package slurmhost
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
 // capturedLines are real answers of scontrol show node -o (testdata).
@@ -161,5 +164,16 @@ func TestShowNodeGivesUpAHungScontrol(t *testing.T) {
 	}
 	if want := "scontrol show node gpu01: no answer in 300ms"; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
+	}
+}
+
+// Without scontrol, slurmctld cannot be asked: the error is the lookup's,
+// with the fix (advice.NoScontrol) that the command line words.
+func TestShowNodeWithoutScontrol(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := ShowNode("gpu01")
+	var a *advice.Error
+	if !errors.As(err, &a) || a.Fix != advice.NoScontrol || !errors.Is(err, exec.ErrNotFound) {
+		t.Errorf("err = %v, want exec.ErrNotFound with advice.NoScontrol", err)
 	}
 }
