@@ -105,6 +105,19 @@ func attack(mode string, args []string) int {
 			unix.Close(fd)
 		}
 		return 0
+	case "choose": // dir uuid ready: hold a claim file of uuid as a claimant that never finishes choosing
+		d, err := OpenDir(args[0])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		job, _ := Self()
+		if _, err := d.create(args[1], Info{Job: job, SchedulerJob: "stuck", Command: "attack"}.bytes(args[1])); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		ready()
+		select {}
 	case "claim": // dir uuid schedulerjob ready: claim uuid and hold it
 		d, err := OpenDir(args[0])
 		if err != nil {
@@ -129,11 +142,16 @@ func attack(mode string, args []string) int {
 			return 0
 		}
 		job, _ := Self()
-		var lim unix.Rlimit
-		unix.Getrlimit(unix.RLIMIT_NOFILE, &lim)
-		entries, _ := os.ReadDir("/proc/self/fd")
-		lim.Cur = uint64(len(entries)) // the one ReadDir used is free again: room for exactly one more
-		unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
+		lim := unix.Rlimit{Cur: 256, Max: 256}
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+			fmt.Println("setrlimit:", err)
+			return 0
+		}
+		for { // every descriptor taken
+			if _, err := unix.Open("/dev/null", unix.O_RDONLY, 0); err != nil {
+				break
+			}
+		}
 		c, _, err := d.Take([]string{args[1]}, 1, Info{Job: job, Command: "attack"}, time.Second)
 		switch {
 		case err != nil:

@@ -24,7 +24,7 @@ type Request struct {
 	Dir        string        // the claims directory
 	Job        Job           // whose end ends the claim
 	Command    string        // free or exec, for the claim files
-	Timeout    time.Duration // the most to wait for the claims directory's lock
+	Timeout    time.Duration // the most to wait for devices others are still choosing, or whose claims are ending
 }
 
 // Devices claims req.Count idle MIG devices of node among those the job
@@ -45,6 +45,7 @@ func Devices(node *discover.Node, req Request, warn func(string)) (*Claim, error
 		return nil, err
 	}
 	defer dir.Close()
+	dir.Warn = warn
 	return take(dir, devs, req)
 }
 
@@ -352,6 +353,14 @@ func processes(devs []Device) string {
 func userName(uid int) string {
 	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
 		return quoted(u.Username)
+	}
+	return "uid " + strconv.Itoa(uid)
+}
+
+// who names a user by name and uid, for messages about what they did.
+func who(uid int) string {
+	if name := userName(uid); name != "uid "+strconv.Itoa(uid) {
+		return fmt.Sprintf("%s (uid %d)", name, uid)
 	}
 	return "uid " + strconv.Itoa(uid)
 }
