@@ -80,28 +80,42 @@ func (d *Dir) Take(uuids []string, count int, info Info, wait time.Duration) (*C
 // in a moment (retry). Free devices are taken in the order of uuids,
 // those without any claim file first; after a first attempt that lost
 // them to other claimants, at random, so that those do not meet again.
+// Devices with claim files are tested only where those without do not
+// suffice, and then all of them where too few are free, for whom the
+// refusal names.
 func (d *Dir) takeOnce(uuids []string, count int, info Info, attempt int, deadline time.Time) (*Claim, map[string]Holder, bool, error) {
-	all, err := d.look(uuids, nil)
+	names, err := d.list(uuids, nil)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	var fresh, stale []string
-	held := map[string]Holder{}
-	retry := false // some device may be free in a moment
+	var free, withFiles []string
 	for _, uuid := range uuids {
-		switch f := all[uuid]; {
-		case f.stage == claimed:
-			held[uuid] = f.holder
-		case f.stage == choosing:
-			held[uuid] = f.holder
-			retry = true
-		case f.files == 0:
-			fresh = append(fresh, uuid)
-		default:
-			stale = append(stale, uuid)
+		if len(names[uuid]) == 0 {
+			free = append(free, uuid)
+		} else {
+			withFiles = append(withFiles, uuid)
 		}
 	}
-	free := append(fresh, stale...)
+	held := map[string]Holder{}
+	retry := false // some device may be free in a moment
+	for _, uuid := range withFiles {
+		if len(free) >= count {
+			break
+		}
+		f, err := d.test(uuid, names[uuid], true)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		switch f.stage {
+		case claimed:
+			held[uuid] = f.holder
+		case choosing:
+			held[uuid] = f.holder
+			retry = true
+		default:
+			free = append(free, uuid)
+		}
+	}
 	if len(free) < count {
 		gone := map[Job]bool{} // a job's claims are many, its process one
 		for _, h := range held {
@@ -169,18 +183,22 @@ func (d *Dir) claim(uuids []string, info Info, deadline time.Time) (*Claim, map[
 		mine[name[uuid]] = true
 	}
 	for {
-		all, err := d.look(uuids, mine)
-		if err != nil {
-			d.giveUp(c)
-			return nil, nil, err
-		}
+		names, err := d.list(uuids, mine)
 		others := map[string]Holder{}
 		lose := false
 		for _, uuid := range uuids {
-			if f := all[uuid]; f.stage != unclaimed {
+			var f found
+			if err == nil {
+				f, err = d.test(uuid, names[uuid], false)
+			}
+			if f.stage != unclaimed {
 				others[uuid] = f.holder
 				lose = lose || f.stage == claimed || f.first < name[uuid]
 			}
+		}
+		if err != nil {
+			d.giveUp(c)
+			return nil, nil, err
 		}
 		if len(others) == 0 {
 			break

@@ -623,18 +623,16 @@ type found struct {
 }
 
 // floodWarn is how many files named as claims of one device, that no
-// claim holds, one user may have before look names them. A user's own
+// claim holds, one user may have before test names them. A user's own
 // calls remove theirs as they pass, so more are a flood: each file is
 // tested, so a flood slows every call down, but stops none.
 const floodWarn = 64
 
-// look reads the directory for the claim files of uuids, except those
-// named in mine, and tests them: for each device, whether a claim holds
-// it (or a claimant is choosing it), and whose. Files that no claim
-// holds are removed where this user may (see sweep). The directory is
-// read a chunk at a time, and only names of claims of uuids are kept:
-// other files, however many, cost only their reading.
-func (d *Dir) look(uuids []string, mine map[string]bool) (map[string]found, error) {
+// list reads the directory for the claim files of uuids, except those
+// named in mine, and returns their names by UUID. It reads a chunk at a
+// time, and keeps only names of claims of uuids: other files, however
+// many, cost only their reading.
+func (d *Dir) list(uuids []string, mine map[string]bool) (map[string][]string, error) {
 	byKey := make(map[string]string, len(uuids))
 	for _, uuid := range uuids {
 		byKey[fileKey(uuid)] = uuid
@@ -651,48 +649,49 @@ func (d *Dir) look(uuids []string, mine map[string]bool) (map[string]found, erro
 			}
 		}
 		if err == io.EOF {
-			break
+			return names, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("claims directory %s: %w", d.path, err)
 		}
 	}
-	all := make(map[string]found, len(names))
-	for uuid, list := range names {
-		f := found{files: len(list)}
-		idle := map[int]int{} // files no claim holds, by owner
-		for _, name := range list {
-			s, h, err := d.probe(uuid, name)
-			if err != nil {
-				return nil, err
-			}
-			if s == unclaimed {
-				idle[h.UID]++
-				if d.uid == 0 || h.UID == d.uid {
-					d.sweep(name)
-				}
-				continue
-			}
-			if s > f.stage {
-				f.stage, f.holder = s, h
-			}
-			if s == choosing && (f.first == "" || name < f.first) {
-				f.first = name
-			}
-			if s == claimed {
-				break
-			}
+}
+
+// test tests the claim files names of the device uuid: whether a claim
+// holds it (or a claimant is choosing it), and whose. Files that no claim
+// holds are removed where this user may (see sweep); with warn, a user
+// with more than floodWarn of them is named to Warn.
+func (d *Dir) test(uuid string, names []string, warn bool) (found, error) {
+	f := found{files: len(names)}
+	idle := map[int]int{} // files no claim holds, by owner
+	for _, name := range names {
+		s, h, err := d.probe(uuid, name)
+		if err != nil {
+			return found{}, err
 		}
-		for uid, n := range idle {
-			// Said once a call: the look after making its own files
-			// (mine) sees the same.
-			if n > floodWarn && d.Warn != nil && mine == nil {
-				d.Warn(fmt.Sprintf("claims directory %s: %s has %d files named as claims of %s that no claim holds; they slow every claim down: remove them", d.path, who(uid), n, uuid))
+		if s == unclaimed {
+			idle[h.UID]++
+			if d.uid == 0 || h.UID == d.uid {
+				d.sweep(name)
 			}
+			continue
 		}
-		all[uuid] = f
+		if s > f.stage {
+			f.stage, f.holder = s, h
+		}
+		if s == choosing && (f.first == "" || name < f.first) {
+			f.first = name
+		}
+		if s == claimed {
+			break
+		}
 	}
-	return all, nil
+	for uid, n := range idle {
+		if n > floodWarn && warn && d.Warn != nil {
+			d.Warn(fmt.Sprintf("claims directory %s: %s has %d files named as claims of %s that no claim holds; they slow every claim down: remove them", d.path, who(uid), n, uuid))
+		}
+	}
+	return f, nil
 }
 
 func (d *Dir) fd() int { return int(d.f.Fd()) }
