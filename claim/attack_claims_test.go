@@ -165,7 +165,8 @@ func TestAttackFlood(t *testing.T) {
 }
 
 // Item 9: a held claim that cannot be read for a reason other than its
-// mode (here an ACL) is not taken for a free device: the call fails.
+// mode (here an ACL) is not taken for a free device: it counts as its
+// owner's claim.
 func TestAttackUnreadableClaim(t *testing.T) {
 	a := newAttackers(t)
 	dir := filepath.Join(a.base, "claims")
@@ -182,8 +183,29 @@ func TestAttackUnreadableClaim(t *testing.T) {
 	if err := denyACL(c.Files[0].Name(), nobody); err != nil {
 		t.Skipf("no ACLs here: %v", err)
 	}
-	if got := a.run(t, nobody, "take", dir, "MIG-a"); !strings.HasPrefix(got, "error: ") || !strings.Contains(got, "permission denied") {
-		t.Errorf("another user, who may not read the claim file of a held device: %q, want an error saying so", got)
+	if got := a.run(t, nobody, "take", dir, "MIG-a"); got != "refused: held by uid 0" {
+		t.Errorf("another user, who may not read the claim file of a held device: %q, want it held", got)
+	}
+}
+
+// Item 9, the other way round: files of another user named as claims
+// that a caller may not read (an ACL), or not open without waiting (a
+// lease), count as that user's claims; they make no call fail or wait.
+func TestAttackUnreadableFiles(t *testing.T) {
+	a := newAttackers(t)
+	dir := filepath.Join(a.base, "claims")
+	d, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	const victim = 4242
+	a.start(t, nobody, "unreadable", dir, "MIG-a", "MIG-b", strconv.Itoa(victim))
+	for _, uuid := range []string{"MIG-a", "MIG-b"} {
+		start := time.Now()
+		if got := a.run(t, victim, "take", dir, uuid); got != "refused: held by uid 65534" || time.Since(start) > 2*time.Second {
+			t.Errorf("%s with another user's file it may not read or open without waiting: %q after %s, want it held by them", uuid, got, time.Since(start))
+		}
 	}
 }
 

@@ -118,6 +118,32 @@ func attack(mode string, args []string) int {
 		}
 		ready()
 		select {}
+	case "unreadable": // dir uuid1 uuid2 victim ready: a file named as a claim of uuid1 that victim may not read, one of uuid2 under a lease
+		acl := filepath.Join(args[0], fileKey(args[1])+"."+strings.Repeat("a", suffixLen))
+		lease := filepath.Join(args[0], fileKey(args[2])+"."+strings.Repeat("b", suffixLen))
+		victim, _ := strconv.Atoi(args[3])
+		if err := os.WriteFile(acl, []byte("device "+args[1]+"\n"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		if err := denyACL(acl, victim); err != nil {
+			fmt.Fprintln(os.Stderr, "no ACLs:", err)
+			return 3
+		}
+		if err := os.WriteFile(lease, []byte("device "+args[2]+"\n"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		f, err := os.OpenFile(lease, os.O_RDWR, 0)
+		if err == nil {
+			_, err = unix.FcntlInt(f.Fd(), unix.F_SETLEASE, unix.F_WRLCK)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lease:", err)
+			return 2
+		}
+		ready()
+		select {}
 	case "claim": // dir uuid schedulerjob ready: claim uuid and hold it
 		d, err := OpenDir(args[0])
 		if err != nil {
@@ -187,7 +213,7 @@ func tryTake(dir, uuid string) string {
 	}
 	defer d.Close()
 	job, _ := Self()
-	c, _, err := d.Take([]string{uuid}, 1, Info{Job: job, Command: "attack"}, time.Second)
+	c, h, err := d.Take([]string{uuid}, 1, Info{Job: job, Command: "attack"}, time.Second)
 	switch {
 	case err != nil:
 		return "error: " + err.Error()
@@ -195,7 +221,7 @@ func tryTake(dir, uuid string) string {
 		c.Close()
 		return "claimed"
 	}
-	return "refused"
+	return fmt.Sprintf("refused: held by uid %d", h[uuid].UID)
 }
 
 // attackers is the test binary where other users may run it, and a

@@ -369,15 +369,19 @@ func (h *Holder) jobGone() bool {
 
 // probe tests the claim file name of the device uuid: whether a claim
 // holds it, and whose. It fails closed: what keeps it from telling (no
-// descriptor left, a file it may not read although its mode says it may)
-// is an error, never "unclaimed". A file that is not a regular file, or
-// does not name the device (a hard link of another device's claim file),
-// is no claim.
+// descriptor left, a lock or a read that fails) is an error, and a file
+// that it may not read although its mode says it may counts as claimed,
+// never as "unclaimed". A file that is not a regular file, or does not
+// name the device (a hard link of another device's claim file), is no
+// claim.
 func (d *Dir) probe(uuid, name string) (stage, Holder, error) {
 	var h Holder
-	fd, err := d.openClaim(name, &h)
-	if fd < 0 {
+	fd, none, err := d.openClaim(name, &h)
+	switch {
+	case err != nil || none:
 		return unclaimed, h, err
+	case fd < 0:
+		return claimed, h, nil
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
@@ -405,7 +409,14 @@ func (d *Dir) probe(uuid, name string) (stage, Holder, error) {
 	if err != nil {
 		return unclaimed, h, d.probeError(name, err)
 	}
-	if s == unclaimed || h.readInfo(fd) != uuid {
+	if s == unclaimed {
+		return unclaimed, h, nil
+	}
+	device, err := h.readInfo(fd)
+	if err != nil {
+		return unclaimed, h, d.probeError(name, err)
+	}
+	if device != uuid {
 		return unclaimed, h, nil
 	}
 	if byFlock {
@@ -425,37 +436,44 @@ func (d *Dir) probe(uuid, name string) (stage, Holder, error) {
 	return s, h, nil
 }
 
-// openClaim opens the claim file name for probe: -1 with no error where
-// there is no claim to test (it has gone, it is a symlink or a socket, or
-// it is not yet one that others may see), with h.UID its owner where
-// that is known.
-func (d *Dir) openClaim(name string, h *Holder) (int, error) {
+// openClaim opens the claim file name for probe. Where it returns no
+// descriptor (-1) and no error, the file is no claim to test (it has
+// gone, it is a symlink or a socket, or it is not yet one that others may
+// see), or it counts as claimed by its owner (h.UID) without being read
+// (unclaimed says which).
+func (d *Dir) openClaim(name string, h *Holder) (int, bool, error) {
 	for try := 0; ; try++ {
 		fd, err := unix.Openat(d.fd(), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 		switch {
 		case err == nil:
-			return fd, nil
+			return fd, false, nil
 		case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENXIO):
-			return -1, nil
-		case !errors.Is(err, unix.EACCES) || try > 0:
-			return -1, d.probeError(name, err)
+			return -1, true, nil
+		case !errors.Is(err, unix.EACCES) && !errors.Is(err, unix.EWOULDBLOCK):
+			return -1, false, d.probeError(name, err)
 		}
-		// A claim file is mode 0600 until its claimant has locked it and
-		// written it, and only then looks for others' claims (see
-		// create): one that others may not read yet is no claim they
-		// need to see. One whose mode lets everyone read it, but that
-		// cannot be read all the same (an ACL, a security module), may
-		// be held. Its mode may have changed since the open: then once
-		// more.
 		var st unix.Stat_t
 		switch err := unix.Fstatat(d.fd(), name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 		case errors.Is(err, unix.ENOENT):
-			return -1, nil
+			return -1, true, nil
 		case err != nil:
-			return -1, d.probeError(name, err)
-		case st.Mode&0o004 == 0:
-			h.UID = int(st.Uid)
-			return -1, nil
+			return -1, false, d.probeError(name, err)
+		}
+		h.UID = int(st.Uid)
+		// A claim file is mode 0600 until its claimant has locked it and
+		// written it, and only then looks for others' claims (see
+		// create): one that others may not read yet is no claim they
+		// need to see. Its mode may have changed since the open: then
+		// once more. One that cannot be read all the same, although its
+		// mode lets everyone read it (an ACL, a security module), or
+		// that cannot be opened without waiting (its owner's lease), may
+		// be held: it counts as its owner's claim. (Failing instead would
+		// let any user make every call fail, with a file of their own.)
+		switch {
+		case st.Mode&0o004 == 0 && errors.Is(err, unix.EACCES):
+			return -1, true, nil
+		case try > 0 || errors.Is(err, unix.EWOULDBLOCK):
+			return -1, false, nil
 		}
 	}
 }
@@ -480,10 +498,13 @@ func (d *Dir) probeError(name string, err error) error {
 
 // readInfo reads what the claimant wrote, and returns the device it
 // names; anything odd is ignored.
-func (h *Holder) readInfo(fd int) (device string) {
+func (h *Holder) readInfo(fd int) (device string, err error) {
 	buf := make([]byte, 1024)
-	n, _ := unix.Pread(fd, buf, 0)
-	for _, line := range strings.Split(string(buf[:max(n, 0)]), "\n") {
+	n, err := unix.Pread(fd, buf, 0)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(buf[:n]), "\n") {
 		k, v, _ := strings.Cut(line, " ")
 		switch k {
 		case "device":
@@ -498,7 +519,7 @@ func (h *Holder) readInfo(fd int) (device string) {
 			}
 		}
 	}
-	return device
+	return device, nil
 }
 
 // errLost: another process took the new claim file before its creator

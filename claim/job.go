@@ -168,14 +168,25 @@ func (j Job) Alive() bool {
 }
 
 // alive is Alive where a guess will not do: an error where /proc cannot
-// tell (no descriptor left, say), not "ended".
+// tell (no descriptor left, say), not "ended". Where /proc hides other
+// users' processes (hidepid), a process with the job's pid counts as the
+// job: its start cannot be read.
 func (j Job) alive() (bool, error) {
 	start, err := startTime(j.PID)
 	switch {
 	case err == nil:
 		return start == j.Start, nil
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ESRCH), errors.Is(err, errExited):
+	case errors.Is(err, errExited):
 		return false, nil
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission), errors.Is(err, unix.ESRCH):
+		switch err := unix.Kill(j.PID, 0); err {
+		case nil, unix.EPERM:
+			return true, nil
+		case unix.ESRCH:
+			return false, nil
+		default:
+			return false, fmt.Errorf("whether process %d still runs: %w", j.PID, err)
+		}
 	}
 	return false, fmt.Errorf("whether process %d still runs: %w", j.PID, err)
 }
