@@ -254,6 +254,17 @@ func TestAttackNoDescriptors(t *testing.T) {
 	}
 }
 
+// A holder without a pidfd polls /proc for its job's end. Where /proc
+// cannot tell (no descriptor left), the job counts as running: a holder
+// that took it for ended would give its devices away while the job may
+// still use them.
+func TestJobAliveWithoutDescriptors(t *testing.T) {
+	a := newAttackers(t)
+	if got := a.run(t, 0, "alive-emfile"); got != "alive" {
+		t.Errorf("a running job, with no descriptor to spare: %q, want alive", got)
+	}
+}
+
 // The guarantee the attacks must not break: under many claimants of two
 // users at once, killed with SIGKILL at random and started again, no
 // device is ever in use by two of them. Each claimant marks a device in

@@ -161,6 +161,28 @@ func attack(mode string, args []string) int {
 	case "take": // dir uuid: claim uuid once, say how it went
 		fmt.Println(tryTake(args[0], args[1]))
 		return 0
+	case "alive-emfile": // whether this process, as a job, is alive with no descriptor to spare
+		job, err := Self()
+		if err != nil {
+			fmt.Println("error:", err)
+			return 0
+		}
+		lim := unix.Rlimit{Cur: 256, Max: 256}
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+			fmt.Println("setrlimit:", err)
+			return 0
+		}
+		for { // every descriptor taken
+			if _, err := unix.Open("/dev/null", unix.O_RDONLY, 0); err != nil {
+				break
+			}
+		}
+		if job.Alive() {
+			fmt.Println("alive")
+		} else {
+			fmt.Println("ended")
+		}
+		return 0
 	case "take-emfile": // dir uuid: the same with no descriptor to spare
 		d, err := OpenDir(args[0])
 		if err != nil {

@@ -161,10 +161,13 @@ func processUID(pid int) (int, error) {
 	return 0, errors.New("no Uid in " + procPath(pid, "status"))
 }
 
-// Alive reports whether the job is still running.
+// Alive reports whether the job may still be running: a job that /proc
+// cannot tell about (no descriptor left, say) counts as running, so that
+// a holder polling for its job's end keeps the claims rather than give
+// devices away while the job may still use them; it asks again later.
 func (j Job) Alive() bool {
-	start, err := startTime(j.PID)
-	return err == nil && start == j.Start
+	alive, err := j.alive()
+	return alive || err != nil
 }
 
 // alive is Alive where a guess will not do: an error where /proc cannot
@@ -207,7 +210,11 @@ func (j Job) openPidfd() (*os.File, error) {
 		return nil, fmt.Errorf("watching the job's process %d: %w", j.PID, err)
 	}
 	f := os.NewFile(uintptr(fd), "pidfd")
-	if !j.Alive() {
+	switch alive, err := j.alive(); {
+	case err != nil:
+		f.Close()
+		return nil, fmt.Errorf("watching the job's process %d: %w", j.PID, err)
+	case !alive:
 		f.Close()
 		return nil, fmt.Errorf("the job's process %d has ended", j.PID)
 	}
