@@ -69,6 +69,14 @@ func fixWords(fix advice.Fix) string {
 		return "%s, which merge --node-lines -o does not write: it replaces the whole file, so it refuses to drop it (keep such lines in a file of your own, or move %s away)"
 	case advice.ClusterNodeLinesUnreadable:
 		return "merge --node-lines -o cannot tell what it would replace in %[2]s: %[1]s"
+	case advice.ParentEnded:
+		return "%s; pass --pid"
+	case advice.JobProcess:
+		return "--pid %[2]v: %[1]s"
+	case advice.JobProcessOwner:
+		return "--pid %[2]v %[1]s"
+	case advice.Count:
+		return "--count %[2]v, but %[1]s"
 	}
 	return ""
 }

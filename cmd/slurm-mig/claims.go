@@ -20,6 +20,9 @@ type claimFlags struct {
 // claim discovers the node with the compute processes on its MIG
 // devices, and claims idle ones among those the job may use.
 func (f *claimFlags) claim(e *env, job claim.Job, command string) (*claim.Claim, error) {
+	if f.Count < 1 || f.Count > claim.MaxDevices {
+		return nil, fmt.Errorf("--count %d: want 1 to %d", f.Count, claim.MaxDevices)
+	}
 	node, err := e.loader.LoadBusy(f.From)
 	if err != nil {
 		return nil, err

@@ -89,9 +89,7 @@ func TestLayout(t *testing.T) {
 // flags: the command itself; the packages that parse it and make its
 // documentation from its model (kongrun knows kong's --help and the
 // --version that decides which model it builds); and the test kit.
-// internal/claim still names --pid and --count in its messages; it is
-// being rewritten, and leaves this list once it names none.
-var mayNameFlags = []string{"cmd/slurm-mig", "internal/kongrun", "internal/docgen", "internal/testkit", "internal/claim"}
+var mayNameFlags = []string{"cmd/slurm-mig", "internal/kongrun", "internal/docgen", "internal/testkit"}
 
 // TestFlagNamesOnlyInCmd: no string in a package below cmd names a flag
 // of the command line, so that a flag renamed in cmd cannot leave advice

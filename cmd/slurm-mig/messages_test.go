@@ -44,6 +44,12 @@ func TestMessagesNamingFlags(t *testing.T) {
 		exit      int
 		stderr    string // every line, $DIR for the run's directory
 	}{
+		{name: "a job's process that is none",
+			args: []string{"--root", root, "free", "--from", snap, "--claims", "$DIR/claims", "--pid", "1"},
+			exit: 2, stderr: "slurm-mig: --pid 1: not a job's process"},
+		{name: "more devices than the job may use",
+			args: []string{"--root", root, "free", "--from", snap, "--claims", "$DIR/claims", "--count", "99"},
+			exit: 2, stderr: "slurm-mig: --count 99, but this job may use only 13 MIG devices"},
 		{name: "node name and none",
 			args: []string{"--root", root, "gen", "--from", snap, "--node-name", "n1", "--no-node-name"},
 			exit: 2, stderr: "slurm-mig: --node-name and --no-node-name exclude each other"},

@@ -92,6 +92,18 @@ const (
 	// ClusterNodeLinesUnreadable: merge cannot read the file of node
 	// lines it would replace. Args: the file.
 	ClusterNodeLinesUnreadable
+	// ParentEnded: the process that ran free has ended, so nothing would
+	// end the claim; the process whose end ends it must be named.
+	ParentEnded
+	// JobProcess: the process named as the job's cannot be the job's.
+	// Args: its pid.
+	JobProcess
+	// JobProcessOwner: the process named as the job's is another user's.
+	// Args: its pid.
+	JobProcessOwner
+	// Count: more devices were asked for than the job may use. Args: how
+	// many were asked for.
+	Count
 
 	endOfFixes // not a Fix: one past the last
 )

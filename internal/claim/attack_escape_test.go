@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
 // Item 6: a refusal prints what another user wrote in their claim
@@ -22,7 +22,7 @@ func TestAttackEscapes(t *testing.T) {
 	defer d.Close()
 	evil := "\x1b[2K\r\x1b[32mMIG-a is yours\x1b[0m"
 	a.start(t, nobody, "claim", dir, "MIG-a", evil)
-	devs := []Device{{GPU: &discover.GPU{}, Mig: &discover.MigDevice{UUID: "MIG-a"}}}
+	devs := []Device{{GPU: &model.GPU{}, Mig: &model.MigDevice{UUID: "MIG-a"}}}
 	_, err = take(d, devs, Request{Count: 1, Command: "test", Timeout: time.Second})
 	var refused *NoneIdleError
 	if !errors.As(err, &refused) {

@@ -181,7 +181,7 @@ func TestCandidates(t *testing.T) {
 		{visible: "MIG-ffff", set: true, err: "MIG-ffff is no GPU or MIG device of this node"},
 		{set: false, profile: "2g.20gb", want: 1, first: mig(3, 6)},
 		{set: false, profile: "3g.40gb", err: "no MIG device of profile 3g.40gb among the 21 MIG devices this job may use (20 × 1g.10gb, 1 × 2g.20gb)"},
-		{visible: "1", set: true, count: 8, err: "--count 8, but this job may use only 7 MIG devices"},
+		{visible: "1", set: true, count: 8, err: "this job may use only 7 MIG devices"}, // cmd adds "--count 8, but "
 	} {
 		devs, warnings, err := Candidates(node, Request{Visible: tc.visible, VisibleSet: tc.set, Profile: tc.profile, Count: max(tc.count, 1)})
 		name := fmt.Sprintf("CUDA_VISIBLE_DEVICES=%q (set %v) --profile %q", tc.visible, tc.set, tc.profile)

@@ -472,7 +472,7 @@ func Hold(args []string) int {
 	pid, err1 := strconv.Atoi(args[0])
 	start, err2 := strconv.ParseUint(args[1], 10, 64)
 	n, err3 := strconv.Atoi(args[2])
-	if err1 != nil || err2 != nil || err3 != nil || n < 0 || n > maxMigDevices || (args[3] != "0" && args[3] != "1") {
+	if err1 != nil || err2 != nil || err3 != nil || n < 0 || n > MaxDevices || (args[3] != "0" && args[3] != "1") {
 		return 2
 	}
 	var files []int // nil: the starter's claim is still to come
@@ -738,7 +738,7 @@ func (h *holder) drop(conn int) {
 // of regular files only.
 func (h *holder) receive(conn int) ([]int, error) {
 	buf := make([]byte, 64)
-	oob := make([]byte, unix.CmsgSpace(4*maxMigDevices))
+	oob := make([]byte, unix.CmsgSpace(4*MaxDevices))
 	n, oobn, flags, _, err := unix.Recvmsg(conn, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
 		return nil, err

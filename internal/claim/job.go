@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
 // Job is the process whose end ends a claim, named by its pid and its
@@ -42,7 +44,7 @@ func FindJob(pid int) (Job, error) {
 	}
 	p := os.Getppid()
 	if p <= 1 {
-		return Job{}, fmt.Errorf("slurm-mig's parent process has ended, so nothing would end the claim; pass --pid")
+		return Job{}, advice.Wrap(errors.New("slurm-mig's parent process has ended, so nothing would end the claim"), advice.ParentEnded)
 	}
 	for hops := 0; hops < maxHops; hops++ {
 		parent, ok := forkedSubshellOf(p)
@@ -58,23 +60,23 @@ func FindJob(pid int) (Job, error) {
 	return Job{PID: p, Start: start}, nil
 }
 
-// ownJob checks a --pid: a process of the caller (or any, for root), so
+// ownJob checks the process given as the job's: a process of the caller (or any, for root), so
 // that a user cannot tie a claim to a process that lives for ever.
 func ownJob(pid int) (Job, error) {
 	if pid <= 1 {
-		return Job{}, fmt.Errorf("--pid %d: not a job's process", pid)
+		return Job{}, advice.Wrap(errors.New("not a job's process"), advice.JobProcess, pid)
 	}
 	start, err := startTime(pid)
 	if err != nil {
-		return Job{}, fmt.Errorf("--pid %d: no such process", pid)
+		return Job{}, advice.Wrap(errors.New("no such process"), advice.JobProcess, pid)
 	}
 	if uid := os.Getuid(); uid != 0 {
 		owner, err := processUID(pid)
 		if err != nil {
-			return Job{}, fmt.Errorf("--pid %d: %w", pid, err)
+			return Job{}, advice.Wrap(err, advice.JobProcess, pid)
 		}
 		if owner != uid {
-			return Job{}, fmt.Errorf("--pid %d belongs to uid %d: a claim can follow only your own processes", pid, owner)
+			return Job{}, advice.Wrap(fmt.Errorf("belongs to uid %d: a claim can follow only your own processes", owner), advice.JobProcessOwner, pid)
 		}
 	}
 	return Job{PID: pid, Start: start}, nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
@@ -30,8 +31,8 @@ type Request struct {
 // Devices claims req.Count idle MIG devices of node among those the job
 // may use. warn is told what of CUDA_VISIBLE_DEVICES was ignored.
 func Devices(node *model.Node, req Request, warn func(string)) (*Claim, error) {
-	if req.Count < 1 || req.Count > maxMigDevices {
-		return nil, fmt.Errorf("--count %d: want 1 to %d", req.Count, maxMigDevices)
+	if req.Count < 1 || req.Count > MaxDevices {
+		return nil, fmt.Errorf("%d MIG devices asked for: want 1 to %d", req.Count, MaxDevices)
 	}
 	devs, warnings, err := Candidates(node, req)
 	for _, w := range warnings {
@@ -49,8 +50,8 @@ func Devices(node *model.Node, req Request, warn func(string)) (*Claim, error) {
 	return take(dir, devs, req)
 }
 
-// maxMigDevices bounds --count: no node has more MIG devices.
-const maxMigDevices = 256
+// MaxDevices bounds how many MIG devices one call claims: no node has more.
+const MaxDevices = 256
 
 // schedulerJob is the job id the scheduler exported, for claim files.
 func schedulerJob() string {
@@ -104,7 +105,7 @@ func Candidates(node *model.Node, req Request) (devs []Device, warnings []string
 	case len(devs) == 0:
 		return nil, warnings, fmt.Errorf("no MIG device of profile %s among the %d MIG devices this job may use (%s)", req.Profile, len(all), profiles(all))
 	case req.Count > len(devs):
-		return nil, warnings, fmt.Errorf("--count %d, but this job may use only %d MIG devices%s", req.Count, len(devs), ofProfile(req.Profile))
+		return nil, warnings, advice.Wrap(fmt.Errorf("this job may use only %d MIG devices%s", len(devs), ofProfile(req.Profile)), advice.Count, req.Count)
 	}
 	return devs, warnings, nil
 }

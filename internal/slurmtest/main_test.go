@@ -66,7 +66,7 @@ func run(m *testing.M) int {
 	slurmMig = filepath.Join(dir, "slurm-mig")
 	// go test puts its own go first on PATH.
 	build := exec.Command("go", "build", "-o", slurmMig, "./cmd/slurm-mig")
-	build.Dir = ".."
+	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building slurm-mig: %v\n%s", err, out)
 		return 1
