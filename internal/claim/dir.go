@@ -40,6 +40,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 )
 
 // DefaultDir is where claims live unless --claims says otherwise: under
@@ -326,14 +328,14 @@ const (
 // bytes of fd from start (0: to the end), without waiting.
 func ofdLock(fd int, start, length int64, typ int16) error {
 	lk := unix.Flock_t{Type: typ, Whence: io.SeekStart, Start: start, Len: length}
-	return retryEINTR(func() error { return unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk) })
+	return fileio.RetryEINTR(func() error { return unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk) })
 }
 
 // writeLocked reports whether another open file than fd's holds a write
 // lock on length bytes of it from start (0: to the end).
 func writeLocked(fd int, start, length int64) (bool, error) {
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart, Start: start, Len: length}
-	err := retryEINTR(func() error { return unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk) })
+	err := fileio.RetryEINTR(func() error { return unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk) })
 	return lk.Type == unix.F_WRLCK, err
 }
 

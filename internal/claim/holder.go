@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 )
 
 // HolderArg is the hidden first argument that makes slurm-mig a claim
@@ -278,7 +280,7 @@ func connectTo(addr string, timeout time.Duration) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	err = retryEINTR(func() error { return unix.Connect(fd, &unix.SockaddrUnix{Name: addr}) })
+	err = fileio.RetryEINTR(func() error { return unix.Connect(fd, &unix.SockaddrUnix{Name: addr}) })
 	if err != nil {
 		unix.Close(fd)
 		switch {
@@ -323,7 +325,7 @@ func offer(conn int, c *Claim, job Job) (*Handover, error) {
 	var ack [1]byte
 	n := 0
 	if err == nil {
-		err = retryEINTR(func() (err error) { n, err = unix.Read(conn, ack[:]); return err })
+		err = fileio.RetryEINTR(func() (err error) { n, err = unix.Read(conn, ack[:]); return err })
 	}
 	if err == nil && n == 1 && ack[0] == ackByte {
 		return &Handover{conn: conn}, nil
@@ -341,7 +343,7 @@ func sendClaim(conn int, c *Claim, job Job) error {
 	for i, f := range c.Files {
 		fds[i] = int(f.Fd())
 	}
-	return retryEINTR(func() error {
+	return fileio.RetryEINTR(func() error {
 		return unix.Sendmsg(conn, holderRequest(job), unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
 	})
 }
@@ -776,15 +778,6 @@ func isRegular(fd int) bool {
 func isSocket(fd int) bool {
 	var st unix.Stat_t
 	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFSOCK
-}
-
-// retryEINTR repeats a system call that a signal interrupted.
-func retryEINTR(call func() error) error {
-	for {
-		if err := call(); err != unix.EINTR {
-			return err
-		}
-	}
 }
 
 // closeStrays closes every descriptor above last (the holder's own) that
