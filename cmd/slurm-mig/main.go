@@ -59,6 +59,12 @@ func (e *env) named() string { return "slurm-mig " + e.version }
 // print prints what write writes, all at once after it succeeded.
 func (e *env) print(write func(io.Writer) error) error { return kongrun.Print(e.stdout, write) }
 
+// report prints what a write did (nodegres), as merge and diff print
+// theirs: whole, as text or JSON.
+func (e *env) report(rep *nodegres.Report, asJSON bool) error {
+	return kongrun.PrintReport(e.stdout, rep, asJSON)
+}
+
 // warn is the run's one warning channel: the packages below say through
 // it what the run goes without, and a warning that carries a fix is said
 // with the fix's words (explain).
@@ -119,7 +125,7 @@ func run(args []string, e *env) int {
 		e.loader = &nodeload.Loader{Host: nodeload.NewHost(root), NVML: nvmlLib,
 			Hostname: e.hostname, Timeout: c.Timeout, Warn: e.warn}
 		e.build = &nodegres.Builder{Loader: e.loader, Root: root, Getenv: os.Getenv,
-			WrittenBy: e.named(), Stdout: e.stdout, Print: e.print, Warn: e.warn}
+			WrittenBy: e.named(), Stdout: e.stdout, Report: e.report, Warn: e.warn}
 	})
 }
 

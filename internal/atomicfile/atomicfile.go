@@ -42,10 +42,22 @@ type Options struct {
 }
 
 // Result says what Write did.
+//
+// It is also what the commands that write files report, as text
+// (Changes) or as JSON, so that gen -o, node --update, state and merge -o
+// say the same of a write.
 type Result struct {
-	Path    string // the file written: the target, or where its symlink led
-	Changed bool   // false when the file already held the content
-	Backup  string // the backup written, if any
+	Path    string `json:"path"`             // the file written: the target, or where its symlink led
+	Changed bool   `json:"changed"`          // false when the file already held the content
+	Backup  string `json:"backup,omitempty"` // the backup written, if any
+}
+
+// Changes says, for people, whether the file changed.
+func (r Result) Changes() string {
+	if r.Changed {
+		return "changed"
+	}
+	return "unchanged"
 }
 
 // newFileMode is the mode of a file that did not exist before.

@@ -91,11 +91,9 @@ func (f *Fleet) NodeLines() []byte {
 // Written is what merge -o reports: the file, whether it changed, and
 // what went into it.
 type Written struct {
-	Path    string `json:"path"`
-	Changed bool   `json:"changed"`
-	Backup  string `json:"backup,omitempty"`
-	Nodes   int    `json:"nodes"`
-	Layouts int    `json:"layouts"`
+	atomicfile.Result
+	Nodes   int `json:"nodes"`
+	Layouts int `json:"layouts"`
 }
 
 // WriteNodeLines writes the fleet's node lines (NodeLines) to path
@@ -130,7 +128,7 @@ func (f *Fleet) write(path string, data []byte, backup bool) (*Written, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Written{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Nodes: f.nodes, Layouts: len(f.Layouts)}, nil
+	return &Written{Result: res, Nodes: f.nodes, Layouts: len(f.Layouts)}, nil
 }
 
 // WriteGresConf writes the fleet's gres.conf (GresConf(version)) to path
@@ -160,7 +158,7 @@ func (f *Fleet) WriteGresConf(path, version string, backup bool) (*Written, erro
 			return nil, advice.Wrap(err, advice.ClusterGresConfUnreadable, target)
 		}
 		if sameButBuild([]byte(old), data) {
-			return &Written{Path: target, Nodes: f.nodes, Layouts: len(f.Layouts)}, nil
+			return &Written{Result: atomicfile.Result{Path: target}, Nodes: f.nodes, Layouts: len(f.Layouts)}, nil
 		}
 	}
 	return f.write(path, data, backup)
@@ -187,8 +185,7 @@ func sameButBuild(a, b []byte) bool {
 
 // WriteText writes "PATH: changed (N nodes, M layouts)", as gen -o says it.
 func (w Written) WriteText(out io.Writer) error {
-	state := map[bool]string{false: "unchanged", true: "changed"}[w.Changed]
-	_, err := fmt.Fprintf(out, "%s: %s (%s, %s)\n", w.Path, state, plural(w.Nodes, "node", "nodes"), plural(w.Layouts, "layout", "layouts"))
+	_, err := fmt.Fprintf(out, "%s: %s (%s, %s)\n", w.Path, w.Changes(), plural(w.Nodes, "node", "nodes"), plural(w.Layouts, "layout", "layouts"))
 	return err
 }
 

@@ -20,10 +20,8 @@ import (
 
 // Report is what a write did.
 type Report struct {
-	Path    string `json:"path"` // symlinks resolved
-	Changed bool   `json:"changed"`
-	Backup  string `json:"backup,omitempty"`
-	Devices int    `json:"devices"`
+	atomicfile.Result     // the path with symlinks resolved
+	Devices           int `json:"devices"`
 	// State is the device state for slurm-mig env, written with the file.
 	State *Report `json:"state,omitempty"`
 }
@@ -62,7 +60,7 @@ func (f Files) Write() (*Report, error) {
 			return nil, advice.Wrap(fmt.Errorf("%w; %s left as it was", err, f.Path), advice.StateNotWritten)
 		}
 	}
-	rep := &Report{Path: target, Devices: f.Devices, State: state}
+	rep := &Report{Result: atomicfile.Result{Path: target}, Devices: f.Devices, State: state}
 	if unchanged {
 		return rep, nil
 	}
@@ -70,7 +68,7 @@ func (f Files) Write() (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Path, rep.Changed, rep.Backup = res.Path, res.Changed, res.Backup
+	rep.Result = res
 	return rep, nil
 }
 
@@ -103,7 +101,7 @@ func (s State) Write() (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("device state not written: %w", err)
 	}
-	return &Report{Path: res.Path, Changed: res.Changed, Devices: st.Usable()}, nil
+	return &Report{Result: atomicfile.Result{Path: res.Path, Changed: res.Changed}, Devices: st.Usable()}, nil
 }
 
 // WriteJSON writes the report as one line of JSON.
@@ -112,10 +110,9 @@ func (r *Report) WriteJSON(w io.Writer) error { return json.NewEncoder(w).Encode
 // WriteText writes a line a file: its path, whether it changed, and what
 // it holds.
 func (r *Report) WriteText(w io.Writer) error {
-	changed := map[bool]string{false: "unchanged", true: "changed"}
-	fmt.Fprintf(w, "%s: %s (%s)\n", r.Path, changed[r.Changed], gresgen.DeviceCount(r.Devices))
+	fmt.Fprintf(w, "%s: %s (%s)\n", r.Path, r.Changes(), gresgen.DeviceCount(r.Devices))
 	if r.State != nil {
-		fmt.Fprintf(w, "%s: %s (device state for slurm-mig env)\n", r.State.Path, changed[r.State.Changed])
+		fmt.Fprintf(w, "%s: %s (device state for slurm-mig env)\n", r.State.Path, r.State.Changes())
 	}
 	return nil
 }

@@ -31,8 +31,9 @@ type Builder struct {
 	Getenv    func(string) string
 	WrittenBy string    // "slurm-mig v1.2.3", recorded in the device state
 	Stdout    io.Writer // where the output goes, unless to a file
-	// Print prints what write writes, all at once after it succeeded.
-	Print func(write func(io.Writer) error) error
+	// Report prints what a write did, as text or as JSON: the command
+	// line's one printer of reports, which diff and merge use too.
+	Report func(rep *Report, asJSON bool) error
 	// Warn is the run's one warning channel; a warning may carry the fix
 	// that would help (advice), which the command line words.
 	Warn func(error)
@@ -193,7 +194,7 @@ func (b *Builder) write(out Output, data []byte, built *Built, unchanged func(st
 	if err != nil {
 		return err
 	}
-	return b.report(rep, out.JSON)
+	return b.Report(rep, out.JSON)
 }
 
 // WriteState loads the node and writes only its device state, where file
@@ -213,7 +214,7 @@ func (b *Builder) WriteState(from, nodeName, file string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	return b.report(rep, asJSON)
+	return b.Report(rep, asJSON)
 }
 
 // Diff loads the node, builds its config, and compares it with what in
@@ -245,12 +246,4 @@ func (b *Builder) stateFile(flag, from string) jobenv.StateFile {
 // state is the node's device state, to write where flag says.
 func (b *Builder) state(flag, from string, node *model.Node, name string) *State {
 	return &State{File: b.stateFile(flag, from), Node: node, Name: name, WrittenBy: b.WrittenBy}
-}
-
-// report says what was written: JSON, or a line a file.
-func (b *Builder) report(rep *Report, asJSON bool) error {
-	if asJSON {
-		return b.Print(rep.WriteJSON)
-	}
-	return b.Print(rep.WriteText)
 }

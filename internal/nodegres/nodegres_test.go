@@ -3,7 +3,6 @@ package nodegres
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,7 +52,7 @@ func newRun(t *testing.T, gpus ...nvmlfake.GPU) *run {
 		Stdout:    &r.stdout,
 		Warn:      warn,
 	}
-	r.b.Print = func(write func(w io.Writer) error) error { return kongrun.Print(&r.stdout, write) }
+	r.b.Report = func(rep *Report, asJSON bool) error { return kongrun.PrintReport(&r.stdout, rep, asJSON) }
 	return r
 }
 
