@@ -67,8 +67,8 @@ test: vet
 # verbosely, its per-test lines filtered out, so that its count of cluster
 # scenarios shows in the output.
 test-suite:
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/slurmtest$$')
-	$(GO) test -count=1 -v ./slurmtest | grep -Ev '^(=== (RUN|PAUSE|CONT|NAME)|\s*--- PASS)'
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/internal/slurmtest$$')
+	$(GO) test -count=1 -v ./internal/slurmtest | grep -Ev '^(=== (RUN|PAUSE|CONT|NAME)|\s*--- PASS)'
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above need formatting"; exit 1; }
@@ -83,7 +83,7 @@ FUZZTIME ?= 50000x
 FUZZ_TARGETS := capmap:FuzzParseMigMinors capmap:FuzzParse capmap:FuzzFastLine \
 	slurmconf:FuzzHostlistRoundTrip slurmconf:FuzzCompressHostlist slurmconf:FuzzGresConf \
 	slurmconf:FuzzGresRecordRoundTrip slurmconf:FuzzNodeGres slurmconf:FuzzUpdateNodeGres \
-	slurmconf:FuzzRecordReader discover:FuzzSnapshot
+	slurmconf:FuzzRecordReader internal/model:FuzzSnapshot
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $$t for $(FUZZTIME)"; \
@@ -100,7 +100,7 @@ bench:
 # /var/cache/slurm-mig/chroots. SLURM_VERSIONS=bullseye picks targets.
 # SLURM_SUITE is what runs: packages, or package:test-regexp for the
 # real-Slurm tests that live beside other tests. docs/slurm-versions.md.
-SLURM_SUITE := ./slurmtest ./slurmconf:^TestHostlistMatchesScontrol$$ ./cmd/slurm-mig:^TestNodeFullMatchesSlurmdC$$
+SLURM_SUITE := ./internal/slurmtest ./slurmconf:^TestHostlistMatchesScontrol$$ ./cmd/slurm-mig:^TestNodeFullMatchesSlurmdC$$
 test-slurm-versions:
 	SLURM_SUITE='$(SLURM_SUITE)' GO='$(GO)' scripts/slurm-versions.sh $(SLURM_VERSIONS)
 

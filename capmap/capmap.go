@@ -21,7 +21,7 @@ import (
 	"math"
 	"os"
 
-	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 )
 
 // MigMinorsPath is the path of the mig-minors file relative to a root ("/" on

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/slurm-mig/slurm-mig/internal/fixture"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 )
 
 // The fuzz targets of this file check Parse through its public API only

@@ -8,12 +8,12 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/slurm-mig/slurm-mig/hostfs"
-	"github.com/slurm-mig/slurm-mig/internal/fixture"
-	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
-	"github.com/slurm-mig/slurm-mig/internal/synth"
-	"github.com/slurm-mig/slurm-mig/nodeload"
-	"github.com/slurm-mig/slurm-mig/nvmlread"
+	"github.com/slurm-mig/slurm-mig/capmap"
+	"github.com/slurm-mig/slurm-mig/internal/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/nodeload/nvmlread"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -49,7 +49,7 @@ func BenchmarkDiscoverRender(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := nodeload.ResolveCapMinors(node, nodeload.NewHost(hostfs.FS(root))); err != nil {
+				if err := capmap.Resolve(node, func() (*capmap.Map, error) { return capmap.Load(hostfs.FS(root)) }); err != nil {
 					b.Fatal(err)
 				}
 				recs, err := Records(node, Options{NodeName: "bench01"})

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -18,7 +19,7 @@ type Config struct {
 }
 
 // Generate builds the node's config (Records, then their counts).
-func Generate(n *discover.Node, o Options) (*Config, error) {
+func Generate(n *model.Node, o Options) (*Config, error) {
 	recs, err := Records(n, o)
 	if err != nil {
 		return nil, err
@@ -41,14 +42,15 @@ func (c *Config) Devices() int {
 
 // CheckEmpty refuses a config that offers Slurm nothing, unless allowed
 // (then warn says so): after an NVML failure an empty gres.conf takes a
-// node's GPUs away. what names the output in the refusal.
-func (c *Config) CheckEmpty(what string, allow bool, warn func(string)) error {
+// node's GPUs away. what names the output in the refusal, which carries
+// the fix: to ask for the empty config (advice.AllowEmpty).
+func (c *Config) CheckEmpty(what string, allow bool, warn func(error)) error {
 	switch {
 	case len(c.Records) > 0:
 	case allow:
-		warn("no GPU or MIG device to offer Slurm on this node")
+		warn(errors.New("no GPU or MIG device to offer Slurm on this node"))
 	default:
-		return fmt.Errorf("no GPU or MIG device found; refusing to write an empty %s (pass --allow-empty if this node really has none)", what)
+		return advice.Wrap(fmt.Errorf("no GPU or MIG device found; refusing to write an empty %s", what), advice.AllowEmpty)
 	}
 	return nil
 }
@@ -102,15 +104,17 @@ func isHeader(num int, line string) bool {
 // gen -o writes the whole file, so a line it does not write would be
 // lost: a comment of the admin's, another GRES (a site's mps or shard
 // lines), other nodes' lines, AutoDetect=, an Include. Such a line is an
-// error naming it, and the file is left alone.
+// error naming it (advice.GresConfForeignLine), and the file is left
+// alone; so is a file that cannot be read (advice.GresConfUnreadable).
+// The command line says which of its writers refuses, and why.
 func (c *Config) Unchanged(path string) (bool, error) {
 	recs, err := slurmconf.ReadOwnGpuRecords(path, c.NodeName, isHeader)
 	var foreign *slurmconf.ForeignLine
 	switch {
 	case errors.As(err, &foreign):
-		return false, fmt.Errorf("%s, which gen -o does not write: it replaces the whole file, so it refuses to drop the line (keep such lines in a gres.conf of your own that Includes a file gen -o writes, or move %s away)", foreign, path)
+		return false, advice.Wrap(foreign, advice.GresConfForeignLine, path)
 	case err != nil:
-		return false, fmt.Errorf("gen -o cannot tell what it would replace in %s: %w", path, err)
+		return false, advice.Wrap(err, advice.GresConfUnreadable, path)
 	}
 	current := make([]slurmconf.GresRecord, len(recs))
 	for i, r := range recs {
@@ -139,7 +143,7 @@ func (c *Config) NodeLine(hardware ...string) string {
 // key and byte kept. The counts are all gpu: gen makes gpu records only.
 func (c *Config) UpdateSlurmConf(path string) ([]byte, error) {
 	if c.NodeName == "" {
-		return nil, fmt.Errorf("--update needs the node's name; drop --no-node-name")
+		return nil, errors.New("updating a slurm.conf needs the node's name, and the config names none")
 	}
 	return slurmconf.UpdateNodeGresFile(path, c.NodeName, slurmconf.GresList(c.Counts))
 }

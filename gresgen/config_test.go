@@ -1,10 +1,14 @@
 package gresgen
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
 // node --update sets Gres= on the node's own line only, and needs the
@@ -80,7 +84,26 @@ func TestUnchangedRefusesForeignLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = cfg.Unchanged(path)
-	if want := path + ":6: a Name=shard line, which gen -o does not write: it replaces the whole file, so it refuses to drop the line (keep such lines in a gres.conf of your own that Includes a file gen -o writes, or move " + path + " away)"; err == nil || err.Error() != want {
-		t.Errorf("err %v\nwant %s", err, want)
+	var a *advice.Error
+	if want := path + ":6: a Name=shard line"; !errors.As(err, &a) || a.Fix != advice.GresConfForeignLine || !slices.Equal(a.Args, []any{path}) || err.Error() != want {
+		t.Errorf("err %v\nwant %s, with advice.GresConfForeignLine naming the file", err, want)
+	}
+}
+
+// A gres.conf that cannot be read makes gen -o refuse too: it cannot
+// tell what it would replace.
+func TestUnchangedRefusesAnUnreadableFile(t *testing.T) {
+	cfg, err := Generate(node(), Options{NodeName: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "gres.conf")
+	if err := os.WriteFile(path, []byte("Name=gpu Typ=a100 File=/dev/nvidia0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = cfg.Unchanged(path)
+	var a *advice.Error
+	if want := path + `:1: unknown gres.conf keyword "Typ"`; !errors.As(err, &a) || a.Fix != advice.GresConfUnreadable || !slices.Equal(a.Args, []any{path}) || err.Error() != want {
+		t.Errorf("err %v\nwant %s, with advice.GresConfUnreadable naming the file", err, want)
 	}
 }

@@ -9,7 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -66,8 +67,9 @@ type Options struct {
 	// Flags is written as Flags= on every line (nvidia_gpu_env).
 	Flags string
 	// Warn is told what is legal but likely not what the admin wants (a
-	// pending MIG mode change, GPU names that share a type); nil to ignore.
-	Warn func(string)
+	// pending MIG mode change, GPU names that share a type, with the fix
+	// that tells them apart: advice.TypeMap); nil to ignore.
+	Warn func(error)
 	// Slurm is the release that will read the records; the zero Version
 	// when not known. It picks FilesAuto's style, and Records refuses
 	// records it would refuse or misread (slurmconf.CheckGres).
@@ -77,7 +79,7 @@ type Options struct {
 // Records builds one record per device: GPUs in NVML index order, a
 // MIG-enabled GPU as its MIG devices in (GI, CI) order, every other GPU
 // whole. Every MIG device must have its cap minors resolved.
-func Records(n *discover.Node, o Options) ([]slurmconf.GresRecord, error) {
+func Records(n *model.Node, o Options) ([]slurmconf.GresRecord, error) {
 	var recs []slurmconf.GresRecord
 	typer, err := newTyper(o)
 	if err != nil {
@@ -89,12 +91,12 @@ func Records(n *discover.Node, o Options) ([]slurmconf.GresRecord, error) {
 	if o.FileStyle == "" || o.FileStyle == FilesAuto {
 		o.FileStyle = FileStyleFor(o.Slurm)
 	}
-	var warnings []string
+	var warnings []error
 	links := nvlinkMatrix(n)
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
 		if g.MigChangePending() {
-			warnings = append(warnings, fmt.Sprintf("%s: MIG mode is %s but will be %s after the next GPU reset; this config describes the current layout",
+			warnings = append(warnings, fmt.Errorf("%s: MIG mode is %s but will be %s after the next GPU reset; this config describes the current layout",
 				g.Label(), migWord(g.MigEnabled), migWord(g.MigPending)))
 		}
 		if !g.MigEnabled {
@@ -113,7 +115,7 @@ func Records(n *discover.Node, o Options) ([]slurmconf.GresRecord, error) {
 			continue
 		}
 		if len(g.MigDevices) == 0 {
-			warnings = append(warnings, fmt.Sprintf("%s: MIG mode is enabled but it has no MIG devices; it offers Slurm nothing", g.Label()))
+			warnings = append(warnings, fmt.Errorf("%s: MIG mode is enabled but it has no MIG devices; it offers Slurm nothing", g.Label()))
 			continue
 		}
 		for j := range g.MigDevices {
@@ -131,9 +133,9 @@ func Records(n *discover.Node, o Options) ([]slurmconf.GresRecord, error) {
 				r.Cores = g.Cores
 			}
 			if o.FileStyle == FilesCI {
-				r.File = discover.CapPath(*m.CICapMinor)
+				r.File = model.CapPath(*m.CICapMinor)
 			} else {
-				r.MultipleFiles = []string{g.DevicePath(), discover.CapPath(*m.GICapMinor), discover.CapPath(*m.CICapMinor)}
+				r.MultipleFiles = []string{g.DevicePath(), model.CapPath(*m.GICapMinor), model.CapPath(*m.CICapMinor)}
 			}
 			recs = append(recs, r)
 		}
@@ -152,8 +154,8 @@ func Records(n *discover.Node, o Options) ([]slurmconf.GresRecord, error) {
 
 // unmatchedTypeMap warns of type map names that match no GPU of the node:
 // most often a typo, which would silently leave the default type.
-func unmatchedTypeMap(n *discover.Node, typeMap map[string]string) []string {
-	var out []string
+func unmatchedTypeMap(n *model.Node, typeMap map[string]string) []error {
+	var out []error
 	for name := range typeMap {
 		var known []string // the names it could have matched, once each
 		matched := false
@@ -171,12 +173,18 @@ func unmatchedTypeMap(n *discover.Node, typeMap map[string]string) []string {
 			}
 		}
 		if !matched {
-			out = append(out, fmt.Sprintf("type map name %q matches no GPU of this node (NVML names and short models here: %s); check its spelling",
+			out = append(out, fmt.Errorf("type map name %q matches no GPU of this node (NVML names and short models here: %s); check its spelling",
 				name, quoteAll(known)))
 		}
 	}
-	sort.Strings(out)
+	sortByText(out)
 	return out
+}
+
+// sortByText puts warnings in the order of their messages, so that a run
+// says them in the same order every time.
+func sortByText(warnings []error) {
+	slices.SortFunc(warnings, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 }
 
 func quoteAll(s []string) string {
@@ -205,7 +213,7 @@ type typer struct {
 	typeMap map[string]string // lower-cased key -> type
 	namesOf map[string]map[string]bool
 
-	last       *discover.GPU // the GPU modelOf last worked out
+	last       *model.GPU // the GPU modelOf last worked out
 	lastModel  string
 	lastMapped bool
 }
@@ -235,7 +243,7 @@ func newTyper(o Options) (*typer, error) {
 
 // modelOf is model, worked out once per GPU: a GPU has up to dozens of
 // MIG devices.
-func (t *typer) modelOf(g *discover.GPU) (string, bool) {
+func (t *typer) modelOf(g *model.GPU) (string, bool) {
 	if t.last == g {
 		return t.lastModel, t.lastMapped
 	}
@@ -245,7 +253,7 @@ func (t *typer) modelOf(g *discover.GPU) (string, bool) {
 }
 
 // model is the GPU part of a type, and whether the type map set it.
-func (t *typer) model(g *discover.GPU) (string, bool) {
+func (t *typer) model(g *model.GPU) (string, bool) {
 	if v, ok := t.typeMap[strings.ToLower(g.Name)]; ok {
 		return v, true
 	}
@@ -263,7 +271,7 @@ func (t *typer) model(g *discover.GPU) (string, bool) {
 	return short, false
 }
 
-func (t *typer) gpuType(g *discover.GPU) (string, error) {
+func (t *typer) gpuType(g *model.GPU) (string, error) {
 	m, _ := t.model(g)
 	if err := slurmconf.ValidType(m); err != nil {
 		return "", fmt.Errorf("%s: %v", g.Label(), err)
@@ -271,7 +279,7 @@ func (t *typer) gpuType(g *discover.GPU) (string, error) {
 	return m, nil
 }
 
-func (t *typer) migType(g *discover.GPU, mig *discover.MigDevice) (string, error) {
+func (t *typer) migType(g *model.GPU, mig *model.MigDevice) (string, error) {
 	m, mapped := t.modelOf(g)
 	var typ string
 	switch {
@@ -291,8 +299,10 @@ func (t *typer) migType(g *discover.GPU, mig *discover.MigDevice) (string, error
 	return typ, nil
 }
 
-func (t *typer) clashes() []string {
-	var out []string
+// clashes warns of short models that GPUs of different names share, in
+// the order of their messages, each with the fix that tells them apart.
+func (t *typer) clashes() []error {
+	var out []error
 	for short, names := range t.namesOf {
 		if len(names) < 2 {
 			continue
@@ -302,9 +312,9 @@ func (t *typer) clashes() []string {
 			list = append(list, fmt.Sprintf("%q", n))
 		}
 		sort.Strings(list)
-		out = append(out, fmt.Sprintf("GPUs %s all get type %q; use --type-map NAME=TYPE to tell them apart", strings.Join(list, ", "), short))
+		out = append(out, advice.Wrap(fmt.Errorf("GPUs %s all get type %q", strings.Join(list, ", "), short), advice.TypeMap))
 	}
-	sort.Strings(out)
+	sortByText(out)
 	return out
 }
 
@@ -349,7 +359,7 @@ func autodetectName(name string) string {
 // none), so NVML index positions would point past them and slurmctld
 // would set the node INVAL ("Invalid GRES Links value ... i=3 >=
 // link_len=3"). Slurm gives MIG devices no Links either.
-func nvlinkMatrix(n *discover.Node) []string {
+func nvlinkMatrix(n *model.Node) []string {
 	for i := range n.GPUs {
 		if n.GPUs[i].MigEnabled {
 			return nil

@@ -1,12 +1,15 @@
 package gresgen
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slurm-mig/slurm-mig/discover"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -33,11 +36,11 @@ func TestShortModel(t *testing.T) {
 func u32(v uint32) *uint32 { return &v }
 
 // node is one whole A100 and one H100 with two MIG devices.
-func node() *discover.Node {
-	return &discover.Node{GPUs: []discover.GPU{
+func node() *model.Node {
+	return &model.Node{GPUs: []model.GPU{
 		{Index: 0, Minor: 0, Name: "NVIDIA A100-SXM4-40GB"},
 		{Index: 1, Minor: 1, Name: "NVIDIA H100 80GB HBM3", MigEnabled: true, MigPending: true,
-			MigDevices: []discover.MigDevice{
+			MigDevices: []model.MigDevice{
 				{GPUInstanceID: 5, ComputeInstanceID: 0, Profile: "4g.40gb", GICapMinor: u32(183), CICapMinor: u32(184)},
 				{GPUInstanceID: 13, ComputeInstanceID: 0, Profile: "1g.10gb+me", GICapMinor: u32(255), CICapMinor: u32(256)},
 			}},
@@ -70,8 +73,8 @@ func TestTypeStyles(t *testing.T) {
 			t.Errorf("style %s (-want +got):\n%s", style, diff)
 		}
 	}
-	n := &discover.Node{GPUs: []discover.GPU{{Name: "NVIDIA A100-SXM4-40GB", MigEnabled: true,
-		MigDevices: []discover.MigDevice{{Profile: "1g.5gb", GICapMinor: u32(1), CICapMinor: u32(2)}}}}}
+	n := &model.Node{GPUs: []model.GPU{{Name: "NVIDIA A100-SXM4-40GB", MigEnabled: true,
+		MigDevices: []model.MigDevice{{Profile: "1g.5gb", GICapMinor: u32(1), CICapMinor: u32(2)}}}}}
 	recs, err := Records(n, Options{TypeStyle: StyleAutodetect})
 	if err != nil || recs[0].Type != "nvidia_a100_1g.5gb" {
 		t.Errorf("A100-SXM4-40GB 1g.5gb autodetect type = %v, %v; want nvidia_a100_1g.5gb", recs, err)
@@ -92,7 +95,7 @@ func TestTypeMap(t *testing.T) {
 // naming what it could have matched; names that match warn of nothing.
 func TestTypeMapTypoWarns(t *testing.T) {
 	var warnings []string
-	_, err := Records(node(), Options{TypeMap: map[string]string{"A100": "ampere", "h1OO": "hopper"}, Warn: func(w string) { warnings = append(warnings, w) }})
+	_, err := Records(node(), Options{TypeMap: map[string]string{"A100": "ampere", "h1OO": "hopper"}, Warn: func(err error) { warnings = append(warnings, err.Error()) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,23 +183,35 @@ func TestUnresolvedCapMinorsRefused(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
-	n := &discover.Node{GPUs: []discover.GPU{
+	n := &model.Node{GPUs: []model.GPU{
 		{Index: 0, Minor: 0, Name: "NVIDIA A100-SXM4-40GB", MigPending: true},
 		{Index: 1, Minor: 1, Name: "NVIDIA A100-SXM4-80GB", MigEnabled: true, MigPending: true},
 		{Index: 2, Minor: 2, Name: "NVIDIA A100-SXM4-80GB"},
 	}}
 	var warnings []string
-	recs, err := Records(n, Options{Warn: func(w string) { warnings = append(warnings, w) }})
+	var fixes []advice.Fix
+	recs, err := Records(n, Options{Warn: func(err error) {
+		warnings = append(warnings, err.Error())
+		var a *advice.Error
+		if errors.As(err, &a) {
+			fixes = append(fixes, a.Fix)
+		}
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
 		"GPU 0 (minor 0): MIG mode is disabled but will be enabled after the next GPU reset; this config describes the current layout",
 		"GPU 1 (minor 1): MIG mode is enabled but it has no MIG devices; it offers Slurm nothing",
-		`GPUs "NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB" all get type "a100"; use --type-map NAME=TYPE to tell them apart`,
+		`GPUs "NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB" all get type "a100"`,
 	}
 	if diff := cmp.Diff(want, warnings); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// GPUs that share a type can be told apart with a type map: the
+	// command line words the fix.
+	if want := []advice.Fix{advice.TypeMap}; !slices.Equal(fixes, want) {
+		t.Errorf("fixes %v, want %v (the clash's)", fixes, want)
 	}
 	if len(recs) != 2 {
 		t.Errorf("records = %v, want the whole GPUs 0 and 2", recs)
@@ -204,11 +219,11 @@ func TestWarnings(t *testing.T) {
 }
 
 func TestLinksCoresFlags(t *testing.T) {
-	n := &discover.Node{GPUs: []discover.GPU{
+	n := &model.Node{GPUs: []model.GPU{
 		{Index: 0, Minor: 0, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", Cores: "0-7",
-			NVLinks: []discover.NVLink{{RemotePCIBusID: "00000000:0f:00.0", Links: 4}, {RemotePCIBusID: "00000000:AA:00.0", Links: 8}}},
+			NVLinks: []model.NVLink{{RemotePCIBusID: "00000000:0f:00.0", Links: 4}, {RemotePCIBusID: "00000000:AA:00.0", Links: 8}}},
 		{Index: 1, Minor: 1, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:0F:00.0", Cores: "8-15",
-			NVLinks: []discover.NVLink{{RemotePCIBusID: "00000000:07:00.0", Links: 4}}},
+			NVLinks: []model.NVLink{{RemotePCIBusID: "00000000:07:00.0", Links: 4}}},
 	}}
 	recs, err := Records(n, Options{Flags: "nvidia_gpu_env"})
 	if err != nil {
@@ -228,7 +243,7 @@ func TestLinksCoresFlags(t *testing.T) {
 	// read the positions as GRES the node does not have); a MIG device has
 	// its GPU's cores.
 	n.GPUs[1].MigEnabled, n.GPUs[1].MigPending = true, true
-	n.GPUs[1].MigDevices = []discover.MigDevice{{GPUInstanceID: 7, Profile: "1g.10gb", GICapMinor: u32(66), CICapMinor: u32(67)}}
+	n.GPUs[1].MigDevices = []model.MigDevice{{GPUInstanceID: 7, Profile: "1g.10gb", GICapMinor: u32(66), CICapMinor: u32(67)}}
 	recs, _ = Records(n, Options{})
 	want = []slurmconf.GresRecord{
 		{Name: "gpu", Type: "a100", File: "/dev/nvidia0", Cores: "0-7"},
@@ -246,14 +261,16 @@ func TestLinksCoresFlags(t *testing.T) {
 	}
 }
 
-// An empty config is refused, naming the output, unless allowed: then a
-// warning.
+// An empty config is refused, naming the output, unless allowed (the
+// refusal's fix): then a warning.
 func TestCheckEmpty(t *testing.T) {
-	var warnings []string
-	warn := func(w string) { warnings = append(warnings, w) }
+	var warnings []error
+	warn := func(err error) { warnings = append(warnings, err) }
 	empty := &Config{}
-	if err := empty.CheckEmpty("gres.conf", false, warn); err == nil || !strings.Contains(err.Error(), "refusing to write an empty gres.conf") {
-		t.Errorf("refused: %v", err)
+	err := empty.CheckEmpty("gres.conf", false, warn)
+	var a *advice.Error
+	if want := "no GPU or MIG device found; refusing to write an empty gres.conf"; !errors.As(err, &a) || a.Fix != advice.AllowEmpty || err.Error() != want {
+		t.Errorf("refused: %v; want %q with advice.AllowEmpty", err, want)
 	}
 	if err := empty.CheckEmpty("gres.conf", true, warn); err != nil || len(warnings) != 1 {
 		t.Errorf("allowed: %v, warnings %q", err, warnings)

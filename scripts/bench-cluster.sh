@@ -14,7 +14,7 @@ command -v slurmd >/dev/null || { echo "bench-cluster: slurmd is needed (apt-get
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/slurm-mig" ./cmd/slurm-mig
-go build -o "$work/gencluster" ./internal/synth/gencluster
+go build -o "$work/gencluster" ./internal/testkit/synth/gencluster
 
 # stats CMD...: runs CMD $repeats times; prints "min median maxrss_kb".
 stats() {

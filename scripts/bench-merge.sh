@@ -2,7 +2,7 @@
 # Times whole-process `slurm-mig merge DIR` of one gen fragment a node
 # side by side with real `slurmd -N <node> -G` reading the merged
 # gres.conf (with the merged node lines as its slurm.conf), at 100, 1,000
-# and 10,000 nodes of a synthetic fleet (internal/synth: four layouts, 8 to
+# and 10,000 nodes of a synthetic fleet (internal/testkit/synth: four layouts, 8 to
 # 32 lines a node). The two run in interleaved rounds, so that both see the
 # same machine; it reports min/median wall time and peak RSS. Needs root
 # (mknod) and Debian's slurmd; run from the repository root:
@@ -17,7 +17,7 @@ command -v slurmd >/dev/null || { echo "bench-merge: slurmd is needed (apt-get i
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/slurm-mig" ./cmd/slurm-mig
-go build -o "$work/gencluster" ./internal/synth/gencluster
+go build -o "$work/gencluster" ./internal/testkit/synth/gencluster
 
 # timed NAME CMD...: runs CMD once, appending its wall time (µs) to
 # $work/NAME.t and its peak RSS (KB) to $work/NAME.rss.

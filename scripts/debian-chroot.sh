@@ -26,11 +26,16 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
 
-# The mirror apt uses here (deb822 or one-line sources), else Debian's own.
+# The Debian mirror apt already uses here (deb822 or one-line sources):
+# the chroot comes from where this machine's packages come from, and this
+# script names no mirror of its own.
 mirror=$(grep -hoE '^(URIs:|deb) +https?://[^ ]+/debian/?( |$)' \
   /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
   head -n1 | awk '{print $2}' || true)
-mirror=${mirror:-http://deb.debian.org/debian}
+if [ -z "$mirror" ]; then
+  echo "$0: no Debian mirror in /etc/apt/sources.list or /etc/apt/sources.list.d/*.sources (a URIs: or deb line ending in /debian); add one, as apt-get uses, and run again" >&2
+  exit 2
+fi
 
 for tool in debootstrap chroot; do
   command -v "$tool" >/dev/null || { echo "$0: $tool is missing (apt-get install debootstrap)" >&2; exit 2; }

@@ -32,7 +32,7 @@ cd "$(dirname "$0")/.."
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(bullseye host trixie sid)
 chroots=${SLURM_CHROOTS:-/var/cache/slurm-mig/chroots}
-suite_words=${SLURM_SUITE:-./slurmtest}
+suite_words=${SLURM_SUITE:-./internal/slurmtest}
 GO=${GO:-go}
 # Each target's go test -json output and its failed tests' output.
 out=${SLURM_VERSIONS_OUT:-bin/slurm-versions}
@@ -74,7 +74,7 @@ mount_in() {
 
 # testsummary reads go test -json and prints the counts.
 summary_bin="$scratch/testsummary"
-$GO build -o "$summary_bin" ./internal/testsummary
+$GO build -o "$summary_bin" ./internal/testkit/testsummary
 
 # run_suite LABEL: runs every SLURM_SUITE word with the PATH set up, and
 # prints LABEL's line.

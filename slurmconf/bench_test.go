@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
-	"github.com/slurm-mig/slurm-mig/internal/synth"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 

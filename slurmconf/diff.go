@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/slurm-mig/slurm-mig/topology"
+	"github.com/slurm-mig/slurm-mig/internal/cpulist"
 )
 
 // Unit is one GRES unit as Slurm counts it: a device with its files, or,
@@ -209,11 +209,11 @@ func differingFields(a, b Unit) []string {
 
 // normalList writes a core list ("0-3,8", "[0-3],8", "0,1,2,3,8") one way.
 func normalList(s string) string {
-	ids, err := topology.ParseCPUList(strings.NewReplacer("[", "", "]", "", " ", "").Replace(s))
+	ids, err := cpulist.Parse(strings.NewReplacer("[", "", "]", "", " ", "").Replace(s))
 	if err != nil {
 		return s // not a list we understand: compare as written
 	}
-	return topology.FormatList(ids)
+	return cpulist.Format(ids)
 }
 
 func normalFlags(s string) string {

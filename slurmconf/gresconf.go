@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 )
 
 // maxConfBytes bounds one config file: a 10,000-node cluster's gres.conf
@@ -186,15 +188,17 @@ func readConf(path string) (confSource, error) {
 // reporting a hang-up until a writer has been seen, so a read neither
 // takes "no writer yet" for the end nor misses a writer already gone.
 func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) {
-	fd, err := retryEINTR(func() (int, error) {
-		return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	var fd int
+	err = fileio.RetryEINTR(func() (err error) {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+		return err
 	})
 	if err != nil {
 		return "", false, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer syscall.Close(fd)
 	var st syscall.Stat_t
-	if _, err := retryEINTR(func() (int, error) { return 0, syscall.Fstat(fd, &st) }); err != nil {
+	if err := fileio.RetryEINTR(func() error { return syscall.Fstat(fd, &st) }); err != nil {
 		return "", false, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
 	size := -1 // unknown: read to EOF
@@ -228,7 +232,8 @@ func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) 
 				return "", false, fmt.Errorf("reading %s: %w", path, err)
 			}
 		}
-		m, err := retryEINTR(func() (int, error) { return syscall.Read(fd, b[n:end]) })
+		var m int
+		err := fileio.RetryEINTR(func() (err error) { m, err = syscall.Read(fd, b[n:end]); return err })
 		if err == syscall.EAGAIN && fifo {
 			continue // another reader of the FIFO took what poll saw
 		}
@@ -259,17 +264,7 @@ func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) 
 // hang-up until a writer has come and gone.
 func waitReadable(fd int) error {
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	_, err := retryEINTR(func() (int, error) { return unix.Poll(fds, -1) })
-	return err
-}
-
-func retryEINTR(call func() (int, error)) (int, error) {
-	for {
-		n, err := call()
-		if err != syscall.EINTR {
-			return n, err
-		}
-	}
+	return fileio.RetryEINTR(func() error { _, err := unix.Poll(fds, -1); return err })
 }
 
 // includeTarget recognises "Include <file>" (any case), as Slurm does.

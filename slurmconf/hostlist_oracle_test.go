@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slurm-mig/slurm-mig/internal/testtools"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
 
 // TestHostlistMatchesScontrol holds ExpandHostlist and CompressHostlist to

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slurm-mig/slurm-mig/internal/testtools"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
 
 // Names CheckNodeName accepts and refuses; the accepted ones are also put

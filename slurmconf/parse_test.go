@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/slurm-mig/slurm-mig/internal/fixture"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 )
 
 func TestScanLines(t *testing.T) {

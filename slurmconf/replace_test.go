@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slurm-mig/slurm-mig/internal/fixture"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 )
 
 // header takes a first line "# mine ..." for a writer's header.

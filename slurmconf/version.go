@@ -1,15 +1,9 @@
 package slurmconf
 
 import (
-	"errors"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
-
-	"github.com/slurm-mig/slurm-mig/internal/child"
 )
 
 // Version is a Slurm release, as `slurmd -V` prints it ("slurm 24.11.5";
@@ -118,9 +112,12 @@ type RefusedError struct {
 	// File is the device file that two records name, where that is the
 	// refusal; slurmd names it in its own error.
 	File string
-	// Fix is the option that writes what Version reads, for the message;
-	// "" where there is none.
-	Fix string
+	// CIFilesRead says that Version reads a File= of each MIG device's
+	// CI cap, which every release does: the way out of this refusal.
+	CIFilesRead bool
+	// From is the command that said the release ("slurmd -V"), or ""
+	// where the user named it; the message tells the admin which.
+	From string
 }
 
 func (e *RefusedError) Error() string { return e.Problem }
@@ -141,7 +138,7 @@ func CheckGres(v Version, recs []GresRecord) error {
 	for _, r := range recs {
 		if len(r.MultipleFiles) > 0 && v.Before(MultipleFilesSince) {
 			e := refused(v, "Slurm %s would refuse this gres.conf: it knows no MultipleFiles= (that came in %s)", v, MultipleFilesSince)
-			e.Fix = filesCI
+			e.CIFilesRead = true
 			return e
 		}
 		if err := checkFlags(v, r.Flags); err != nil {
@@ -209,7 +206,7 @@ func checkSharedFiles(v Version, recs []GresRecord) error {
 					where += " (" + types + ")"
 				}
 				e := refused(v, "Slurm %s would refuse this gres.conf: two MultipleFiles= records%s share %s, which Slurm allows from %s on", v, where, f, SharedFilesSince)
-				e.SharedFiles, e.File, e.Fix = true, f, filesCI
+				e.SharedFiles, e.File, e.CIFilesRead = true, f, true
 				return e
 			}
 			if recs[j].Type != "" && r.Type != "" {
@@ -254,119 +251,10 @@ func checkSharedFiles(v Version, recs []GresRecord) error {
 	return nil
 }
 
-// ErrNoSlurm says that no Slurm command to ask for its version is
-// installed.
-var ErrNoSlurm = errors.New("no slurmd or scontrol on PATH")
-
-// InstalledVersion asks the Slurm installed here for its version:
-// `slurmd -V`, or on a host without slurmd (a login or head node)
-// `scontrol -V`. It returns the command it asked with the version. A
-// command that has not answered in 10 seconds is killed and its version
-// is not known.
-func InstalledVersion() (Version, string, error) {
-	return installedVersion(10 * time.Second)
-}
-
-// installedVersion is InstalledVersion with the time it waits for an
-// answer, which tests shorten.
-func installedVersion(timeout time.Duration) (Version, string, error) {
-	for _, name := range []string{"slurmd", "scontrol"} {
-		path, err := exec.LookPath(name)
-		if err != nil {
-			continue
-		}
-		asked := name + " -V"
-		// A slurmd -V that hangs, or leaves a child holding its output,
-		// is given up at the timeout with its whole process group.
-		out, _, err := child.Run(path, []string{"-V"}, timeout)
-		if err != nil {
-			return Version{}, asked, fmt.Errorf("%s: %v", asked, err)
-		}
-		v, err := ParseVersion(string(out))
-		if err != nil {
-			return Version{}, asked, fmt.Errorf("%s: %v", asked, err)
-		}
-		return v, asked, nil
-	}
-	return Version{}, "", ErrNoSlurm
-}
-
-// Probe waits for the answer of a Slurm asked for its version: the
-// version and the command that answered (InstalledVersion).
-type Probe func() (Version, string, error)
-
-// ProbeInstalled asks the Slurm installed here for its version
-// (InstalledVersion) in the background, so that the answer comes while
-// the node is read, and returns the wait for it.
-func ProbeInstalled() Probe {
-	type answer struct {
-		v     Version
-		asked string
-		err   error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		v, asked, err := InstalledVersion()
-		done <- answer{v, asked, err}
-	}()
-	var a answer
-	wait := sync.OnceFunc(func() { a = <-done })
-	return func() (Version, string, error) {
-		wait()
-		return a.v, a.asked, a.err
-	}
-}
-
-// Release is the Slurm release that reads the output: flag (the
-// --slurm-version the user gave) when set, else what probe finds (nil:
-// no probe, as for another machine's tree); the zero Version when
-// neither is known. from says which (the command that answered the
-// probe: slurmd -V, or scontrol -V where there is no slurmd), for
-// messages. A probe that fails
-// is a warning: the output is then written for a Slurm of unknown
-// version, as before releases were known.
-func Release(flag string, probe Probe, warn func(string)) (v Version, from string, err error) {
-	if flag != "" {
-		v, err := ParseVersion(flag)
-		if err != nil {
-			return v, "", fmt.Errorf("--slurm-version: %w", err)
-		}
-		return v, "--slurm-version", nil
-	}
-	if probe == nil {
-		return Version{}, "", nil
-	}
-	v, asked, err := probe()
-	switch {
-	case errors.Is(err, ErrNoSlurm):
-		return Version{}, "", nil
-	case err != nil:
-		warn(fmt.Sprintf("%v: writing for a Slurm of unknown version (--slurm-version names it)", err))
-		return Version{}, "", nil
-	}
-	return v, asked, nil
-}
-
-// filesCI is the fix for a Slurm that refuses MultipleFiles=.
-const filesCI = "--files ci writes what every Slurm reads"
-
-// ExplainRefusal adds to an error of a release refusing the output that
-// nothing was written, the option that writes what the release reads,
-// and, when the release was not given with --slurm-version, which command
-// said it (from, as Release gives it) and how to name another; other
-// errors it returns as they are. The message stays one line an admin
-// reads at a glance in a hook's log.
-func ExplainRefusal(err error, from string) error {
-	var refused *RefusedError
-	if !errors.As(err, &refused) {
-		return err
-	}
-	tail := ""
-	if refused.Fix != "" {
-		tail = "; " + refused.Fix
-	}
-	if from != "--slurm-version" {
-		tail += fmt.Sprintf(" (%s said %s; --slurm-version X.Y names the Slurm that reads it)", from, refused.Version)
-	}
-	return fmt.Errorf("%w; nothing was written%s", err, tail)
+// Refusal gives what a message about the refusal needs, through an
+// interface that callers can name without this package: the release,
+// the command that said it ("" where the user named it), and whether a
+// File= of each MIG device's CI cap is what that release reads.
+func (e *RefusedError) Refusal() (release, from string, ciFilesRead bool) {
+	return e.Version.String(), e.From, e.CIFilesRead
 }

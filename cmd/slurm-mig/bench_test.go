@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/slurm-mig/slurm-mig/discover"
-	"github.com/slurm-mig/slurm-mig/internal/synth"
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 )
 
 // BenchmarkGenFromSnapshot times the whole process, as config management
@@ -24,7 +24,7 @@ func BenchmarkGenFromSnapshot(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := discover.WriteSnapshot(f, synth.Snapshot(size.gpus, size.migs)); err != nil {
+			if err := model.WriteSnapshot(f, synth.Snapshot(size.gpus, size.migs)); err != nil {
 				b.Fatal(err)
 			}
 			f.Close()

@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slurm-mig/slurm-mig/discover"
-	"github.com/slurm-mig/slurm-mig/internal/fixture"
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -43,7 +43,7 @@ func TestCapturedNodes(t *testing.T) {
 				t.Errorf("node --full differs from the host's (-host +here):\n%s", diff)
 			}
 
-			node, err := discover.LoadSnapshot(snapshot)
+			node, err := model.LoadSnapshot(snapshot)
 			if err != nil {
 				t.Fatal(err)
 			}

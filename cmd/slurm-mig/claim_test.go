@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurm-mig/slurm-mig/claim"
-	"github.com/slurm-mig/slurm-mig/discover"
-	"github.com/slurm-mig/slurm-mig/internal/synth"
+	"github.com/slurm-mig/slurm-mig/internal/claim"
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 )
 
 // claimNode writes a snapshot of gpus x migs MIG devices (with cap
@@ -28,7 +28,7 @@ func claimNode(t testing.TB, gpus, migs int) (snap, claims string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := discover.WriteSnapshot(f, synth.Snapshot(gpus, migs)); err != nil {
+	if err := model.WriteSnapshot(f, synth.Snapshot(gpus, migs)); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

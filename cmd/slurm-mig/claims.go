@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/slurm-mig/slurm-mig/claim"
+	"github.com/slurm-mig/slurm-mig/internal/claim"
 )
 
 // claimFlags are what free and exec share: which MIG devices, and where
@@ -20,13 +20,16 @@ type claimFlags struct {
 // claim discovers the node with the compute processes on its MIG
 // devices, and claims idle ones among those the job may use.
 func (f *claimFlags) claim(e *env, job claim.Job, command string) (*claim.Claim, error) {
+	if f.Count < 1 || f.Count > claim.MaxDevices {
+		return nil, fmt.Errorf("--count %d: want 1 to %d", f.Count, claim.MaxDevices)
+	}
 	node, err := e.loader.LoadBusy(f.From)
 	if err != nil {
 		return nil, err
 	}
 	req := claim.Request{Count: f.Count, Profile: f.Profile, Dir: f.Claims, Job: job, Command: command, Timeout: e.loader.Timeout}
 	req.Visible, req.VisibleSet = os.LookupEnv("CUDA_VISIBLE_DEVICES")
-	return claim.Devices(node, req, e.warn)
+	return claim.Devices(node, req, e.warnText)
 }
 
 type freeCmd struct {
@@ -41,7 +44,7 @@ func (c *freeCmd) Run(e *env) error {
 	}
 	// The job's holder starts now (where this is the job's first call),
 	// while this call and the others of a burst choose their devices.
-	holder := claim.Dial(job, os.Args[0], e.warn)
+	holder := claim.Dial(job, os.Args[0], e.warnText)
 	defer holder.Close()
 	cl, err := c.claim(e, job, "free")
 	if err != nil {

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/slurm-mig/slurm-mig/discover"
-	"github.com/slurm-mig/slurm-mig/drift"
+	"github.com/slurm-mig/slurm-mig/internal/drift"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
 type genCmd struct {
@@ -15,11 +15,19 @@ type genCmd struct {
 }
 
 func (c *genCmd) Run(e *env) error {
-	built, err := e.build.Render(c.From, c.records(), "gres.conf", c.AllowEmpty)
+	records, err := c.records()
 	if err != nil {
 		return err
 	}
-	return e.build.WriteGresConf(c.output(c.Output), built, e.version, c.Compact)
+	out, err := c.output(c.Output)
+	if err != nil {
+		return err
+	}
+	built, err := e.build.Render(c.From, records, "gres.conf", c.AllowEmpty)
+	if err != nil {
+		return explainRefusal(err)
+	}
+	return e.build.WriteGresConf(out, built, e.version, c.Compact)
 }
 
 type nodeCmd struct {
@@ -35,19 +43,37 @@ func (c *nodeCmd) Run(e *env) error {
 		return fmt.Errorf("--update and -o exclude each other")
 	case c.Update != "" && c.Full:
 		return fmt.Errorf("--update sets only Gres=; drop --full")
+	case c.Update != "" && c.NoNodeName:
+		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
 	}
-	built, err := e.build.Render(c.From, c.records(), "node line", c.AllowEmpty)
+	records, err := c.records()
 	if err != nil {
 		return err
+	}
+	file := c.Output
+	if c.Update != "" {
+		file = outputPath(c.Update)
+	}
+	out, err := c.output(file)
+	if err != nil {
+		return err
+	}
+	built, err := e.build.Render(c.From, records, "node line", c.AllowEmpty)
+	if err != nil {
+		return explainRefusal(err)
 	}
 	if c.Update != "" {
 		updated, err := built.Config.UpdateSlurmConf(c.Update)
 		if err != nil {
 			return err
 		}
-		return e.build.Write(c.output(outputPath(c.Update)), updated, built)
+		return e.build.Write(out, updated, built)
 	}
-	return e.build.WriteNodeLine(c.output(c.Output), built, c.Full)
+	line, err := e.build.NodeLine(built, c.Full)
+	if err != nil {
+		return fmt.Errorf("node --full: %w", err) // only the hardware can fail
+	}
+	return e.build.WriteNodeLine(out, built, line)
 }
 
 type diffCmd struct {
@@ -61,9 +87,20 @@ type diffCmd struct {
 }
 
 func (c *diffCmd) Run(e *env) error {
-	rep, err := e.build.Diff(c.From, c.records(), c.State, drift.Inputs{GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running})
+	in := drift.Inputs{GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running, Explain: explain}
+	if in.ReadStdinTwice() {
+		return fmt.Errorf("--gres-conf and --slurm-conf cannot both read standard input")
+	}
+	records, err := c.records()
 	if err != nil {
 		return err
+	}
+	if c.NoNodeName && (c.SlurmConf != "" || c.Running) {
+		return fmt.Errorf("comparing with slurm.conf or slurmctld needs the node's name; drop --no-node-name")
+	}
+	rep, err := e.build.Diff(c.From, records, c.State, in)
+	if err != nil {
+		return explainRefusal(err)
 	}
 	if err := kongrun.PrintReport(e.stdout, rep, c.JSON); err != nil {
 		return err
@@ -85,9 +122,9 @@ func (c *listCmd) Run(e *env) error {
 		return err
 	}
 	if c.JSON {
-		return e.print(func(w io.Writer) error { return discover.WriteListing(w, node) })
+		return e.print(func(w io.Writer) error { return model.WriteListing(w, node) })
 	}
-	return e.print(func(w io.Writer) error { return discover.WriteTable(w, node) })
+	return e.print(func(w io.Writer) error { return model.WriteTable(w, node) })
 }
 
 type snapshotCmd struct{}
@@ -97,7 +134,7 @@ func (c *snapshotCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return e.print(func(w io.Writer) error { return discover.WriteSnapshot(w, node) })
+	return e.print(func(w io.Writer) error { return model.WriteSnapshot(w, node) })
 }
 
 // stateCmd writes only the device state: for configless nodes, whose
@@ -110,5 +147,8 @@ type stateCmd struct {
 }
 
 func (c *stateCmd) Run(e *env) error {
+	if err := checkNodeName(c.NodeName); err != nil {
+		return err
+	}
 	return e.build.WriteState(c.From, c.NodeName, c.State, c.JSON)
 }

@@ -13,10 +13,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slurm-mig/slurm-mig/claim"
-	"github.com/slurm-mig/slurm-mig/drift"
-	"github.com/slurm-mig/slurm-mig/internal/fixture"
-	"github.com/slurm-mig/slurm-mig/jobenv"
+	"github.com/slurm-mig/slurm-mig/internal/claim"
+	"github.com/slurm-mig/slurm-mig/internal/drift"
+	"github.com/slurm-mig/slurm-mig/internal/jobenv"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 )
 
 // TestDocsMatchHelp holds the man page and the bash completion that the

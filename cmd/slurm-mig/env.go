@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/slurm-mig/slurm-mig/jobenv"
+	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 )
 
 // envCmd is Slurm's TaskProlog. It has no nvml:"" tag: it never starts

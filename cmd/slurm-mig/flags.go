@@ -1,13 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
-	"github.com/slurm-mig/slurm-mig/nodegres"
+	"github.com/slurm-mig/slurm-mig/internal/nodegres"
+	"github.com/slurm-mig/slurm-mig/internal/nodeload"
+	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
 )
 
 // sourceFlags choose where the node model comes from: commands pass From
@@ -30,11 +33,39 @@ type recordFlags struct {
 	SlurmVersion string            `type:"nonempty" placeholder:"X.Y" help:"The Slurm release that reads the output (default: slurmd -V of this host's Slurm, with --root /). It picks --files auto's style, and output it would refuse or misread is an error, never written."`
 }
 
-// records is what the flags ask of the records.
-func (f *recordFlags) records() nodegres.Records {
-	return nodegres.Records{NodeName: f.NodeName, NoNodeName: f.NoNodeName, SlurmVersion: f.SlurmVersion,
+// records is what the flags ask of the records, once their values are
+// checked, before anything is read: the node's name as Slurm reads node
+// names, and the Slurm release.
+func (f *recordFlags) records() (nodegres.Records, error) {
+	r := nodegres.Records{NodeName: f.NodeName, NoNodeName: f.NoNodeName,
 		Gres: gresgen.Options{TypeStyle: gresgen.TypeStyle(f.TypeStyle), FileStyle: gresgen.FileStyle(f.Files),
 			TypeMap: f.TypeMap, NoCores: f.NoCores, NoLinks: f.NoLinks, Flags: f.Flags}}
+	if f.NodeName != "" && f.NoNodeName {
+		return r, errors.New("--node-name and --no-node-name exclude each other")
+	}
+	if err := checkNodeName(f.NodeName); err != nil {
+		return r, err
+	}
+	if f.SlurmVersion != "" {
+		slurm, err := slurmhost.ParseRelease(f.SlurmVersion)
+		if err != nil {
+			return r, fmt.Errorf("--slurm-version: %w", err)
+		}
+		r.Slurm = slurm
+	}
+	return r, nil
+}
+
+// checkNodeName refuses a --node-name that Slurm would not read as one
+// node's name; none given is fine (the host names the node).
+func checkNodeName(name string) error {
+	if name == "" {
+		return nil
+	}
+	if err := nodeload.CheckNodeName(name); err != nil {
+		return fmt.Errorf("--node-name: %w", err)
+	}
+	return nil
 }
 
 // renderFlags are what gen and node share: where the node comes from, how
@@ -47,8 +78,14 @@ type renderFlags struct {
 }
 
 // output is where the rendered data goes: file (-o, or node --update's).
-func (r *renderFlags) output(file outputPath) nodegres.Output {
-	return nodegres.Output{File: string(file), Backup: r.Backup, JSON: r.JSON, State: r.State, NoState: r.NoState}
+// A backup and a JSON report go with a file written, not with printed
+// output.
+func (r *renderFlags) output(file outputPath) (nodegres.Output, error) {
+	out := nodegres.Output{File: string(file), Backup: r.Backup, JSON: r.JSON, State: r.State, NoState: r.NoState}
+	if out.ToStdout() && (out.Backup || out.JSON) {
+		return out, errors.New("--backup and --json go with -o FILE (or node --update)")
+	}
+	return out, nil
 }
 
 // outputFlags say where gen and node put what they render.

@@ -8,6 +8,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,12 +18,12 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/alecthomas/kong"
 
-	"github.com/slurm-mig/slurm-mig/claim"
-	"github.com/slurm-mig/slurm-mig/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/claim"
+	"github.com/slurm-mig/slurm-mig/internal/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
-	"github.com/slurm-mig/slurm-mig/jobenv"
-	"github.com/slurm-mig/slurm-mig/nodegres"
-	"github.com/slurm-mig/slurm-mig/nodeload"
+	"github.com/slurm-mig/slurm-mig/internal/nodegres"
+	"github.com/slurm-mig/slurm-mig/internal/nodeload"
 )
 
 // version is set at build time (-ldflags "-X main.version=v1.2.3"); a
@@ -58,12 +59,23 @@ func (e *env) named() string { return "slurm-mig " + e.version }
 // print prints what write writes, all at once after it succeeded.
 func (e *env) print(write func(io.Writer) error) error { return kongrun.Print(e.stdout, write) }
 
-// warn is the run's one warning channel: the library packages say what
-// they did without through it.
-func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", msg) }
+// report prints what a write did (nodegres), as merge and diff print
+// theirs: whole, as text or JSON.
+func (e *env) report(rep *nodegres.Report, asJSON bool) error {
+	return kongrun.PrintReport(e.stdout, rep, asJSON)
+}
+
+// warn is the run's one warning channel: the packages below say through
+// it what the run goes without, and a warning that carries a fix is said
+// with the fix's words (explain).
+func (e *env) warn(err error) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", explain(err)) }
+
+// warnText is warn for the packages whose warnings are plain text, with
+// no fix to word (claim).
+func (e *env) warnText(msg string) { e.warn(errors.New(msg)) }
 
 // A command tagged nvml:"" reads NVML unless given --from: NVML's Init
-// starts for it before the command line is parsed (nodeload.StartNVML).
+// starts for it before the command line is parsed (readsNVML).
 type cli struct {
 	Root    string        `type:"nonempty" default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree or a chroot). Printed device paths stay /dev/..."`
 	Timeout time.Duration `default:"60s" help:"Give up, writing nothing, when NVML has not answered in this time (a hung GPU or driver)."`
@@ -103,21 +115,24 @@ func run(args []string, e *env) int {
 		return claim.Hold(args[1:]) // free's holder, re-executed; no CLI
 	}
 	e.version = kongrun.Version(version)
-	nvmlLib := nodeload.StartNVML(e.newNVML, args, cli{}) // Init overlaps parsing
+	nvmlLib := nodeload.NewNVML(e.newNVML)
+	if readsNVML(args, cli{}) {
+		nvmlLib.Start() // Init overlaps building the parser
+	}
 	var c cli
 	return e.app().Run(&c, args, func() {
 		root := hostfs.FS(c.Root)
 		e.loader = &nodeload.Loader{Host: nodeload.NewHost(root), NVML: nvmlLib,
 			Hostname: e.hostname, Timeout: c.Timeout, Warn: e.warn}
 		e.build = &nodegres.Builder{Loader: e.loader, Root: root, Getenv: os.Getenv,
-			WrittenBy: e.named(), Stdout: e.stdout, Print: e.print, Warn: e.warn}
+			WrittenBy: e.named(), Stdout: e.stdout, Report: e.report, Warn: e.warn}
 	})
 }
 
 // app is how the command line is parsed: help names the defaults that
 // decide them, and commands get the env.
 func (e *env) app() kongrun.App {
-	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr,
+	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr, Explain: explain,
 		Description: "Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices.",
 		Options: []kong.Option{
 			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath},

@@ -11,10 +11,10 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/slurm-mig/slurm-mig/internal/fixture"
-	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
-	"github.com/slurm-mig/slurm-mig/jobenv"
-	"github.com/slurm-mig/slurm-mig/topology"
+	"github.com/slurm-mig/slurm-mig/internal/cpulist"
+	"github.com/slurm-mig/slurm-mig/internal/jobenv"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
 )
 
 // Exit statuses the tests expect (run's doc).
@@ -120,7 +120,7 @@ func mksysfs(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	offline := map[int]bool{}
 	if len(args) == 5 {
-		ids, err := topology.ParseCPUList(args[4])
+		ids, err := cpulist.Parse(args[4])
 		ts.Check(err)
 		for _, id := range ids {
 			offline[id] = true
@@ -146,7 +146,7 @@ func mksysfs(ts *testscript.TestScript, neg bool, args []string) {
 				write(filepath.Join(dir, "physical_package_id"), fmt.Sprintf("%d\n", s))
 				write(filepath.Join(dir, "core_id"), fmt.Sprintf("%d\n", c))
 				write(filepath.Join(dir, "die_id"), "0\n")
-				write(filepath.Join(dir, "thread_siblings_list"), topology.FormatList(siblings)+"\n")
+				write(filepath.Join(dir, "thread_siblings_list"), cpulist.Format(siblings)+"\n")
 				if !offline[id] {
 					online = append(online, id)
 				}
@@ -154,6 +154,6 @@ func mksysfs(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	sort.Ints(online)
-	write(filepath.Join(cpuDir, "online"), topology.FormatList(online)+"\n")
+	write(filepath.Join(cpuDir, "online"), cpulist.Format(online)+"\n")
 	write(filepath.Join(root, "proc/meminfo"), "MemTotal:       527952396 kB\nMemFree:        500000000 kB\n")
 }

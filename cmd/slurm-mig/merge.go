@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/slurm-mig/slurm-mig/fleet"
+	"github.com/slurm-mig/slurm-mig/internal/fleet"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 )
 

@@ -8,10 +8,9 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/alecthomas/kong"
 
-	"github.com/slurm-mig/slurm-mig/internal/fixture"
-	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
-	"github.com/slurm-mig/slurm-mig/internal/synth"
-	"github.com/slurm-mig/slurm-mig/nodeload"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 )
 
 func TestReadsNVML(t *testing.T) {
@@ -41,7 +40,7 @@ func TestReadsNVML(t *testing.T) {
 		{[]string{"env", "--state", "gen"}, false}, // the command is the first word that names one
 		{[]string{"merge", "list", "gen"}, false},
 	} {
-		if got := nodeload.ReadsNVML(tc.args, cli{}); got != tc.want {
+		if got := readsNVML(tc.args, cli{}); got != tc.want {
 			t.Errorf("ReadsNVML(%q) = %v, want %v", tc.args, got, tc.want)
 		}
 	}
@@ -102,7 +101,7 @@ func TestReadsNVMLKnowsEveryCommand(t *testing.T) {
 		if want {
 			tagged++
 		}
-		if got := nodeload.NVMLCommands(cli{})[cmd.Name]; got != want {
+		if got := nvmlCommands(cli{})[cmd.Name]; got != want {
 			t.Errorf("NVMLCommands(cli{})[%q] = %v, want %v (its nvml tag)", cmd.Name, got, want)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/slurm-mig/slurm-mig/internal/fixture"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 )
 
 // TestAsUnprivilegedUser runs the built binary as uid 65534: reading works
@@ -103,7 +103,7 @@ func TestNoShell(t *testing.T) {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
-			strings.Contains(path, "internal/synth") { // benchmark input generators, not the program
+			strings.Contains(path, "internal/testkit/synth") { // benchmark input generators, not the program
 			return nil
 		}
 		f, err := parser.ParseFile(fset, path, nil, 0)
@@ -148,9 +148,9 @@ func TestNoShell(t *testing.T) {
 	}
 	// scontrol; slurmd -V; free's claim holder (slurm-mig itself); exec's
 	// CMD, which slurm-mig becomes.
-	want := []string{"../../claim/exec.go: syscall.Exec(path, ...)", "../../claim/holder.go: exec.Cmd{...}",
-		"../../internal/child/child.go: exec.CommandContext(ctx, ...)",
-		"../../scontrol/scontrol.go: child.Run(path, ...)", "../../slurmconf/version.go: child.Run(path, ...)"}
+	want := []string{"../../internal/child/child.go: exec.CommandContext(ctx, ...)",
+		"../../internal/claim/exec.go: syscall.Exec(path, ...)", "../../internal/claim/holder.go: exec.Cmd{...}",
+		"../../internal/slurmhost/release.go: child.Run(path, ...)", "../../internal/slurmhost/scontrol.go: child.Run(path, ...)"}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("child processes started:\n%s\nwant only:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}

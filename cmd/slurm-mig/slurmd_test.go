@@ -9,8 +9,8 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
-	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
-	"github.com/slurm-mig/slurm-mig/internal/testtools"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
 
 // TestNodeFullMatchesSlurmdC compares node --full on this machine's real

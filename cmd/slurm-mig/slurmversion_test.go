@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/slurm-mig/slurm-mig/internal/fixture"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 )
 
 // TestSlurmProbeOnlyWhenRendering: gen asks this host's slurmd for its

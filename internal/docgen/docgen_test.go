@@ -13,7 +13,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slurm-mig/slurm-mig/internal/testtools"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

@@ -20,11 +20,15 @@ import (
 )
 
 // App is how a command line is parsed: kong's options beside the name,
-// description and output streams.
+// description and output streams; and how a command's error is said.
 type App struct {
 	Name, Description string
 	Stdout, Stderr    io.Writer
 	Options           []kong.Option
+	// Explain says a command's error as it is printed (nil: its
+	// Error()), so that the command line can put in the words that the
+	// packages below it leave to it.
+	Explain func(error) string
 }
 
 // Status is an error that only sets the exit status: diff's 1, "the
@@ -75,7 +79,11 @@ func (a App) Run(cli any, args []string, ready func()) (status int) {
 	case errors.As(err, &s):
 		return int(s)
 	}
-	fmt.Fprintf(a.Stderr, "%s: %s\n", a.Name, oneLine(err))
+	msg := err.Error()
+	if a.Explain != nil {
+		msg = a.Explain(err)
+	}
+	fmt.Fprintf(a.Stderr, "%s: %s\n", a.Name, oneLine(msg))
 	if coded := (interface{ ExitCode() int })(nil); errors.As(err, &coded) {
 		return coded.ExitCode()
 	}
@@ -187,9 +195,10 @@ func flagName(f *kong.Flag) string {
 	return name
 }
 
-// oneLine keeps an error to one line, so logs of hooks stay readable.
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
+// oneLine keeps an error's message to one line, so logs of hooks stay
+// readable.
+func oneLine(msg string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", " ")), " ")
 }
 
 // Version is the version a build reports: set with -ldflags -X (stamped),

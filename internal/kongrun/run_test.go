@@ -90,6 +90,20 @@ func TestRunStatuses(t *testing.T) {
 	}
 }
 
+// A command's error is printed as Explain says it, on one line; its exit
+// status is still the error's own.
+func TestRunExplains(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	o := &outcome{err: coded{126}}
+	app := App{Name: "x", Stdout: &stdout, Stderr: &stderr,
+		Explain: func(err error) string { return err.Error() + ";\n  the fix" }}
+	app.Options = append(app.Options, kongBind(o, &stdout)...)
+	status := app.Run(&testCLI{}, []string{"do"}, func() { o.ready = true })
+	if want := "x: none idle; the fix\n"; status != 126 || stderr.String() != want {
+		t.Errorf("status %d, stderr %q; want 126, %q", status, stderr.String(), want)
+	}
+}
+
 // Print prints nothing of a write that fails, and names a failing output.
 func TestPrint(t *testing.T) {
 	var out bytes.Buffer

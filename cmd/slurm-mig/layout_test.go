@@ -1,0 +1,168 @@
+package main
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
+)
+
+const module = "github.com/slurm-mig/slurm-mig/"
+
+// TestLayout holds the tree to the rules docs/layout.md states: the top
+// level is cmd, capmap, gresgen and slurmconf; imports form at most eight
+// levels; slurmconf runs no command; no shipped package outside internal/
+// imports testing; and the TaskProlog's package does not link the NVML
+// loader.
+func TestLayout(t *testing.T) {
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .Deps " "}}`, "./...")
+	cmd.Dir = fixture.Root(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	imports, deps := map[string][]string{}, map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "|")
+		pkg := strings.TrimPrefix(f[0], module)
+		imports[pkg], deps[pkg] = strings.Fields(f[1]), strings.Fields(f[2])
+	}
+
+	var top []string
+	for pkg := range imports {
+		if first, _, _ := strings.Cut(pkg, "/"); first != "internal" && !slices.Contains(top, first) {
+			top = append(top, first)
+		}
+	}
+	slices.Sort(top)
+	if want := []string{"capmap", "cmd", "gresgen", "slurmconf"}; !slices.Equal(top, want) {
+		t.Errorf("top-level packages %v, want %v", top, want)
+	}
+
+	level := map[string]int{}
+	var levelOf func(pkg string) int
+	levelOf = func(pkg string) int {
+		if l, ok := level[pkg]; ok {
+			return l
+		}
+		l := 1
+		for _, imp := range imports[pkg] {
+			if ours, ok := strings.CutPrefix(imp, module); ok {
+				l = max(l, levelOf(ours)+1)
+			}
+		}
+		level[pkg] = l
+		return l
+	}
+	for pkg := range imports {
+		if l := levelOf(pkg); l > 8 && !strings.HasPrefix(pkg, "internal/testkit/") {
+			t.Errorf("%s stands on level %d; the tree has at most 8", pkg, l)
+		}
+	}
+
+	if slices.Contains(deps["slurmconf"], "os/exec") {
+		t.Error("slurmconf links os/exec: it reads Slurm's syntax and runs nothing (internal/slurmhost runs slurmd -V)")
+	}
+	for pkg, imps := range imports {
+		if !strings.HasPrefix(pkg, "internal/") && slices.Contains(imps, "testing") {
+			t.Errorf("%s imports testing, but ships outside internal/", pkg)
+		}
+	}
+	for _, d := range deps["internal/jobenv"] {
+		if d == module+"internal/nodeload" || strings.HasPrefix(d, "github.com/NVIDIA/go-nvml") {
+			t.Errorf("internal/jobenv (the TaskProlog) links %s; env runs once per task and never starts NVML", d)
+		}
+	}
+}
+
+// mayNameFlags are the packages whose strings may name the command line's
+// flags: the command itself; the packages that parse it and make its
+// documentation from its model (kongrun knows kong's --help and the
+// --version that decides which model it builds); and the test kit.
+var mayNameFlags = []string{"cmd/slurm-mig", "internal/kongrun", "internal/docgen", "internal/testkit"}
+
+// TestFlagNamesOnlyInCmd: no string in a package below cmd names a flag
+// of the command line, so that a flag renamed in cmd cannot leave advice
+// naming the old one behind. A package says what is wrong and, through
+// internal/advice, what would help; cmd says it in the flags' words. The
+// flags are those of kong's model of the whole command line: every long
+// name as --NAME, and the short names of flags that take a value as -X
+// after a blank or a parenthesis ("gen -o", "(-o)"; a string that is
+// only "-o" is an argument of another command: scontrol show node -o). The short names of switches (-V,
+// -v, -h) are left out: Slurm's commands take the same ones (slurmd -V),
+// and slurm-mig runs and names those.
+func TestFlagNamesOnlyInCmd(t *testing.T) {
+	app, err := kong.New(&cli{}, (&env{}).app().Options...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var long []string
+	var short string
+	var walk func(n *kong.Node)
+	walk = func(n *kong.Node) {
+		for _, f := range n.Flags {
+			long = append(long, regexp.QuoteMeta(f.Name))
+			if f.Short != 0 && !f.IsBool() && !strings.ContainsRune(short, f.Short) {
+				short += string(f.Short)
+			}
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(app.Model.Node)
+	if !slices.Contains(long, "node-name") || short != "o" {
+		t.Fatalf("the model's flags are %v and -%s; want --node-name among them and -o alone", long, short)
+	}
+	flag := regexp.MustCompile(`(?:^|[^\w-])(--(?:` + strings.Join(long, "|") + `))(?:$|[^\w-])|[\s(](-[` + short + `])(?:$|[\s),;:=])`)
+
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{.Dir}}|{{join .GoFiles " "}}`, "./...")
+	cmd.Dir = fixture.Root(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	fset := token.NewFileSet()
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "|")
+		pkg := strings.TrimPrefix(f[0], module)
+		if slices.ContainsFunc(mayNameFlags, func(p string) bool { return pkg == p || strings.HasPrefix(pkg, p+"/") }) {
+			continue
+		}
+		for _, name := range strings.Fields(f[2]) {
+			file, err := parser.ParseFile(fset, filepath.Join(f[1], name), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				if _, ok := n.(*ast.ImportSpec); ok {
+					return false
+				}
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				s, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					t.Fatalf("%s: %v", fset.Position(lit.Pos()), err)
+				}
+				if m := flag.FindStringSubmatch(s); m != nil {
+					pos := fset.Position(lit.Pos())
+					rel, _ := filepath.Rel(fixture.Root(t), pos.Filename)
+					t.Errorf("%s:%d names the flag %s; say it in cmd (internal/advice)", rel, pos.Line, m[1]+m[2])
+				}
+				return true
+			})
+		}
+	}
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+
+	"github.com/slurm-mig/slurm-mig/internal/kongrun"
+)
+
+// Which commands read NVML is a fact of this command line, not of the
+// loader: a command's field in cli is tagged nvml:"" when it reads NVML
+// unless given --from. run starts NVML's Init early for those commands.
+
+// readsNVML guesses, before a command line is parsed, whether the run
+// will read NVML: args name a command of cli (a kong command-line struct)
+// whose field is tagged nvml:"", with no --from (a snapshot), --help or
+// --version. The tags are read with reflect in microseconds, while kong
+// takes 1-2 ms to build its parser, which Init then overlaps. The guess
+// only decides when Init starts; the parser alone decides what runs. A
+// wrong "no" costs the overlap; a wrong "yes" (flag values that look like
+// commands, a command line the parser rejects) costs one unused Init,
+// never a different result.
+func readsNVML(args []string, cli any) bool {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--from" || strings.HasPrefix(a, "--from=") {
+			return false
+		}
+	}
+	return nvmlCommands(cli)[kongrun.Named(args, cli)]
+}
+
+// nvmlCommands are the names of cli's commands tagged nvml:"" (single
+// words: the field's name in lower case).
+func nvmlCommands(cli any) map[string]bool {
+	names := map[string]bool{}
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(cli)) {
+		if _, ok := f.Tag.Lookup("nvml"); ok {
+			names[strings.ToLower(f.Name)] = true
+		}
+	}
+	return names
+}

@@ -1,7 +1,0 @@
-package discover
-
-// Process is a compute process on a MIG device, as NVML reports it.
-type Process struct {
-	PID           uint32 `json:"pid"`
-	UsedMemoryMiB uint64 `json:"used_memory_mib,omitempty"`
-}

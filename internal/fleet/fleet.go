@@ -1,0 +1,432 @@
+// Package fleet merges the gres.conf fragments that `slurm-mig gen` writes
+// on each node into one cluster gres.conf, with the slurm.conf NodeName
+// lines that match it, for configless Slurm, where slurmctld serves one
+// gres.conf to every node.
+//
+// A fragment is what gen writes: records with NodeName=, comments and blank
+// lines, in a file or a pipe. Its records are read as Slurm reads gres.conf
+// (keys in any case, quotes, `\` continuations, File= ranges); comments are
+// dropped (the merged file gets its own header). What merge refuses,
+// naming the file and line:
+//
+//   - a record without NodeName=: a fleet fragment must name its node
+//     (gen --no-node-name writes lines for whichever node reads them);
+//   - Include (its target is not part of the fragment) and AutoDetect= (a
+//     setting of the node reading gres.conf, not a record);
+//   - a fragment with no records at all: a node without GPUs needs no
+//     fragment, and an empty one may be a failed run;
+//   - a node given twice with different records (same records twice is
+//     fine: a directory and one of its files, or a merged file given back);
+//   - a node whose records name one device twice.
+//
+// Every GRES name is kept, not only gpu: a record is a node's to declare.
+// NodeName= may be a hostlist; the record then belongs to each node it
+// names, so a merged file can be merged again.
+//
+// Each node keeps its records in its own order, because Slurm numbers a
+// node's GRES of each type (the indices jobs get) in gres.conf order. Nodes whose
+// records are identical apart from the node name form one layout and share
+// lines, NodeName= being their compressed hostlist.
+package fleet
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// Fleet is the merged cluster: every node, in the layout it has.
+type Fleet struct {
+	Layouts []*Layout // ordered by their first node, as hostlists sort
+	nodes   int
+}
+
+// Layout is one list of records and the nodes that have exactly it.
+type Layout struct {
+	Nodes    []string               // sorted as hostlists sort
+	Records  []slurmconf.GresRecord // in the nodes' own order, NodeName left empty
+	counts   []slurmconf.GresCount
+	hostlist string // Nodes compressed, once merge has sorted them
+}
+
+// Nodes is how many nodes the fleet has.
+func (f *Fleet) Nodes() int { return f.nodes }
+
+// Hostlist is the layout's nodes as a Slurm hostlist: gpu[001-040,042].
+func (l *Layout) Hostlist() string { return l.hostlist }
+
+// Counts are the layout's Gres= totals per name and type, as `node`
+// counts a node's records.
+func (l *Layout) Counts() []slurmconf.GresCount { return l.counts }
+
+// Fragments expands the command line's FILE and DIR arguments into the
+// fragment files to read: a file as given, a directory as its *.conf
+// files (not those starting with '.', such as the temporary and lock
+// files of `gen -o`), in name order. output, if not empty, is the file
+// the merge will be written to, which must not be one of its own inputs.
+func Fragments(args []string, output string) ([]string, error) {
+	out, cwd := "", ""
+	if output != "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+		out = abs(cwd, output)
+	}
+	isOutput := func(path string) bool { return out != "" && abs(cwd, path) == out }
+	var files []string
+	for _, arg := range args {
+		info, err := os.Stat(arg)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			if isOutput(arg) {
+				return nil, inputIsOutput(output)
+			}
+			files = append(files, arg)
+			continue
+		}
+		// An output that is, or would be, one of the directory's fragments.
+		if isFragment(filepath.Base(out)) && isOutput(filepath.Join(arg, filepath.Base(out))) {
+			return nil, inputIsOutput(output)
+		}
+		entries, err := os.ReadDir(arg)
+		if err != nil {
+			return nil, err
+		}
+		n := len(files)
+		for _, e := range entries {
+			if isFragment(e.Name()) {
+				files = append(files, filepath.Join(arg, e.Name()))
+			}
+		}
+		if len(files) == n {
+			return nil, fmt.Errorf("%s: no *.conf fragments in this directory", arg)
+		}
+	}
+	return files, nil
+}
+
+// abs is filepath.Abs with the working directory looked up once, not
+// once a file.
+func abs(cwd, path string) string {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path)
+	}
+	return filepath.Join(cwd, path)
+}
+
+// isFragment says which files of a directory are fragments.
+func isFragment(name string) bool {
+	return strings.HasSuffix(name, ".conf") && !strings.HasPrefix(name, ".")
+}
+
+// inputIsOutput refuses an output among the fragments: a merged file
+// among them would be read back as one next time.
+func inputIsOutput(output string) error {
+	return advice.Wrap(fmt.Errorf("%s is among the inputs", output), advice.OutputIsInput)
+}
+
+// Merge reads the fragments that args name (see Fragments) and merges
+// them; output is the file the result will be written to, if any.
+func Merge(args []string, output string) (*Fleet, error) {
+	files, err := Fragments(args, output)
+	if err != nil {
+		return nil, err
+	}
+	return Read(files)
+}
+
+// Read reads the fragments, several at a time, and merges them. An error
+// names the file and line; with several bad fragments it is the first in
+// the order given.
+func Read(paths []string) (*Fleet, error) {
+	frags := make([][]assignment, len(paths))
+	errs := make([]error, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var r reader
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(paths) {
+					return
+				}
+				frags[i], errs[i] = r.read(paths[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return merge(paths, frags)
+}
+
+// reader reads fragments one after another (one reader a goroutine).
+type reader struct {
+	records   slurmconf.RecordReader
+	layouts   map[string]*readLayout // by the IDs of their records
+	hostlists map[string][]string    // NodeName= hostlists, expanded
+	sig       []byte
+}
+
+// readLayout is one list of records as a reader met it first.
+type readLayout struct {
+	key    string                 // the records' lines: what nodes must share
+	recs   []slurmconf.GresRecord // NodeName empty
+	texts  []string               // each record's line, less NodeName=
+	layout *Layout                // the merged layout, once merge has met it
+}
+
+// assignment gives a node, in a fragment, a list of records.
+type assignment struct {
+	node   string
+	layout *readLayout
+	lines  []int // the numbers of the lines they are on
+}
+
+// read reads one fragment and gives each node it names the records that
+// name it, in file order.
+func (r *reader) read(path string) ([]assignment, error) {
+	lines, err := r.records.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("%s: no gres.conf records (a node without GPUs needs no fragment; an empty one may be a failed gen)", path)
+	}
+	for _, l := range lines {
+		if l.Nodes == "" {
+			return nil, advice.Wrap(fmt.Errorf("%s:%d: record without NodeName=: a fleet fragment must name its node", path, l.Num), advice.FragmentNodeName)
+		}
+	}
+	// gen names one node on every line: all its lines are the node's.
+	if one := lines[0].Nodes; slurmconf.OneHost(one) && allFor(lines, one) {
+		nums := make([]int, len(lines))
+		for i, l := range lines {
+			nums[i] = l.Num
+		}
+		return []assignment{{one, r.layout(lines, nil), nums}}, nil
+	}
+	// Otherwise each node gets the lines whose hostlists name it.
+	var order []string
+	mine := map[string][]int{}
+	for i, l := range lines {
+		nodes, err := r.expand(l.Nodes)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: NodeName=: %v", path, l.Num, err)
+		}
+		for _, n := range nodes {
+			idx, seen := mine[n]
+			if !seen {
+				order = append(order, n)
+			}
+			if len(idx) > 0 && idx[len(idx)-1] == i {
+				continue // a hostlist naming the node twice gives it the record once
+			}
+			mine[n] = append(idx, i)
+		}
+	}
+	out := make([]assignment, len(order))
+	for i, n := range order {
+		nums := make([]int, len(mine[n]))
+		for j, k := range mine[n] {
+			nums[j] = lines[k].Num
+		}
+		out[i] = assignment{n, r.layout(lines, mine[n]), nums}
+	}
+	return out, nil
+}
+
+func allFor(lines []slurmconf.RecordLine, nodes string) bool {
+	for _, l := range lines {
+		if l.Nodes != nodes {
+			return false
+		}
+	}
+	return true
+}
+
+// expand expands a NodeName= hostlist, once a reader.
+func (r *reader) expand(hostlist string) ([]string, error) {
+	if nodes, ok := r.hostlists[hostlist]; ok {
+		return nodes, nil
+	}
+	nodes, err := slurmconf.ExpandHostlist(hostlist)
+	if err != nil {
+		return nil, err
+	}
+	if r.hostlists == nil {
+		r.hostlists = map[string][]string{}
+	}
+	r.hostlists[hostlist] = nodes
+	return nodes, nil
+}
+
+// layout finds the layout of the lines picked by idx (all when nil):
+// lines of records met before in the same order are the same layout.
+func (r *reader) layout(lines []slurmconf.RecordLine, idx []int) *readLayout {
+	pick := func(yield func(slurmconf.RecordLine) bool) {
+		if idx == nil {
+			for _, l := range lines {
+				if !yield(l) {
+					return
+				}
+			}
+			return
+		}
+		for _, i := range idx {
+			if !yield(lines[i]) {
+				return
+			}
+		}
+	}
+	r.sig = r.sig[:0]
+	for l := range pick {
+		r.sig = binary.AppendUvarint(r.sig, uint64(l.Record.ID))
+	}
+	if l, ok := r.layouts[string(r.sig)]; ok {
+		return l
+	}
+	l := &readLayout{}
+	var key strings.Builder
+	for line := range pick {
+		key.WriteString(line.Record.Text)
+		key.WriteByte('\n')
+		l.recs = append(l.recs, line.Record.GresRecord)
+		l.texts = append(l.texts, line.Record.Text)
+	}
+	l.key = key.String()
+	if r.layouts == nil {
+		r.layouts = map[string]*readLayout{}
+	}
+	r.layouts[string(r.sig)] = l
+	return l
+}
+
+// merge puts every node into the layout of its records, refusing a node
+// given different records in two places.
+func merge(paths []string, frags [][]assignment) (*Fleet, error) {
+	byKey := map[string]*Layout{}
+	type placement struct {
+		assignment
+		file int
+	}
+	byNode := map[string]placement{}
+	f := &Fleet{}
+	for file, frag := range frags {
+		for _, a := range frag {
+			l := a.layout.layout
+			if l == nil {
+				if l = byKey[a.layout.key]; l == nil {
+					if err := checkDevices(paths[file], a); err != nil {
+						return nil, err
+					}
+					counts, err := slurmconf.CountGres(a.layout.recs)
+					if err != nil { // unreachable: the reader checked File=
+						return nil, fmt.Errorf("%s:%d: %v", paths[file], a.lines[0], err)
+					}
+					l = &Layout{Records: a.layout.recs, counts: counts}
+					byKey[a.layout.key] = l
+					f.Layouts = append(f.Layouts, l)
+				}
+				a.layout.layout = l
+			}
+			if p, seen := byNode[a.node]; seen {
+				if p.layout.layout != l {
+					return nil, conflict(a.node, paths[p.file], p.assignment, paths[file], a)
+				}
+				continue
+			}
+			byNode[a.node] = placement{a, file}
+			l.Nodes = append(l.Nodes, a.node)
+		}
+	}
+	f.nodes = len(byNode)
+	byFirst := map[string]*Layout{}
+	firsts := make([]string, len(f.Layouts))
+	for i, l := range f.Layouts {
+		slurmconf.SortHostnames(l.Nodes)
+		byFirst[l.Nodes[0]], firsts[i] = l, l.Nodes[0]
+		// CompressHostlist is checked against scontrol by the tests; this
+		// makes sure no node ever gets another's lines, at 0.2 ms for
+		// 10,000 names.
+		l.hostlist = slurmconf.CompressHostlist(l.Nodes)
+		if got, err := slurmconf.ExpandHostlist(l.hostlist); err != nil || !slices.Equal(got, l.Nodes) {
+			return nil, fmt.Errorf("internal error: hostlist %s does not give back its %d nodes (%v)", l.hostlist, len(l.Nodes), err)
+		}
+	}
+	slurmconf.SortHostnames(firsts)
+	for i, n := range firsts {
+		f.Layouts[i] = byFirst[n]
+	}
+	return f, nil
+}
+
+// conflict describes the first record in which two files' records of a
+// node differ.
+func conflict(node, fileA string, a assignment, fileB string, b assignment) error {
+	ta, tb := a.layout.texts, b.layout.texts
+	for i := range max(len(ta), len(tb)) {
+		switch {
+		case i >= len(ta):
+			return fmt.Errorf("node %s is given twice with different records: %s:%d has %s, but %s has no more records for it (its last is at line %d)",
+				node, fileB, b.lines[i], tb[i], fileA, a.lines[len(ta)-1])
+		case i >= len(tb):
+			return fmt.Errorf("node %s is given twice with different records: %s:%d has %s, but %s has no more records for it (its last is at line %d)",
+				node, fileA, a.lines[i], ta[i], fileB, b.lines[len(tb)-1])
+		case ta[i] != tb[i]:
+			return fmt.Errorf("node %s is given twice with different records: %s:%d has %s, %s:%d has %s",
+				node, fileA, a.lines[i], ta[i], fileB, b.lines[i], tb[i])
+		}
+	}
+	panic("fleet: layouts of different keys have the same records") // keys are the records' lines
+}
+
+// checkDevices refuses a layout whose records name one device twice for
+// one GRES: Slurm would count it twice, and could hand it to two jobs.
+// Other GRES on a GPU's file (mps, shard) are Slurm's sharing layout, not
+// a second device. a is where the layout was first read, in file.
+func checkDevices(file string, a assignment) error {
+	type device struct{ name, files string } // files sorted: the same set in any order
+	seen := map[device]int{}                 // -> line
+	for i, r := range a.layout.recs {
+		var shown []string // as the record names them
+		switch {
+		case len(r.MultipleFiles) > 0:
+			shown = []string{strings.Join(r.MultipleFiles, ",")}
+		case r.File != "":
+			files, err := slurmconf.ExpandHostlist(r.File)
+			if err != nil {
+				return fmt.Errorf("%s:%d: File=: %v", file, a.lines[i], err)
+			}
+			shown = files
+		}
+		for _, d := range shown {
+			files := strings.Split(d, ",")
+			slices.Sort(files)
+			key := device{strings.ToLower(r.Name), strings.Join(files, ",")}
+			if at, dup := seen[key]; dup {
+				return fmt.Errorf("%s:%d: device %s is given twice for node %s (first at line %d)", file, a.lines[i], d, a.node, at)
+			}
+			seen[key] = a.lines[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+package fleet
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/atomicfile"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// The comments of merge's gres.conf: its header, who wrote it and what
+// went in, then one comment a layout. mergeComment takes these for
+// merge's own, whatever build, counts and layouts they name.
+const (
+	headerWrittenBy = "# gres.conf written by slurm-mig "
+	headerMerge     = " merge; regenerate it, do not edit by hand."
+	headerShare     = ": nodes with identical records share lines."
+	layoutComment   = "# layout "
+)
+
+// GresConf renders the cluster gres.conf: a header saying how many nodes
+// and layouts went in, then each layout's records in its nodes' order,
+// NodeName= their hostlist, after a comment with the layout's slurm.conf
+// line. version names the writer in the header.
+func (f *Fleet) GresConf(version string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s%s%s\n", headerWrittenBy, version, headerMerge)
+	fmt.Fprintf(&b, "# %s, %s%s\n", plural(f.nodes, "node", "nodes"), plural(len(f.Layouts), "layout", "layouts"), headerShare)
+	for i, l := range f.Layouts {
+		hosts := l.Hostlist()
+		fmt.Fprintf(&b, "\n%s%d of %d: %s; slurm.conf: %s\n", layoutComment, i+1, len(f.Layouts),
+			plural(len(l.Nodes), "node", "nodes"), slurmconf.NodeLine(hosts, l.Counts()))
+		for _, r := range l.Records {
+			r.NodeName = hosts
+			b.WriteString(r.String())
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+// mergeComment says whether line num of a gres.conf, a comment, is one
+// GresConf writes.
+func mergeComment(num int, line string) bool {
+	switch {
+	case num == 1:
+		return strings.HasPrefix(line, headerWrittenBy) && strings.HasSuffix(line, headerMerge)
+	case num == 2:
+		return strings.HasPrefix(line, "# ") && strings.HasSuffix(line, headerShare)
+	}
+	return strings.HasPrefix(line, layoutComment)
+}
+
+// NodeLines renders the slurm.conf lines, NodeName=<hostlist> Gres=...,
+// one for each Gres= value: layouts that differ only in device files
+// (other cap minors, other GPU instances) declare the same counts and
+// share a line. Each node's Gres= is what `slurm-mig node` prints for it.
+func (f *Fleet) NodeLines() []byte {
+	type line struct {
+		counts []slurmconf.GresCount
+		nodes  []string
+	}
+	var lines []*line
+	byGres := map[string]*line{}
+	for _, l := range f.Layouts {
+		counts := l.Counts()
+		gres := slurmconf.GresList(counts)
+		nl, ok := byGres[gres]
+		if !ok {
+			nl = &line{counts: counts}
+			byGres[gres] = nl
+			lines = append(lines, nl)
+		}
+		nl.nodes = append(nl.nodes, l.Nodes...)
+	}
+	var b bytes.Buffer
+	for _, nl := range lines {
+		slurmconf.SortHostnames(nl.nodes)
+		b.WriteString(slurmconf.NodeLine(slurmconf.CompressHostlist(nl.nodes), nl.counts))
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// Written is what merge -o reports: the file, whether it changed, and
+// what went into it.
+type Written struct {
+	atomicfile.Result
+	Nodes   int `json:"nodes"`
+	Layouts int `json:"layouts"`
+}
+
+// WriteNodeLines writes the fleet's node lines (NodeLines) to path
+// atomically, as gen -o does, and reports the write. merge writes the whole file, so a file with a line it does
+// not write (slurmconf.ForeignNodeLine: a key other than NodeName= and
+// Gres=, a comment, an Include) is refused, naming the line, and left as
+// it is; so is one that cannot be read. The command line words who
+// refuses, and why (advice). NodeName= and Gres= lines are merge's,
+// whichever nodes they name.
+func (f *Fleet) WriteNodeLines(path string, backup bool) (*Written, error) {
+	target, err := atomicfile.Target(path)
+	if err != nil {
+		return nil, err
+	}
+	if info, err := os.Stat(target); err == nil && info.Mode().IsRegular() {
+		anyNode := func(node string) bool { return node != "" }
+		var foreign *slurmconf.ForeignLine
+		switch err := slurmconf.ForeignNodeLine(target, anyNode, []string{"NodeName", "Gres"}); {
+		case errors.As(err, &foreign):
+			return nil, advice.Wrap(foreign, advice.ClusterNodeLinesForeignLine, target)
+		case err != nil:
+			return nil, advice.Wrap(err, advice.ClusterNodeLinesUnreadable, target)
+		}
+	}
+	return f.write(path, f.NodeLines(), backup)
+}
+
+// write writes data, the fleet's gres.conf or node lines, to path
+// atomically (atomicfile), as gen -o does, and reports the write.
+func (f *Fleet) write(path string, data []byte, backup bool) (*Written, error) {
+	res, err := atomicfile.Write(path, data, atomicfile.Options{Backup: backup})
+	if err != nil {
+		return nil, err
+	}
+	return &Written{Result: res, Nodes: f.nodes, Layouts: len(f.Layouts)}, nil
+}
+
+// WriteGresConf writes the fleet's gres.conf (GresConf(version)) to path
+// atomically, as gen -o does, and reports the write. A file there that differs from it
+// only in the build its header names is left as it is: an upgrade of
+// slurm-mig alone must not rewrite the cluster's gres.conf (and restart
+// slurmctld). And merge writes the whole file, so a file with a line it
+// does not write (slurmconf.ForeignGresLine: a comment of the admin's,
+// AutoDetect=, an Include, a record of a GRES no fragment has) is refused,
+// naming the line, and left as it is; so is one that cannot be read. The
+// command line words who refuses, and why (advice). Records of the GRES
+// the fragments have are merge's, whichever nodes they name: a node taken
+// out of the fleet loses its lines.
+func (f *Fleet) WriteGresConf(path, version string, backup bool) (*Written, error) {
+	data := f.GresConf(version)
+	target, err := atomicfile.Target(path)
+	if err != nil {
+		return nil, err
+	}
+	if info, err := os.Stat(target); err == nil && info.Mode().IsRegular() {
+		old, err := slurmconf.ForeignGresLine(target, mergeComment, f.names())
+		var foreign *slurmconf.ForeignLine
+		switch {
+		case errors.As(err, &foreign):
+			return nil, advice.Wrap(foreign, advice.ClusterGresConfForeignLine, target)
+		case err != nil:
+			return nil, advice.Wrap(err, advice.ClusterGresConfUnreadable, target)
+		}
+		if sameButBuild([]byte(old), data) {
+			return &Written{Result: atomicfile.Result{Path: target}, Nodes: f.nodes, Layouts: len(f.Layouts)}, nil
+		}
+	}
+	return f.write(path, data, backup)
+}
+
+// names are the GRES names (lower case) of the fleet's records.
+func (f *Fleet) names() map[string]bool {
+	names := map[string]bool{}
+	for _, l := range f.Layouts {
+		for _, r := range l.Records {
+			names[strings.ToLower(r.Name)] = true
+		}
+	}
+	return names
+}
+
+// sameButBuild reports whether two gres.conf files of merge differ at
+// most in their first lines, each a header of merge naming its build.
+func sameButBuild(a, b []byte) bool {
+	lineA, restA, _ := bytes.Cut(a, []byte("\n"))
+	lineB, restB, _ := bytes.Cut(b, []byte("\n"))
+	return mergeComment(1, string(lineA)) && mergeComment(1, string(lineB)) && bytes.Equal(restA, restB)
+}
+
+// WriteText writes "PATH: changed (N nodes, M layouts)", as gen -o says it.
+func (w Written) WriteText(out io.Writer) error {
+	_, err := fmt.Fprintf(out, "%s: %s (%s, %s)\n", w.Path, w.Changes(), plural(w.Nodes, "node", "nodes"), plural(w.Layouts, "layout", "layouts"))
+	return err
+}
+
+// WriteJSON writes the report as one JSON object.
+func (w Written) WriteJSON(out io.Writer) error { return json.NewEncoder(out).Encode(w) }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

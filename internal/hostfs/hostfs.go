@@ -1,0 +1,41 @@
+// Package hostfs is the one place where a path on the node is joined with
+// --root: a value of FS knows the root ("/" on a live node, a fixture tree
+// or a chroot in tests) and Path puts a node path under it. Every reader of
+// /proc and /sys files takes an FS, so the same code reads the node or a
+// copy of it (as prometheus/procfs's FS does for its mount point).
+package hostfs
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// FS is the root under which the node's /proc and /sys are read.
+//
+// Unlike procfs.NewFS, nothing checks the root when the value is made: a
+// run whose snapshot carries everything reads no host file at all, and
+// each read that does happen names the whole path when it fails.
+type FS string
+
+// Path is the file at the node path elems (relative to /, as
+// "proc/driver/nvidia-caps/mig-minors") under the root.
+func (fs FS) Path(elems ...string) string {
+	return filepath.Join(append([]string{string(fs)}, elems...)...)
+}
+
+// NodePath is the inverse of Path: the node path ("/dev/nvidia0") of a
+// file named under the root ("ROOT/dev/nvidia0"), and whether it was
+// under the root at all. Config files of a test cluster name the device
+// nodes that live in its root, and the TaskProlog must read them as the
+// node's /dev files, as every other command does under --root.
+func (fs FS) NodePath(p string) (string, bool) {
+	root := strings.TrimSuffix(string(fs), "/")
+	if root == "" {
+		return p, strings.HasPrefix(p, "/")
+	}
+	rest, ok := strings.CutPrefix(p, root+"/")
+	if !ok {
+		return p, false
+	}
+	return "/" + rest, true
+}

@@ -1,0 +1,250 @@
+package jobenv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/hostfs"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// otherGPUVars are the variables Slurm's gres/gpu sets, by default, to
+// the same indices as CUDA_VISIBLE_DEVICES (the env flags of a gres.conf
+// record without Flags=: gres.c _parse_gres_config). They are read by
+// AMD's ROCm (ROCR_VISIBLE_DEVICES), Intel's Level Zero
+// (ZE_AFFINITY_MASK) and AMD's OpenCL and HIP (GPU_DEVICE_ORDINAL); no
+// NVIDIA runtime reads them, and on a node that slurm-mig configures the
+// indices name no device of those runtimes. env unsets them where Slurm
+// set them (their value is CUDA_VISIBLE_DEVICES's), so that no tool
+// takes a GRES index for a device number; Flags=nvidia_gpu_env keeps
+// Slurm from setting them at all.
+var otherGPUVars = []string{"GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"}
+
+// Lines maps the request's indices through the node's index map to the
+// UUIDs in the state and returns what the TaskProlog prints: the export
+// of CUDA_VISIBLE_DEVICES, then the unset lines. nodeCtx names where the
+// index map came from, for errors.
+//
+// A task bound to part of its step's GPUs under task/cgroup with
+// ConstrainDevices is the one case where SLURM_STEP_GPUS is not the
+// task's: Slurm then reckons the binding in local indices, consolidated
+// to 0..k-1 (gres.c _get_usable_gres, bit_consolidate), and names the
+// step's first k devices for every task, while the device cgroup grants
+// each task its own (seen with 22.05; the code is the same in 26.05).
+// There the device cgroup is the truth: probe says which of the node's
+// devices the task may open, and the task gets those.
+func Lines(req Request, devs []Device, st *State, getenv func(string) (string, bool), nodeCtx string, probe Probe) ([]string, error) {
+	picked := make([]*StateDevice, 0, len(req.Indices))
+	for _, i := range req.Indices {
+		if i >= len(devs) {
+			return nil, fmt.Errorf("%s names GPU index %d, but %s numbers %s", req.From, i, nodeCtx, indexRange(len(devs)))
+		}
+		d, err := st.Lookup(devs[i].Files)
+		if err != nil {
+			return nil, fmt.Errorf("GPU index %d (%s): %v", i, devs[i].Pos, err)
+		}
+		picked = append(picked, d)
+	}
+	if req.Narrowed && probe != nil {
+		granted, err := grantedDevices(devs, st, probe)
+		if err != nil {
+			return nil, err
+		}
+		if granted != nil {
+			if len(granted) != len(picked) {
+				return nil, fmt.Errorf("%s=%s names %d GPUs, but the task's device cgroup grants %d", req.From, joinInts(req.Indices), len(picked), len(granted))
+			}
+			picked = granted
+		}
+	}
+	uuids := make([]string, len(picked))
+	for i, d := range picked {
+		uuids[i] = d.UUID
+	}
+	lines := []string{"export CUDA_VISIBLE_DEVICES=" + strings.Join(uuids, ",")}
+	cvd, cvdSet := getenv("CUDA_VISIBLE_DEVICES")
+	for _, v := range otherGPUVars {
+		if val, ok := getenv(v); ok && cvdSet && cvd != "" && val == cvd {
+			lines = append(lines, "unset "+v)
+		}
+	}
+	return lines, nil
+}
+
+// Probe says whether this process may open a device file: false when its
+// device cgroup denies it (EPERM).
+type Probe func(file string) (bool, error)
+
+// grantedDevices probes each device of the node by the file its cgroup
+// rule names (the CI cap of a MIG device, /dev/nvidiaN of a whole GPU)
+// and returns those granted, in index order; nil when every device is
+// granted (no device cgroup in force).
+func grantedDevices(devs []Device, st *State, probe Probe) ([]*StateDevice, error) {
+	var granted []*StateDevice
+	denied := false
+	for _, dev := range devs {
+		d, err := st.Lookup(dev.Files)
+		if err != nil {
+			return nil, fmt.Errorf("GPU index %d (%s): %v", dev.Index, dev.Pos, err)
+		}
+		file := d.ownFile()
+		ok, err := probe(file)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			granted = append(granted, d)
+		} else {
+			denied = true
+		}
+	}
+	if !denied {
+		return nil, nil
+	}
+	return granted, nil
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// openProbe probes device files under root by opening them for reading,
+// as CUDA does: EPERM is the device cgroup's no; a node without a driver
+// behind it (ENXIO, ENODEV) still passed the cgroup.
+func openProbe(root hostfs.FS) Probe {
+	return func(file string) (bool, error) {
+		path := root.Path(file)
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
+		switch err {
+		case nil:
+			syscall.Close(fd)
+			return true, nil
+		case syscall.EPERM:
+			return false, nil
+		case syscall.ENXIO, syscall.ENODEV:
+			return true, nil
+		}
+		return false, fmt.Errorf("probing the device cgroup: %s: %v", path, err)
+	}
+}
+
+func indexRange(n int) string {
+	switch n {
+	case 0:
+		return "no GPU"
+	case 1:
+		return "only index 0"
+	}
+	return "indices 0-" + strconv.Itoa(n-1)
+}
+
+// CheckState refuses a state that is not this node's or not of this
+// boot; a state of an earlier boot carries the fix, to write it anew. An
+// empty node or boot id (a state made from a snapshot, a host without a
+// boot id) is not checked.
+func CheckState(st *State, path, node, bootID string) error {
+	if st.Node != "" && node != "" && st.Node != node {
+		return fmt.Errorf("%s was written for node %s, but this task runs on %s", path, st.Node, node)
+	}
+	if st.BootID != "" && bootID != "" && st.BootID != bootID {
+		return advice.Wrap(fmt.Errorf("%s was written before the last reboot (boot id %s, now %s); MIG devices and their UUIDs do not survive one", path, st.BootID, bootID), advice.StateBeforeReboot)
+	}
+	return nil
+}
+
+// Paths are the files env reads.
+type Paths struct {
+	SlurmConf string
+	GresConf  string
+}
+
+// defaultSlurmConfs are where a task's slurm.conf is, when SLURM_CONF
+// does not say: Slurm's default, then the configless cache that slurmd
+// (22.05+) links at /run/slurm/conf. slurmstepd always sets SLURM_CONF
+// in a task's environment (env.c setup_env), to the cache's slurm.conf on
+// configless nodes, so these are for runs by hand.
+var defaultSlurmConfs = []string{"/etc/slurm/slurm.conf", "/run/slurm/conf/slurm.conf"}
+
+// resolvePaths picks slurm.conf (the flag, $SLURM_CONF, else the first of
+// defaultSlurmConfs that exists) and gres.conf (the flag, else gres.conf
+// beside slurm.conf, where slurmd looks for it).
+func resolvePaths(slurmFlag, gresFlag string, getenv func(string) (string, bool)) (Paths, error) {
+	p := Paths{SlurmConf: slurmFlag, GresConf: gresFlag}
+	if p.SlurmConf == "" {
+		p.SlurmConf, _ = getenv("SLURM_CONF")
+	}
+	if p.SlurmConf == "" {
+		for _, c := range defaultSlurmConfs {
+			if _, err := os.Stat(c); err == nil {
+				p.SlurmConf = c
+				break
+			}
+		}
+	}
+	if p.SlurmConf == "" {
+		return p, fmt.Errorf("no slurm.conf: SLURM_CONF is not set and none of %s exists", strings.Join(defaultSlurmConfs, ", "))
+	}
+	if p.GresConf == "" {
+		p.GresConf = filepath.Join(filepath.Dir(p.SlurmConf), "gres.conf")
+	}
+	return p, nil
+}
+
+// nodeIndexMap reads the node's Gres= from slurm.conf (with Includes,
+// NodeName=DEFAULT and hostlists) and its records from gres.conf (with
+// Includes and hostlists) and numbers its GPUs. A gres.conf with
+// AutoDetect is refused: slurmd then numbers GPUs otherwise.
+func nodeIndexMap(p Paths, node string) ([]Device, string, error) {
+	// The two files are read at once: a task waits on this (a TaskProlog
+	// runs before every task), and slurm.conf can be thousands of lines.
+	var conf *slurmconf.GresConf
+	var confErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		conf, confErr = slurmconf.ReadGresConf(p.GresConf, node)
+	}()
+	ng, err := slurmconf.ReadNodeGres(p.SlurmConf, node)
+	<-done
+	if err != nil {
+		return nil, "", err
+	}
+	if confErr != nil {
+		return nil, "", confErr
+	}
+	if ad := conf.AutoDetect; ad != "" && !strings.EqualFold(ad, "off") {
+		return nil, "", fmt.Errorf("%s: AutoDetect=%s: slurmd numbers autodetected GPUs itself; slurm-mig env is for hand-written gres.conf", p.GresConf, ad)
+	}
+	devs, err := IndexMap(ng.Gres, conf.Records)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", ng.Pos, err)
+	}
+	gres := p.GresConf
+	// A gres.conf that names other nodes only gives this one no GPU; the
+	// error that a task's GPU is none of the node's then says why: most
+	// often the node is named otherwise there (gpu01.cluster.example
+	// where Slurm says gpu01).
+	if len(conf.Records) == 0 && !conf.Named && len(conf.Others.Names) > 0 {
+		gres += fmt.Sprintf(", where no line names node %s%s", node, conf.Others.Said(node))
+	}
+	return devs, fmt.Sprintf("node %s (Gres=%s at %s, gres.conf %s)", node, ng.Gres, ng.Pos, gres), nil
+}
+
+// readBootID reads the kernel's boot id under root; "" when the host has
+// none (the check is then skipped).
+func readBootID(root hostfs.FS) string {
+	data, err := os.ReadFile(root.Path("proc/sys/kernel/random/boot_id"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}

@@ -1,0 +1,354 @@
+package jobenv
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// readRecords reads gres.conf text for node n1 as slurmd would.
+func readRecords(t *testing.T, text string) []slurmconf.ParsedRecord {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "gres.conf")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conf, err := slurmconf.ReadGresConf(path, "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conf.Records
+}
+
+// files lists each index's files, joined, for comparing.
+func files(devs []Device) []string {
+	var out []string
+	for _, d := range devs {
+		out = append(out, strings.Join(d.Files, "+"))
+	}
+	return out
+}
+
+func TestIndexMap(t *testing.T) {
+	const mixed = `NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia0
+NodeName=n1 Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/c1,/dev/c2
+NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia2
+NodeName=n1 Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/c3,/dev/c4
+NodeName=n2 Name=gpu Type=1g MultipleFiles=/dev/nvidia9,/dev/c8,/dev/c9
+`
+	for _, tc := range []struct {
+		name, gres, conf string
+		want             []string
+		err              string
+	}{
+		{"types in slurm.conf order, records in file order", "gpu:1g:2,gpu:a100:2", mixed,
+			[]string{"/dev/nvidia1+/dev/c1+/dev/c2", "/dev/nvidia1+/dev/c3+/dev/c4", "/dev/nvidia0", "/dev/nvidia2"}, ""},
+		{"the other order", "gpu:a100:2,gpu:1g:2", mixed,
+			[]string{"/dev/nvidia0", "/dev/nvidia2", "/dev/nvidia1+/dev/c1+/dev/c2", "/dev/nvidia1+/dev/c3+/dev/c4"}, ""},
+		{"types compare without case; socket bindings dropped", "gpu:1G:2(S:0),gpu:A100:2", mixed,
+			[]string{"/dev/nvidia1+/dev/c1+/dev/c2", "/dev/nvidia1+/dev/c3+/dev/c4", "/dev/nvidia0", "/dev/nvidia2"}, ""},
+		{"a count below gres.conf's drops the rest", "gpu:a100:1,gpu:1g:1", mixed,
+			[]string{"/dev/nvidia0", "/dev/nvidia1+/dev/c1+/dev/c2"}, ""},
+		{"a type not in slurm.conf gets no index", "gpu:1g:2", mixed,
+			[]string{"/dev/nvidia1+/dev/c1+/dev/c2", "/dev/nvidia1+/dev/c3+/dev/c4"}, ""},
+		{"a repeated type adds up where it first stands", "gpu:1g:1,gpu:a100:2,gpu:1g:1", mixed,
+			[]string{"/dev/nvidia1+/dev/c1+/dev/c2", "/dev/nvidia1+/dev/c3+/dev/c4", "/dev/nvidia0", "/dev/nvidia2"}, ""},
+		{"untyped takes records in file order", "gpu:3", mixed,
+			[]string{"/dev/nvidia0", "/dev/nvidia1+/dev/c1+/dev/c2", "/dev/nvidia2"}, ""},
+		{"compact ranges, one index a file, cut to the count", "gpu:a100:3,gpu:1g:2",
+			"Name=gpu Type=a100 File=/dev/nvidia[0-3]\nName=gpu Type=1g File=/dev/nvidia-caps/nvidia-cap[337,346]\n",
+			[]string{"/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia2", "/dev/nvidia-caps/nvidia-cap337", "/dev/nvidia-caps/nvidia-cap346"}, ""},
+		{"records without NodeName= come first", "gpu:a100:2",
+			"NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia1\nName=gpu Type=a100 File=/dev/nvidia0\n",
+			[]string{"/dev/nvidia0", "/dev/nvidia1"}, ""},
+		{"other GRES and records without files take no index", "gpu:a100:3",
+			"Name=mps Count=100\nName=gpu Type=a100 Count=1\nName=gpu Type=a100 File=/dev/nvidia[0-1]\n",
+			[]string{"/dev/nvidia0", "/dev/nvidia1"}, ""},
+		{"mps and shard sharing the GPUs' files take no index", "gpu:a100:2",
+			"Name=gpu Type=a100 File=/dev/nvidia[0-1]\nName=mps Count=200 File=/dev/nvidia[0-1]\nName=shard Count=8 File=/dev/nvidia0\n",
+			[]string{"/dev/nvidia0", "/dev/nvidia1"}, ""},
+		{"typed and untyped mixed", "gpu:2,gpu:a100:1", mixed, nil, "mixes typed and untyped"},
+		{"no gpu", "", mixed, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			devs, err := IndexMap(tc.gres, readRecords(t, tc.conf))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, files(devs)); diff != "" {
+				t.Errorf("index map (-want +got):\n%s", diff)
+			}
+			for i, d := range devs {
+				if d.Index != i {
+					t.Errorf("device %d has Index %d", i, d.Index)
+				}
+			}
+		})
+	}
+}
+
+func lookup(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
+
+func TestDecide(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		vars  map[string]string
+		leave bool
+		from  string
+		want  []int
+		err   string
+	}{
+		{"srun step", map[string]string{"SLURM_STEP_GPUS": "2,3", "CUDA_VISIBLE_DEVICES": "0,1", "SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1"},
+			false, "SLURM_STEP_GPUS", []int{2, 3}, ""},
+		{"batch step: no SLURM_STEP_ID", map[string]string{"SLURM_JOB_GPUS": "4,5", "CUDA_VISIBLE_DEVICES": "0,1", "SLURMD_NODENAME": "n1"},
+			false, "SLURM_JOB_GPUS", []int{4, 5}, ""},
+		{"batch step of 26.05: SLURM_STEP_ID=-5", map[string]string{"SLURM_JOB_GPUS": "4,5", "CUDA_VISIBLE_DEVICES": "0,1", "SLURM_STEP_ID": "-5", "SLURMD_NODENAME": "n1"},
+			false, "SLURM_JOB_GPUS", []int{4, 5}, ""},
+		{"--gres=none in a GPU job", map[string]string{"SLURM_JOB_GPUS": "2,3", "SLURM_STEP_ID": "1", "SLURMD_NODENAME": "n1"},
+			true, "", nil, ""},
+		{"--gres=none in a GPU job, no step id either", map[string]string{"SLURM_JOB_GPUS": "2,3", "SLURMD_NODENAME": "n1"},
+			true, "", nil, ""},
+		{"batch step with Flags=no_gpu_env: only SLURM_GPUS_ON_NODE", map[string]string{"SLURM_JOB_GPUS": "4", "SLURM_GPUS_ON_NODE": "1", "SLURMD_NODENAME": "n1"},
+			false, "SLURM_JOB_GPUS", []int{4}, ""},
+		{"AutoDetect gave UUIDs", map[string]string{"SLURM_STEP_GPUS": "2", "CUDA_VISIBLE_DEVICES": "MIG-8f1e", "SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1"},
+			true, "", nil, ""},
+		{"AutoDetect, a whole GPU and a MIG device", map[string]string{"SLURM_STEP_GPUS": "0,2", "CUDA_VISIBLE_DEVICES": "0,MIG-8f1e", "SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1"},
+			true, "", nil, ""},
+		{"job without GPUs", map[string]string{"SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1"}, true, "", nil, ""},
+		{"batch job without GPUs", map[string]string{"SLURMD_NODENAME": "n1"}, true, "", nil, ""},
+		{"unreadable list", map[string]string{"SLURM_STEP_GPUS": "2,x", "SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1"}, false, "", nil, `"x" is not a GPU index`},
+		{"range", map[string]string{"SLURM_STEP_GPUS": "2-3", "SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1"}, false, "", nil, "not a GPU index"},
+		{"twice", map[string]string{"SLURM_STEP_GPUS": "2,2", "SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1"}, false, "", nil, "given twice"},
+		{"no node name", map[string]string{"SLURM_STEP_GPUS": "2", "SLURM_STEP_ID": "0"}, false, "", nil, "SLURMD_NODENAME is not"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := Decide(lookup(tc.vars))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if req.Leave != tc.leave || req.From != tc.from || !cmp.Equal(req.Indices, tc.want) {
+				t.Errorf("Decide = %+v, want leave=%v from=%s indices=%v", req, tc.leave, tc.from, tc.want)
+			}
+		})
+	}
+}
+
+// The UUIDs of testState's devices, in NVML's form.
+const (
+	gpu0 = "GPU-00000000-0000-4000-8000-000000000000"
+	gpu1 = "GPU-00000001-0000-4000-8000-000000000000"
+	migA = "MIG-aaaaaaaa-0000-4000-8000-000000000000"
+	migB = "MIG-bbbbbbbb-0000-4000-8000-000000000000"
+	migC = "MIG-cccccccc-0000-4000-8000-000000000000"
+)
+
+// testState is a node with a whole GPU (minor 0), a GPU in MIG mode
+// (minor 1) with two CIs in one GI and one in another.
+func testState(t *testing.T) *State {
+	t.Helper()
+	u32 := func(v uint32) *uint32 { return &v }
+	n := &model.Node{GPUs: []model.GPU{
+		{Index: 0, Minor: 0, UUID: gpu0, Name: "A100"},
+		{Index: 1, Minor: 1, UUID: gpu1, Name: "A100", MigEnabled: true, MigDevices: []model.MigDevice{
+			{GPUInstanceID: 2, ComputeInstanceID: 0, UUID: migA, GICapMinor: u32(156), CICapMinor: u32(157)},
+			{GPUInstanceID: 2, ComputeInstanceID: 1, UUID: migB, GICapMinor: u32(156), CICapMinor: u32(158)},
+			{GPUInstanceID: 7, ComputeInstanceID: 0, UUID: migC, GICapMinor: u32(201), CICapMinor: u32(202)},
+		}},
+	}}
+	st, err := NewState(n, "n1", "boot-1", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestStateLookup(t *testing.T) {
+	st := testState(t)
+	for _, tc := range []struct {
+		files []string
+		uuid  string
+		err   string
+	}{
+		{[]string{"/dev/nvidia0"}, gpu0, ""},
+		{[]string{"/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap156", "/dev/nvidia-caps/nvidia-cap158"}, migB, ""},
+		{[]string{"/dev/nvidia-caps/nvidia-cap158", "/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap156"}, migB, ""},
+		{[]string{"/dev/nvidia-caps/nvidia-cap202"}, migC, ""}, // --files ci
+		{[]string{"/dev/nvidia1"}, "", "in MIG mode"},
+		{[]string{"/dev/nvidia-caps/nvidia-cap156"}, "", "no device in the state"}, // a GI cap alone
+		{[]string{"/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap156", "/dev/nvidia-caps/nvidia-cap157"}, "", "not a file of the MIG device"},
+		{[]string{"/dev/nvidia-caps/nvidia-cap157", "/dev/nvidia-caps/nvidia-cap158"}, "", "two MIG devices"},
+		{[]string{"/dev/nvidia7"}, "", "no device in the state"},
+	} {
+		d, err := st.Lookup(tc.files)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("Lookup(%v): err = %v, want %q", tc.files, err, tc.err)
+		case tc.err == "" && err != nil:
+			t.Errorf("Lookup(%v): %v", tc.files, err)
+		case tc.err == "" && d.UUID != tc.uuid:
+			t.Errorf("Lookup(%v) = %s, want %s", tc.files, d.UUID, tc.uuid)
+		}
+	}
+}
+
+func TestStateRoundTripAndChecks(t *testing.T) {
+	st := testState(t)
+	back, err := ParseState(st.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(st, back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	edited := strings.Replace(string(st.Encode()), migB, "MIG-bbbbbbbb-0000-4000-8000-000000000001", 1)
+	if _, err := ParseState([]byte(edited)); err == nil || !strings.Contains(err.Error(), "does not match its devices") {
+		t.Errorf("an edited state: err = %v", err)
+	}
+	if err := CheckState(st, "s.json", "n2", "boot-1"); err == nil || !strings.Contains(err.Error(), "written for node n1, but this task runs on n2") {
+		t.Errorf("another node's state: err = %v", err)
+	}
+	// A state of another boot, or none, carries the fix: the commands
+	// that write it, which the command line words.
+	var a *advice.Error
+	if err := CheckState(st, "s.json", "n1", "boot-2"); !errors.As(err, &a) || a.Fix != advice.StateBeforeReboot || !strings.HasSuffix(err.Error(), "MIG devices and their UUIDs do not survive one") {
+		t.Errorf("a state of another boot: err = %v", err)
+	}
+	if err := CheckState(st, "s.json", "n1", "boot-1"); err != nil {
+		t.Error(err)
+	}
+	none := filepath.Join(t.TempDir(), "none.json")
+	if _, err := LoadState(none); !errors.As(err, &a) || a.Fix != advice.StateMissing || err.Error() != "no device state at "+none {
+		t.Errorf("a missing state: err = %v", err)
+	}
+}
+
+// TestStateUUIDs: a state whose device has a UUID that is missing, empty
+// or not in NVML's form is refused where it is read, naming the file and
+// the device, even when its generation was made to match: env would
+// export it as CUDA_VISIBLE_DEVICES.
+func TestStateUUIDs(t *testing.T) {
+	for _, tc := range []struct {
+		dev  StateDevice
+		want string
+	}{
+		{StateDevice{UUID: "garbage", GPU: "/dev/nvidia1", GICap: "/dev/nvidia-caps/nvidia-cap156", CICap: "/dev/nvidia-caps/nvidia-cap157"},
+			`devices[1] (/dev/nvidia-caps/nvidia-cap157): uuid "garbage" is not a MIG UUID`},
+		{StateDevice{UUID: "", GPU: "/dev/nvidia1", GICap: "/dev/nvidia-caps/nvidia-cap156", CICap: "/dev/nvidia-caps/nvidia-cap157"},
+			"devices[1] (/dev/nvidia-caps/nvidia-cap157): no uuid"},
+		{StateDevice{UUID: "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b", GPU: "/dev/nvidia1"},
+			`devices[1] (/dev/nvidia1): uuid "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b" is not a GPU UUID`},
+		{StateDevice{UUID: "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b,GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0", GPU: "/dev/nvidia1", GICap: "/dev/nvidia-caps/nvidia-cap156", CICap: "/dev/nvidia-caps/nvidia-cap157"},
+			`devices[1] (/dev/nvidia-caps/nvidia-cap157): uuid "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b,GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0" is not a MIG UUID`},
+	} {
+		st := &State{Version: StateVersion, Node: "n1", Devices: []StateDevice{
+			{UUID: "GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0", GPU: "/dev/nvidia0"}, tc.dev}}
+		st.Generation = generation(st.Devices)
+		path := filepath.Join(t.TempDir(), "devices.json")
+		if err := os.WriteFile(path, st.Encode(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadState(path)
+		if want := path + ": " + tc.want; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("LoadState of %+v\n err = %v\nwant %s...", tc.dev, err, want)
+		}
+	}
+}
+
+func TestLines(t *testing.T) {
+	st := testState(t)
+	devs, err := IndexMap("gpu:1g:2,gpu:a100:1,gpu:2c:1", readRecords(t, `Name=gpu Type=a100 File=/dev/nvidia0
+Name=gpu Type=2c MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap156,/dev/nvidia-caps/nvidia-cap158
+Name=gpu Type=1g File=/dev/nvidia-caps/nvidia-cap[157,202]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Index 0: migA, 1: migC, 2: gpu0, 3: migB.
+	env := map[string]string{"CUDA_VISIBLE_DEVICES": "0,1", "GPU_DEVICE_ORDINAL": "0,1", "ROCR_VISIBLE_DEVICES": "0,1", "ZE_AFFINITY_MASK": "5"}
+	got, err := Lines(Request{From: "SLURM_STEP_GPUS", Indices: []int{3, 0}}, devs, st, lookup(env), "node n1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"export CUDA_VISIBLE_DEVICES=" + migB + "," + migA, "unset GPU_DEVICE_ORDINAL", "unset ROCR_VISIBLE_DEVICES"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	if _, err := Lines(Request{From: "SLURM_STEP_GPUS", Indices: []int{4}}, devs, st, lookup(env), "node n1", nil); err == nil ||
+		err.Error() != "SLURM_STEP_GPUS names GPU index 4, but node n1 numbers indices 0-3" {
+		t.Errorf("out of range: err = %v", err)
+	}
+
+	// Bound under ConstrainDevices: Slurm says index 0 for the second
+	// task too; the cgroup grants it index 1's device.
+	probe := func(granted ...string) Probe {
+		return func(file string) (bool, error) {
+			for _, g := range granted {
+				if g == file {
+					return true, nil
+				}
+			}
+			return false, nil
+		}
+	}
+	req := Request{From: "SLURM_STEP_GPUS", Indices: []int{0}, Narrowed: true}
+	got, err = Lines(req, devs, st, lookup(nil), "node n1", probe("/dev/nvidia-caps/nvidia-cap202"))
+	if err != nil || got[0] != "export CUDA_VISIBLE_DEVICES="+migC {
+		t.Errorf("bound task under a device cgroup: %v, %v", got, err)
+	}
+	all := probe("/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap157", "/dev/nvidia-caps/nvidia-cap158", "/dev/nvidia-caps/nvidia-cap202")
+	got, err = Lines(req, devs, st, lookup(nil), "node n1", all)
+	if err != nil || got[0] != "export CUDA_VISIBLE_DEVICES="+migA {
+		t.Errorf("bound task without a device cgroup: %v, %v", got, err)
+	}
+	_, err = Lines(req, devs, st, lookup(nil), "node n1", probe("/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap202"))
+	if err == nil || !strings.Contains(err.Error(), "the task's device cgroup grants 2") {
+		t.Errorf("cgroup and SLURM_STEP_GPUS disagree on the count: err = %v", err)
+	}
+}
+
+func TestGresTypeCounts(t *testing.T) {
+	got, err := slurmconf.GresTypeCounts("gpu:a100:2(S:0-1),mps:100,gpu:1g.10gb:no_consume:3,gpu:A100:1,gpu:a100:1k", "gpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []slurmconf.GresCount{{Name: "gpu", Type: "a100", Count: 2 + 1024}, {Name: "gpu", Type: "1g.10gb", Count: 3}, {Name: "gpu", Type: "A100", Count: 1}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestRunLeavesAloneWithoutReadingFiles(t *testing.T) {
+	// No slurm.conf, gres.conf or state exists: a task without GPUs must
+	// still pass, and fast.
+	opts := Options{SlurmConf: "/nonexistent/slurm.conf", State: "/nonexistent/state.json"}
+	lines, err := Run(opts, lookup(map[string]string{"SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1"}))
+	if err != nil || lines != nil {
+		t.Errorf("Run = %v, %v; want nothing", lines, err)
+	}
+	_, err = Run(opts, lookup(map[string]string{"SLURM_STEP_GPUS": "0", "SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1"}))
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/slurm.conf") {
+		t.Errorf("missing slurm.conf: err = %v", err)
+	}
+}

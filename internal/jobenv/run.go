@@ -1,0 +1,103 @@
+package jobenv
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/slurm-mig/slurm-mig/capmap"
+	"github.com/slurm-mig/slurm-mig/internal/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/model"
+)
+
+// Options say where env reads from; empty fields take their defaults.
+type Options struct {
+	SlurmConf string    // slurm.conf; default $SLURM_CONF
+	GresConf  string    // default: gres.conf beside slurm.conf
+	State     string    // the state file; default StatePath's
+	Snapshot  string    // take the UUIDs from this snapshot instead of the state
+	Root      hostfs.FS // where /proc and /dev are (the boot id, a snapshot's mig-minors, the device probe)
+}
+
+// Run is `slurm-mig env`: it decides from the task's environment and
+// returns the lines for the TaskProlog to print (none to leave the task
+// alone). A task that asks for nothing reads no file at all.
+func Run(opts Options, getenv func(string) (string, bool)) ([]string, error) {
+	req, err := Decide(getenv)
+	if err != nil || req.Leave {
+		return nil, err
+	}
+	paths, err := resolvePaths(opts.SlurmConf, opts.GresConf, getenv)
+	if err != nil {
+		return nil, err
+	}
+	// The state is read while the configs are: the errors still come in
+	// this order, the configs' first.
+	var st *State
+	var stErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		st, stErr = opts.loadState(req.Node, getenv)
+	}()
+	devs, ctx, err := nodeIndexMap(paths, req.Node)
+	<-done
+	if err != nil {
+		return nil, err
+	}
+	if stErr != nil {
+		return nil, stErr
+	}
+	return Lines(req, underRoot(devs, opts.Root), st, getenv, ctx, openProbe(opts.Root))
+}
+
+// loadState reads the state file and checks that it is this node's and
+// this boot's, or builds the state from a snapshot.
+func (o Options) loadState(node string, getenv func(string) (string, bool)) (*State, error) {
+	if o.Snapshot != "" {
+		return snapshotState(o.Snapshot, o.Root)
+	}
+	path := StatePath(o.State, func(k string) string { v, _ := getenv(k); return v })
+	st, err := LoadState(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckState(st, path, node, readBootID(o.Root)); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// snapshotState is the state of a snapshot's node, its cap minors read
+// from mig-minors under root where it lacks them. It names no node and
+// no boot, so neither is checked.
+func snapshotState(path string, root hostfs.FS) (*State, error) {
+	n, err := model.LoadSnapshot(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := capmap.Resolve(n, func() (*capmap.Map, error) { return capmap.Load(root) }); err != nil {
+		return nil, err
+	}
+	st, err := NewState(n, "", "", "")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return st, nil
+}
+
+// underRoot reads device files under root as the host's /dev files, as
+// --root has every command do: a gres.conf of a test cluster whose device
+// nodes live in root/dev names root/dev/nvidia0 for /dev/nvidia0.
+func underRoot(devs []Device, fs hostfs.FS) []Device {
+	out := make([]Device, len(devs))
+	for i, d := range devs {
+		d.Files = append([]string(nil), d.Files...)
+		for j, f := range d.Files {
+			if node, ok := fs.NodePath(f); ok && strings.HasPrefix(node, "/dev/") {
+				d.Files[j] = node
+			}
+		}
+		out[i] = d
+	}
+	return out
+}

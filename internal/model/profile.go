@@ -1,0 +1,55 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ValidProfile checks a profile name against the nvidia-smi grammar:
+// [<c>c.]<g>g.<gb>gb with an optional +attr or -attr suffix, where attr is
+// lower-case letters and digits with inner dots (me, me.all, gfx). Anything
+// else is refused rather than passed on as a Slurm type: a ',' or ':' there
+// would break Gres= parsing.
+func ValidProfile(p string) error {
+	body, attr := p, ""
+	if i := strings.IndexAny(p, "+-"); i >= 0 {
+		body, attr = p[:i], p[i+1:]
+		if !validAttribute(attr) {
+			return fmt.Errorf("invalid MIG profile %q: bad attribute %q", p, attr)
+		}
+	}
+	fields := strings.Split(body, ".")
+	if len(fields) == 3 {
+		if !countField(fields[0], "c") {
+			return fmt.Errorf("invalid MIG profile %q", p)
+		}
+		fields = fields[1:]
+	}
+	if len(fields) != 2 || !countField(fields[0], "g") || !countField(fields[1], "gb") {
+		return fmt.Errorf("invalid MIG profile %q: want [<c>c.]<g>g.<mem>gb[+attr]", p)
+	}
+	return nil
+}
+
+// countField reports whether s is a decimal count followed by unit.
+func countField(s, unit string) bool {
+	n, ok := strings.CutSuffix(s, unit)
+	if !ok || n == "" {
+		return false
+	}
+	_, err := strconv.ParseUint(n, 10, 32)
+	return err == nil
+}
+
+func validAttribute(a string) bool {
+	if a == "" || a[0] == '.' || a[len(a)-1] == '.' || a[0] < 'a' || a[0] > 'z' {
+		return false
+	}
+	for _, c := range a {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '.' {
+			return false
+		}
+	}
+	return true
+}

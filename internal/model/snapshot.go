@@ -1,0 +1,165 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// maxSnapshotBytes bounds a snapshot file: a node of 64 GPUs with every
+// MIG device is a few hundred KiB.
+const maxSnapshotBytes = 64 << 20
+
+// LoadSnapshot reads and checks a snapshot file. Errors name the file.
+func LoadSnapshot(path string) (*Node, error) {
+	data, err := fileio.ReadFile(path, maxSnapshotBytes, "a snapshot")
+	if err != nil {
+		return nil, err
+	}
+	node, err := ParseSnapshot(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	node.Snapshot = path
+	return node, nil
+}
+
+// ParseSnapshot decodes and checks a snapshot. Fields this version does
+// not know are ignored; a snapshot that contradicts itself is an error.
+func ParseSnapshot(data []byte) (*Node, error) {
+	var version struct {
+		SchemaVersion *int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(data, &version); err != nil {
+		return nil, fmt.Errorf("not a snapshot: %v", jsonError(data, err))
+	}
+	if version.SchemaVersion == nil {
+		return nil, fmt.Errorf("not a snapshot: no schema_version")
+	}
+	if *version.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("unsupported schema_version %d (this slurm-mig reads %d)", *version.SchemaVersion, SchemaVersion)
+	}
+	var node Node
+	if err := json.Unmarshal(data, &node); err != nil {
+		return nil, fmt.Errorf("not a snapshot: %v", jsonError(data, err))
+	}
+	if err := checkRequired(data); err != nil {
+		return nil, err
+	}
+	// The hostname becomes NodeName= unless --node-name says otherwise.
+	if node.Hostname != "" {
+		if err := slurmconf.CheckNodeName(node.Hostname); err != nil {
+			return nil, fmt.Errorf("hostname: %v", err)
+		}
+	}
+	if err := node.Check(); err != nil {
+		return nil, err
+	}
+	node.Sort()
+	return &node, nil
+}
+
+// checkRequired rejects a snapshot that leaves out a field whose zero value
+// would silently mean something (minor 0 is /dev/nvidia0).
+func checkRequired(data []byte) error {
+	var presence struct {
+		GPUs []struct {
+			Index      *int    `json:"index"`
+			Minor      *int    `json:"minor"`
+			Name       *string `json:"name"`
+			MigDevices []struct {
+				GI      *int    `json:"gpu_instance_id"`
+				CI      *int    `json:"compute_instance_id"`
+				Profile *string `json:"profile"`
+			} `json:"mig_devices"`
+		} `json:"gpus"`
+	}
+	if err := json.Unmarshal(data, &presence); err != nil {
+		return err
+	}
+	for i, g := range presence.GPUs {
+		switch {
+		case g.Index == nil:
+			return fmt.Errorf("gpus[%d]: no index", i)
+		case g.Minor == nil:
+			return fmt.Errorf("gpus[%d]: no minor", i)
+		case g.Name == nil:
+			return fmt.Errorf("gpus[%d]: no name", i)
+		}
+		for j, m := range g.MigDevices {
+			switch {
+			case m.GI == nil:
+				return fmt.Errorf("gpus[%d].mig_devices[%d]: no gpu_instance_id", i, j)
+			case m.CI == nil:
+				return fmt.Errorf("gpus[%d].mig_devices[%d]: no compute_instance_id", i, j)
+			case m.Profile == nil:
+				return fmt.Errorf("gpus[%d].mig_devices[%d]: no profile", i, j)
+			}
+		}
+	}
+	return nil
+}
+
+// jsonError words a decoding error for people: the line of a syntax
+// error (encoding/json gives a byte offset), and for a value of the wrong
+// kind the field and what it should hold, never a Go type.
+func jsonError(data []byte, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
+		return fmt.Errorf("line %d: %v", line, se) // a SyntaxError says no "json:"
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		got := te.Value
+		if kind, ok := jsonKinds[got]; ok {
+			got = kind
+		}
+		if te.Field == "" {
+			return fmt.Errorf("the file holds %s; a snapshot is a JSON object", got)
+		}
+		return fmt.Errorf("%s: %s where %s belongs", te.Field, got, wantKind(te.Type))
+	}
+	return err
+}
+
+// jsonKinds name the kinds of JSON value encoding/json reports.
+var jsonKinds = map[string]string{
+	"array": "a list", "object": "an object", "string": "a string", "number": "a number", "bool": "true or false",
+}
+
+// wantKind says in JSON's words what a field of type t holds.
+func wantKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Uint, reflect.Uint64, reflect.Uint32, reflect.Uint16, reflect.Uint8:
+		return fmt.Sprintf("an integer from 0 to %d", uint64(1)<<t.Bits()-1)
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	}
+	return "an object"
+}
+
+// WriteSnapshot writes n as indented JSON, the same bytes for the same node.
+func WriteSnapshot(w io.Writer, n *Node) error {
+	data, err := json.MarshalIndent(n, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}

@@ -1,0 +1,249 @@
+// Package nodegres makes what gen, node and diff say of one node: its
+// gres.conf records and Gres= counts, built from the node's model with its
+// NodeName, Cores= and the Slurm release that reads them; and puts them
+// where the run asks, printed or written (-o, --update) with the device
+// state that env reads.
+package nodegres
+
+import (
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/drift"
+	"github.com/slurm-mig/slurm-mig/internal/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/jobenv"
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/nodeload"
+	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// Builder builds and puts out one run's config.
+type Builder struct {
+	Loader *nodeload.Loader
+	// Root is the tree the node's files are read under (--root). Only at
+	// / is this host's Slurm the one that reads the output.
+	Root hostfs.FS
+	// Getenv names the device state's default place ($SLURM_MIG_STATE).
+	Getenv    func(string) string
+	WrittenBy string    // "slurm-mig v1.2.3", recorded in the device state
+	Stdout    io.Writer // where the output goes, unless to a file
+	// Report prints what a write did, as text or as JSON: the command
+	// line's one printer of reports, which diff and merge use too.
+	Report func(rep *Report, asJSON bool) error
+	// Warn is the run's one warning channel; a warning may carry the fix
+	// that would help (advice), which the command line words.
+	Warn func(error)
+
+	installed slurmhost.Probe // the wait for slurmd -V (or scontrol -V)
+}
+
+// Records say how to shape the records: the flags gen, node and diff
+// share, so that their types and counts always agree.
+type Records struct {
+	// NodeName is the node's name, checked as Slurm reads node names
+	// (nodeload.CheckNodeName); "" names the node after its host, unless
+	// NoNodeName leaves NodeName= out.
+	NodeName   string
+	NoNodeName bool
+	// Slurm is the release that reads the output, as the admin named it
+	// (slurmhost.ParseRelease); the zero Version asks this host's Slurm
+	// (probeSlurm), or none under another root.
+	Slurm slurmconf.Version
+	// Gres shapes the records; Config sets its NodeName, Slurm and Warn.
+	Gres gresgen.Options
+}
+
+// probeSlurm starts asking this host's Slurm for its version, to overlap
+// reading the node; only commands that render ask (env runs once per
+// task and must start nothing). Under a --root other than / the files
+// are another machine's, whose Slurm is not this one: no probe.
+func (b *Builder) probeSlurm() {
+	if b.Root == "/" && b.installed == nil {
+		b.installed = slurmhost.ProbeInstalled()
+	}
+}
+
+// Config builds the node's gres.conf records and Gres= counts.
+func (b *Builder) Config(node *model.Node, r Records) (*gresgen.Config, error) {
+	name, err := b.Loader.NodeName(node, r.NodeName, r.NoNodeName)
+	if err != nil {
+		return nil, err
+	}
+	if !r.Gres.NoCores {
+		b.Loader.Cores(node)
+	}
+	slurm, from := slurmhost.Release(r.Slurm, b.installed, b.Warn)
+	o := r.Gres
+	o.NodeName, o.Slurm, o.Warn = name, slurm, b.Warn
+	cfg, err := gresgen.Generate(node, o)
+	var refused *slurmconf.RefusedError
+	if errors.As(err, &refused) {
+		refused.From = from // which command said the release, for the message
+	}
+	return cfg, err
+}
+
+// Built is a node's model, from NVML or a snapshot, and its config.
+type Built struct {
+	Node   *model.Node
+	Config *gresgen.Config
+	From   string // the snapshot; "" for NVML
+}
+
+// Render loads the node (from a snapshot, or NVML when from is "") and
+// builds its config, refusing an empty one unless allowEmpty; what names
+// the output in that refusal.
+func (b *Builder) Render(from string, r Records, what string, allowEmpty bool) (*Built, error) {
+	b.probeSlurm()
+	node, err := b.Loader.Load(from)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := b.Config(node, r)
+	if err != nil {
+		return nil, err
+	}
+	return &Built{Node: node, Config: cfg, From: from}, cfg.CheckEmpty(what, allowEmpty, b.Warn)
+}
+
+// NodeLine is the node's slurm.conf NodeName line with its Gres= counts;
+// full puts in the hardware as well, as slurmd -C reads it.
+func (b *Builder) NodeLine(built *Built, full bool) ([]byte, error) {
+	var hardware []string
+	if full {
+		if err := b.Loader.Hardware(built.Node); err != nil {
+			return nil, err
+		}
+		hardware = append(hardware, built.Node.Hardware.String())
+	}
+	return []byte(built.Config.NodeLine(hardware...) + "\n"), nil
+}
+
+// Output says where gen and node put what they render.
+type Output struct {
+	File   string // "" or "-": standard output
+	Backup bool   // keep the replaced file as File.bak; only with a file
+	JSON   bool   // report the write as JSON; only with a file
+	// State is where the device state goes with the file ("": its
+	// default place); NoState writes none.
+	State   string
+	NoState bool
+}
+
+// ToStdout reports whether the output goes to standard output.
+func (o Output) ToStdout() bool { return o.File == "" || o.File == "-" }
+
+// WriteGresConf puts out the node's gres.conf, as Write does; a file there
+// already is unchanged when it holds the same records, whatever its
+// header says, and refused when it holds a line gen does not write
+// (gresgen.Config.Unchanged).
+func (b *Builder) WriteGresConf(out Output, built *Built, version string, compact bool) error {
+	return b.write(out, built.Config.GresConf(version, compact), built, built.Config.Unchanged)
+}
+
+// WriteNodeLine puts out line, the node's slurm.conf line (NodeLine), as
+// Write does. node -o writes the whole file, so a file there with anything
+// but this node's line, with keys the new one has, is refused and left as
+// it is (slurmconf.ForeignNodeLine; advice.NodeLineForeignLine, whose
+// words say that node --update sets Gres= among other keys and lines), as
+// is a file that cannot be read (advice.NodeLineUnreadable).
+func (b *Builder) WriteNodeLine(out Output, built *Built, line []byte) error {
+	var keys []string
+	for _, w := range strings.Fields(string(line)) {
+		key, _, _ := strings.Cut(w, "=")
+		keys = append(keys, key)
+	}
+	mine := func(node string) bool { return node == built.Config.NodeName }
+	return b.write(out, line, built, func(path string) (bool, error) {
+		var foreign *slurmconf.ForeignLine
+		switch err := slurmconf.ForeignNodeLine(path, mine, keys); {
+		case errors.As(err, &foreign):
+			return false, advice.Wrap(foreign, advice.NodeLineForeignLine, path)
+		case err != nil:
+			return false, advice.Wrap(err, advice.NodeLineUnreadable, path)
+		}
+		return false, nil // the same bytes are unchanged, as atomicfile finds
+	})
+}
+
+// Write prints data or, given a file (-o FILE, node --update), writes it
+// atomically, with the device state unless NoState (a state that cannot
+// be written fails the run, the file untouched), and reports the write.
+// A backup and a report go with a file: printed data has neither.
+func (b *Builder) Write(out Output, data []byte, built *Built) error {
+	return b.write(out, data, built, nil)
+}
+
+// write is Write, with unchanged to look at the file there now
+// (Files.Unchanged).
+func (b *Builder) write(out Output, data []byte, built *Built, unchanged func(string) (bool, error)) error {
+	if out.ToStdout() {
+		_, err := b.Stdout.Write(data)
+		return err
+	}
+	b.Loader.Done() // before waiting on the lock and the disk
+	files := Files{Path: out.File, Data: data, Devices: built.Config.Devices(), Backup: out.Backup, Unchanged: unchanged}
+	if !out.NoState {
+		files.State = b.state(out.State, built.From, built.Node, built.Config.NodeName)
+	}
+	rep, err := files.Write()
+	if err != nil {
+		return err
+	}
+	return b.Report(rep, out.JSON)
+}
+
+// WriteState loads the node and writes only its device state, where file
+// says (""; its default place), for configless nodes, whose gres.conf and
+// slurm.conf are the controller's.
+func (b *Builder) WriteState(from, nodeName, file string, asJSON bool) error {
+	node, err := b.Loader.Load(from)
+	if err != nil {
+		return err
+	}
+	name, err := b.Loader.NodeName(node, nodeName, false)
+	if err != nil {
+		return err
+	}
+	b.Loader.Done()
+	rep, err := b.state(file, from, node, name).Write()
+	if err != nil {
+		return err
+	}
+	return b.Report(rep, asJSON)
+}
+
+// Diff loads the node, builds its config, and compares it with what in
+// names, and with the device state that stateFile names (or the default
+// one, for a node read from NVML). Only one of in's files can be read
+// from standard input (in.ReadStdinTwice), which the caller checks.
+func (b *Builder) Diff(from string, r Records, stateFile string, in drift.Inputs) (*drift.Report, error) {
+	b.probeSlurm()
+	node, err := b.Loader.Load(from)
+	if err != nil {
+		return nil, err
+	}
+	b.Loader.Done() // before reading configs and asking slurmctld
+	if in.Config, err = b.Config(node, r); err != nil {
+		return nil, err
+	}
+	if in.State, err = drift.StateToCompare(b.stateFile(stateFile, from), node, in.Config.NodeName); err != nil {
+		return nil, err
+	}
+	return drift.Compare(in)
+}
+
+// stateFile is the device state file that flag names (or the default
+// one), for the node read from NVML or, given a snapshot, from it.
+func (b *Builder) stateFile(flag, from string) jobenv.StateFile {
+	return jobenv.StateFile{Flag: flag, Getenv: b.Getenv, Live: from == "", Root: b.Root}
+}
+
+// state is the node's device state, to write where flag says.
+func (b *Builder) state(flag, from string, node *model.Node, name string) *State {
+	return &State{File: b.stateFile(flag, from), Node: node, Name: name, WrittenBy: b.WrittenBy}
+}

@@ -1,0 +1,245 @@
+// Package nodeload loads the model of one node, the way every command
+// needs it: from a snapshot (--from) or through NVML, then completed from
+// the node's files under the root (cap minors from mig-minors, Cores= and
+// the hardware from the CPU topology). It owns the run's NVML lifecycle.
+// What it cannot read but can do without, it reports through the run's
+// one warning channel rather than printing.
+package nodeload
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/slurm-mig/slurm-mig/capmap"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/nodeload/nvmlread"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// Loader loads a node's model for one run.
+type Loader struct {
+	Host *Host // the node's files
+	NVML *NVML // the run's library, asked only without a snapshot
+	// Hostname names the node that NVML describes.
+	Hostname func() (string, error)
+	// Timeout bounds the wait on NVML: a call into a hung driver cannot be
+	// interrupted, but the process can exit without it, having written
+	// nothing.
+	Timeout time.Duration
+	// Warn is told what the model goes without: a GPU's CPU affinity or
+	// NVLinks, the CPU topology. Nothing that decides which devices Slurm
+	// gets is ever guessed. A warning may carry the fix that would help
+	// (advice), which the command line words. Nil drops the warnings.
+	Warn func(error)
+}
+
+func (l *Loader) warn(err error) {
+	if l.Warn != nil {
+		l.Warn(err)
+	}
+}
+
+// Load reads the snapshot at path or, when path is empty, discovers the
+// node through NVML, and resolves every MIG device's cap minors. Where
+// NVML's library is missing, the error carries the fix: a snapshot will
+// do.
+func (l *Loader) Load(snapshot string) (*model.Node, error) {
+	node, err := l.load(snapshot)
+	if nvmlread.NoNVMLLibrary(err) {
+		err = advice.Wrap(err, advice.Snapshot)
+	}
+	return node, err
+}
+
+// LoadBusy loads the node as Load does, with the compute processes on
+// its MIG devices (for free and exec): read through NVML now, or those
+// the snapshot carries.
+func (l *Loader) LoadBusy(snapshot string) (*model.Node, error) {
+	node, err := l.Load(snapshot)
+	if err != nil || snapshot != "" {
+		return node, err
+	}
+	if err := l.processes(node); err != nil {
+		return nil, err
+	}
+	return node, nil
+}
+
+// Snapshot reads the node through NVML with all that a snapshot carries,
+// so that --from gives the same output on another machine: the compute
+// processes (they only tell free --from what was busy, so without them
+// the snapshot still describes the node: a warning), Cores= and the
+// hardware (forSnapshot).
+func (l *Loader) Snapshot() (*model.Node, error) {
+	node, err := l.load("")
+	if err != nil {
+		return nil, err
+	}
+	if err := l.processes(node); errors.As(err, new(*nvmlread.NVMLError)) {
+		l.warn(fmt.Errorf("%v; the snapshot records no compute processes", err))
+	} else if err != nil {
+		return nil, err
+	}
+	l.forSnapshot(node)
+	return node, nil
+}
+
+func (l *Loader) load(snapshot string) (*model.Node, error) {
+	var node *model.Node
+	var err error
+	if snapshot != "" {
+		node, err = model.LoadSnapshot(snapshot)
+	} else {
+		node, err = l.discover()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := capmap.Resolve(node, l.Host.capMap); err != nil {
+		return nil, err
+	}
+	return node, nil
+}
+
+// discover reads the node through NVML within the timeout.
+func (l *Loader) discover() (*model.Node, error) {
+	host, err := l.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("reading the hostname: %w", err)
+	}
+	l.Host.prefetch() // while NVML initialises
+	type result struct {
+		node     *model.Node
+		warnings []string
+		err      error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.err = l.NVML.use(func(lib nvml.Interface) (err error) {
+			r.node, err = nvmlread.Read(lib, host, l.Host.fs, func(w string) { r.warnings = append(r.warnings, w) })
+			return err
+		})
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		for _, w := range r.warnings {
+			l.warn(errors.New(w))
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		// NVML's node is checked as a snapshot's is, so that what
+		// every command gets holds the same: above all a UUID in NVML's
+		// form for every device, which the device state hands to jobs.
+		if err := r.node.Check(); err != nil {
+			return nil, err
+		}
+		return r.node, nil
+	case <-time.After(l.Timeout):
+		return nil, fmt.Errorf("nvml: no answer within %s (a hung GPU or driver?); nothing was written", l.Timeout)
+	}
+}
+
+// Done says that the run reads NVML no more: it shuts NVML down (NVML's
+// Release) before the run waits on a lock, the disk, slurmctld, or a
+// command it becomes.
+func (l *Loader) Done() { l.NVML.Release() }
+
+// CheckNodeName refuses a node name that Slurm would not read as one, as
+// a name given for the node must be checked before it is used (NodeName).
+func CheckNodeName(name string) error { return slurmconf.CheckNodeName(name) }
+
+// NodeName is the NodeName= for the node: none when asked for none, else
+// the name given (which the caller has checked: CheckNodeName), else the
+// short name of the host the model describes: the snapshot's host, or
+// this one for a node read through NVML. Where that name will not do (a
+// snapshot that names no host, as this host's name is not its node's; a
+// host name unknown, or not a node name), the error carries the fix: the
+// node's name must be given.
+func (l *Loader) NodeName(node *model.Node, given string, none bool) (string, error) {
+	switch {
+	case none:
+		return "", nil
+	case given != "":
+		return given, nil
+	}
+	host := node.Hostname
+	switch {
+	case host == "" && node.Snapshot != "":
+		return "", advice.Wrap(fmt.Errorf("%s names no host (no hostname), and this host's name is not that node's", node.Snapshot), advice.SnapshotNodeName)
+	case host == "":
+		h, err := l.Hostname()
+		if err != nil {
+			return "", advice.Wrap(fmt.Errorf("this host's name is unknown (%v)", err), advice.NodeName)
+		}
+		host = h
+	}
+	short, _, _ := strings.Cut(host, ".")
+	if err := slurmconf.CheckNodeName(short); err != nil {
+		return "", advice.Wrap(fmt.Errorf("host %q: %w", host, err), advice.NodeName)
+	}
+	return short, nil
+}
+
+// Cores fills in each GPU's Cores= from its CPU affinity and the CPU
+// topology under the root. Without the topology the config is still
+// right, only less precise: a warning. A snapshot's node is another
+// host's, whose Cores= are those the snapshot carries: this host's
+// topology says nothing of it, so a GPU the snapshot gives no cores for
+// goes without, and the warning names the snapshot, with the fix: a
+// snapshot taken on the node, or leaving Cores= out.
+func (l *Loader) Cores(node *model.Node) {
+	if node.Snapshot != "" {
+		if gpus := withoutCores(node); gpus != "" {
+			l.warn(advice.Wrap(fmt.Errorf("%s has no cores for GPU %s: Cores= is left out for them, as this host's CPU topology is not that node's", node.Snapshot, gpus), advice.SnapshotCores))
+		}
+		return
+	}
+	if err := resolveTopology(node, l.Host, false); err != nil {
+		l.warn(fmt.Errorf("%v; Cores= left out", err))
+	}
+}
+
+// withoutCores lists, by NVML index, the GPUs that have a CPU affinity
+// but no cores: those whose Cores= a snapshot could have given.
+func withoutCores(node *model.Node) string {
+	var gpus []string
+	for i := range node.GPUs {
+		if g := &node.GPUs[i]; g.CPUAffinity != "" && g.Cores == "" {
+			gpus = append(gpus, strconv.Itoa(g.Index))
+		}
+	}
+	return strings.Join(gpus, ", ")
+}
+
+// Hardware fills in Cores= and the node's hardware, as slurmd -C reads
+// it; a line of the whole node cannot do without. A snapshot's node has
+// the hardware the snapshot carries, or none: this host's is not its,
+// and the error carries the fix (a snapshot taken on the node, or a line
+// without the hardware).
+func (l *Loader) Hardware(node *model.Node) error {
+	if node.Snapshot != "" {
+		if node.Hardware == nil {
+			return advice.Wrap(fmt.Errorf("%s has no hardware (CPUs, sockets, cores, threads, memory): this host's are not that node's", node.Snapshot), advice.SnapshotHardware)
+		}
+		return nil
+	}
+	return resolveTopology(node, l.Host, true)
+}
+
+// forSnapshot fills in what a snapshot carries so that --from gives the
+// same output on another machine: Cores= and the hardware. Without the
+// CPU topology the snapshot still holds every device: a warning.
+func (l *Loader) forSnapshot(node *model.Node) {
+	if err := resolveTopology(node, l.Host, true); err != nil {
+		l.warn(fmt.Errorf("%v; the snapshot has no cores or hardware", err))
+	}
+}

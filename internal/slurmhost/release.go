@@ -1,0 +1,105 @@
+package slurmhost
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/child"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// ErrNoSlurm says that no Slurm command to ask for its version is
+// installed.
+var ErrNoSlurm = errors.New("no slurmd or scontrol on PATH")
+
+// InstalledVersion asks the Slurm installed here for its version:
+// `slurmd -V`, or on a host without slurmd (a login or head node)
+// `scontrol -V`. It returns the command it asked with the version. A
+// command that has not answered in 10 seconds is killed and its version
+// is not known.
+func InstalledVersion() (slurmconf.Version, string, error) {
+	return installedVersion(10 * time.Second)
+}
+
+// installedVersion is InstalledVersion with the time it waits for an
+// answer, which tests shorten.
+func installedVersion(timeout time.Duration) (slurmconf.Version, string, error) {
+	for _, name := range []string{"slurmd", "scontrol"} {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		asked := name + " -V"
+		// A slurmd -V that hangs, or leaves a child holding its output,
+		// is given up at the timeout with its whole process group.
+		out, _, err := child.Run(path, []string{"-V"}, timeout)
+		if err != nil {
+			return slurmconf.Version{}, asked, fmt.Errorf("%s: %v", asked, err)
+		}
+		v, err := slurmconf.ParseVersion(string(out))
+		if err != nil {
+			return slurmconf.Version{}, asked, fmt.Errorf("%s: %v", asked, err)
+		}
+		return v, asked, nil
+	}
+	return slurmconf.Version{}, "", ErrNoSlurm
+}
+
+// Probe waits for the answer of a Slurm asked for its version: the
+// version and the command that answered (InstalledVersion).
+type Probe func() (slurmconf.Version, string, error)
+
+// ProbeInstalled asks the Slurm installed here for its version
+// (InstalledVersion) in the background, so that the answer comes while
+// the node is read, and returns the wait for it.
+func ProbeInstalled() Probe {
+	type answer struct {
+		v     slurmconf.Version
+		asked string
+		err   error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		v, asked, err := InstalledVersion()
+		done <- answer{v, asked, err}
+	}()
+	var a answer
+	wait := sync.OnceFunc(func() { a = <-done })
+	return func() (slurmconf.Version, string, error) {
+		wait()
+		return a.v, a.asked, a.err
+	}
+}
+
+// ParseRelease reads a Slurm release that the admin names: X.Y or X.Y.Z.
+func ParseRelease(s string) (slurmconf.Version, error) { return slurmconf.ParseVersion(s) }
+
+// Release is the Slurm release that reads the output: given (the release
+// the admin named, ParseRelease) when known, else what probe finds (nil:
+// no probe, as for another machine's tree); the zero Version when
+// neither is known. from is the command that answered the probe
+// (slurmd -V, or scontrol -V where there is no slurmd), for messages;
+// "" for a release given or not known. A probe that fails is a warning:
+// the output is then written for a Slurm of unknown version, as before
+// releases were known, and naming the release would help.
+func Release(given slurmconf.Version, probe Probe, warn func(error)) (v slurmconf.Version, from string) {
+	if given.Known() {
+		return given, ""
+	}
+	if probe == nil {
+		return slurmconf.Version{}, ""
+	}
+	v, asked, err := probe()
+	switch {
+	case errors.Is(err, ErrNoSlurm):
+		return slurmconf.Version{}, ""
+	case err != nil:
+		warn(advice.Wrap(fmt.Errorf("%v: writing for a Slurm of unknown version", err), advice.SlurmVersion))
+		return slurmconf.Version{}, ""
+	}
+	return v, asked
+}

@@ -1,0 +1,144 @@
+package slurmhost
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+func TestRelease(t *testing.T) {
+	v2411 := func() (slurmconf.Version, string, error) {
+		return slurmconf.Version{Major: 24, Minor: 11}, "slurmd -V", nil
+	}
+	var warned []error
+	warn := func(err error) { warned = append(warned, err) }
+	for _, tc := range []struct {
+		given     slurmconf.Version
+		probe     Probe
+		want      slurmconf.Version
+		from      string
+		wantWarns int
+	}{
+		{slurmconf.Version{Major: 20, Minor: 11}, v2411, slurmconf.Version{Major: 20, Minor: 11}, "", 0},
+		{slurmconf.Version{}, v2411, slurmconf.Version{Major: 24, Minor: 11}, "slurmd -V", 0},
+		{slurmconf.Version{}, nil, slurmconf.Version{}, "", 0},
+		{slurmconf.Version{}, func() (slurmconf.Version, string, error) {
+			return slurmconf.Version{Major: 22, Minor: 5}, "scontrol -V", nil
+		}, slurmconf.Version{Major: 22, Minor: 5}, "scontrol -V", 0},
+		{slurmconf.Version{}, func() (slurmconf.Version, string, error) { return slurmconf.Version{}, "", ErrNoSlurm }, slurmconf.Version{}, "", 0},
+		{slurmconf.Version{}, func() (slurmconf.Version, string, error) {
+			return slurmconf.Version{}, "slurmd -V", errors.New("slurmd -V: exit status 1")
+		}, slurmconf.Version{}, "", 1},
+	} {
+		warned = nil
+		v, from := Release(tc.given, tc.probe, warn)
+		if v.Major != tc.want.Major || v.Minor != tc.want.Minor || from != tc.from || len(warned) != tc.wantWarns {
+			t.Errorf("Release(%v): %v %q, warnings %q; want %v %q", tc.given, v, from, warned, tc.want, tc.from)
+		}
+	}
+}
+
+// A probe that fails is a warning that says so and leaves naming the
+// release to the command line's words (advice.SlurmVersion).
+func TestReleaseWarnsOfAFailedProbe(t *testing.T) {
+	var warned error
+	failed := func() (slurmconf.Version, string, error) {
+		return slurmconf.Version{}, "slurmd -V", errors.New("slurmd -V: exit status 1")
+	}
+	Release(slurmconf.Version{}, failed, func(err error) { warned = err })
+	var a *advice.Error
+	if want := "slurmd -V: exit status 1: writing for a Slurm of unknown version"; !errors.As(warned, &a) || a.Fix != advice.SlurmVersion || warned.Error() != want {
+		t.Errorf("warning %v; want %q with advice.SlurmVersion", warned, want)
+	}
+}
+
+// The release the admin names is X.Y or X.Y.Z.
+func TestParseRelease(t *testing.T) {
+	if v, err := ParseRelease("20.11"); err != nil || v != (slurmconf.Version{Major: 20, Minor: 11, Micro: -1}) {
+		t.Errorf(`ParseRelease("20.11"): %v, %v`, v, err)
+	}
+	if _, err := ParseRelease("2x"); err == nil {
+		t.Error(`ParseRelease("2x"): no error`)
+	}
+}
+
+// A `slurmd -V` that hangs, and whose child holds its stdout, is given up
+// at the timeout with its whole process group: killing slurmd alone left
+// the grandchild holding the pipe, and the probe waited for as long as the
+// grandchild lived.
+func TestInstalledVersionKillsAHungProbe(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep command")
+	}
+	bin, pids := t.TempDir(), t.TempDir()
+	fake := "#!/bin/sh\n" +
+		sleep + " 600 &\necho $! >" + filepath.Join(pids, "grandchild") + "\n" +
+		"echo $$ >" + filepath.Join(pids, "child") + "\nwait\n"
+	if err := os.WriteFile(filepath.Join(bin, "slurmd"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	// Whatever happens, no sleep outlives the test.
+	t.Cleanup(func() {
+		for _, name := range []string{"child", "grandchild"} {
+			if pid := readPid(pids, name); pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+
+	type answer struct {
+		asked string
+		err   error
+	}
+	done := make(chan answer, 1)
+	start := time.Now()
+	go func() {
+		_, asked, err := installedVersion(300 * time.Millisecond)
+		done <- answer{asked, err}
+	}()
+	var a answer
+	select {
+	case a = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the probe of a hung slurmd -V did not return in 10s; its timeout is 300ms")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the probe took %v; its timeout is 300ms", took)
+	}
+	if want := "slurmd -V: no answer in 300ms"; a.asked != "slurmd -V" || a.err == nil || a.err.Error() != want {
+		t.Errorf("asked %q, err %v; want %s", a.asked, a.err, want)
+	}
+	for _, name := range []string{"child", "grandchild"} {
+		pid := readPid(pids, name)
+		if pid <= 0 {
+			t.Errorf("the fake slurmd wrote no %s pid", name)
+			continue
+		}
+		// Reaped or not, a killed process is gone or a zombie.
+		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(stat), ") Z ") {
+			t.Errorf("the hung slurmd -V's %s (pid %d) is still running", name, pid)
+		}
+	}
+}
+
+// readPid reads a pid the fake slurmd wrote to dir/name; 0 when none.
+func readPid(dir, name string) int {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}

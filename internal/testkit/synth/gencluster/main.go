@@ -1,0 +1,86 @@
+// Command gencluster writes the synthetic inputs of the cluster-scale
+// benchmarks (scripts/bench-cluster.sh): a cluster-wide gres.conf, the
+// snapshot of its last node, and that node's slurm.conf line. With -fleet
+// it writes instead what each node's `slurm-mig gen` would, one file a
+// node under DIR/fragments, for scripts/bench-merge.sh.
+//
+//	go run ./internal/testkit/synth/gencluster -nodes 10000 -dir /tmp/bench
+//	go run ./internal/testkit/synth/gencluster -fleet -nodes 10000 -dir /tmp/bench
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
+)
+
+func main() {
+	nodes := flag.Int("nodes", 10000, "nodes in the cluster")
+	dir := flag.String("dir", ".", "directory to write gres.conf, snapshot.json and node.txt into")
+	devDir := flag.String("dev", "", "if set, device paths in gres.conf start here instead of /dev (for slurmd -G)")
+	fleet := flag.Bool("fleet", false, "write one gen fragment a node under DIR/fragments instead")
+	flag.Parse()
+	run := run
+	if *fleet {
+		run = runFleet
+	}
+	if err := run(*nodes, *dir, *devDir); err != nil {
+		fmt.Fprintln(os.Stderr, "gencluster:", err)
+		os.Exit(1)
+	}
+}
+
+func run(nodes int, dir, devDir string) error {
+	var gres strings.Builder
+	if err := synth.WriteClusterGresConf(&gres, nodes); err != nil {
+		return err
+	}
+	text := gres.String()
+	if devDir != "" {
+		text = strings.ReplaceAll(text, "/dev/", strings.TrimSuffix(devDir, "/")+"/")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gres.conf"), []byte(text), 0o644); err != nil {
+		return err
+	}
+	node := synth.Snapshot(4, 7)
+	node.Hostname = synth.ClusterNode(nodes - 1)
+	var snap bytes.Buffer
+	if err := model.WriteSnapshot(&snap, node); err != nil {
+		return err
+	}
+	// os.WriteFile reports the error of the close, which a deferred Close
+	// would drop: a full disk shows there.
+	if err := os.WriteFile(filepath.Join(dir, "snapshot.json"), snap.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "node.txt"), []byte(node.Hostname+"\n"), 0o644)
+}
+
+// runFleet writes DIR/fragments/<node>.conf for every node, as gen writes
+// it, and the last node's name in node.txt.
+func runFleet(nodes int, dir, devDir string) error {
+	if devDir == "" {
+		devDir = "/dev"
+	}
+	frags := filepath.Join(dir, "fragments")
+	if err := os.MkdirAll(frags, 0o755); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for i := range nodes {
+		b.Reset()
+		if err := synth.WriteFleetFragment(&b, i, strings.TrimSuffix(devDir, "/")); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(frags, synth.ClusterNode(i)+".conf"), []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "node.txt"), []byte(synth.ClusterNode(nodes-1)+"\n"), 0o644)
+}
