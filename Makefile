@@ -1,5 +1,6 @@
 # slurm-mig. `make demo` builds the tool and runs gen on the demo node in
-# testdata/demo (no GPU needed); `make test` runs every test.
+# testdata/demo (no GPU needed); `make test` runs every test; `make
+# install` installs it under PREFIX (default /usr/local).
 
 VERSION ?= $(shell scripts/version.sh)
 # go-nvml's cgo header marks calls deprecated in CUDA 13; we make none of them.
@@ -11,7 +12,7 @@ BIN := bin/slurm-mig
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build demo test vet bench fuzz-short clean dist dist-check test-slurm-versions
+.PHONY: build demo install uninstall test test-suite vet bench fuzz-short clean dist dist-check test-slurm-versions
 
 build:
 	$(GO) build -ldflags "-X 'main.version=$(VERSION)'" -o $(BIN) ./cmd/slurm-mig
@@ -19,9 +20,53 @@ build:
 demo: build
 	$(BIN) --root testdata/demo/root gen --from testdata/demo/snapshot.json
 
-# The real-Slurm suite runs verbosely, its per-test lines filtered out, so
-# that its count of cluster scenarios shows in the output.
+# make install puts the binary, the man page and the bash, zsh and fish
+# completions under PREFIX, in the directories the packages use under /usr
+# (docs/packaging.md), staged under DESTDIR when given; make uninstall
+# removes those five files and nothing else, not even the directories. The
+# man page and completions are made by the binary just built (slurm-mig
+# docs ...), beside it in the directory of BIN.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+# zsh reads <prefix>/share/zsh/site-functions of the prefix it was built
+# for, and /usr/local's; Debian's zsh, built for /usr, reads
+# /usr/share/zsh/vendor-completions instead, where the .deb puts it.
+ifeq ($(PREFIX):$(wildcard /etc/debian_version),/usr:/etc/debian_version)
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+else
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+endif
+GEN = $(dir $(BIN))
+INSTALLED = $(BINDIR)/slurm-mig $(MANDIR)/man1/slurm-mig.1 $(BASHCOMPDIR)/slurm-mig $(ZSHCOMPDIR)/_slurm-mig $(FISHCOMPDIR)/slurm-mig.fish
+
+install: build
+	$(BIN) docs man >$(GEN)slurm-mig.1
+	$(BIN) docs bash >$(GEN)slurm-mig.bash
+	$(BIN) docs zsh >$(GEN)_slurm-mig
+	$(BIN) docs fish >$(GEN)slurm-mig.fish
+	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/slurm-mig
+	install -D -m 0644 $(GEN)slurm-mig.1 $(DESTDIR)$(MANDIR)/man1/slurm-mig.1
+	install -D -m 0644 $(GEN)slurm-mig.bash $(DESTDIR)$(BASHCOMPDIR)/slurm-mig
+	install -D -m 0644 $(GEN)_slurm-mig $(DESTDIR)$(ZSHCOMPDIR)/_slurm-mig
+	install -D -m 0644 $(GEN)slurm-mig.fish $(DESTDIR)$(FISHCOMPDIR)/slurm-mig.fish
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+
+# Every test runs under scripts/node-untouched.sh, which fails the run when
+# a test created, changed or removed anything in this machine's
+# /run/slurm-mig (device state, claims) or /etc/slurm, naming the path: CI
+# runs the tests as root, and so may an admin on a GPU node.
 test: vet
+	scripts/node-untouched.sh $(MAKE) --no-print-directory test-suite
+
+# What `make test` runs under the guard. The real-Slurm suite runs
+# verbosely, its per-test lines filtered out, so that its count of cluster
+# scenarios shows in the output.
+test-suite:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/slurmtest$$')
 	$(GO) test -count=1 -v ./slurmtest | grep -Ev '^(=== (RUN|PAUSE|CONT|NAME)|\s*--- PASS)'
 

@@ -3,18 +3,32 @@
 // file in the same directory, fsync it, rename it over the target, fsync
 // the directory. Writers of one file serialize on a lock file beside it,
 // which exists only while a writer holds it.
+//
+// Root runs this on paths other users may share (a sticky /tmp, a
+// directory of a group), so every step works on descriptors: the path is
+// resolved one component at a time, following a symlink only when root
+// or this user owns it (as the kernel's protected_symlinks would, and
+// whatever that sysctl says), and the file's content, mode and owner are
+// read from one open descriptor. A symlink another user plants cannot
+// redirect the write, and a swap between a check and a use cannot mix
+// one file's owner with another's content.
 package atomicfile
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Options tune Write.
@@ -27,7 +41,7 @@ type Options struct {
 
 // Result says what Write did.
 type Result struct {
-	Path    string // the file written: the target with symlinks resolved
+	Path    string // the file written: the target, or where its symlink led
 	Changed bool   // false when the file already held the content
 	Backup  string // the backup written, if any
 }
@@ -36,100 +50,279 @@ type Result struct {
 const newFileMode = 0o644
 
 // Write makes path hold data. A file that already holds data is not
-// touched (its mtime stays). Otherwise the new content replaces it
-// atomically, keeping its mode and owner; a symlink is followed and its
-// target replaced. On any error the old file is left as it was.
+// touched: its mtime stays, and nothing is created beside it, so a
+// read-only directory is no error then. (gen -o decides beforehand, by
+// records, whether a file is already right: Target.)
+// Otherwise the new content replaces it atomically, keeping its mode and
+// owner. A symlink, as the file or on the way to it, is followed only
+// when root or this user owns it; any other is refused. On any error the
+// old file is left as it was, and the error names the file.
 func Write(path string, data []byte, opts Options) (Result, error) {
-	target, err := resolve(path)
-	if err != nil {
-		return Result{}, err
+	res := Result{Path: path}
+	if err := update(&res, path, data, opts); err != nil {
+		return Result{Path: res.Path}, fmt.Errorf("cannot write %s: %w", res.Path, err)
 	}
-	res := Result{Path: target}
-	dir, base := filepath.Split(target)
-	if dir == "" {
-		dir = "."
-	}
-
-	unlock, err := lock(filepath.Join(dir, "."+base+".lock"), opts.LockTimeout)
-	if err != nil {
-		return res, fmt.Errorf("cannot write %s: %w", target, err)
-	}
-	defer unlock()
-	removeStaleTemps(dir, base) // only a killed writer leaves these, and we hold the lock
-
-	old, info, err := readExisting(target)
-	if err != nil {
-		return res, err
-	}
-	if info != nil && bytes.Equal(old, data) {
-		return res, nil
-	}
-	if opts.Backup && info != nil {
-		res.Backup = target + ".bak"
-		if err := replace(res.Backup, old, info); err != nil {
-			return Result{Path: target}, fmt.Errorf("keeping a backup of %s: %w", target, err)
-		}
-	}
-	if err := replace(target, data, info); err != nil {
-		return Result{Path: target}, err
-	}
-	res.Changed = true
 	return res, nil
 }
 
-// resolve follows symlinks to the file to write. A target that does not
-// exist yet is written where named; a dangling symlink is refused.
-func resolve(path string) (string, error) {
-	info, err := os.Lstat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return path, nil
-	case err != nil:
-		return "", err
-	case info.Mode()&fs.ModeSymlink != 0:
-		real, err := filepath.EvalSymlinks(path)
-		if err != nil {
-			return "", fmt.Errorf("%s is a symlink that cannot be followed: %w", path, err)
-		}
-		return resolve(real)
-	case !info.Mode().IsRegular():
-		return "", fmt.Errorf("%s is not a regular file", path)
+// update does Write's work, filling in res as it learns; Write names the
+// file in its errors.
+func update(res *Result, path string, data []byte, opts Options) error {
+	same := func(old []byte) bool { return bytes.Equal(old, data) }
+	p, err := locate(path)
+	if err != nil {
+		return err
 	}
-	return path, nil
+	defer p.dir.Close()
+	if p.linked {
+		res.Path = p.path()
+	}
+	// Compare before locking or creating anything: a file that already
+	// holds the content needs nothing of its directory, which may be a
+	// read-only NFS /etc/slurm.
+	old, err := p.read()
+	if err != nil || old != nil && same(old.data) {
+		return err
+	}
+	dir, err := p.openDir()
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	unlock, err := lock(dir, "."+p.name+".lock", opts.LockTimeout)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	removeStaleTemps(dir, p.name) // only a killed writer leaves these, and we hold the lock
+
+	// Read again under the lock: another writer may have replaced the
+	// file since, and the backup must hold what this write replaces.
+	if old, err = p.read(); err != nil || old != nil && same(old.data) {
+		return err
+	}
+	var like os.FileInfo
+	if old != nil {
+		like = old.info
+		if opts.Backup {
+			if err := replace(dir, p.name+".bak", old.data, old.info); err != nil {
+				return fmt.Errorf("keeping a backup: %w", err)
+			}
+			res.Backup = res.Path + ".bak"
+		}
+	}
+	if err := replace(dir, p.name, data, like); err != nil {
+		return err
+	}
+	res.Changed = true
+	return nil
 }
 
-func readExisting(path string) ([]byte, os.FileInfo, error) {
-	info, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+// maxLinks bounds the symlinks one path may lead through, as the kernel's
+// MAXSYMLINKS does, so that a loop of links ends in an error.
+const maxLinks = 40
+
+// place is where the file to write lives: its directory, held open so
+// that no later change to the path's components can move the write
+// elsewhere, and its name there.
+type place struct {
+	dir    *os.File // O_PATH, named by its path for messages
+	name   string
+	linked bool // the path named a symlink, followed to here
+}
+
+func (p *place) path() string { return filepath.Join(p.dir.Name(), p.name) }
+
+// locate resolves path one component at a time from descriptors. A
+// symlink, wherever it is met, is followed only when root or this user
+// (the effective uid) owns it: another user's link in a shared directory
+// could point anywhere, and resolving it in user space, as
+// filepath.EvalSymlinks does, would bypass the kernel's own guard. The
+// file itself may not exist yet; its directory must.
+func locate(path string) (*place, error) {
+	if strings.HasSuffix(path, "/") {
+		return nil, fmt.Errorf("%s names a directory", path)
 	}
+	start := "."
+	if filepath.IsAbs(path) {
+		start = "/"
+	}
+	dir, err := openDirPath(unix.AT_FDCWD, start, start)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	todo := components(path)
+	linked, links := false, 0
+	for len(todo) > 0 {
+		name := todo[0]
+		todo = todo[1:]
+		last := len(todo) == 0
+		if name == ".." && !last {
+			up, err := openDirPath(int(dir.Fd()), "..", filepath.Join(dir.Name(), ".."))
+			dir.Close()
+			if err != nil {
+				return nil, err
+			}
+			dir = up
+			continue
+		}
+		at := filepath.Join(dir.Name(), name)
+		fd, err := unix.Openat(int(dir.Fd()), name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if last && errors.Is(err, unix.ENOENT) && linked {
+			dir.Close()
+			return nil, fmt.Errorf("%s is a dangling symlink (%s does not exist)", path, at)
+		}
+		if last && errors.Is(err, unix.ENOENT) {
+			return &place{dir: dir, name: name}, nil // a new file
+		}
+		if err != nil {
+			dir.Close()
+			return nil, fmt.Errorf("%s: %w", at, err)
+		}
+		f := os.NewFile(uintptr(fd), at)
+		info, err := f.Stat()
+		if err != nil {
+			f.Close()
+			dir.Close()
+			return nil, err
+		}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := readTrustedLink(f, info)
+			f.Close()
+			if err == nil && links == maxLinks {
+				err = fmt.Errorf("%s: more than %d symlinks", path, maxLinks)
+			}
+			if err == nil && filepath.IsAbs(target) {
+				dir.Close()
+				dir, err = openDirPath(unix.AT_FDCWD, "/", "/")
+			}
+			if err != nil {
+				dir.Close()
+				return nil, err
+			}
+			links++
+			linked = linked || last
+			todo = append(components(target), todo...)
+		case info.IsDir() && !last:
+			dir.Close()
+			dir = f
+		case info.Mode().IsRegular() && last:
+			f.Close()
+			return &place{dir: dir, name: name, linked: linked}, nil
+		case last:
+			f.Close()
+			dir.Close()
+			return nil, fmt.Errorf("%s is not a regular file", at)
+		default:
+			f.Close()
+			dir.Close()
+			return nil, fmt.Errorf("%s is not a directory", at)
+		}
+	}
+	dir.Close()
+	return nil, fmt.Errorf("%s names a directory", path)
+}
+
+// components splits a path into the names to walk, dropping empty ones
+// and ".".
+func components(path string) []string {
+	var names []string
+	for _, name := range strings.Split(path, "/") {
+		if name != "" && name != "." {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// readTrustedLink returns where the symlink open as link (O_PATH) points,
+// if root or this user owns it. Owner and target come from the one
+// descriptor, so a link swapped meanwhile is not read in its place.
+func readTrustedLink(link *os.File, info os.FileInfo) (string, error) {
+	owner := info.Sys().(*syscall.Stat_t).Uid
+	if owner != 0 && int(owner) != os.Geteuid() {
+		return "", fmt.Errorf("%s is a symlink of uid %d, neither root's nor this user's; not following it", link.Name(), owner)
+	}
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(int(link.Fd()), "", buf)
 	if err != nil {
-		return nil, nil, err
+		return "", fmt.Errorf("reading the symlink %s: %w", link.Name(), err)
 	}
-	return data, info, nil
+	return string(buf[:n]), nil
+}
+
+// openDirPath opens the directory name, relative to the descriptor at, as
+// an O_PATH descriptor named shown.
+func openDirPath(at int, name, shown string) (*os.File, error) {
+	fd, err := unix.Openat(at, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", shown, err)
+	}
+	return os.NewFile(uintptr(fd), shown), nil
+}
+
+// openDir opens the file's directory for what writing needs and O_PATH
+// does not give: listing it and fsyncing it.
+func (p *place) openDir() (*os.File, error) {
+	fd, err := unix.Openat(int(p.dir.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.dir.Name(), err)
+	}
+	return os.NewFile(uintptr(fd), p.dir.Name()), nil
+}
+
+// current is the file as one open descriptor showed it: its content, and
+// its mode and owner (info), which are therefore that content's.
+type current struct {
+	data []byte
+	info os.FileInfo
+}
+
+// read returns the file's content, mode and owner, all from one
+// descriptor, or nil when there is no file. The file is opened without
+// following a symlink (locate followed any the path named), and without
+// blocking on a FIFO put in its place.
+func (p *place) read() (*current, error) {
+	fd, err := unix.Openat(int(p.dir.Fd()), p.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil, nil
+	case errors.Is(err, unix.ELOOP):
+		return nil, fmt.Errorf("%s was replaced by a symlink; not following it", p.path())
+	case err != nil:
+		return nil, fmt.Errorf("reading it: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), p.path())
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p.path())
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading it: %w", unwrapPath(err))
+	}
+	return &current{data: data, info: info}, nil
 }
 
 const tempInfix = ".tmp-"
 
-// replace writes data to a temporary file beside path and renames it over
-// path. like, when not nil, gives the mode and owner to keep.
-func replace(path string, data []byte, like os.FileInfo) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+tempInfix+"*")
+// replace writes data to a temporary file in dir and renames it over
+// name there. like, when not nil, gives the mode and owner to keep.
+func replace(dir *os.File, name string, data []byte, like os.FileInfo) (err error) {
+	tmp, err := createTemp(dir, name)
 	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
+		return err
 	}
+	tmpName := filepath.Base(tmp.Name())
 	defer func() {
 		if err != nil {
 			tmp.Close()
-			os.Remove(tmp.Name())
+			unix.Unlinkat(int(dir.Fd()), tmpName, 0)
 		}
 	}()
 	mode := os.FileMode(newFileMode)
@@ -137,60 +330,69 @@ func replace(path string, data []byte, like os.FileInfo) (err error) {
 		mode = like.Mode().Perm()
 	}
 	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
+		return err
 	}
 	if like != nil {
-		if st, ok := like.Sys().(*syscall.Stat_t); ok {
-			if err := tmp.Chown(int(st.Uid), int(st.Gid)); err != nil {
-				return fmt.Errorf("cannot keep the owner of %s (uid %d, gid %d): %w", path, st.Uid, st.Gid, err)
-			}
+		st := like.Sys().(*syscall.Stat_t)
+		if err := tmp.Chown(int(st.Uid), int(st.Gid)); err != nil {
+			return fmt.Errorf("cannot keep its owner (uid %d, gid %d): %w", st.Uid, st.Gid, unwrapPath(err))
 		}
 	}
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp.Name(), err)
+		return fmt.Errorf("writing %s: %w", tmp.Name(), unwrapPath(err))
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", tmp.Name(), err)
+		return fmt.Errorf("syncing %s: %w", tmp.Name(), unwrapPath(err))
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", tmp.Name(), err)
+		return fmt.Errorf("closing %s: %w", tmp.Name(), unwrapPath(err))
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("cannot replace %s: %w", path, err)
+	if err := unix.Renameat(int(dir.Fd()), tmpName, int(dir.Fd()), name); err != nil {
+		return fmt.Errorf("renaming %s over %s: %w", tmp.Name(), name, err)
 	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("syncing directory %s: %w", dir, err)
+	if err := dir.Sync(); err != nil { // makes the rename durable
+		return fmt.Errorf("syncing directory %s: %w", dir.Name(), unwrapPath(err))
 	}
 	return nil
 }
 
-// lock takes an exclusive flock on the lock file path, waiting up to
-// timeout, and returns what releases it.
+// createTemp creates a new file, mode 0600, beside name in dir. O_EXCL
+// and O_NOFOLLOW: nothing planted under the chosen name is opened.
+func createTemp(dir *os.File, name string) (*os.File, error) {
+	for try := 0; ; try++ {
+		tmp := "." + name + tempInfix + strconv.FormatUint(rand.Uint64(), 36)
+		fd, err := unix.Openat(int(dir.Fd()), tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if errors.Is(err, unix.EEXIST) && try < 100 {
+			continue
+		}
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, unix.EROFS) {
+			return nil, fmt.Errorf("%s is not writable: %w", dir.Name(), err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("creating a temporary file in %s: %w", dir.Name(), err)
+		}
+		return os.NewFile(uintptr(fd), filepath.Join(dir.Name(), tmp)), nil
+	}
+}
+
+// lock takes an exclusive flock on the lock file name in dir, waiting up
+// to timeout, and returns what releases it.
 //
 // The holder removes the lock file before it lets go, so that no
 // .FILE.lock stays beside the config (in /etc/slurm, config management
 // would see it as drift, and a backup would carry it). Removing a lock
-// file is safe only because a lock counts while the path still names the
+// file is safe only because a lock counts while the name still names the
 // file locked: a writer that opened the file before the holder removed it
 // gets its flock on a file that is gone, sees that, and starts again with
 // a new one. So at any time at most one writer holds a flock on the file
-// the path names. A writer killed while holding it leaves the file, which
+// the name names. A writer killed while holding it leaves the file, which
 // the next writer locks, uses and removes.
 //
 // The lock is a file of its own, not the config itself (rename replaces
 // the config's inode under a waiting writer) nor its directory (flock on
-// a directory fails on NFS, where /etc/slurm sometimes lives).
-func lock(path string, timeout time.Duration) (func(), error) {
+// a directory fails on NFS, where /etc/slurm sometimes lives). Its errors
+// speak of the file being written: the admin never named the lock file.
+func lock(dir *os.File, name string, timeout time.Duration) (func(), error) {
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
@@ -198,24 +400,27 @@ func lock(path string, timeout time.Duration) (func(), error) {
 	for {
 		// O_NOFOLLOW: a symlink planted as the lock file must not make us
 		// create or open a file elsewhere.
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
-		if err != nil {
-			if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
-				return nil, fmt.Errorf("%s is not writable: %w", filepath.Dir(path), unwrapPath(err))
-			}
-			return nil, fmt.Errorf("taking the lock %s: %w", path, unwrapPath(err))
+		fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		switch {
+		case errors.Is(err, fs.ErrPermission) || errors.Is(err, unix.EROFS):
+			return nil, fmt.Errorf("%s is not writable: %w", dir.Name(), err)
+		case errors.Is(err, unix.ELOOP):
+			return nil, fmt.Errorf("%s is a symlink; not following it", filepath.Join(dir.Name(), name))
+		case err != nil:
+			return nil, fmt.Errorf("cannot lock it against other writers: %w", err)
 		}
+		f := os.NewFile(uintptr(fd), filepath.Join(dir.Name(), name))
 		if err := flockBy(f, deadline); err != nil {
 			f.Close()
 			if errors.Is(err, errLockTimeout) {
-				return nil, fmt.Errorf("another writer has held %s for %s; giving up", path, timeout)
+				return nil, fmt.Errorf("another writer has been writing it for %s; giving up", timeout)
 			}
-			return nil, fmt.Errorf("taking the lock %s: %w", path, err)
+			return nil, fmt.Errorf("cannot lock it against other writers: %w", err)
 		}
-		if stillNamed(f, path) {
+		if stillNamed(dir, f, name) {
 			return func() {
-				os.Remove(path) // while holding it: see above
-				f.Close()       // closing drops the flock
+				unix.Unlinkat(int(dir.Fd()), name, 0) // while holding it: see above
+				f.Close()                             // closing drops the flock
 			}, nil
 		}
 		f.Close() // the holder removed it meanwhile: take the new one
@@ -241,26 +446,26 @@ func flockBy(f *os.File, deadline time.Time) error {
 	}
 }
 
-// stillNamed reports whether path names the open file f.
-func stillNamed(f *os.File, path string) bool {
-	held, err := f.Stat()
-	if err != nil {
+// stillNamed reports whether name in dir names the open file f.
+func stillNamed(dir, f *os.File, name string) bool {
+	var held, named unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &held) != nil {
 		return false
 	}
-	named, err := os.Lstat(path)
-	return err == nil && os.SameFile(held, named)
+	err := unix.Fstatat(int(dir.Fd()), name, &named, unix.AT_SYMLINK_NOFOLLOW)
+	return err == nil && held.Dev == named.Dev && held.Ino == named.Ino
 }
 
 // removeStaleTemps deletes temporary files a killed writer left behind.
-func removeStaleTemps(dir, base string) {
-	entries, err := os.ReadDir(dir)
+func removeStaleTemps(dir *os.File, base string) {
+	entries, err := dir.ReadDir(-1)
 	if err != nil {
 		return
 	}
 	prefix := "." + base + tempInfix
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), prefix) && e.Type().IsRegular() {
-			os.Remove(filepath.Join(dir, e.Name()))
+			unix.Unlinkat(int(dir.Fd()), e.Name(), 0)
 		}
 	}
 }

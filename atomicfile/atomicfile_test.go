@@ -125,28 +125,92 @@ func TestReadOnlyDirectory(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "gres.conf")
 	write(t, path, "old\n", Options{})
-	if err := os.Chmod(dir, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chmod(dir, 0o755)
-	if os.Geteuid() == 0 {
-		// Root ignores directory modes; act as nobody for file access, on
-		// this thread only (setfsuid also drops CAP_DAC_OVERRIDE).
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		syscall.Setfsuid(65534)
-		defer syscall.Setfsuid(0)
-	}
-	_, err := Write(path, []byte("new\n"), Options{})
+	var err error
+	inReadOnly(t, dir, func() { _, err = Write(path, []byte("new\n"), Options{}) })
 	want := "cannot write " + path + ": " + dir + " is not writable: permission denied"
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)
 	}
 	if read(t, path) != "old\n" {
 		t.Error("old file changed")
+	}
+}
+
+// A file that already holds the content needs nothing of its directory:
+// in a read-only one (a read-only NFS /etc/slurm) Write reports it
+// unchanged, and creates nothing, not even its lock file.
+func TestUnchangedInReadOnlyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "gres.conf")
+	write(t, path, "same\n", Options{})
+	var res Result
+	var err error
+	inReadOnly(t, dir, func() { res, err = Write(path, []byte("same\n"), Options{Backup: true}) })
+	if err != nil || res.Changed || res.Backup != "" || res.Path != path {
+		t.Errorf("same content in a read-only directory: %+v, %v; want unchanged, no error", res, err)
+	}
+	if names := dirNames(t, dir); len(names) != 1 || names[0] != "gres.conf" {
+		t.Errorf("the directory holds %q, want just gres.conf", names)
+	}
+}
+
+// inReadOnly runs fn with dir read-only to it: mode 0555 and, as root,
+// file access as uid 65534 on this thread only (root ignores directory
+// modes; setfsuid also drops CAP_DAC_OVERRIDE).
+func inReadOnly(t *testing.T, dir string, fn func()) {
+	t.Helper()
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o755)
+	if os.Geteuid() == 0 {
+		if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		syscall.Setfsuid(65534)
+		defer syscall.Setfsuid(0)
+	}
+	fn()
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// When -o cannot write, the error names the file asked for, not the lock
+// file beside it, which the admin never named and which exists only while
+// a writer holds it.
+func TestErrorsNameTheFile(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing", "gres.conf")
+	_, err := Write(missing, []byte("x\n"), Options{})
+	if err == nil || !strings.HasPrefix(err.Error(), "cannot write "+missing+": ") || strings.Contains(err.Error(), ".lock") {
+		t.Errorf("directory missing: err = %v, want one naming %s and no lock file", err, missing)
+	}
+
+	path := filepath.Join(dir, "gres.conf")
+	held, err := os.OpenFile(filepath.Join(dir, ".gres.conf.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Write(path, []byte("x\n"), Options{LockTimeout: 100 * time.Millisecond})
+	if err == nil || !strings.HasPrefix(err.Error(), "cannot write "+path+": ") || strings.Contains(err.Error(), ".lock") {
+		t.Errorf("lock held: err = %v, want one naming %s and no lock file", err, path)
 	}
 }
 
@@ -241,6 +305,10 @@ func TestKilledWriter(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv("ATOMICFILE_RACER"); dir != "" {
+		race(dir, os.Getenv("ATOMICFILE_SECRET"))
+		os.Exit(0)
+	}
 	if path := os.Getenv("ATOMICFILE_WRITER"); path != "" {
 		var size int
 		fmt.Sscan(os.Getenv("ATOMICFILE_SIZE"), &size)
@@ -304,7 +372,12 @@ func TestWriteLeavesNothingBeside(t *testing.T) {
 // time do two holders overlap, however their opens, flocks and removals
 // interleave.
 func TestLockExcludesAcrossRemovals(t *testing.T) {
-	path := filepath.Join(t.TempDir(), ".x.lock")
+	dir, err := os.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	path := filepath.Join(dir.Name(), ".x.lock")
 	var holders, overlaps atomic.Int32
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
@@ -312,7 +385,7 @@ func TestLockExcludesAcrossRemovals(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := 0; j < 50; j++ {
-				unlock, err := lock(path, 30*time.Second)
+				unlock, err := lock(dir, ".x.lock", 30*time.Second)
 				if err != nil {
 					t.Error(err)
 					return

@@ -37,16 +37,25 @@ func LookPath(args []string) (string, error) {
 	return path, nil
 }
 
-// Exec replaces this process with the command at path (execve, no child)
-// with CUDA_VISIBLE_DEVICES set to the claimed devices. The claim files
-// stay open across exec, so the claim lasts exactly as long as the
-// command (and any child it hands them to), signals reach the command
-// itself, and its exit status is the run's. It returns only on failure.
-func Exec(c *Claim, path string, args []string) error {
-	for _, f := range c.Files {
-		if _, err := unixClearCloexec(f); err != nil {
-			return fmt.Errorf("%s: %w", f.Name(), err)
-		}
+// Exec runs the command at path in place of this process (execve, no
+// child: CMD keeps this pid, signals reach CMD itself, and its exit status
+// is the run's), with CUDA_VISIBLE_DEVICES set to the claimed devices. It
+// returns only on failure. job is this process (Self), whose end ends the
+// claim.
+//
+// CMD never has the claim files: they stay close-on-exec, and a holder of
+// this claim alone keeps them, which the kernel wakes (pidfd) when this
+// process, CMD, ends. So the claim lasts as long as CMD, the process, and
+// not as long as a child CMD leaves behind: a daemon would keep the
+// devices for its whole life if it inherited the claim files from CMD.
+func Exec(c *Claim, job Job, argv0, path string, args []string) error {
+	conn, err := startHolder(c.Files, job, argv0, -1, ackTimeout, true)
+	if err != nil {
+		return fmt.Errorf("handing the claim to its holder: %w", err)
+	}
+	c.Close() // the holder has them since it started
+	if err := (&Handover{conn: conn}).Commit(); err != nil {
+		return err
 	}
 	env := []string{"CUDA_VISIBLE_DEVICES=" + strings.Join(c.UUIDs, ",")}
 	for _, kv := range os.Environ() {
@@ -54,6 +63,6 @@ func Exec(c *Claim, path string, args []string) error {
 			env = append(env, kv)
 		}
 	}
-	err := syscall.Exec(path, args, env)
+	err = syscall.Exec(path, args, env)
 	return &CommandError{Code: 126, Err: fmt.Errorf("exec %s: %w", path, err)}
 }

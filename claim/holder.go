@@ -57,9 +57,11 @@ func holderRequest(job Job) []byte { return fmt.Appendf(nil, "claim %d %d", job.
 // claims made by this user: a job's calls of free share one holder, so
 // that only a job's first call starts a process. The pid namespace is
 // part of the name, as a pid is only unique within one. Anyone may bind
-// any abstract name, so both ends check the other's uid (SO_PEERCRED):
-// a name that another user took first makes a call start a holder of
-// its own, nothing worse.
+// any abstract name, and anyone can read a job's pid and start time in
+// /proc, so both ends check the other's uid (SO_PEERCRED): a name that
+// another user took first makes a call start a holder of its own at once
+// (connectTo never waits to connect), nothing worse; a holder refuses
+// other users' connections, at a bounded rate (holder.refuse).
 func holderAddr(job Job) string {
 	ns, _ := os.Readlink("/proc/self/ns/pid")
 	return fmt.Sprintf("@slurm-mig/claim-holder/%d/%s/%d/%d", os.Geteuid(), ns, job.PID, job.Start)
@@ -99,12 +101,19 @@ type Link struct {
 	timeout time.Duration // for the holder's acknowledgement
 	conn    int           // to the holder; -1: none, Handoff finds one
 	started bool          // conn is to the holder this call started
+	warn    func(string)  // told when another user keeps the call from the address
 }
 
 // Dial reaches the job's holder, or starts it (without a claim) where
 // there is none. It cannot fail: what goes wrong here, Handoff tries
-// again, as it must anyway should the holder end meanwhile.
-func Dial(job Job, argv0 string) *Link { return dial(job, argv0, holderAddr(job), ackTimeout) }
+// again, as it must anyway should the holder end meanwhile. warn is told,
+// in one line, when another user has taken the job's holder address or
+// floods it.
+func Dial(job Job, argv0 string, warn func(string)) *Link {
+	l := dial(job, argv0, holderAddr(job), ackTimeout)
+	l.warn = warn
+	return l
+}
 
 func dial(job Job, argv0, addr string, timeout time.Duration) *Link {
 	l := &Link{job: job, argv0: argv0, addr: addr, timeout: timeout, conn: -1}
@@ -172,7 +181,8 @@ func (l *Link) Handoff(c *Claim) (*Handover, error) {
 				time.Sleep(time.Millisecond)
 				continue
 			case err != nil:
-				return l.ownHolder(c) // the address is not ours
+				l.warnForeign(err)
+				return l.ownHolder(c) // the address is not ours, or its backlog is full
 			}
 		}
 		h, err := offer(conn, c, l.job)
@@ -202,9 +212,24 @@ func (l *Link) HandOut(c *Claim, tell func(uuids []string) error) error {
 	return h.Commit()
 }
 
+// warnForeign says so when err is another user's process at the job's
+// holder address, which has read the job's pid in /proc and bound the
+// address first, or a full backlog there, which the job's calls never
+// fill: an admin may want to know.
+func (l *Link) warnForeign(err error) {
+	var foreign *foreignError
+	switch {
+	case l.warn == nil:
+	case errors.As(err, &foreign):
+		l.warn(fmt.Sprintf("%s (uid %d) has taken this job's claim holder address; this claim gets a holder of its own", userName(foreign.uid), foreign.uid))
+	case errors.Is(err, errBacklogFull):
+		l.warn("the job's claim holder address has a full backlog (another user flooding it, or listening there?); this claim gets a holder of its own")
+	}
+}
+
 // ownHolder starts a holder of this claim alone.
 func (l *Link) ownHolder(c *Claim) (*Handover, error) {
-	conn, err := startHolder(c.Files, l.job, l.argv0, -1, l.timeout)
+	conn, err := startHolder(c.Files, l.job, l.argv0, -1, l.timeout, false)
 	if err != nil {
 		return nil, err
 	}
@@ -224,31 +249,62 @@ func (l *Link) reach(files []*os.File) (conn int, started bool, err error) {
 	if err != nil {
 		return -1, false, err
 	}
-	conn, err = startHolder(files, l.job, l.argv0, listener, l.timeout)
+	conn, err = startHolder(files, l.job, l.argv0, listener, l.timeout, false)
 	return conn, true, err
+}
+
+// errBacklogFull: the listener at the job's holder address has as many
+// connections waiting as it allows (holderBacklog, for a holder).
+var errBacklogFull = errors.New("the job's claim holder address has a full backlog")
+
+// foreignError: another user's process listens at the job's holder
+// address. Nothing is sent to it.
+type foreignError struct{ uid int }
+
+func (e *foreignError) Error() string {
+	return fmt.Sprintf("the job's claim holder address is uid %d's", e.uid)
 }
 
 // connectTo connects to the holder listening at addr, if it is this
 // user's. timeout bounds each later wait on the connection.
+//
+// The connect(2) itself does not wait: on a unix socket it completes at
+// once, or, where the listener's backlog is full, fails with EAGAIN
+// rather than wait (up to the send timeout) for room. A job's calls never
+// fill a holder's backlog; another user's flood, or a squatter at the
+// address, does, and the call then starts a holder of its own at once.
 func connectTo(addr string, timeout time.Duration) (int, error) {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
 	}
-	setTimeouts(fd, timeout)
 	err = retryEINTR(func() error { return unix.Connect(fd, &unix.SockaddrUnix{Name: addr}) })
 	if err != nil {
 		unix.Close(fd)
-		if errors.Is(err, unix.ECONNREFUSED) {
+		switch {
+		case errors.Is(err, unix.ECONNREFUSED):
 			return -1, errNoHolder
+		case errors.Is(err, unix.EAGAIN):
+			return -1, errBacklogFull
 		}
 		return -1, err
 	}
-	// The peer's credentials are those of whoever called listen(2).
-	if cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED); err != nil || int(cred.Uid) != os.Geteuid() {
+	// The peer's credentials are those of whoever called listen(2), known
+	// before it accepts.
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
 		unix.Close(fd)
-		return -1, errors.New("the holder's address is another user's")
+		return -1, err
 	}
+	if int(cred.Uid) != os.Geteuid() {
+		unix.Close(fd)
+		return -1, &foreignError{uid: int(cred.Uid)}
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	setTimeouts(fd, timeout)
 	return fd, nil
 }
 
@@ -301,7 +357,7 @@ func listenAt(addr string) (int, error) {
 		unix.Close(fd)
 		return -1, err
 	}
-	if err := unix.Listen(fd, unix.SOMAXCONN); err != nil {
+	if err := unix.Listen(fd, holderBacklog); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}
@@ -311,18 +367,23 @@ func listenAt(addr string) (int, error) {
 // startHolder starts a holder for the job with files (a claim's, or
 // none: the caller offers its claim later on the connection), serving
 // listener (or, if it is -1, only this caller): a re-exec of this
-// program (argv0 keeps its name in ps) in a session of its own, with no
-// standard streams (a `$(slurm-mig free)` waits for every writer of its
-// pipe to close it), in /, holding the claim files and a pidfd of the
-// job. The kernel tells the holder when the job ends, however it ends;
-// the holder then exits and the kernel drops the locks. Killing the
-// holder ends the claims it holds too.
+// program (see spawn), holding the claim files and a pidfd of the job.
+// The kernel tells the holder when the job ends, however it ends; the
+// holder then exits and the kernel drops the locks. Killing the holder
+// ends the claims it holds too.
 //
 // It returns the connection to the holder, on which the holder waits for
 // the commit (or, without files, for the claim). The holder has the files
 // once it returns: exec succeeded, and descriptors pass across fork and
 // exec. timeout bounds each later wait on the connection.
-func startHolder(files []*os.File, job Job, argv0 string, listener int, timeout time.Duration) (int, error) {
+//
+// apart starts the holder through a relay process that ends at once, so
+// that the holder is not a child of this process: exec's caller becomes
+// CMD, and a CMD that waits for all its children (until wait(2) finds
+// none) would wait for the holder, which waits for CMD's end. The
+// orphaned holder is reaped by whoever adopts it (init, or a subreaper),
+// as free's are once free has ended, which it does at once.
+func startHolder(files []*os.File, job Job, argv0 string, listener int, timeout time.Duration, apart bool) (int, error) {
 	var l *os.File
 	if listener >= 0 {
 		l = os.NewFile(uintptr(listener), "holder-listener")
@@ -341,6 +402,37 @@ func startHolder(files []*os.File, job Job, argv0 string, listener int, timeout 
 	}
 	theirs := os.NewFile(uintptr(pair[1]), "holder-starter")
 	defer theirs.Close()
+	serves := "0"
+	if l != nil {
+		serves = "1"
+	}
+	args := []string{HolderArg, strconv.Itoa(job.PID), strconv.FormatUint(job.Start, 10), strconv.Itoa(len(files)), serves}
+	if apart {
+		args = append(args, holderApart)
+	}
+	cmd, err := spawn(argv0, args, append([]*os.File{pidfd, l, theirs}, files...))
+	switch {
+	case err != nil:
+	case !apart:
+		cmd.Process.Release()
+	default:
+		if err = cmd.Wait(); err != nil {
+			err = fmt.Errorf("starting the claim's holder: %w", err)
+		}
+	}
+	if err != nil {
+		unix.Close(pair[0])
+		return -1, err
+	}
+	setTimeouts(pair[0], timeout)
+	return pair[0], nil
+}
+
+// spawn starts this program, named argv0 (in ps), with args and the
+// descriptors extra (numbered from 3 on), in a session of its own, in /,
+// with no environment and no standard streams (a `$(slurm-mig free)`
+// waits for every writer of its pipe to close it).
+func spawn(argv0 string, args []string, extra []*os.File) (*exec.Cmd, error) {
 	// The program's path names the holder in ps and top (a re-exec of
 	// /proc/self/exe would be "exe" there); /proc/self/exe still serves
 	// when the binary was replaced (an upgrade) since it started.
@@ -348,32 +440,32 @@ func startHolder(files []*os.File, job Job, argv0 string, listener int, timeout 
 	if err != nil || strings.HasSuffix(self, " (deleted)") {
 		self = "/proc/self/exe"
 	}
-	serves := "0"
-	if l != nil {
-		serves = "1"
-	}
 	cmd := &exec.Cmd{
 		Path:        self,
-		Args:        []string{argv0, HolderArg, strconv.Itoa(job.PID), strconv.FormatUint(job.Start, 10), strconv.Itoa(len(files)), serves},
+		Args:        append([]string{argv0}, args...),
 		Env:         []string{},
 		Dir:         "/",
-		ExtraFiles:  append([]*os.File{pidfd, l, theirs}, files...),
+		ExtraFiles:  extra,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
-	if err := cmd.Start(); err != nil {
-		unix.Close(pair[0])
-		return -1, err
-	}
-	cmd.Process.Release()
-	setTimeouts(pair[0], timeout)
-	return pair[0], nil
+	return cmd, cmd.Start()
 }
+
+// holderApart, as HolderArg's last argument, makes the process a relay
+// that starts the holder with the other arguments and its descriptors,
+// and ends (see startHolder).
+const holderApart = "apart"
 
 // Hold is the holder's whole life: args are HolderArg's arguments (job
 // pid, job start time, number of the starter's claim files (0: it offers
 // them on its connection, as other callers do), 1 if it listens for
-// more). It holds claims until the job ends, and returns the exit code.
+// more, and holderApart for a relay). It holds claims until the job ends,
+// and returns the exit code.
 func Hold(args []string) int {
+	apart := len(args) == 5 && args[4] == holderApart
+	if apart {
+		args = args[:4]
+	}
 	if len(args) != 4 {
 		return 2
 	}
@@ -400,15 +492,34 @@ func Hold(args []string) int {
 		}
 		listener = holderListener
 	}
-	closeStrays(holderFirstLock + n - 1)
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE)
 	pidfd := -1
 	if target, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(holderPidfd)); err == nil && target == "anon_inode:[pidfd]" {
 		pidfd = holderPidfd
 	}
+	if apart {
+		return relay(args, append([]int{pidfd, listener, holderStarter}, files...))
+	}
+	closeStrays(holderFirstLock + n - 1)
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE)
 	h := &holder{job: Job{PID: pid, Start: start}, uid: os.Geteuid(), conns: map[int]*holderConn{}}
 	h.add(holderStarter, files)
 	return h.run(pidfd, listener)
+}
+
+// relay starts the holder with args and the descriptors fds (-1: none)
+// in the places they have here, and returns at once: the holder's parent
+// is then whoever adopts orphans, which reaps it.
+func relay(args []string, fds []int) int {
+	extra := make([]*os.File, len(fds))
+	for i, fd := range fds {
+		if fd >= 0 {
+			extra[i] = os.NewFile(uintptr(fd), "holder-"+strconv.Itoa(fd))
+		}
+	}
+	if _, err := spawn(os.Args[0], append([]string{HolderArg}, args...), extra); err != nil {
+		return 2
+	}
+	return 0
 }
 
 // holder is the state of a holder process: the connections of claims
@@ -418,6 +529,12 @@ type holder struct {
 	uid   int
 	conns map[int]*holderConn
 	kept  int // claims committed
+
+	// Other users' connections, refused (see refuse): the time by which
+	// those so far are paid for at refusedCost each, and until when the
+	// holder does not listen, having refused too many.
+	refusedPaid time.Time
+	deafUntil   time.Time
 }
 
 type holderConn struct {
@@ -427,6 +544,24 @@ type holderConn struct {
 // maxPending bounds the connections a holder serves at once.
 const maxPending = 1024
 
+// holderBacklog bounds the connections waiting for a holder to accept
+// them. A job's burst of calls fits in it many times over; a call that
+// finds it full starts a holder of its own (connectTo).
+const holderBacklog = 256
+
+// Anyone may connect to a holder's address; a holder closes other users'
+// connections unheard, but each still costs it an accept(2). It refuses
+// refusedBurst of them at once, and refusedCost is the time it allows each
+// in the long run: beyond that it stops listening for a while, so that a
+// flood costs it about 1000 accept(2)s a second (some 0.5% of a CPU). The
+// job's calls meanwhile wait in the backlog, behind at most holderBacklog
+// refusals, which take three pauses of 128 ms (far less than ackTimeout),
+// or, finding it full, start holders of their own.
+const (
+	refusedCost  = time.Millisecond
+	refusedBurst = holderBacklog
+)
+
 // holderIdle is how long a job's holder that holds no claim and has no
 // caller waits for one before it ends: its starter was refused or gave
 // its claim back. A job's calls come within milliseconds in a burst, and
@@ -435,6 +570,19 @@ const holderIdle = 2 * time.Second
 
 // idle: the holder holds nothing and serves no caller.
 func (h *holder) idle() bool { return h.kept == 0 && len(h.conns) == 0 }
+
+// refuse counts another user's connection, closed at now: once the
+// refusals are more than refusedBurst ahead of what refusedCost each
+// allows, the holder is deaf until half of that burst is paid for.
+func (h *holder) refuse(now time.Time) {
+	if h.refusedPaid.Before(now) {
+		h.refusedPaid = now
+	}
+	h.refusedPaid = h.refusedPaid.Add(refusedCost)
+	if h.refusedPaid.Sub(now) > refusedBurst*refusedCost {
+		h.deafUntil = h.refusedPaid.Add(-refusedBurst / 2 * refusedCost)
+	}
+}
 
 func (h *holder) add(conn int, files []int) {
 	unix.SetNonblock(conn, true)
@@ -478,15 +626,17 @@ func (h *holder) run(pidfd, listener int) int {
 				idleSince = time.Time{}
 				continue
 			}
-			if ms := int(left/time.Millisecond) + 1; timeout < 0 || ms < timeout {
-				timeout = ms
-			}
+			timeout = shorter(timeout, left)
+		}
+		deaf := time.Until(h.deafUntil)
+		if listener >= 0 && deaf > 0 {
+			timeout = shorter(timeout, deaf)
 		}
 		fds = fds[:0]
 		if pidfd >= 0 {
 			fds = append(fds, unix.PollFd{Fd: int32(pidfd), Events: unix.POLLIN})
 		}
-		if listener >= 0 && len(h.conns) < maxPending {
+		if listener >= 0 && len(h.conns) < maxPending && deaf <= 0 {
 			fds = append(fds, unix.PollFd{Fd: int32(listener), Events: unix.POLLIN})
 		}
 		for conn := range h.conns {
@@ -514,10 +664,19 @@ func (h *holder) run(pidfd, listener int) int {
 	}
 }
 
+// shorter is a poll(2) timeout in milliseconds (-1: none) shortened to d
+// at most, rounded up.
+func shorter(timeout int, d time.Duration) int {
+	if ms := int(d/time.Millisecond) + 1; timeout < 0 || ms < timeout {
+		return ms
+	}
+	return timeout
+}
+
 // accept takes the waiting connections of this user's processes; others'
-// are closed unheard.
+// are closed unheard, as many as refuse allows.
 func (h *holder) accept(listener int) {
-	for len(h.conns) < maxPending {
+	for len(h.conns) < maxPending && !time.Now().Before(h.deafUntil) {
 		conn, _, err := unix.Accept4(listener, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		if err != nil {
 			if err != unix.EAGAIN && err != unix.EINTR && err != unix.ECONNABORTED {
@@ -527,6 +686,7 @@ func (h *holder) accept(listener int) {
 		}
 		if cred, err := unix.GetsockoptUcred(conn, unix.SOL_SOCKET, unix.SO_PEERCRED); err != nil || int(cred.Uid) != h.uid {
 			unix.Close(conn)
+			h.refuse(time.Now())
 			continue
 		}
 		h.add(conn, nil)
@@ -627,23 +787,29 @@ func retryEINTR(call func() error) error {
 	}
 }
 
-// unixClearCloexec lets f survive exec(2).
-func unixClearCloexec(f *os.File) (int, error) { return unix.FcntlInt(f.Fd(), unix.F_SETFD, 0) }
-
-// closeStrays closes what the holder inherited beyond its own descriptors
-// from libraries of the process that started it (NVML's device files,
-// opened without close-on-exec), so that it holds no GPU open.
+// closeStrays closes every descriptor above last (the holder's own) that
+// the holder inherited from the process that started it, and so from the
+// job script: NVML's device files, which would keep a GPU open, and
+// whatever the script opened, such as a command substitution's pipe it
+// duplicated (`x=$( exec 9>&1; slurm-mig free )`), which the shell reads
+// until every process that has it closes it: until the job's end, which
+// is the shell's own.
+//
+// What the holder inherited is exactly what lacks close-on-exec: Go opens
+// every descriptor with it, and the runtime keeps some of its own open for
+// good (its cgroup's CPU limit, read again now and then), which must stay.
+// The holder starts nothing, so close-on-exec itself closes nothing here.
 func closeStrays(last int) {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		return
+		return // no /proc: FindJob and Self need it, so no holder gets here
 	}
 	for _, e := range entries {
 		fd, err := strconv.Atoi(e.Name())
 		if err != nil || fd <= last {
 			continue
 		}
-		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(target, "/dev/nvidia") {
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
 			unix.Close(fd)
 		}
 	}

@@ -2,7 +2,6 @@ package discover
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/topology"
@@ -26,8 +25,36 @@ const (
 
 // Check finds what cannot be true of one node: duplicate GPUs or MIG
 // devices, MIG devices on a GPU with MIG disabled, cap minors used twice,
-// MIG UUIDs naming another GPU. Every error names the GPU or device.
+// MIG UUIDs naming another GPU; and then a GPU or MIG device without a
+// UUID in NVML's form. Every error names the GPU or device.
 func (n *Node) Check() error {
+	if err := n.checkLayout(); err != nil {
+		return err
+	}
+	return n.checkUUIDs()
+}
+
+// checkUUIDs finds a GPU or MIG device whose UUID is missing or not in
+// NVML's form (ValidUUID). It runs after the layout checks, so a node
+// that contradicts itself is told so first.
+func (n *Node) checkUUIDs() error {
+	for i := range n.GPUs {
+		g := &n.GPUs[i]
+		if err := ValidUUID(g.UUID, false); err != nil {
+			return fmt.Errorf("%s: %v", g.Label(), err)
+		}
+		for j := range g.MigDevices {
+			m := &g.MigDevices[j]
+			if err := ValidUUID(m.UUID, true); err != nil {
+				return fmt.Errorf("%s: %v", m.Label(g), err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkLayout finds duplicates, contradictions and values out of range.
+func (n *Node) checkLayout() error {
 	seenIndex := map[int]bool{}
 	seenMinor := map[int]bool{}
 	seenUUID := map[string]owner{}
@@ -55,6 +82,9 @@ func (n *Node) Check() error {
 
 	if len(n.GPUs) > maxGPUs {
 		return fmt.Errorf("%d GPUs; no node has more than %d", len(n.GPUs), maxGPUs)
+	}
+	if err := checkHardware(n.Hardware); err != nil {
+		return err
 	}
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
@@ -145,6 +175,31 @@ func (n *Node) Check() error {
 	return nil
 }
 
+// checkHardware refuses hardware with a count missing or below 1:
+// slurmd -C never says 0 of anything, and node --full prints these as
+// they are.
+func checkHardware(h *topology.NodeHardware) error {
+	if h == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		name  string
+		value int64
+	}{
+		{"cpus", int64(h.CPUs)}, {"boards", int64(h.Boards)}, {"sockets_per_board", int64(h.SocketsPerBoard)},
+		{"cores_per_socket", int64(h.CoresPerSocket)}, {"threads_per_core", int64(h.ThreadsPerCore)},
+		{"real_memory_mib", int64(min(h.RealMemoryMiB, 1<<62))},
+	} {
+		switch {
+		case f.value == 0:
+			return fmt.Errorf("hardware: %s is missing or 0", f.name)
+		case f.value < 0:
+			return fmt.Errorf("hardware: %s is %d, less than 1", f.name, f.value)
+		}
+	}
+	return nil
+}
+
 // owner is what a UUID or cap minor belongs to: a GPU, a MIG device, or
 // (gi) the GPU instance of a MIG device. Its label is made only for an
 // error message.
@@ -176,21 +231,16 @@ func (o owner) String() string {
 
 // checkLegacyMigUUID checks an old-style MIG UUID (drivers before
 // 470.42.01: MIG-GPU-<gpu uuid>/<gi>/<ci>) against the device it labels.
+// One not in that form is left to checkUUIDs.
 func checkLegacyMigUUID(g *GPU, m *MigDevice) error {
-	rest, ok := strings.CutPrefix(m.UUID, "MIG-GPU-")
+	gpu, gi, ci, ok := parseLegacyMigUUID(m.UUID)
 	if !ok {
 		return nil
 	}
-	parts := strings.Split(rest, "/")
-	if len(parts) != 3 {
-		return fmt.Errorf("malformed MIG UUID %q", m.UUID)
-	}
-	gi, err1 := strconv.Atoi(parts[1])
-	ci, err2 := strconv.Atoi(parts[2])
-	if err1 != nil || err2 != nil || gi != m.GPUInstanceID || ci != m.ComputeInstanceID {
+	if gi != m.GPUInstanceID || ci != m.ComputeInstanceID {
 		return fmt.Errorf("MIG UUID %q does not match gpu_instance_id %d, compute_instance_id %d", m.UUID, m.GPUInstanceID, m.ComputeInstanceID)
 	}
-	if g.UUID != "" && "GPU-"+parts[0] != g.UUID {
+	if g.UUID != "" && gpu != g.UUID {
 		return fmt.Errorf("MIG UUID %q names another GPU than %s", m.UUID, g.UUID)
 	}
 	return nil

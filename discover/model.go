@@ -26,6 +26,11 @@ type Node struct {
 	// Hardware is the node's CPU and memory layout as slurmd -C gives it
 	// (for node --full); nil until read from the node's sysfs.
 	Hardware *topology.NodeHardware `json:"hardware,omitempty"`
+	// Snapshot is the file the node was read from, empty when it was
+	// read through NVML. A snapshot's node is another host's: what it
+	// lacks is never filled in from this one (nodeload), and messages
+	// about it name this file.
+	Snapshot string `json:"-"`
 }
 
 // GPU is one physical GPU, in NVML index order within Node.GPUs.
@@ -81,6 +86,21 @@ func (g *GPU) MigChangePending() bool { return g.MigEnabled != g.MigPending }
 
 // DevicePath is the GPU's device file, named by its minor (not its index).
 func (g *GPU) DevicePath() string { return "/dev/nvidia" + strconv.Itoa(g.Minor) }
+
+// Files are the device files a job of the whole GPU is given: its own,
+// or none in MIG mode, where only its MIG devices are usable.
+func (g *GPU) Files() []string {
+	if g.MigEnabled {
+		return nil
+	}
+	return []string{g.DevicePath()}
+}
+
+// Files are the device files a job of the MIG device is given: its GPU's,
+// its GI cap's and its CI cap's. Its cap minors must be resolved.
+func (m *MigDevice) Files(gpu *GPU) []string {
+	return []string{gpu.DevicePath(), CapPath(*m.GICapMinor), CapPath(*m.CICapMinor)}
+}
 
 // Label names the GPU in messages the way an admin finds it: NVML index,
 // minor and PCI bus id.

@@ -34,6 +34,7 @@ func LoadSnapshot(path string) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	node.Snapshot = path
 	return node, nil
 }
 
@@ -59,14 +60,14 @@ func ParseSnapshot(data []byte) (*Node, error) {
 	if err := checkRequired(data); err != nil {
 		return nil, err
 	}
-	if err := node.Check(); err != nil {
-		return nil, err
-	}
 	// The hostname becomes NodeName= unless --node-name says otherwise.
 	if node.Hostname != "" {
 		if err := slurmconf.CheckNodeName(node.Hostname); err != nil {
 			return nil, fmt.Errorf("hostname: %v", err)
 		}
+	}
+	if err := node.Check(); err != nil {
+		return nil, err
 	}
 	node.Sort()
 	return &node, nil

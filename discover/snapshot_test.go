@@ -2,6 +2,7 @@ package discover
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,9 +10,9 @@ import (
 
 func TestSnapshotRoundTrip(t *testing.T) {
 	n := &Node{SchemaVersion: 1, Hostname: "n1", DriverVersion: "580.159.04", GPUs: []GPU{
-		{Index: 0, Minor: 2, UUID: "GPU-a", Name: "NVIDIA A100 80GB PCIe", PCIBusID: "00000000:CA:00.0", MemoryMiB: 81920,
+		{Index: 0, Minor: 2, UUID: "GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0", Name: "NVIDIA A100 80GB PCIe", PCIBusID: "00000000:CA:00.0", MemoryMiB: 81920,
 			MigEnabled: true, MigPending: true, CPUAffinity: "0-31",
-			MigDevices: []MigDevice{{GPUInstanceID: 7, ComputeInstanceID: 0, UUID: "MIG-a", Profile: "1g.10gb", GISlices: 1,
+			MigDevices: []MigDevice{{GPUInstanceID: 7, ComputeInstanceID: 0, UUID: "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b", Profile: "1g.10gb", GISlices: 1,
 				MemoryMiB: 9728, GICapMinor: ptr(336), CICapMinor: ptr(337)}}},
 	}}
 	var buf bytes.Buffer
@@ -29,14 +30,15 @@ func TestSnapshotRoundTrip(t *testing.T) {
 
 func ptr(v uint32) *uint32 { return &v }
 
-// The schema's example document from the issue, as written.
+// The schema's example document from the issue, with UUIDs in NVML's
+// form where it wrote "GPU-..." and "MIG-...".
 func TestSnapshotSchemaExample(t *testing.T) {
 	doc := `{"schema_version": 1, "hostname": "n1", "driver_version": "535.129.03",
- "gpus": [{"index": 2, "minor": 2, "uuid": "GPU-...", "name": "NVIDIA A100 80GB PCIe",
+ "gpus": [{"index": 2, "minor": 2, "uuid": "GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0", "name": "NVIDIA A100 80GB PCIe",
            "pci_bus_id": "00000000:CA:00.0", "memory_mib": 81920,
            "mig_enabled": true, "mig_pending": true, "cpu_affinity": "0-31",
            "mig_devices": [{"gpu_instance_id": 7, "compute_instance_id": 0,
-                            "uuid": "MIG-...", "profile": "1g.10gb",
+                            "uuid": "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b", "profile": "1g.10gb",
                             "gi_cap_minor": 336, "ci_cap_minor": 337}]}]}`
 	n, err := ParseSnapshot([]byte(doc))
 	if err != nil {
@@ -50,11 +52,11 @@ func TestSnapshotSchemaExample(t *testing.T) {
 
 func TestSnapshotSortsDevices(t *testing.T) {
 	doc := `{"schema_version": 1, "gpus": [
-	  {"index": 1, "minor": 0, "name": "A100"},
-	  {"index": 0, "minor": 1, "name": "A100", "mig_enabled": true, "mig_devices": [
-	    {"gpu_instance_id": 9, "compute_instance_id": 0, "profile": "1g.10gb"},
-	    {"gpu_instance_id": 2, "compute_instance_id": 1, "profile": "1c.3g.40gb"},
-	    {"gpu_instance_id": 2, "compute_instance_id": 0, "profile": "1c.3g.40gb"}]}]}`
+	  {"index": 1, "minor": 0, "name": "A100", "uuid": "GPU-00000001-0000-4000-8000-000000000000"},
+	  {"index": 0, "minor": 1, "name": "A100", "uuid": "GPU-00000000-0000-4000-8000-000000000000", "mig_enabled": true, "mig_devices": [
+	    {"gpu_instance_id": 9, "compute_instance_id": 0, "profile": "1g.10gb", "uuid": "MIG-00000000-0000-4000-8000-000000000900"},
+	    {"gpu_instance_id": 2, "compute_instance_id": 1, "profile": "1c.3g.40gb", "uuid": "MIG-00000000-0000-4000-8000-000000000201"},
+	    {"gpu_instance_id": 2, "compute_instance_id": 0, "profile": "1c.3g.40gb", "uuid": "MIG-00000000-0000-4000-8000-000000000200"}]}]}`
 	n, err := ParseSnapshot([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
@@ -84,8 +86,8 @@ func TestSnapshotContradictions(t *testing.T) {
 		   {"gpu_instance_id": 2, "compute_instance_id": 1, "profile": "1c.3g.40gb", "gi_cap_minor": 22}]}]}`: "MIG device gpu0/gi2/ci1 (GPU 0 (minor 0)): gi_cap_minor 22, but another device of the same GPU instance says 21",
 		`{"schema_version": 1, "gpus": [{"index": 0, "minor": 0, "name": "A", "mig_enabled": true, "mig_devices": [
 		   {"gpu_instance_id": 2, "compute_instance_id": 0, "profile": "3g.40gb", "gi_cap_minor": 21, "ci_cap_minor": 21}]}]}`: "cap minor 21 given to both GPU instance gpu0/gi2 and MIG device gpu0/gi2/ci0 (GPU 0 (minor 0))",
-		`{"schema_version": 1, "gpus": [{"index": 0, "minor": 0, "name": "A", "uuid": "GPU-a", "mig_enabled": true, "mig_devices": [
-		   {"gpu_instance_id": 2, "compute_instance_id": 0, "profile": "3g.40gb", "uuid": "MIG-GPU-b/2/0"}]}]}`: `MIG device gpu0/gi2/ci0 (GPU 0 (minor 0)): MIG UUID "MIG-GPU-b/2/0" names another GPU than GPU-a`,
+		`{"schema_version": 1, "gpus": [{"index": 0, "minor": 0, "name": "A", "uuid": "GPU-0000000a-0000-4000-8000-000000000000", "mig_enabled": true, "mig_devices": [
+		   {"gpu_instance_id": 2, "compute_instance_id": 0, "profile": "3g.40gb", "uuid": "MIG-GPU-0000000b-0000-4000-8000-000000000000/2/0"}]}]}`: `MIG device gpu0/gi2/ci0 (GPU 0 (minor 0)): MIG UUID "MIG-GPU-0000000b-0000-4000-8000-000000000000/2/0" names another GPU than GPU-0000000a-0000-4000-8000-000000000000`,
 	} {
 		_, err := ParseSnapshot([]byte(doc))
 		if err == nil || err.Error() != want {
@@ -123,6 +125,40 @@ func TestSnapshotRanges(t *testing.T) {
 		_, err := ParseSnapshot([]byte(doc))
 		if err == nil || err.Error() != want {
 			t.Errorf("ParseSnapshot(%s)\n err = %v\nwant %s", doc, err, want)
+		}
+	}
+}
+
+// TestSnapshotUUIDs: every GPU and MIG device of a snapshot has a UUID in
+// NVML's form, which env would hand a job; one that is missing, empty or
+// garbage is refused, naming the device.
+func TestSnapshotUUIDs(t *testing.T) {
+	const gpuUUID = `"uuid": "GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0"`
+	doc := func(gpuField, migField string) string {
+		return `{"schema_version": 1, "gpus": [{"index": 0, "minor": 0, "name": "A", ` + gpuField +
+			`"mig_enabled": true, "mig_devices": [{"gpu_instance_id": 7, "compute_instance_id": 0, "profile": "1g.10gb"` + migField + `}]}]}`
+	}
+	for _, ok := range []string{
+		doc(gpuUUID+", ", `, "uuid": "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b"`),
+		doc(gpuUUID+", ", `, "uuid": "MIG-GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0/7/0"`),
+	} {
+		if _, err := ParseSnapshot([]byte(ok)); err != nil {
+			t.Errorf("ParseSnapshot(%s): %v", ok, err)
+		}
+	}
+	const mig = "MIG device gpu0/gi7/ci0 (GPU 0 (minor 0)): "
+	for d, want := range map[string]string{
+		doc(gpuUUID+", ", `, "uuid": "garbage"`):                                           mig + `uuid "garbage" is not a MIG UUID`,
+		doc(gpuUUID+", ", `, "uuid": ""`):                                                  mig + "no uuid",
+		doc(gpuUUID+", ", ``):                                                              mig + "no uuid",
+		doc(gpuUUID+", ", `, "uuid": "MIG-1"`):                                             mig + `uuid "MIG-1" is not a MIG UUID`,
+		doc(gpuUUID+", ", `, "uuid": "GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0"`):          "UUID GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0 given to both GPU 0 (minor 0) and " + mig[:len(mig)-2],
+		doc(``, `, "uuid": "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b"`):                    "GPU 0 (minor 0): no uuid",
+		doc(`"uuid": "garbage", `, `, "uuid": "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b"`): `GPU 0 (minor 0): uuid "garbage" is not a GPU UUID`,
+	} {
+		_, err := ParseSnapshot([]byte(d))
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("ParseSnapshot(%s)\n err = %v\nwant %s...", d, err, want)
 		}
 	}
 }

@@ -1,8 +1,10 @@
 package discover
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -18,18 +20,75 @@ func WriteTable(w io.Writer, node *Node) error {
 		if gpu.MigChangePending() {
 			mode += " (pending " + onOff(gpu.MigPending) + ")"
 		}
-		files := gpu.DevicePath()
-		if gpu.MigEnabled {
-			files = "-" // only its MIG devices are usable
+		files := "-" // a GPU in MIG mode: only its MIG devices are usable
+		if f := gpu.Files(); len(f) > 0 {
+			files = strings.Join(f, ",")
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t\t\t\t%s\t%s\n", gpu.Index, gpu.Minor, gpu.Name, mode, gpu.UUID, files)
 		for j := range gpu.MigDevices {
 			m := &gpu.MigDevices[j]
-			fmt.Fprintf(tw, "\t\t\t\t%d\t%d\t%s\t%s\t%s,%s,%s\n", m.GPUInstanceID, m.ComputeInstanceID, m.Profile, m.UUID,
-				gpu.DevicePath(), CapPath(*m.GICapMinor), CapPath(*m.CICapMinor))
+			fmt.Fprintf(tw, "\t\t\t\t%d\t%d\t%s\t%s\t%s\n", m.GPUInstanceID, m.ComputeInstanceID, m.Profile, m.UUID,
+				strings.Join(m.Files(gpu), ","))
 		}
 	}
 	return tw.Flush()
+}
+
+// Listing is list --json's form of a node: what the table shows, for
+// scripts. Its keys are the snapshot's where they mean the same, and its
+// lists are never null, so that a script need not tell an absent list
+// from an empty one.
+type Listing struct {
+	Hostname string       `json:"hostname"`
+	GPUs     []ListingGPU `json:"gpus"`
+}
+
+// ListingGPU is a GPU of a Listing. Files are the device files a job of
+// the whole GPU is given: none for a GPU in MIG mode, which is used only
+// through its MIG devices.
+type ListingGPU struct {
+	Index      int          `json:"index"`
+	Minor      int          `json:"minor"`
+	Name       string       `json:"name"`
+	UUID       string       `json:"uuid"`
+	PCIBusID   string       `json:"pci_bus_id"`
+	MigEnabled bool         `json:"mig_enabled"`
+	MigPending bool         `json:"mig_pending"`
+	Files      []string     `json:"files"`
+	MigDevices []ListingMig `json:"mig_devices"`
+}
+
+// ListingMig is a MIG device of a ListingGPU, with the device files a job
+// of it is given: its GPU's, its GI cap's and its CI cap's.
+type ListingMig struct {
+	GPUInstanceID     int      `json:"gpu_instance_id"`
+	ComputeInstanceID int      `json:"compute_instance_id"`
+	Profile           string   `json:"profile"`
+	UUID              string   `json:"uuid"`
+	Files             []string `json:"files"`
+}
+
+// WriteListing prints the node's Listing as indented JSON (slurm-mig list
+// --json). Every MIG device must have its cap minors resolved.
+func WriteListing(w io.Writer, node *Node) error {
+	l := Listing{Hostname: node.Hostname, GPUs: []ListingGPU{}}
+	for i := range node.GPUs {
+		g := &node.GPUs[i]
+		lg := ListingGPU{Index: g.Index, Minor: g.Minor, Name: g.Name, UUID: g.UUID, PCIBusID: g.PCIBusID,
+			MigEnabled: g.MigEnabled, MigPending: g.MigPending, Files: append([]string{}, g.Files()...), MigDevices: []ListingMig{}}
+		for j := range g.MigDevices {
+			m := &g.MigDevices[j]
+			lg.MigDevices = append(lg.MigDevices, ListingMig{GPUInstanceID: m.GPUInstanceID, ComputeInstanceID: m.ComputeInstanceID,
+				Profile: m.Profile, UUID: m.UUID, Files: m.Files(g)})
+		}
+		l.GPUs = append(l.GPUs, lg)
+	}
+	data, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
 }
 
 func onOff(b bool) string {

@@ -149,8 +149,11 @@ func Compare(in Inputs) (*Report, error) {
 		rep.Running, rep.Same = r, rep.Same && r.Same
 	}
 	if in.State != nil {
-		rep.State = jobenv.CompareState(in.State.Path, in.State.Want)
-		rep.Same = rep.Same && rep.State.Same
+		st, err := jobenv.CompareState(in.State.Path, in.State.Want)
+		if err != nil {
+			return nil, err
+		}
+		rep.State, rep.Same = st, rep.Same && st.Same
 	}
 	rep.Verdict = verdict(rep, in.Config.Devices())
 	return rep, nil
@@ -160,6 +163,9 @@ func compareGresConf(path, node string, generated []slurmconf.GresRecord) (*Gres
 	conf, err := slurmconf.ReadGresConf(path, node)
 	if err != nil {
 		return nil, err
+	}
+	if node != "" && !conf.Named && len(conf.Records) == 0 && len(conf.Others.Names) > 0 && len(generated) > 0 {
+		return nil, notNamed(path, node, conf)
 	}
 	cur, err := conf.Units()
 	if err != nil {
@@ -171,6 +177,19 @@ func compareGresConf(path, node string, generated []slurmconf.GresRecord) (*Gres
 	}
 	d := slurmconf.DiffUnits(gpuUnits(cur), gen)
 	return &GresConfReport{Path: path, Same: d.Same(), AutoDetect: conf.AutoDetect, AutoDetectPos: conf.AutoDetectPos, GresDiff: d}, nil
+}
+
+// notNamed says that no line of the gres.conf at path names node, though
+// some name others: listed device by device as missing, the node's
+// devices would hide that the names differ, most often a short name
+// against full ones (n1 and n1.cluster.example), which slurmd, matching
+// names exactly, does not take for one either.
+func notNamed(path, node string, conf *slurmconf.GresConf) error {
+	msg := fmt.Sprintf("%s: no line names node %s%s", path, node, conf.Others.Said(node))
+	if alias := conf.Others.Alias; alias != "" {
+		return fmt.Errorf("%s: pass --node-name %s if slurm.conf names this node so, else gres.conf must say NodeName=%s", msg, alias, node)
+	}
+	return fmt.Errorf("%s: pass --node-name with the name slurm.conf gives this node", msg)
 }
 
 func compareCounts(source, gres string, generated []slurmconf.GresCount) (*CountsReport, error) {

@@ -97,6 +97,53 @@ different: gres.conf has 1 to add, 1 to remove, 1 to change
 	}
 }
 
+// A gres.conf none of whose lines names the node, though some name
+// others, is trouble: listing every device as missing would hide that
+// the names differ (a short name against full ones, the usual mistake).
+// The error names the file, the node and the names found.
+func TestNoLineNamesNode(t *testing.T) {
+	const mig = " Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap137,/dev/nvidia-caps/nvidia-cap138\n"
+	fqdn := writeFile(t, "gres.conf", "AutoDetect=off\n"+
+		"NodeName=n1.cluster.example Name=gpu Type=a100 File=/dev/nvidia0\n"+
+		"NodeName=n1.cluster.example"+mig+
+		"NodeName=n2.cluster.example,n3.cluster.example Name=gpu Type=a100 File=/dev/nvidia[0-3]\n")
+	others := writeFile(t, "gres.conf", "NodeName=gpu01 Name=gpu Type=a100 File=/dev/nvidia0\n"+
+		"NodeName=gpu02"+mig+"NodeName=gpu02 Name=gpu Type=a100 File=/dev/nvidia0\n"+
+		"NodeName=gpu[03-04]"+mig+"NodeName=gpu05"+mig+"NodeName=gpu06"+mig)
+	short := writeFile(t, "gres.conf", "NodeName=n[1-4] Name=gpu Type=a100 File=/dev/nvidia0\n")
+	fqdnNode := *generated
+	fqdnNode.NodeName = "n1.cluster.example"
+	for _, tc := range []struct {
+		config *gresgen.Config
+		path   string
+		want   string
+	}{
+		{generated, fqdn, fqdn + ": no line names node n1; they name n1.cluster.example, n2.cluster.example,n3.cluster.example. " +
+			"n1.cluster.example is n1 by another name, and Slurm matches node names exactly: pass --node-name n1.cluster.example if slurm.conf names this node so, else gres.conf must say NodeName=n1"},
+		{&fqdnNode, short, short + ": no line names node n1.cluster.example; they name n[1-4]. " +
+			"n1 is n1.cluster.example by another name, and Slurm matches node names exactly: pass --node-name n1 if slurm.conf names this node so, else gres.conf must say NodeName=n1.cluster.example"},
+		{generated, others, others + ": no line names node n1; they name gpu01, gpu02, gpu[03-04], gpu05 and others: " +
+			"pass --node-name with the name slurm.conf gives this node"},
+	} {
+		r, err := Compare(Inputs{Config: tc.config, GresConf: tc.path})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("node %s, %s: report %+v\n err = %v\nwant %s", tc.config.NodeName, tc.path, r, err, tc.want)
+		}
+	}
+	// Lines for every node, or a line that names the node only to set
+	// its AutoDetect=, are this node's: a plain difference.
+	for _, conf := range []string{
+		"Name=gpu Type=a100 File=/dev/nvidia0\nNodeName=n2 Name=gpu Type=a100 File=/dev/nvidia0\n",
+		"NodeName=n1 AutoDetect=nvml\nNodeName=n2 Name=gpu Type=a100 File=/dev/nvidia0\n",
+		"# nothing yet\n",
+	} {
+		r, err := Compare(Inputs{Config: generated, GresConf: writeFile(t, "gres.conf", conf)})
+		if err != nil || r.Same {
+			t.Errorf("%q: %+v, %v; want a difference", conf, r, err)
+		}
+	}
+}
+
 // Without a node name only the lines for every node count: what gen
 // --no-node-name writes.
 func TestNoNodeName(t *testing.T) {
@@ -165,17 +212,18 @@ func TestRunningInval(t *testing.T) {
 // A device state whose UUIDs the GPUs no longer have is a difference, and
 // a state asked for by name is the only target (no default gres.conf).
 func TestDeviceState(t *testing.T) {
+	const migOld, migNew = "MIG-0000000a-0000-4000-8000-000000000000", "MIG-0000000b-0000-4000-8000-000000000000"
 	u32 := func(v uint32) *uint32 { return &v }
 	node := func(uuid string) *discover.Node {
-		return &discover.Node{GPUs: []discover.GPU{{Minor: 1, UUID: "GPU-1", MigEnabled: true, MigDevices: []discover.MigDevice{
+		return &discover.Node{GPUs: []discover.GPU{{Minor: 1, UUID: "GPU-00000001-0000-4000-8000-000000000000", MigEnabled: true, MigDevices: []discover.MigDevice{
 			{GPUInstanceID: 7, UUID: uuid, GICapMinor: u32(137), CICapMinor: u32(138)}}}}}
 	}
-	old, err := jobenv.NewState(node("MIG-old"), "n1", "", "")
+	old, err := jobenv.NewState(node(migOld), "n1", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := writeFile(t, "devices.json", string(old.Encode()))
-	now, err := jobenv.NewState(node("MIG-new"), "n1", "", "")
+	now, err := jobenv.NewState(node(migNew), "n1", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +235,7 @@ func TestDeviceState(t *testing.T) {
 		t.Fatalf("Same=%v GresConf=%v: want different, and no default gres.conf compared", r.Same, r.GresConf)
 	}
 	want := "device state " + path + " (generation " + old.Generation + ", the GPUs' " + now.Generation + "):\n" +
-		"  ~ /dev/nvidia-caps/nvidia-cap138: UUID MIG-old -> MIG-new\n" +
+		"  ~ /dev/nvidia-caps/nvidia-cap138: UUID " + migOld + " -> " + migNew + "\n" +
 		"different: device state " + path + " is stale (1 difference): rewrite it with gen -o, node --update or state\n"
 	if diff := cmp.Diff(want, text(t, r)); diff != "" {
 		t.Errorf("text (-want +got):\n%s", diff)
@@ -198,10 +246,28 @@ func TestDeviceState(t *testing.T) {
 	}
 }
 
+// A device state that cannot be read or parsed is trouble, an error
+// naming the file, not a stale state: a wrong path must not read as
+// "rewrite it" (exit 1) to automation.
+func TestUnreadableState(t *testing.T) {
+	want := &jobenv.State{Version: jobenv.StateVersion, Node: "n1"}
+	dir := t.TempDir()
+	for path, msg := range map[string]string{
+		filepath.Join(dir, "missing.json"): "no device state at " + filepath.Join(dir, "missing.json"),
+		dir:                                dir + ": read " + dir + ": is a directory",
+		writeFile(t, "garbage.json", "not json\n"): "not a slurm-mig state",
+	} {
+		r, err := Compare(Inputs{Config: generated, State: &StateInput{Path: path, Want: want, Asked: true}})
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("state %s: report %+v, err = %v; want an error with %q", path, r, err, msg)
+		}
+	}
+}
+
 // The state to compare: the one asked for, with the GPUs' state to want;
 // none by default for a snapshot's GPUs.
 func TestStateToCompare(t *testing.T) {
-	n := &discover.Node{GPUs: []discover.GPU{{Minor: 0, UUID: "GPU-0"}}}
+	n := &discover.Node{GPUs: []discover.GPU{{Minor: 0, UUID: "GPU-00000000-0000-4000-8000-000000000000"}}}
 	noEnv := func(string) string { return "" }
 	in, err := StateToCompare(jobenv.StateFile{Flag: "/x/devices.json", Getenv: noEnv}, n, "n1")
 	if err != nil || in == nil || in.Path != "/x/devices.json" || !in.Asked || in.Want.Node != "n1" || len(in.Want.Devices) != 1 {

@@ -3,11 +3,24 @@ package fleet
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/slurm-mig/slurm-mig/atomicfile"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// The comments of merge's gres.conf: its header, who wrote it and what
+// went in, then one comment a layout. mergeComment takes these for
+// merge's own, whatever build, counts and layouts they name.
+const (
+	headerWrittenBy = "# gres.conf written by slurm-mig "
+	headerMerge     = " merge; regenerate it, do not edit by hand."
+	headerShare     = ": nodes with identical records share lines."
+	layoutComment   = "# layout "
 )
 
 // GresConf renders the cluster gres.conf: a header saying how many nodes
@@ -16,12 +29,11 @@ import (
 // line. version names the writer in the header.
 func (f *Fleet) GresConf(version string) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# gres.conf written by slurm-mig %s merge; regenerate it, do not edit by hand.\n", version)
-	fmt.Fprintf(&b, "# %s, %s: nodes with identical records share lines.\n",
-		plural(f.nodes, "node", "nodes"), plural(len(f.Layouts), "layout", "layouts"))
+	fmt.Fprintf(&b, "%s%s%s\n", headerWrittenBy, version, headerMerge)
+	fmt.Fprintf(&b, "# %s, %s%s\n", plural(f.nodes, "node", "nodes"), plural(len(f.Layouts), "layout", "layouts"), headerShare)
 	for i, l := range f.Layouts {
 		hosts := l.Hostlist()
-		fmt.Fprintf(&b, "\n# layout %d of %d: %s; slurm.conf: %s\n", i+1, len(f.Layouts),
+		fmt.Fprintf(&b, "\n%s%d of %d: %s; slurm.conf: %s\n", layoutComment, i+1, len(f.Layouts),
 			plural(len(l.Nodes), "node", "nodes"), slurmconf.NodeLine(hosts, l.Counts()))
 		for _, r := range l.Records {
 			r.NodeName = hosts
@@ -30,6 +42,18 @@ func (f *Fleet) GresConf(version string) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// mergeComment says whether line num of a gres.conf, a comment, is one
+// GresConf writes.
+func mergeComment(num int, line string) bool {
+	switch {
+	case num == 1:
+		return strings.HasPrefix(line, headerWrittenBy) && strings.HasSuffix(line, headerMerge)
+	case num == 2:
+		return strings.HasPrefix(line, "# ") && strings.HasSuffix(line, headerShare)
+	}
+	return strings.HasPrefix(line, layoutComment)
 }
 
 // NodeLines renders the slurm.conf lines, NodeName=<hostlist> Gres=...,
@@ -73,14 +97,88 @@ type Written struct {
 	Layouts int    `json:"layouts"`
 }
 
-// Write writes data, the fleet's gres.conf or node lines, to path
+// WriteNodeLines writes the fleet's node lines (NodeLines) to path
+// atomically, as gen -o does, and reports the write. merge writes the whole file, so a file with a line it does
+// not write (slurmconf.ForeignNodeLine: a key other than NodeName= and
+// Gres=, a comment, an Include) is refused, naming the line, and left as
+// it is. NodeName= and Gres= lines are merge's, whichever nodes they name.
+func (f *Fleet) WriteNodeLines(path string, backup bool) (*Written, error) {
+	target, err := atomicfile.Target(path)
+	if err != nil {
+		return nil, err
+	}
+	if info, err := os.Stat(target); err == nil && info.Mode().IsRegular() {
+		anyNode := func(node string) bool { return node != "" }
+		var foreign *slurmconf.ForeignLine
+		switch err := slurmconf.ForeignNodeLine(target, anyNode, []string{"NodeName", "Gres"}); {
+		case errors.As(err, &foreign):
+			return nil, fmt.Errorf("%s, which merge --node-lines -o does not write: it replaces the whole file, so it refuses to drop it (keep such lines in a file of your own, or move %s away)", foreign, target)
+		case err != nil:
+			return nil, fmt.Errorf("merge --node-lines -o cannot tell what it would replace in %s: %w", target, err)
+		}
+	}
+	return f.write(path, f.NodeLines(), backup)
+}
+
+// write writes data, the fleet's gres.conf or node lines, to path
 // atomically (atomicfile), as gen -o does, and reports the write.
-func (f *Fleet) Write(path string, data []byte, backup bool) (*Written, error) {
+func (f *Fleet) write(path string, data []byte, backup bool) (*Written, error) {
 	res, err := atomicfile.Write(path, data, atomicfile.Options{Backup: backup})
 	if err != nil {
 		return nil, err
 	}
 	return &Written{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Nodes: f.nodes, Layouts: len(f.Layouts)}, nil
+}
+
+// WriteGresConf writes the fleet's gres.conf (GresConf(version)) to path
+// atomically, as gen -o does, and reports the write. A file there that differs from it
+// only in the build its header names is left as it is: an upgrade of
+// slurm-mig alone must not rewrite the cluster's gres.conf (and restart
+// slurmctld). And merge writes the whole file, so a file with a line it
+// does not write (slurmconf.ForeignGresLine: a comment of the admin's,
+// AutoDetect=, an Include, a record of a GRES no fragment has) is refused,
+// naming the line, and left as it is. Records of the GRES the fragments
+// have are merge's, whichever nodes they name: a node taken out of the
+// fleet loses its lines.
+func (f *Fleet) WriteGresConf(path, version string, backup bool) (*Written, error) {
+	data := f.GresConf(version)
+	target, err := atomicfile.Target(path)
+	if err != nil {
+		return nil, err
+	}
+	if info, err := os.Stat(target); err == nil && info.Mode().IsRegular() {
+		old, err := slurmconf.ForeignGresLine(target, mergeComment, f.names())
+		var foreign *slurmconf.ForeignLine
+		switch {
+		case errors.As(err, &foreign):
+			return nil, fmt.Errorf("%s, which merge -o does not write: it replaces the whole file, so it refuses to drop the line (keep such lines in a gres.conf of your own that Includes a file merge -o writes, or move %s away)", foreign, target)
+		case err != nil:
+			return nil, fmt.Errorf("merge -o cannot tell what it would replace in %s: %w", target, err)
+		}
+		if sameButBuild([]byte(old), data) {
+			return &Written{Path: target, Nodes: f.nodes, Layouts: len(f.Layouts)}, nil
+		}
+	}
+	return f.write(path, data, backup)
+}
+
+// names are the GRES names (lower case) of the fleet's records.
+func (f *Fleet) names() map[string]bool {
+	names := map[string]bool{}
+	for _, l := range f.Layouts {
+		for _, r := range l.Records {
+			names[strings.ToLower(r.Name)] = true
+		}
+	}
+	return names
+}
+
+// sameButBuild reports whether two gres.conf files of merge differ at
+// most in their first lines, each a header of merge naming its build.
+func sameButBuild(a, b []byte) bool {
+	lineA, restA, _ := bytes.Cut(a, []byte("\n"))
+	lineB, restB, _ := bytes.Cut(b, []byte("\n"))
+	return mergeComment(1, string(lineA)) && mergeComment(1, string(lineB)) && bytes.Equal(restA, restB)
 }
 
 // WriteText writes "PATH: changed (N nodes, M layouts)", as gen -o says it.

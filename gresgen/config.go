@@ -1,7 +1,9 @@
 package gresgen
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -59,6 +61,14 @@ func DeviceCount(n int) string {
 	return fmt.Sprintf("%d devices", n)
 }
 
+// The header of gen's gres.conf: who wrote it, then, with a node name,
+// the slurm.conf line it needs. Unchanged takes these two lines at the top
+// of a file for gen's own, whatever build and counts they name.
+const (
+	headerWrittenBy = "gres.conf written by slurm-mig "
+	headerNodeLine  = "slurm.conf: "
+)
+
 // GresConf is the gres.conf text: a header saying who wrote it (version)
 // and, with a node name, the slurm.conf line it needs; then the records,
 // merged into File= ranges when compact.
@@ -67,11 +77,55 @@ func (c *Config) GresConf(version string, compact bool) []byte {
 	if compact {
 		recs = slurmconf.Compact(recs)
 	}
-	comments := []string{"gres.conf written by slurm-mig " + version + "; regenerate it, do not edit by hand."}
+	comments := []string{headerWrittenBy + version + "; regenerate it, do not edit by hand."}
 	if c.NodeName != "" {
-		comments = append(comments, "slurm.conf: "+slurmconf.NodeLine(c.NodeName, c.Counts))
+		comments = append(comments, headerNodeLine+slurmconf.NodeLine(c.NodeName, c.Counts))
 	}
 	return []byte(slurmconf.FormatGresConf(comments, recs))
+}
+
+// isHeader says whether line num of a gres.conf, a comment, is one of the
+// header lines GresConf writes.
+func isHeader(num int, line string) bool {
+	return num == 1 && strings.HasPrefix(line, "# "+headerWrittenBy) ||
+		num == 2 && strings.HasPrefix(line, "# "+headerNodeLine)
+}
+
+// Unchanged reads the gres.conf at path that gen -o is about to replace
+// and reports whether it holds the config's records already, compared as
+// diff compares them (slurmconf.DiffUnits: the same devices with the same
+// types, Cores=, Links= and Flags=; not how they are written, nor their
+// order), so that gen -o says "unchanged" exactly where diff says
+// "same". Its header does not count: a new build of slurm-mig alone must
+// not rewrite every node's file and restart slurmd.
+//
+// gen -o writes the whole file, so a line it does not write would be
+// lost: a comment of the admin's, another GRES (a site's mps or shard
+// lines), other nodes' lines, AutoDetect=, an Include. Such a line is an
+// error naming it, and the file is left alone.
+func (c *Config) Unchanged(path string) (bool, error) {
+	recs, err := slurmconf.ReadOwnGpuRecords(path, c.NodeName, isHeader)
+	var foreign *slurmconf.ForeignLine
+	switch {
+	case errors.As(err, &foreign):
+		return false, fmt.Errorf("%s, which gen -o does not write: it replaces the whole file, so it refuses to drop the line (keep such lines in a gres.conf of your own that Includes a file gen -o writes, or move %s away)", foreign, path)
+	case err != nil:
+		return false, fmt.Errorf("gen -o cannot tell what it would replace in %s: %w", path, err)
+	}
+	current := make([]slurmconf.GresRecord, len(recs))
+	for i, r := range recs {
+		current[i] = r.GresRecord
+	}
+	cur, err := slurmconf.SplitUnits(current)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	gen, err := slurmconf.SplitUnits(c.Records)
+	if err != nil {
+		return false, err
+	}
+	d := slurmconf.DiffUnits(cur, gen)
+	return d.Same(), nil
 }
 
 // NodeLine is the slurm.conf line declaring the node's GRES, with
@@ -80,8 +134,9 @@ func (c *Config) NodeLine(hardware ...string) string {
 	return slurmconf.NodeLine(c.NodeName, c.Counts, hardware...)
 }
 
-// UpdateSlurmConf is the slurm.conf at path with Gres= set to the counts
-// on the node's own NodeName= line, every other byte kept.
+// UpdateSlurmConf is the slurm.conf at path with the gpu items of Gres=
+// set to the counts on the node's own NodeName= line, every other item,
+// key and byte kept. The counts are all gpu: gen makes gpu records only.
 func (c *Config) UpdateSlurmConf(path string) ([]byte, error) {
 	if c.NodeName == "" {
 		return nil, fmt.Errorf("--update needs the node's name; drop --no-node-name")

@@ -141,7 +141,7 @@ func TestFilesFollowSlurm(t *testing.T) {
 		{v2011, FilesAuto, "File"},
 		{v2011, "", "File"},
 		{v2011, FilesCI, "File"},
-		{v2011, FilesMultiple, `Slurm 20.11.4 would refuse this gres.conf ("duplicate device file name"): /dev/nvidia1 is in two records of node n1`},
+		{v2011, FilesMultiple, `Slurm 20.11.4 would refuse this gres.conf: two MultipleFiles= records of node n1 (h100_4g.40gb and h100_1g.10gb+me) share /dev/nvidia1, which Slurm allows from 21.08 on`},
 		{v2108, FilesAuto, "MultipleFiles"},
 		{v2108, FilesCI, "File"},
 	} {

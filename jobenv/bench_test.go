@@ -16,10 +16,10 @@ func BenchmarkRun(b *testing.B) {
 	var gres, state strings.Builder
 	st := &State{Version: StateVersion, Node: "gpu01"}
 	for g := 0; g < 8; g++ {
-		st.Devices = append(st.Devices, StateDevice{UUID: fmt.Sprintf("GPU-%d", g), GPU: fmt.Sprintf("/dev/nvidia%d", g), MIG: true})
+		st.Devices = append(st.Devices, StateDevice{UUID: fmt.Sprintf("GPU-%08d-0000-4000-8000-000000000000", g), GPU: fmt.Sprintf("/dev/nvidia%d", g), MIG: true})
 		for m := 0; m < 7; m++ {
 			gi := 3 + 135*g + 9*(m+7)
-			d := StateDevice{UUID: fmt.Sprintf("MIG-%d-%d", g, m), GPU: fmt.Sprintf("/dev/nvidia%d", g),
+			d := StateDevice{UUID: fmt.Sprintf("MIG-%08d-%04d-4000-8000-000000000000", g, m), GPU: fmt.Sprintf("/dev/nvidia%d", g),
 				GICap: fmt.Sprintf("/dev/nvidia-caps/nvidia-cap%d", gi), CICap: fmt.Sprintf("/dev/nvidia-caps/nvidia-cap%d", gi+1)}
 			st.Devices = append(st.Devices, d)
 			fmt.Fprintf(&gres, "NodeName=gpu01 Name=gpu Type=a100_1g.10gb MultipleFiles=%s,%s,%s Cores=0-15\n", d.GPU, d.GICap, d.CICap)

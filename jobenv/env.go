@@ -226,7 +226,15 @@ func nodeIndexMap(p Paths, node string) ([]Device, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", ng.Pos, err)
 	}
-	return devs, fmt.Sprintf("node %s (Gres=%s at %s, gres.conf %s)", node, ng.Gres, ng.Pos, p.GresConf), nil
+	gres := p.GresConf
+	// A gres.conf that names other nodes only gives this one no GPU; the
+	// error that a task's GPU is none of the node's then says why: most
+	// often the node is named otherwise there (gpu01.cluster.example
+	// where Slurm says gpu01).
+	if len(conf.Records) == 0 && !conf.Named && len(conf.Others.Names) > 0 {
+		gres += fmt.Sprintf(", where no line names node %s%s", node, conf.Others.Said(node))
+	}
+	return devs, fmt.Sprintf("node %s (Gres=%s at %s, gres.conf %s)", node, ng.Gres, ng.Pos, gres), nil
 }
 
 // readBootID reads the kernel's boot id under root; "" when the host has

@@ -153,17 +153,26 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// The UUIDs of testState's devices, in NVML's form.
+const (
+	gpu0 = "GPU-00000000-0000-4000-8000-000000000000"
+	gpu1 = "GPU-00000001-0000-4000-8000-000000000000"
+	migA = "MIG-aaaaaaaa-0000-4000-8000-000000000000"
+	migB = "MIG-bbbbbbbb-0000-4000-8000-000000000000"
+	migC = "MIG-cccccccc-0000-4000-8000-000000000000"
+)
+
 // testState is a node with a whole GPU (minor 0), a GPU in MIG mode
 // (minor 1) with two CIs in one GI and one in another.
 func testState(t *testing.T) *State {
 	t.Helper()
 	u32 := func(v uint32) *uint32 { return &v }
 	n := &discover.Node{GPUs: []discover.GPU{
-		{Index: 0, Minor: 0, UUID: "GPU-0", Name: "A100"},
-		{Index: 1, Minor: 1, UUID: "GPU-1", Name: "A100", MigEnabled: true, MigDevices: []discover.MigDevice{
-			{GPUInstanceID: 2, ComputeInstanceID: 0, UUID: "MIG-a", GICapMinor: u32(156), CICapMinor: u32(157)},
-			{GPUInstanceID: 2, ComputeInstanceID: 1, UUID: "MIG-b", GICapMinor: u32(156), CICapMinor: u32(158)},
-			{GPUInstanceID: 7, ComputeInstanceID: 0, UUID: "MIG-c", GICapMinor: u32(201), CICapMinor: u32(202)},
+		{Index: 0, Minor: 0, UUID: gpu0, Name: "A100"},
+		{Index: 1, Minor: 1, UUID: gpu1, Name: "A100", MigEnabled: true, MigDevices: []discover.MigDevice{
+			{GPUInstanceID: 2, ComputeInstanceID: 0, UUID: migA, GICapMinor: u32(156), CICapMinor: u32(157)},
+			{GPUInstanceID: 2, ComputeInstanceID: 1, UUID: migB, GICapMinor: u32(156), CICapMinor: u32(158)},
+			{GPUInstanceID: 7, ComputeInstanceID: 0, UUID: migC, GICapMinor: u32(201), CICapMinor: u32(202)},
 		}},
 	}}
 	st, err := NewState(n, "n1", "boot-1", "test")
@@ -180,10 +189,10 @@ func TestStateLookup(t *testing.T) {
 		uuid  string
 		err   string
 	}{
-		{[]string{"/dev/nvidia0"}, "GPU-0", ""},
-		{[]string{"/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap156", "/dev/nvidia-caps/nvidia-cap158"}, "MIG-b", ""},
-		{[]string{"/dev/nvidia-caps/nvidia-cap158", "/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap156"}, "MIG-b", ""},
-		{[]string{"/dev/nvidia-caps/nvidia-cap202"}, "MIG-c", ""}, // --files ci
+		{[]string{"/dev/nvidia0"}, gpu0, ""},
+		{[]string{"/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap156", "/dev/nvidia-caps/nvidia-cap158"}, migB, ""},
+		{[]string{"/dev/nvidia-caps/nvidia-cap158", "/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap156"}, migB, ""},
+		{[]string{"/dev/nvidia-caps/nvidia-cap202"}, migC, ""}, // --files ci
 		{[]string{"/dev/nvidia1"}, "", "in MIG mode"},
 		{[]string{"/dev/nvidia-caps/nvidia-cap156"}, "", "no device in the state"}, // a GI cap alone
 		{[]string{"/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap156", "/dev/nvidia-caps/nvidia-cap157"}, "", "not a file of the MIG device"},
@@ -211,7 +220,7 @@ func TestStateRoundTripAndChecks(t *testing.T) {
 	if diff := cmp.Diff(st, back); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	edited := strings.Replace(string(st.Encode()), "MIG-b", "MIG-x", 1)
+	edited := strings.Replace(string(st.Encode()), migB, "MIG-bbbbbbbb-0000-4000-8000-000000000001", 1)
 	if _, err := ParseState([]byte(edited)); err == nil || !strings.Contains(err.Error(), "does not match its devices") {
 		t.Errorf("an edited state: err = %v", err)
 	}
@@ -229,6 +238,38 @@ func TestStateRoundTripAndChecks(t *testing.T) {
 	}
 }
 
+// TestStateUUIDs: a state whose device has a UUID that is missing, empty
+// or not in NVML's form is refused where it is read, naming the file and
+// the device, even when its generation was made to match: env would
+// export it as CUDA_VISIBLE_DEVICES.
+func TestStateUUIDs(t *testing.T) {
+	for _, tc := range []struct {
+		dev  StateDevice
+		want string
+	}{
+		{StateDevice{UUID: "garbage", GPU: "/dev/nvidia1", GICap: "/dev/nvidia-caps/nvidia-cap156", CICap: "/dev/nvidia-caps/nvidia-cap157"},
+			`devices[1] (/dev/nvidia-caps/nvidia-cap157): uuid "garbage" is not a MIG UUID`},
+		{StateDevice{UUID: "", GPU: "/dev/nvidia1", GICap: "/dev/nvidia-caps/nvidia-cap156", CICap: "/dev/nvidia-caps/nvidia-cap157"},
+			"devices[1] (/dev/nvidia-caps/nvidia-cap157): no uuid"},
+		{StateDevice{UUID: "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b", GPU: "/dev/nvidia1"},
+			`devices[1] (/dev/nvidia1): uuid "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b" is not a GPU UUID`},
+		{StateDevice{UUID: "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b,GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0", GPU: "/dev/nvidia1", GICap: "/dev/nvidia-caps/nvidia-cap156", CICap: "/dev/nvidia-caps/nvidia-cap157"},
+			`devices[1] (/dev/nvidia-caps/nvidia-cap157): uuid "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b,GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0" is not a MIG UUID`},
+	} {
+		st := &State{Version: StateVersion, Node: "n1", Devices: []StateDevice{
+			{UUID: "GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0", GPU: "/dev/nvidia0"}, tc.dev}}
+		st.Generation = generation(st.Devices)
+		path := filepath.Join(t.TempDir(), "devices.json")
+		if err := os.WriteFile(path, st.Encode(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadState(path)
+		if want := path + ": " + tc.want; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("LoadState of %+v\n err = %v\nwant %s...", tc.dev, err, want)
+		}
+	}
+}
+
 func TestLines(t *testing.T) {
 	st := testState(t)
 	devs, err := IndexMap("gpu:1g:2,gpu:a100:1,gpu:2c:1", readRecords(t, `Name=gpu Type=a100 File=/dev/nvidia0
@@ -238,13 +279,13 @@ Name=gpu Type=1g File=/dev/nvidia-caps/nvidia-cap[157,202]
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Index 0: MIG-a, 1: MIG-c, 2: GPU-0, 3: MIG-b.
+	// Index 0: migA, 1: migC, 2: gpu0, 3: migB.
 	env := map[string]string{"CUDA_VISIBLE_DEVICES": "0,1", "GPU_DEVICE_ORDINAL": "0,1", "ROCR_VISIBLE_DEVICES": "0,1", "ZE_AFFINITY_MASK": "5"}
 	got, err := Lines(Request{From: "SLURM_STEP_GPUS", Indices: []int{3, 0}}, devs, st, lookup(env), "node n1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"export CUDA_VISIBLE_DEVICES=MIG-b,MIG-a", "unset GPU_DEVICE_ORDINAL", "unset ROCR_VISIBLE_DEVICES"}
+	want := []string{"export CUDA_VISIBLE_DEVICES=" + migB + "," + migA, "unset GPU_DEVICE_ORDINAL", "unset ROCR_VISIBLE_DEVICES"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("lines (-want +got):\n%s", diff)
 	}
@@ -267,12 +308,12 @@ Name=gpu Type=1g File=/dev/nvidia-caps/nvidia-cap[157,202]
 	}
 	req := Request{From: "SLURM_STEP_GPUS", Indices: []int{0}, Narrowed: true}
 	got, err = Lines(req, devs, st, lookup(nil), "node n1", probe("/dev/nvidia-caps/nvidia-cap202"))
-	if err != nil || got[0] != "export CUDA_VISIBLE_DEVICES=MIG-c" {
+	if err != nil || got[0] != "export CUDA_VISIBLE_DEVICES="+migC {
 		t.Errorf("bound task under a device cgroup: %v, %v", got, err)
 	}
 	all := probe("/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap157", "/dev/nvidia-caps/nvidia-cap158", "/dev/nvidia-caps/nvidia-cap202")
 	got, err = Lines(req, devs, st, lookup(nil), "node n1", all)
-	if err != nil || got[0] != "export CUDA_VISIBLE_DEVICES=MIG-a" {
+	if err != nil || got[0] != "export CUDA_VISIBLE_DEVICES="+migA {
 		t.Errorf("bound task without a device cgroup: %v, %v", got, err)
 	}
 	_, err = Lines(req, devs, st, lookup(nil), "node n1", probe("/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap202"))

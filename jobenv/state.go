@@ -85,21 +85,16 @@ func (d StateDevice) ownFile() string {
 // their cap minors resolved. node names it as slurm.conf does.
 func NewState(n *discover.Node, node, bootID, writtenBy string) (*State, error) {
 	s := &State{Version: StateVersion, Node: node, BootID: bootID, WrittenBy: writtenBy, Devices: []StateDevice{}}
-	// A device without a UUID (a hand-made snapshot) is left out: env
-	// refuses it if a task is given it, and only then.
+	// Every device has its UUID: discover.Node.Check refuses a node,
+	// from NVML or a snapshot, that lacks one.
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
-		if g.UUID != "" {
-			s.Devices = append(s.Devices, StateDevice{UUID: g.UUID, GPU: g.DevicePath(), MIG: g.MigEnabled})
-		}
+		s.Devices = append(s.Devices, StateDevice{UUID: g.UUID, GPU: g.DevicePath(), MIG: g.MigEnabled})
 		if !g.MigEnabled {
 			continue
 		}
 		for j := range g.MigDevices {
 			m := &g.MigDevices[j]
-			if m.UUID == "" {
-				continue
-			}
 			if m.GICapMinor == nil || m.CICapMinor == nil {
 				return nil, fmt.Errorf("%s: cap minors unknown", m.Label(g))
 			}
@@ -169,14 +164,17 @@ func ParseState(data []byte) (*State, error) {
 	seen := map[string]bool{}
 	for i, d := range s.Devices {
 		switch {
-		case d.UUID == "" || d.GPU == "":
-			return nil, fmt.Errorf("devices[%d]: no uuid or gpu", i)
+		case d.GPU == "":
+			return nil, fmt.Errorf("devices[%d]: no gpu", i)
 		case (d.GICap == "") != (d.CICap == ""):
 			return nil, fmt.Errorf("devices[%d]: a MIG device needs both gi_cap and ci_cap", i)
 		case d.CICap != "" && d.MIG:
 			return nil, fmt.Errorf("devices[%d]: mig_enabled is for GPUs, not MIG devices", i)
 		}
 		key := d.ownFile()
+		if err := discover.ValidUUID(d.UUID, d.CICap != ""); err != nil {
+			return nil, fmt.Errorf("devices[%d] (%s): %v", i, key, err)
+		}
 		if seen[key] {
 			return nil, fmt.Errorf("devices[%d]: %s is listed twice", i, key)
 		}
@@ -238,13 +236,14 @@ type StateReport struct {
 // CompareState reads the state file at path and compares it with want,
 // the state of the GPUs now: a repartition that keeps the layout changes
 // only UUIDs, and env would then hand jobs UUIDs that no longer exist.
-func CompareState(path string, want *State) *StateReport {
-	r := &StateReport{Path: path, Want: want.Generation, Problems: []string{}}
+// A file that cannot be read or parsed is an error naming it, not a
+// difference: a mistyped path is trouble, not a state to rewrite.
+func CompareState(path string, want *State) (*StateReport, error) {
 	got, err := LoadState(path)
 	if err != nil {
-		r.Problems = append(r.Problems, err.Error())
-		return r
+		return nil, err
 	}
+	r := &StateReport{Path: path, Want: want.Generation, Problems: []string{}}
 	r.Generation = got.Generation
 	if got.Node != want.Node && want.Node != "" {
 		r.Problems = append(r.Problems, fmt.Sprintf("written for node %s, this is %s", got.Node, want.Node))
@@ -276,7 +275,7 @@ func CompareState(path string, want *State) *StateReport {
 	sort.Strings(gone)
 	r.Problems = append(r.Problems, gone...)
 	r.Same = len(r.Problems) == 0
-	return r
+	return r, nil
 }
 
 // Usable counts the devices a task can be given: whole GPUs not in MIG

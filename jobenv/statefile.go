@@ -1,7 +1,6 @@
 package jobenv
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -48,7 +47,7 @@ func (f StateFile) Write(n *discover.Node, name, writtenBy string) (*State, atom
 	}
 	path := f.Path()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, atomicfile.Result{}, fmt.Errorf("writing the device state: %w", err)
+		return nil, atomicfile.Result{}, err // names the directory; callers say it was the state's
 	}
 	res, err := atomicfile.Write(path, st.Encode(), atomicfile.Options{})
 	if err != nil {

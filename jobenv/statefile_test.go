@@ -41,7 +41,7 @@ func TestStateFileWrite(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "proc/sys/kernel/random/boot_id"), []byte("boot-7\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n := &discover.Node{GPUs: []discover.GPU{{Minor: 0, UUID: "GPU-0"}}}
+	n := &discover.Node{GPUs: []discover.GPU{{Minor: 0, UUID: "GPU-00000000-0000-4000-8000-000000000000"}}}
 	path := filepath.Join(t.TempDir(), "run", "slurm-mig", "devices.json")
 	f := StateFile{Flag: path, Getenv: getenv(nil), Live: true, Root: hostfs.FS(root)}
 	st, res, err := f.Write(n, "n1", "test")

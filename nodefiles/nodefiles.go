@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/slurm-mig/slurm-mig/atomicfile"
 	"github.com/slurm-mig/slurm-mig/discover"
@@ -34,21 +35,55 @@ type Files struct {
 	Devices int  // how many GRES the file offers Slurm
 	Backup  bool // keep the replaced content as Path.bak
 	State   *State
+	// Unchanged, when set, looks at the regular file there now (symlinks
+	// followed) before anything is written: true leaves it as it is, as
+	// holding Data already in the sense Unchanged knows (gen compares
+	// records, not its header); an error refuses the write. Without it,
+	// only the same bytes are unchanged.
+	Unchanged func(path string) (bool, error)
 }
 
-// Write writes the config file atomically (atomicfile), then the state.
+// Write writes the state, then the config file atomically (atomicfile).
+// A state that cannot be written is an error with the config file left as
+// it was: slurm-mig env fails every GPU task of a node without its state,
+// so the run must fail where automation sees it, not leave a new config
+// that the node's jobs cannot use.
 func (f Files) Write() (*Report, error) {
+	target, unchanged, err := f.unchanged()
+	if err != nil {
+		return nil, err
+	}
+	var state *Report
+	if f.State != nil {
+		if state, err = f.State.Write(); err != nil {
+			return nil, fmt.Errorf("%w; %s left as it was (slurm-mig env needs the device state; --no-state if this node runs no TaskProlog)", err, f.Path)
+		}
+	}
+	rep := &Report{Path: target, Devices: f.Devices, State: state}
+	if unchanged {
+		return rep, nil
+	}
 	res, err := atomicfile.Write(f.Path, f.Data, atomicfile.Options{Backup: f.Backup})
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Path: res.Path, Changed: res.Changed, Backup: res.Backup, Devices: f.Devices}
-	if f.State != nil {
-		if rep.State, err = f.State.Write(); err != nil {
-			return nil, err
-		}
-	}
+	rep.Path, rep.Changed, rep.Backup = res.Path, res.Changed, res.Backup
 	return rep, nil
+}
+
+// unchanged asks f.Unchanged about the file at f.Path, if there is one
+// and it is a regular file; anything else is atomicfile's to refuse. It
+// returns the file's path, symlinks resolved.
+func (f Files) unchanged() (string, bool, error) {
+	target, err := atomicfile.Target(f.Path)
+	if err != nil || f.Unchanged == nil {
+		return target, false, err
+	}
+	if info, err := os.Stat(target); err != nil || !info.Mode().IsRegular() {
+		return target, false, nil
+	}
+	same, err := f.Unchanged(target)
+	return target, same, err
 }
 
 // State is the device state of a node, to write where File says.
@@ -57,22 +92,13 @@ type State struct {
 	Node      *discover.Node
 	Name      string // the node's Slurm NodeName
 	WrittenBy string
-	// Warn, when set, makes failing to write the state to its default
-	// place (File.Default) a warning and a nil Report: written with a
-	// config file, the file is in place, and env then refuses GPU tasks
-	// for want of a state.
-	Warn func(string)
 }
 
 // Write writes the state.
 func (s State) Write() (*Report, error) {
 	st, res, err := s.File.Write(s.Node, s.Name, s.WrittenBy)
-	if err != nil && s.Warn != nil && s.File.Default() {
-		s.Warn(fmt.Sprintf("device state not written (slurm-mig env needs it; --no-state if this node runs no TaskProlog): %v", err))
-		return nil, nil
-	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("device state not written: %w", err)
 	}
 	return &Report{Path: res.Path, Changed: res.Changed, Devices: st.Usable()}, nil
 }

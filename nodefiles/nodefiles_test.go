@@ -2,6 +2,7 @@ package nodefiles
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,38 +54,93 @@ func TestFilesWrite(t *testing.T) {
 	}
 }
 
-// Failing to write the state where it was asked for is an error; at its
-// default place, with Warn set, a warning and no state in the report.
+// Failing to write the state is an error wherever it goes, at its
+// default place too: a node without one fails every GPU task in env.
 func TestStateFailure(t *testing.T) {
 	blocker := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	n := &discover.Node{GPUs: []discover.GPU{{Minor: 0, UUID: "GPU-0"}}}
-	var warnings []string
-	warn := func(w string) { warnings = append(warnings, w) }
-	asked := State{File: jobenv.StateFile{Flag: filepath.Join(blocker, "devices.json"), Getenv: os.Getenv}, Node: n, Warn: warn}
+	asked := State{File: jobenv.StateFile{Flag: filepath.Join(blocker, "devices.json"), Getenv: os.Getenv}, Node: n}
 	if _, err := asked.Write(); err == nil {
 		t.Error("a state that cannot be written where asked: no error")
 	}
-	byEnv := State{File: jobenv.StateFile{Getenv: func(string) string { return filepath.Join(blocker, "devices.json") }}, Node: n, Warn: warn}
+	byEnv := State{File: jobenv.StateFile{Getenv: func(string) string { return filepath.Join(blocker, "devices.json") }}, Node: n}
 	if _, err := byEnv.Write(); err == nil {
 		t.Error("a state that cannot be written at $SLURM_MIG_STATE: no error")
-	}
-	if len(warnings) != 0 {
-		t.Errorf("warnings %q for states asked for", warnings)
 	}
 	// At the default place: a node whose cap minors are unknown fails
 	// wherever the state goes, without touching the real default path.
 	unresolved := &discover.Node{GPUs: []discover.GPU{{Minor: 0, UUID: "GPU-0", MigEnabled: true,
 		MigDevices: []discover.MigDevice{{GPUInstanceID: 1, UUID: "MIG-a"}}}}}
-	dflt := State{File: jobenv.StateFile{Getenv: func(string) string { return "" }}, Node: unresolved, Warn: warn}
-	rep, err := dflt.Write()
-	if err != nil || rep != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "device state not written") {
-		t.Errorf("at the default place: %v, %v, warnings %q", rep, err, warnings)
+	dflt := State{File: jobenv.StateFile{Getenv: func(string) string { return "" }}, Node: unresolved}
+	if rep, err := dflt.Write(); err == nil {
+		t.Errorf("at the default place: no error, report %+v", rep)
 	}
-	dflt.Warn = nil
-	if _, err := dflt.Write(); err == nil {
-		t.Error("without Warn, a failure at the default place is no error")
+}
+
+// A state that cannot be written fails the write before the config file
+// is touched: automation sees the failure, and the node is as it was.
+func TestFilesStateFailureLeavesConfig(t *testing.T) {
+	dir := t.TempDir()
+	conf, blocker := filepath.Join(dir, "gres.conf"), filepath.Join(dir, "file")
+	for path, data := range map[string]string{conf: "old\n", blocker: ""} {
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := &discover.Node{GPUs: []discover.GPU{{Minor: 0, UUID: "GPU-0"}}}
+	files := Files{Path: conf, Data: []byte("Name=gpu File=/dev/nvidia0\n"), Devices: 1, State: &State{
+		File: jobenv.StateFile{Flag: filepath.Join(blocker, "devices.json"), Getenv: os.Getenv}, Node: n, Name: "n1"}}
+	rep, err := files.Write()
+	if err == nil || !strings.Contains(err.Error(), conf+" left as it was") || !strings.Contains(err.Error(), "--no-state") {
+		t.Errorf("report %+v, error %v; want an error saying %s is left as it was, and --no-state", rep, err, conf)
+	}
+	if got, _ := os.ReadFile(conf); string(got) != "old\n" {
+		t.Errorf("%s now holds %q", conf, got)
+	}
+}
+
+// Unchanged decides about the file there now, at its symlink's target:
+// true leaves it, and its report says unchanged with the target's path;
+// an error writes nothing, the state neither. A new file is not asked
+// about.
+func TestFilesUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	conf, link, state := filepath.Join(dir, "gres.conf"), filepath.Join(dir, "link.conf"), filepath.Join(dir, "state", "devices.json")
+	if err := os.WriteFile(conf, []byte("# old header\nName=gpu File=/dev/nvidia0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("gres.conf", link); err != nil {
+		t.Fatal(err)
+	}
+	n := &discover.Node{GPUs: []discover.GPU{{Minor: 0, UUID: "GPU-0"}}}
+	var asked []string
+	files := Files{Path: link, Data: []byte("# new header\nName=gpu File=/dev/nvidia0\n"), Devices: 1,
+		State:     &State{File: jobenv.StateFile{Flag: state, Getenv: os.Getenv}, Node: n, Name: "n1"},
+		Unchanged: func(path string) (bool, error) { asked = append(asked, path); return true, nil }}
+	rep, err := files.Write()
+	if err != nil || rep.Path != conf || rep.Changed || rep.State == nil || !rep.State.Changed {
+		t.Errorf("unchanged: %+v, %v", rep, err)
+	}
+	if got, _ := os.ReadFile(conf); !strings.HasPrefix(string(got), "# old header") {
+		t.Errorf("rewritten: %q", got)
+	}
+	files.Unchanged = func(path string) (bool, error) { return false, fmt.Errorf("%s:1: refused", path) }
+	files.State.File.Flag = filepath.Join(dir, "other", "devices.json")
+	if rep, err := files.Write(); err == nil || err.Error() != conf+":1: refused" {
+		t.Errorf("refused: %+v, %v", rep, err)
+	}
+	if _, err := os.Stat(files.State.File.Flag); err == nil {
+		t.Error("a refused write wrote the state")
+	}
+	files.Path = filepath.Join(dir, "new.conf")
+	files.Unchanged = func(path string) (bool, error) { asked = append(asked, path); return true, nil }
+	if rep, err := files.Write(); err != nil || !rep.Changed {
+		t.Errorf("a new file: %+v, %v", rep, err)
+	}
+	if len(asked) != 1 || asked[0] != conf {
+		t.Errorf("asked about %q, want only %s", asked, conf)
 	}
 }

@@ -6,8 +6,10 @@
 package nodegres
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/drift"
@@ -127,10 +129,52 @@ type Output struct {
 // ToStdout reports whether the output goes to standard output.
 func (o Output) ToStdout() bool { return o.File == "" || o.File == "-" }
 
+// WriteGresConf puts out the node's gres.conf, as Write does; a file there
+// already is unchanged when it holds the same records, whatever its
+// header says, and refused when it holds a line gen does not write
+// (gresgen.Config.Unchanged).
+func (b *Builder) WriteGresConf(out Output, built *Built, version string, compact bool) error {
+	return b.write(out, built.Config.GresConf(version, compact), built, built.Config.Unchanged)
+}
+
+// WriteNodeLine puts out the node's slurm.conf line (node -o), as Write
+// does. node -o writes the whole file, so a file there with anything but
+// this node's line, with keys the new one has, is refused and left as it
+// is (slurmconf.ForeignNodeLine): node --update is the way to set Gres=
+// among other keys and lines.
+func (b *Builder) WriteNodeLine(out Output, built *Built, full bool) error {
+	line, err := b.NodeLine(built, full)
+	if err != nil {
+		return fmt.Errorf("node --full: %w", err)
+	}
+	var keys []string
+	for _, w := range strings.Fields(string(line)) {
+		key, _, _ := strings.Cut(w, "=")
+		keys = append(keys, key)
+	}
+	mine := func(node string) bool { return node == built.Config.NodeName }
+	return b.write(out, line, built, func(path string) (bool, error) {
+		var foreign *slurmconf.ForeignLine
+		switch err := slurmconf.ForeignNodeLine(path, mine, keys); {
+		case errors.As(err, &foreign):
+			return false, fmt.Errorf("%s, which node -o does not write: it replaces the whole file, so it refuses to drop it (node --update sets Gres= in place; or move %s away)", foreign, path)
+		case err != nil:
+			return false, fmt.Errorf("node -o cannot tell what it would replace in %s: %w", path, err)
+		}
+		return false, nil // the same bytes are unchanged, as atomicfile finds
+	})
+}
+
 // Write prints data or, given a file (-o FILE, node --update), writes it
-// atomically, with the device state unless NoState, and reports the
-// write.
+// atomically, with the device state unless NoState (a state that cannot
+// be written fails the run, the file untouched), and reports the write.
 func (b *Builder) Write(out Output, data []byte, built *Built) error {
+	return b.write(out, data, built, nil)
+}
+
+// write is Write, with unchanged to look at the file there now
+// (nodefiles.Files.Unchanged).
+func (b *Builder) write(out Output, data []byte, built *Built, unchanged func(string) (bool, error)) error {
 	if out.ToStdout() {
 		if out.Backup || out.JSON {
 			return fmt.Errorf("--backup and --json go with -o FILE (or node --update)")
@@ -139,10 +183,9 @@ func (b *Builder) Write(out Output, data []byte, built *Built) error {
 		return err
 	}
 	b.Loader.Done() // before waiting on the lock and the disk
-	files := nodefiles.Files{Path: out.File, Data: data, Devices: built.Config.Devices(), Backup: out.Backup}
+	files := nodefiles.Files{Path: out.File, Data: data, Devices: built.Config.Devices(), Backup: out.Backup, Unchanged: unchanged}
 	if !out.NoState {
 		files.State = b.state(out.State, built.From, built.Node, built.Config.NodeName)
-		files.State.Warn = b.Warn
 	}
 	rep, err := files.Write()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/drift"
 	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/hostfs"
@@ -54,7 +55,7 @@ func newRun(t *testing.T, gpus ...nvmlfake.GPU) *run {
 	return r
 }
 
-var h100 = nvmlfake.GPU{Minor: 0, Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:07:00.0"}
+var h100 = nvmlfake.GPU{Minor: 0, UUID: "GPU-00000000-0000-4000-8000-000000000000", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:07:00.0"}
 
 // A run that prints keeps NVML to the end (the process exits moments
 // later); one that writes a file hands it back before it waits on the
@@ -137,5 +138,35 @@ func TestProbeSlurmOnlyAtSlash(t *testing.T) {
 	r.b.probeSlurm()
 	if r.b.installed != nil {
 		t.Errorf("probed this host's Slurm for a tree under %s", r.b.Root)
+	}
+}
+
+// A device state that cannot be written, at its default place too, fails
+// gen -o with nothing written: a node without its state fails every GPU
+// task in env, while the hooks that ran gen would report success. The
+// state here cannot be made (a MIG device without its cap minors), so the
+// real default place is never touched.
+func TestWriteFailsWithoutState(t *testing.T) {
+	r := newRun(t, h100)
+	built, err := r.b.Render("", records, "gres.conf", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built.Node.GPUs[0].MigEnabled = true
+	built.Node.GPUs[0].MigDevices = []discover.MigDevice{{GPUInstanceID: 1, UUID: "MIG-a"}}
+	conf := filepath.Join(t.TempDir(), "gres.conf")
+	err = r.b.Write(Output{File: conf}, built.Config.GresConf("test", false), built)
+	if err == nil || !strings.Contains(err.Error(), "--no-state") {
+		t.Errorf("err %v, want an error that names --no-state", err)
+	}
+	if _, err := os.Stat(conf); err == nil {
+		t.Errorf("%s was written", conf)
+	}
+	if r.stdout.Len() != 0 || len(r.warnings) != 0 {
+		t.Errorf("printed %q, warned %q", r.stdout.String(), r.warnings)
+	}
+	// --no-state skips it.
+	if err := r.b.Write(Output{File: conf, NoState: true}, built.Config.GresConf("test", false), built); err != nil {
+		t.Errorf("--no-state: %v", err)
 	}
 }

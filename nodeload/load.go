@@ -8,6 +8,7 @@ package nodeload
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -127,7 +128,16 @@ func (l *Loader) discover() (*discover.Node, error) {
 		for _, w := range r.warnings {
 			l.warn(w)
 		}
-		return r.node, r.err
+		if r.err != nil {
+			return nil, r.err
+		}
+		// NVML's node is checked as a snapshot's is, so that what
+		// every command gets holds the same: above all a UUID in NVML's
+		// form for every device, which the device state hands to jobs.
+		if err := r.node.Check(); err != nil {
+			return nil, err
+		}
+		return r.node, nil
 	case <-time.After(l.Timeout):
 		return nil, fmt.Errorf("nvml: no answer within %s (a hung GPU or driver?); nothing was written", l.Timeout)
 	}
@@ -140,8 +150,9 @@ func (l *Loader) Done() { l.NVML.Release() }
 
 // NodeName is the NodeName= for the node: none when asked for none, else
 // the name given (checked as Slurm reads node names), else the short name
-// of the host the model describes: the snapshot's host or, when it names
-// none, this one (a warning).
+// of the host the model describes: the snapshot's host, or this one for a
+// node read through NVML. A snapshot that names no host is an error, as
+// this host's name is not its node's.
 func (l *Loader) NodeName(node *discover.Node, given string, none bool) (string, error) {
 	switch {
 	case none && given != "":
@@ -155,12 +166,14 @@ func (l *Loader) NodeName(node *discover.Node, given string, none bool) (string,
 		return given, nil
 	}
 	host := node.Hostname
-	if host == "" {
+	switch {
+	case host == "" && node.Snapshot != "":
+		return "", fmt.Errorf("%s names no host (no hostname), and this host's name is not that node's: pass --node-name", node.Snapshot)
+	case host == "":
 		h, err := l.Hostname()
 		if err != nil {
-			return "", fmt.Errorf("the snapshot names no host and this host's name is unknown (%v); pass --node-name", err)
+			return "", fmt.Errorf("this host's name is unknown (%v); pass --node-name", err)
 		}
-		l.warn(fmt.Sprintf("the snapshot names no host; using this host's name %q", h))
 		host = h
 	}
 	short, _, _ := strings.Cut(host, ".")
@@ -170,17 +183,46 @@ func (l *Loader) NodeName(node *discover.Node, given string, none bool) (string,
 	return short, nil
 }
 
-// Cores fills in each GPU's Cores= from its CPU affinity. Without the CPU
-// topology the config is still right, only less precise: a warning.
+// Cores fills in each GPU's Cores= from its CPU affinity and the CPU
+// topology under the root. Without the topology the config is still
+// right, only less precise: a warning. A snapshot's node is another
+// host's, whose Cores= are those the snapshot carries: this host's
+// topology says nothing of it, so a GPU the snapshot gives no cores for
+// goes without, and the warning names the snapshot.
 func (l *Loader) Cores(node *discover.Node) {
+	if node.Snapshot != "" {
+		if gpus := withoutCores(node); gpus != "" {
+			l.warn(fmt.Sprintf("%s has no cores for GPU %s: Cores= is left out for them, as this host's CPU topology is not that node's (slurm-mig snapshot on the node records them; --no-cores leaves Cores= out without this warning)", node.Snapshot, gpus))
+		}
+		return
+	}
 	if err := resolveTopology(node, l.Host, false); err != nil {
 		l.warn(fmt.Sprintf("%v; Cores= left out", err))
 	}
 }
 
+// withoutCores lists, by NVML index, the GPUs that have a CPU affinity
+// but no cores: those whose Cores= a snapshot could have given.
+func withoutCores(node *discover.Node) string {
+	var gpus []string
+	for i := range node.GPUs {
+		if g := &node.GPUs[i]; g.CPUAffinity != "" && g.Cores == "" {
+			gpus = append(gpus, strconv.Itoa(g.Index))
+		}
+	}
+	return strings.Join(gpus, ", ")
+}
+
 // Hardware fills in Cores= and the node's hardware, as slurmd -C reads
-// it; a line of the whole node cannot do without.
+// it; a line of the whole node cannot do without. A snapshot's node has
+// the hardware the snapshot carries, or none: this host's is not its.
 func (l *Loader) Hardware(node *discover.Node) error {
+	if node.Snapshot != "" {
+		if node.Hardware == nil {
+			return fmt.Errorf("%s has no hardware (CPUs, sockets, cores, threads, memory): this host's are not that node's; take the snapshot with slurm-mig snapshot on the node, or drop --full", node.Snapshot)
+		}
+		return nil
+	}
 	return resolveTopology(node, l.Host, true)
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/slurm-mig/slurm-mig/discover"
 	"github.com/slurm-mig/slurm-mig/hostfs"
@@ -58,7 +57,7 @@ func TestInitFailureMakesNoOtherCall(t *testing.T) {
 // The library is shut down only once a read has finished with it, and
 // only once: a run that never read it (or only prints) leaves it to exit.
 func TestReleaseAfterRead(t *testing.T) {
-	fake, err := nvmlfake.New(&nvmlfake.Fixture{GPUs: []nvmlfake.GPU{{Minor: 0, Name: "NVIDIA H100 80GB HBM3"}}})
+	fake, err := nvmlfake.New(&nvmlfake.Fixture{GPUs: []nvmlfake.GPU{{Minor: 0, UUID: "GPU-00000000-0000-4000-8000-000000000000", Name: "NVIDIA H100 80GB HBM3"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +102,8 @@ func TestTimeout(t *testing.T) {
 // refinements in GPU order, then the missing CPU topology.
 func TestWarnings(t *testing.T) {
 	fake, err := nvmlfake.New(&nvmlfake.Fixture{GPUs: []nvmlfake.GPU{
-		{Minor: 0, Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:07:00.0", Errors: map[string]string{"GetCpuAffinity": "ERROR_UNKNOWN"}},
-		{Minor: 1, Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:08:00.0", CPUs: "0-3"},
+		{Minor: 0, UUID: "GPU-00000000-0000-4000-8000-000000000000", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:07:00.0", Errors: map[string]string{"GetCpuAffinity": "ERROR_UNKNOWN"}},
+		{Minor: 1, UUID: "GPU-00000001-0000-4000-8000-000000000000", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:08:00.0", CPUs: "0-3"},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -129,19 +128,43 @@ func TestWarnings(t *testing.T) {
 func TestNodeName(t *testing.T) {
 	var warnings []string
 	l := loader(t, nil, t.TempDir(), &warnings)
-	name, err := l.NodeName(&discover.Node{Hostname: "gpu01.cluster.example"}, "", false)
-	if err != nil || name != "gpu01" || len(warnings) != 0 {
-		t.Errorf("snapshot host: %q, %v, %q", name, err, warnings)
+	name, err := l.NodeName(&discover.Node{Hostname: "gpu01.cluster.example", Snapshot: "s.json"}, "", false)
+	if err != nil || name != "gpu01" {
+		t.Errorf("snapshot host: %q, %v", name, err)
 	}
 	name, err = l.NodeName(&discover.Node{}, "", false)
 	if err != nil || name != "n1" {
-		t.Errorf("no snapshot host: %q, %v", name, err)
+		t.Errorf("NVML's node, no host recorded: %q, %v", name, err)
 	}
-	if diff := cmp.Diff([]string{`the snapshot names no host; using this host's name "n1.example"`}, warnings); diff != "" {
-		t.Errorf("warnings (-want +got):\n%s", diff)
+	// A snapshot's node is another host's: this one's name is not its.
+	if _, err := l.NodeName(&discover.Node{Snapshot: "s.json"}, "", false); err == nil ||
+		err.Error() != "s.json names no host (no hostname), and this host's name is not that node's: pass --node-name" {
+		t.Errorf("snapshot without a host: err = %v", err)
+	}
+	if name, err := l.NodeName(&discover.Node{Snapshot: "s.json"}, "gpu07", false); err != nil || name != "gpu07" {
+		t.Errorf("snapshot without a host, --node-name: %q, %v", name, err)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings: %q", warnings)
 	}
 	l.Hostname = func() (string, error) { return "", errors.New("no name") }
 	if _, err := l.NodeName(&discover.Node{}, "", false); err == nil || !strings.Contains(err.Error(), "pass --node-name") {
 		t.Errorf("unknown host: err = %v", err)
+	}
+}
+
+// A node read through NVML is checked as a snapshot is: a UUID not in
+// NVML's form would reach the device state, and env would refuse every
+// task given it, or hand it to CUDA.
+func TestNVMLNodeChecked(t *testing.T) {
+	fake, err := nvmlfake.New(&nvmlfake.Fixture{GPUs: []nvmlfake.GPU{{Minor: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "garbage"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	l := loader(t, fake, t.TempDir(), &warnings)
+	_, err = l.Load("")
+	if want := `GPU 0 (minor 0): uuid "garbage" is not a GPU UUID`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("err = %v, want %s...", err, want)
 	}
 }

@@ -3,11 +3,14 @@
 package scontrol
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"os/exec"
 	"regexp"
 	"strings"
+	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/child"
 )
 
 // Node is what slurmctld says of a node.
@@ -17,23 +20,30 @@ type Node struct {
 	Reason string // why it is drained or invalid; empty when none
 }
 
-// ShowNode runs `scontrol show node -o NAME` and reads its answer.
+// ShowNode runs `scontrol show node -o NAME` and reads its answer. An
+// scontrol that has not answered in a minute (a slurmctld that takes the
+// connection and never replies, a hung munge) is killed, with any child
+// it started, and that is the error: diff --running never waits for ever.
 func ShowNode(name string) (Node, error) {
+	return showNode(name, time.Minute)
+}
+
+// showNode is ShowNode with the time it waits for scontrol, which tests
+// shorten.
+func showNode(name string, timeout time.Duration) (Node, error) {
 	path, err := exec.LookPath("scontrol")
 	if err != nil {
 		return Node{}, fmt.Errorf("--running needs scontrol: %w", err)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(path, "show", "node", "-o", name)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.Join(strings.Fields(stderr.String()), " ")
-		if msg == "" {
+	stdout, stderr, err := child.Run(path, []string{"show", "node", "-o", name}, timeout)
+	if err != nil {
+		msg := strings.Join(strings.Fields(string(stderr)), " ")
+		if msg == "" || errors.As(err, new(*child.TimeoutError)) {
 			msg = err.Error()
 		}
 		return Node{}, fmt.Errorf("scontrol show node %s: %s", name, msg)
 	}
-	return ParseNode(name, stdout.String())
+	return ParseNode(name, string(stdout))
 }
 
 // reasonField is Reason='s value: free text, up to the next key or the

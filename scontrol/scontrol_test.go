@@ -2,8 +2,13 @@ package scontrol
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -117,5 +122,44 @@ func TestRegistrationRefused(t *testing.T) {
 		if got := c.n.RegistrationRefused(); got != c.want {
 			t.Errorf("%+v: %v, want %v", c.n, got, c.want)
 		}
+	}
+}
+
+// An scontrol that does not answer (a slurmctld that accepts and never
+// replies, a hung munge) is given up, with its whole process group, and
+// said so: diff --running must not wait for ever.
+func TestShowNodeGivesUpAHungScontrol(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep command")
+	}
+	bin, pids := t.TempDir(), t.TempDir()
+	fake := "#!/bin/sh\n" + sleep + " 600 &\necho $! >" + filepath.Join(pids, "grandchild") + "\n" +
+		"echo $$ >" + filepath.Join(pids, "child") + "\nwait\n"
+	if err := os.WriteFile(filepath.Join(bin, "scontrol"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	t.Cleanup(func() { // whatever happens, no sleep outlives the test
+		for _, name := range []string{"child", "grandchild"} {
+			if b, err := os.ReadFile(filepath.Join(pids, name)); err == nil {
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := showNode("gpu01", 300*time.Millisecond)
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("scontrol show node that does not answer: no return in 10s; the timeout is 300ms")
+	}
+	if want := "scontrol show node gpu01: no answer in 300ms"; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
 	}
 }

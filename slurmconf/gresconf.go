@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxConfBytes bounds one config file: a 10,000-node cluster's gres.conf
@@ -30,11 +32,17 @@ type ParsedRecord struct {
 // GresConf is what a gres.conf says for one node: its records and the
 // AutoDetect= setting in force for it.
 type GresConf struct {
-	Records        []ParsedRecord
-	AutoDetect     string // the node's AutoDetect=, else the global one, if any
-	AutoDetectPos  string // file:line of that AutoDetect=
-	units          int    // GRES units of the records so far, bounded by maxNodeUnits
-	nodeAutoDetect bool   // AutoDetect is the node's own, which the global one does not undo
+	Records       []ParsedRecord
+	AutoDetect    string // the node's AutoDetect=, else the global one, if any
+	AutoDetectPos string // file:line of that AutoDetect=
+	// Named says some line's NodeName= names the node; Others are the
+	// names on lines for other nodes. A file none of whose lines names
+	// the node was most likely written for it under another name
+	// (gpu01.cluster.example where Slurm says gpu01).
+	Named          bool
+	Others         OtherNodes
+	units          int  // GRES units of the records so far, bounded by maxNodeUnits
+	nodeAutoDetect bool // AutoDetect is the node's own, which the global one does not undo
 }
 
 // maxNodeUnits bounds the GRES units one node's records may add up to, so
@@ -170,6 +178,13 @@ func readConf(path string) (confSource, error) {
 // a failing epoll_ctl), which for 10,000 one-node files was half the
 // system calls of `slurm-mig merge`. O_NONBLOCK keeps the open from
 // waiting on something that is not a file. fifo says the path was a pipe.
+//
+// The path is opened once, whatever it is. A FIFO is not opened a second
+// time to wait for its writer: a writer that had written and closed
+// between the two opens left the second one waiting for ever. Instead the
+// one non-blocking descriptor waits in poll, which Linux keeps from
+// reporting a hang-up until a writer has been seen, so a read neither
+// takes "no writer yet" for the end nor misses a writer already gone.
 func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) {
 	fd, err := retryEINTR(func() (int, error) {
 		return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
@@ -190,15 +205,7 @@ func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) 
 		}
 		size = int(st.Size)
 	case syscall.S_IFIFO:
-		// Open it again, blocking: that waits for a writer, as reading
-		// a FIFO should. The first descriptor, held meanwhile, keeps a
-		// writer already there from losing its reader.
-		pipe, err := retryEINTR(func() (int, error) { return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0) })
-		if err != nil {
-			return "", false, &os.PathError{Op: "open", Path: path, Err: err}
-		}
-		defer syscall.Close(pipe)
-		fd, fifo = pipe, true
+		fifo = true
 	default:
 		return "", false, fmt.Errorf("%s: not a regular file or a pipe", path)
 	}
@@ -216,7 +223,15 @@ func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) 
 		if size >= 0 {
 			end = size
 		}
+		if fifo {
+			if err := waitReadable(fd); err != nil {
+				return "", false, fmt.Errorf("reading %s: %w", path, err)
+			}
+		}
 		m, err := retryEINTR(func() (int, error) { return syscall.Read(fd, b[n:end]) })
+		if err == syscall.EAGAIN && fifo {
+			continue // another reader of the FIFO took what poll saw
+		}
 		if err != nil {
 			return "", false, fmt.Errorf("reading %s: %w", path, err)
 		}
@@ -236,6 +251,16 @@ func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) 
 		return "", false, fmt.Errorf("%s: binary data (NUL byte); not a Slurm config", path)
 	}
 	return string(b[:n]), fifo, nil
+}
+
+// waitReadable waits until the FIFO fd has data or its writers have all
+// closed. A read of a FIFO with no writer returns 0 at once, as at its end,
+// even before the first writer has opened it; poll does not report that
+// hang-up until a writer has come and gone.
+func waitReadable(fd int) error {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	_, err := retryEINTR(func() (int, error) { return unix.Poll(fds, -1) })
+	return err
 }
 
 func retryEINTR(call func() (int, error)) (int, error) {
@@ -277,8 +302,9 @@ func (c *GresConf) addLine(l *logicalLine, file, node string, ws []word) ([]word
 			return ws, fmt.Errorf("%s: NodeName=: %v", linePos(file, l), err)
 		}
 		if !mine {
-			return ws, nil
+			return ws, c.Others.note(r.Nodes, node)
 		}
+		c.Named = true
 	}
 	r.Pos = linePos(file, l)
 	return ws, c.add(r, seen)

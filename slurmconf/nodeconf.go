@@ -20,6 +20,7 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 	var (
 		found   []NodeGres
 		deflt   NodeGres
+		others  OtherNodes
 		ws      []word
 		lineErr error
 	)
@@ -51,6 +52,10 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 		}
 		switch {
 		case !ok:
+			if err := others.note(ws[0].value, node); err != nil {
+				lineErr = fmt.Errorf("%s: NodeName=: %v", pos(), err)
+				return false
+			}
 		case hasGres:
 			found = append(found, NodeGres{Gres: gres, Pos: pos()})
 		case deflt.Pos != "":
@@ -72,7 +77,7 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 	}
 	switch len(found) {
 	case 0:
-		return NodeGres{}, fmt.Errorf("%s: no NodeName= line names %s", name, node)
+		return NodeGres{}, fmt.Errorf("%s: no NodeName= line names %s%s", name, node, others.Said(node))
 	case 1:
 		return found[0], nil
 	}
@@ -196,21 +201,32 @@ func addCount(counts []GresCount, c GresCount) []GresCount {
 	return append(counts, c)
 }
 
-// UpdateNodeGresFile is the slurm.conf at path with the Gres= of node's
-// own NodeName= line set to gres, every other byte kept (UpdateNodeGres).
-func UpdateNodeGresFile(path, node, gres string) ([]byte, error) {
+// UpdateNodeGresFile is the slurm.conf at path with the gpu items of the
+// Gres= of node's own NodeName= line set to gpus, every other byte kept
+// (UpdateNodeGres). A line without Gres= of its own inherits
+// NodeName=DEFAULT's, which ReadNodeGres finds, Includes followed.
+func UpdateNodeGresFile(path, node, gpus string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	updated, err := UpdateNodeGres(string(data), path, node, gres)
+	inherited := func() (string, error) {
+		ng, err := ReadNodeGres(path, node)
+		return ng.Gres, err
+	}
+	updated, err := UpdateNodeGres(string(data), path, node, gpus, inherited)
 	return []byte(updated), err
 }
 
-// UpdateNodeGres returns data (a slurm.conf) with the Gres= of node's own
-// NodeName= line set to gres, every other byte kept. A line that names the
-// node among others is refused: changing it would change them too.
-func UpdateNodeGres(data, name, node, gres string) (string, error) {
+// UpdateNodeGres returns data (a slurm.conf) with the gpu items of the
+// Gres= of node's own NodeName= line set to gpus (a Gres= list of gpu
+// items, "" for none), every other byte kept: the other GRES of the line
+// (mps, shard, nic, ...) are a site's own, not slurm-mig's to drop. A
+// line that names the node among others is refused: changing it would
+// change them too. A line without Gres= gets one; as it then no longer
+// inherits NodeName=DEFAULT's, inherited (the Gres= in force for the
+// node, asked only then) gives the other items it must keep.
+func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, error)) (string, error) {
 	type hit struct {
 		line  *logicalLine
 		words []word
@@ -271,15 +287,58 @@ func UpdateNodeGres(data, name, node, gres string) (string, error) {
 		if data[start:end] != h.line.text[w.valStart:w.valEnd] {
 			return "", fmt.Errorf("%s: the Gres= value is split across lines; edit it by hand", h.pos)
 		}
-		return data[:start] + gres + data[end:], nil
+		return data[:start] + setGpuItems(data[start:end], gpus) + data[end:], nil
 	}
-	// No Gres= yet: add it right after the NodeName= value.
+	// No Gres= yet: add it right after the NodeName= value, with the
+	// other items of the Gres= the line inherited until now.
+	from, err := inherited()
+	if err != nil {
+		return "", err
+	}
+	if i := strings.IndexAny(from, " \t\"#\\"); i >= 0 {
+		return "", fmt.Errorf("%s: the Gres= this line inherits from NodeName=DEFAULT (%s) has %q, which cannot be copied onto it as it reads; give the line a Gres= by hand", h.pos, from, from[i])
+	}
 	nw := h.words[0]
 	at := h.line.fileOffset(nw.valEnd-1) + 1
 	if at < len(data) && data[at] == '"' {
 		at++
 	}
-	return data[:at] + " Gres=" + gres + data[at:], nil
+	return data[:at] + " Gres=" + setGpuItems(from, gpus) + data[at:], nil
+}
+
+// setGpuItems is the Gres= value old, as written, with its gpu items
+// replaced by gpus: they take the place of the first gpu item of old, or
+// come first when it has none. Every other item stays as written, in its
+// order.
+func setGpuItems(old, gpus string) string {
+	var out []string
+	placed := false
+	if t := strings.TrimSpace(old); t != "" && t != "(null)" {
+		for _, item := range splitTopLevel(old) {
+			if !isGpuItem(item) {
+				out = append(out, item)
+				continue
+			}
+			if !placed && gpus != "" {
+				out = append(out, gpus)
+			}
+			placed = true
+		}
+	}
+	if !placed && gpus != "" {
+		out = append([]string{gpus}, out...)
+	}
+	return strings.Join(out, ",")
+}
+
+// isGpuItem reports whether a Gres= item (gpu, gpu:a100:2, GPU:2(S:0))
+// is a gpu one: its name compares as diff compares it, without case.
+func isGpuItem(item string) bool {
+	name := item
+	if i := strings.IndexAny(name, ":("); i >= 0 {
+		name = name[:i]
+	}
+	return strings.EqualFold(strings.TrimSpace(unescape(name)), "gpu")
 }
 
 // GresTypeCounts reads a node's Gres= value the way slurmd numbers one

@@ -1,6 +1,7 @@
 package slurmconf_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,14 +57,15 @@ func FuzzNodeGres(f *testing.F) {
 	})
 }
 
-// FuzzUpdateNodeGres: UpdateNodeGres(data, "slurm.conf", "n1", gres) never
-// panics and its errors name the file. On success:
+// FuzzUpdateNodeGres: UpdateNodeGres(data, "slurm.conf", "n1", gres, ...)
+// never panics and its errors name the file. On success:
 //   - only one physical line changes, and only inside it: every other line
 //     is byte-identical;
 //   - updating the result again changes nothing;
-//   - where ReadNodeGres reads data without error, it reads the result as
-//     Gres=gres for n1, and reads the other nodes (n2, n10) exactly as in
-//     data.
+//   - where ReadNodeGres reads data without error, it reads the result's
+//     Gres= for n1 as gres's gpu items, all together, among the other
+//     items of n1's Gres= in data, kept in their order; and it reads the
+//     other nodes (n2, n10) exactly as in data.
 func FuzzUpdateNodeGres(f *testing.F) {
 	for _, s := range slurmConfSeeds {
 		f.Add(s)
@@ -71,13 +73,22 @@ func FuzzUpdateNodeGres(f *testing.F) {
 	for _, s := range txtarSeeds(f, isConfSeed) {
 		f.Add(s)
 	}
-	const gres = "gpu:a100:2"
+	const gres = "gpu:a100:2,gpu:a100_1g.10gb:3"
 	dir, dir2 := confDir(f, incSlurm), confDir(f, incSlurm)
 	f.Fuzz(func(t *testing.T, data string) {
-		out, err := slurmconf.UpdateNodeGres(data, "slurm.conf", "n1", gres)
+		// The Gres= n1 inherits is read from data written out, where
+		// its Includes stay in the directory.
+		inherited := func() (string, error) {
+			if !confinedIncludes(data) {
+				return "", fmt.Errorf("slurm.conf: an Include outside the test's directory")
+			}
+			ng, err := slurmconf.ReadNodeGres(writeConf(t, dir, "slurm.conf", data), "n1")
+			return ng.Gres, err
+		}
+		out, err := slurmconf.UpdateNodeGres(data, "slurm.conf", "n1", gres, inherited)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "slurm.conf:") {
-				t.Fatalf("error %q does not start with %q", err, "slurm.conf:")
+			if !strings.HasPrefix(err.Error(), "slurm.conf:") && !namesFile(err, dir) {
+				t.Fatalf("error %q does not start with %q or the file's path", err, "slurm.conf:")
 			}
 			return
 		}
@@ -111,7 +122,7 @@ func FuzzUpdateNodeGres(f *testing.F) {
 			t.Fatalf("%d lines changed", changed)
 		}
 
-		again, err := slurmconf.UpdateNodeGres(out, "slurm.conf", "n1", gres)
+		again, err := slurmconf.UpdateNodeGres(out, "slurm.conf", "n1", gres, inherited)
 		if err != nil || again != out {
 			t.Fatalf("updating the result again: %v\n%q\n->\n%q", err, out, again)
 		}
@@ -122,15 +133,16 @@ func FuzzUpdateNodeGres(f *testing.F) {
 		}
 		path := writeConf(t, dir, "slurm.conf", data)
 		path2 := writeConf(t, dir2, "slurm.conf", out)
-		if _, err := slurmconf.ReadNodeGres(path, "n1"); err != nil {
+		before, err := slurmconf.ReadNodeGres(path, "n1")
+		if err != nil {
 			return
 		}
 		ng, err := slurmconf.ReadNodeGres(path2, "n1")
 		if err != nil {
 			t.Fatalf("the input reads, but not the result: %v\n%q\n->\n%q", err, data, out)
 		}
-		if ng.Gres != gres {
-			t.Fatalf("the result reads as Gres=%s (%s), want %s:\n%q\n->\n%q", ng.Gres, ng.Pos, gres, data, out)
+		if want := wantGres(before.Gres, gres); ng.Gres != want {
+			t.Fatalf("the result reads as Gres=%s (%s), want %s:\n%q\n->\n%q", ng.Gres, ng.Pos, want, data, out)
 		}
 		for _, node := range []string{"n2", "n10"} {
 			a, errA := slurmconf.ReadNodeGres(path, node)
@@ -147,4 +159,46 @@ func FuzzUpdateNodeGres(f *testing.F) {
 			}
 		}
 	})
+}
+
+// wantGres is the Gres= value old with its gpu items replaced by gpus, as
+// a reader of Gres= lists sees it: the items are split on the commas
+// outside parentheses, and an item is gpu when its name, before any ':'
+// or '(', is gpu in any case. gpus take the first gpu item's place, or
+// come first.
+func wantGres(old, gpus string) string {
+	var items []string
+	depth, start := 0, 0
+	for i := 0; i <= len(old); i++ {
+		switch {
+		case i == len(old) || old[i] == ',' && depth == 0:
+			items = append(items, old[start:i])
+			start = i + 1
+		case old[i] == '(':
+			depth++
+		case old[i] == ')':
+			depth--
+		}
+	}
+	if t := strings.TrimSpace(old); t == "" || t == "(null)" {
+		items = nil
+	}
+	var out []string
+	placed := false
+	for _, it := range items {
+		name, _, _ := strings.Cut(it, ":")
+		name, _, _ = strings.Cut(name, "(")
+		if !strings.EqualFold(strings.TrimSpace(name), "gpu") {
+			out = append(out, it)
+			continue
+		}
+		if !placed {
+			out = append(out, gpus)
+			placed = true
+		}
+	}
+	if !placed {
+		out = append([]string{gpus}, out...)
+	}
+	return strings.Join(out, ",")
 }

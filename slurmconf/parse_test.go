@@ -178,24 +178,68 @@ func TestParseGresList(t *testing.T) {
 	}
 }
 
+// noDefault stands for a slurm.conf whose NodeName=DEFAULT sets no Gres=.
+func noDefault() (string, error) { return "", nil }
+
 func TestUpdateNodeGres(t *testing.T) {
 	in := "NodeName=DEFAULT Gres=gpu:1\nNodeName=\"n1\" CPUs=4\nNodeName=n2 Gres=gpu:2 # keep\n"
-	got, err := UpdateNodeGres(in, "slurm.conf", "n1", "gpu:a100:3")
+	got, err := UpdateNodeGres(in, "slurm.conf", "n1", "gpu:a100:3", func() (string, error) { return "gpu:1", nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := "NodeName=DEFAULT Gres=gpu:1\nNodeName=\"n1\" Gres=gpu:a100:3 CPUs=4\nNodeName=n2 Gres=gpu:2 # keep\n"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	got, err = UpdateNodeGres(in, "slurm.conf", "n2", "gpu:h100:8")
+	got, err = UpdateNodeGres(in, "slurm.conf", "n2", "gpu:h100:8", noDefault)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := "NodeName=DEFAULT Gres=gpu:1\nNodeName=\"n1\" CPUs=4\nNodeName=n2 Gres=gpu:h100:8 # keep\n"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	if _, err := UpdateNodeGres("NodeName=n1 a=1\nNodeName=n1 b=2\n", "s", "n1", "gpu:1"); err == nil {
+	if _, err := UpdateNodeGres("NodeName=n1 a=1\nNodeName=n1 b=2\n", "s", "n1", "gpu:1", noDefault); err == nil {
 		t.Error("a node on two lines was edited")
+	}
+}
+
+// node --update sets the gpu items of Gres= and nothing else: mps, shard,
+// nic and any other GRES stay as written, in their places; the gpu items
+// go where the first one was, or first when there was none.
+func TestUpdateNodeGresKeepsOtherGres(t *testing.T) {
+	const gpus = "gpu:a100_1g.10gb:7,gpu:a100:1"
+	for _, c := range []struct{ in, gres, want string }{
+		{"NodeName=n1 CPUs=128 Gres=gpu:a100:1,mps:700,shard:64,nic:2 Weight=1 # x\n", gpus,
+			"NodeName=n1 CPUs=128 Gres=" + gpus + ",mps:700,shard:64,nic:2 Weight=1 # x\n"},
+		{"NodeName=n1 Gres=mps:700,gpu:a100:1,shard:64,GPU:b:2,nic:2\n", gpus,
+			"NodeName=n1 Gres=mps:700," + gpus + ",shard:64,nic:2\n"},
+		{"NodeName=n1 Gres=nic:2,shard:64(S:0)\n", gpus, "NodeName=n1 Gres=" + gpus + ",nic:2,shard:64(S:0)\n"},
+		{"NodeName=n1 Gres=\"shard:8,gpu:1\" CPUs=2\n", gpus, "NodeName=n1 Gres=\"shard:8," + gpus + "\" CPUs=2\n"},
+		{"NodeName=n1 Gres=gpu:1,nic:2\n", "", "NodeName=n1 Gres=nic:2\n"},
+		{"NodeName=n1 Gres=gpu:1\n", "", "NodeName=n1 Gres=\n"},
+	} {
+		got, err := UpdateNodeGres(c.in, "slurm.conf", "n1", c.gres, noDefault)
+		if err != nil || got != c.want {
+			t.Errorf("%q with %q:\ngot  %q, %v\nwant %q", c.in, c.gres, got, err, c.want)
+		}
+	}
+}
+
+// A node line without Gres= of its own takes NodeName=DEFAULT's; the
+// Gres= that --update gives it keeps DEFAULT's other GRES, which it would
+// otherwise no longer have.
+func TestUpdateNodeGresKeepsInheritedGres(t *testing.T) {
+	dir := fixture.Tree(t, map[string]string{
+		"slurm.conf":    "Include defaults.conf\nNodeName=n1 CPUs=4\nNodeName=n2 Gres=gpu:2\n",
+		"defaults.conf": "NodeName=DEFAULT Gres=gpu:1,shard:8,nic:1\n",
+	})
+	got, err := UpdateNodeGresFile(filepath.Join(dir, "slurm.conf"), "n1", "gpu:a100:2")
+	if want := "Include defaults.conf\nNodeName=n1 Gres=gpu:a100:2,shard:8,nic:1 CPUs=4\nNodeName=n2 Gres=gpu:2\n"; err != nil || string(got) != want {
+		t.Errorf("got %q, %v\nwant %q", got, err, want)
+	}
+	// What cannot be copied as it reads is refused, not mangled.
+	_, err = UpdateNodeGres("NodeName=n1\n", "slurm.conf", "n1", "gpu:1", func() (string, error) { return "gpu:1,nic:a b", nil })
+	if err == nil || !strings.HasPrefix(err.Error(), "slurm.conf:1: ") {
+		t.Errorf("an inherited item with a blank: %v", err)
 	}
 }
 

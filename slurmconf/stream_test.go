@@ -1,11 +1,13 @@
 package slurmconf
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // fifo makes a named pipe in a temp dir and writes data into it once a
@@ -93,5 +95,57 @@ func TestReadConfigRefusesOtherFiles(t *testing.T) {
 		if _, err := ReadGresConf(path, "n1"); err == nil || !strings.Contains(err.Error(), "not a regular file or a pipe") {
 			t.Errorf("ReadGresConf(%s): err = %v", path, err)
 		}
+	}
+}
+
+// A FIFO whose writer writes and closes at once is read to its end, every
+// time. Opened twice, the second open waited for a writer that had already
+// been and gone, for ever; so each read here has a deadline, and a
+// regression fails rather than hangs the suite. The writer is given time to
+// be waiting in its open before the read starts, as the shell's
+// <(printf ...) is, which is when the second open used to hang.
+func TestFIFOWriterThatClosesAtOnce(t *testing.T) {
+	const conf = "NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia0\n"
+	for i := range 30 {
+		path := fifo(t, conf)
+		time.Sleep(10 * time.Millisecond)
+		done := make(chan error, 1)
+		go func() {
+			c, err := ReadGresConf(path, "n1")
+			if err == nil && (len(c.Records) != 1 || c.Records[0].Type != "a100") {
+				err = fmt.Errorf("read %+v", c.Records)
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("read %d of 30: %v", i+1, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("read %d of 30 of a FIFO whose writer had closed hung", i+1)
+		}
+	}
+}
+
+// A FIFO read before its writer has opened it waits for the writer rather
+// than taking the missing writer for the end of an empty config.
+func TestFIFOWaitsForItsWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		f.WriteString("NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia0\n")
+		f.Close()
+	}()
+	c, err := ReadGresConf(path, "n1")
+	if err != nil || len(c.Records) != 1 || c.Records[0].Type != "a100" {
+		t.Fatalf("a FIFO whose writer came late: %+v, %v", c, err)
 	}
 }

@@ -1,7 +1,6 @@
 package slurmconf
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/child"
 )
 
 // Version is a Slurm release, as `slurmd -V` prints it ("slurm 24.11.5";
@@ -114,6 +115,12 @@ type RefusedError struct {
 	// SharedFiles: MultipleFiles= records share a file, which Version
 	// refuses; File= of the CI caps alone would do.
 	SharedFiles bool
+	// File is the device file that two records name, where that is the
+	// refusal; slurmd names it in its own error.
+	File string
+	// Fix is the option that writes what Version reads, for the message;
+	// "" where there is none.
+	Fix string
 }
 
 func (e *RefusedError) Error() string { return e.Problem }
@@ -133,7 +140,9 @@ func CheckGres(v Version, recs []GresRecord) error {
 	}
 	for _, r := range recs {
 		if len(r.MultipleFiles) > 0 && v.Before(MultipleFilesSince) {
-			return refused(v, "Slurm %s would refuse this gres.conf: it knows no MultipleFiles= (that came in %s)", v, MultipleFilesSince)
+			e := refused(v, "Slurm %s would refuse this gres.conf: it knows no MultipleFiles= (that came in %s)", v, MultipleFilesSince)
+			e.Fix = filesCI
+			return e
 		}
 		if err := checkFlags(v, r.Flags); err != nil {
 			return err
@@ -189,14 +198,25 @@ func checkSharedFiles(v Version, recs []GresRecord) error {
 			if node != "" {
 				where = " of node " + node
 			}
+			if len(r.MultipleFiles) > 0 || len(recs[j].MultipleFiles) > 0 {
+				// The MIG devices of one GPU, all of one type or of
+				// two: said once, as the message is to be read.
+				types := recs[j].Type
+				if r.Type != types {
+					types += " and " + r.Type
+				}
+				if types != "" {
+					where += " (" + types + ")"
+				}
+				e := refused(v, "Slurm %s would refuse this gres.conf: two MultipleFiles= records%s share %s, which Slurm allows from %s on", v, where, f, SharedFilesSince)
+				e.SharedFiles, e.File, e.Fix = true, f, filesCI
+				return e
+			}
 			if recs[j].Type != "" && r.Type != "" {
 				where += fmt.Sprintf(" (Type=%s and Type=%s)", recs[j].Type, r.Type)
 			}
 			e := refused(v, "Slurm %s would refuse this gres.conf (\"duplicate device file name\"): %s is in two records%s", v, f, where)
-			if len(r.MultipleFiles) > 0 || len(recs[j].MultipleFiles) > 0 {
-				e.SharedFiles = true
-				e.Problem += fmt.Sprintf("; MultipleFiles= records may share a file from Slurm %s on", SharedFilesSince)
-			}
+			e.File = f
 			return e
 		}
 		return nil
@@ -240,17 +260,25 @@ var ErrNoSlurm = errors.New("no slurmd or scontrol on PATH")
 
 // InstalledVersion asks the Slurm installed here for its version:
 // `slurmd -V`, or on a host without slurmd (a login or head node)
-// `scontrol -V`. It returns the command it asked with the version.
+// `scontrol -V`. It returns the command it asked with the version. A
+// command that has not answered in 10 seconds is killed and its version
+// is not known.
 func InstalledVersion() (Version, string, error) {
+	return installedVersion(10 * time.Second)
+}
+
+// installedVersion is InstalledVersion with the time it waits for an
+// answer, which tests shorten.
+func installedVersion(timeout time.Duration) (Version, string, error) {
 	for _, name := range []string{"slurmd", "scontrol"} {
 		path, err := exec.LookPath(name)
 		if err != nil {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		out, err := exec.CommandContext(ctx, path, "-V").Output()
-		cancel()
 		asked := name + " -V"
+		// A slurmd -V that hangs, or leaves a child holding its output,
+		// is given up at the timeout with its whole process group.
+		out, _, err := child.Run(path, []string{"-V"}, timeout)
 		if err != nil {
 			return Version{}, asked, fmt.Errorf("%s: %v", asked, err)
 		}
@@ -319,17 +347,26 @@ func Release(flag string, probe Probe, warn func(string)) (v Version, from strin
 	return v, asked, nil
 }
 
-// ExplainRefusal adds to an error of a release refusing the output where
-// that release came from (from, as Release gives it) and what it reads
-// instead; other errors it returns as they are.
+// filesCI is the fix for a Slurm that refuses MultipleFiles=.
+const filesCI = "--files ci writes what every Slurm reads"
+
+// ExplainRefusal adds to an error of a release refusing the output that
+// nothing was written, the option that writes what the release reads,
+// and, when the release was not given with --slurm-version, which command
+// said it (from, as Release gives it) and how to name another; other
+// errors it returns as they are. The message stays one line an admin
+// reads at a glance in a hook's log.
 func ExplainRefusal(err error, from string) error {
 	var refused *RefusedError
 	if !errors.As(err, &refused) {
 		return err
 	}
-	fix := "; --slurm-version X.Y names the Slurm that reads it"
-	if refused.SharedFiles {
-		fix = "; --files ci writes File= of each MIG device's CI cap, which every Slurm reads" + fix
+	tail := ""
+	if refused.Fix != "" {
+		tail = "; " + refused.Fix
 	}
-	return fmt.Errorf("%w; nothing was written (Slurm %s: %s)%s", err, refused.Version, from, fix)
+	if from != "--slurm-version" {
+		tail += fmt.Sprintf(" (%s said %s; --slurm-version X.Y names the Slurm that reads it)", from, refused.Version)
+	}
+	return fmt.Errorf("%w; nothing was written%s", err, tail)
 }

@@ -2,8 +2,15 @@ package slurmconf
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -67,8 +74,8 @@ func TestCheckGresSharedFiles(t *testing.T) {
 	v2011, v2108, v2411 := Version{20, 11, 4}, Version{21, 8, 0}, Version{24, 11, 5}
 
 	err := CheckGres(v2011, multiple)
-	if err == nil || err.Error() != `Slurm 20.11.4 would refuse this gres.conf ("duplicate device file name"): /dev/nvidia2 is in two records of node n1 (Type=a100_1g.10gb and Type=a100_1g.10gb); MultipleFiles= records may share a file from Slurm 21.08 on` ||
-		!err.(*RefusedError).SharedFiles {
+	if err == nil || err.Error() != `Slurm 20.11.4 would refuse this gres.conf: two MultipleFiles= records of node n1 (a100_1g.10gb) share /dev/nvidia2, which Slurm allows from 21.08 on` ||
+		!err.(*RefusedError).SharedFiles || err.(*RefusedError).File != "/dev/nvidia2" {
 		t.Errorf("20.11 on MIG devices sharing their GPU's file: %v", err)
 	}
 	for _, v := range []Version{v2108, v2411, {}} {
@@ -122,6 +129,9 @@ func TestCheckGresMultipleFilesKey(t *testing.T) {
 	err := CheckGres(Version{20, 2, 7}, multiple[:1])
 	if err == nil || !strings.Contains(err.Error(), "Slurm 20.02.7 would refuse this gres.conf: it knows no MultipleFiles= (that came in 20.11)") {
 		t.Errorf("20.02 on MultipleFiles=: %v", err)
+	}
+	if r, _ := err.(*RefusedError); r == nil || r.Fix != filesCI {
+		t.Errorf("20.02 on MultipleFiles=: fix %+v, want %s", r, filesCI)
 	}
 }
 
@@ -177,8 +187,99 @@ func TestRelease(t *testing.T) {
 	if _, _, err := Release("2x", nil, warn); err == nil {
 		t.Error(`Release("2x"): no error`)
 	}
-	refusal := ExplainRefusal(&RefusedError{Version: Version{Major: 20, Minor: 11}, Problem: "shared", SharedFiles: true}, "slurmd -V")
-	if !strings.Contains(refusal.Error(), "--files ci") || !strings.Contains(refusal.Error(), "nothing was written") {
-		t.Errorf("ExplainRefusal: %v", refusal)
+}
+
+// A refusal is one line that says nothing was written and gives the fix;
+// which command said the release only where it was not --slurm-version.
+func TestExplainRefusal(t *testing.T) {
+	multiple, _ := migRecords("gpu01")
+	refused := CheckGres(Version{20, 11, 4}, multiple)
+	for from, want := range map[string]string{
+		"--slurm-version": "Slurm 20.11.4 would refuse this gres.conf: two MultipleFiles= records of node gpu01 (a100_1g.10gb) share /dev/nvidia2, which Slurm allows from 21.08 on; nothing was written; --files ci writes what every Slurm reads",
+		"slurmd -V":       "Slurm 20.11.4 would refuse this gres.conf: two MultipleFiles= records of node gpu01 (a100_1g.10gb) share /dev/nvidia2, which Slurm allows from 21.08 on; nothing was written; --files ci writes what every Slurm reads (slurmd -V said 20.11.4; --slurm-version X.Y names the Slurm that reads it)",
+	} {
+		if got := ExplainRefusal(refused, from); got.Error() != want {
+			t.Errorf("ExplainRefusal(%s):\n%v\nwant\n%s", from, got, want)
+		}
 	}
+	flags := CheckGres(Version{20, 11, 4}, []GresRecord{{Name: "gpu", File: "/dev/nvidia0", Flags: "explicit"}})
+	want := "Slurm 20.11.4 does not know Flags=explicit (that came in 23.02) and would drop the line's other *_env flags with it; nothing was written"
+	if got := ExplainRefusal(flags, "--slurm-version"); got.Error() != want {
+		t.Errorf("ExplainRefusal of a flag:\n%v\nwant\n%s", got, want)
+	}
+	other := errors.New("other")
+	if got := ExplainRefusal(other, "slurmd -V"); got != other {
+		t.Errorf("ExplainRefusal of another error: %v", got)
+	}
+}
+
+// A `slurmd -V` that hangs, and whose child holds its stdout, is given up
+// at the timeout with its whole process group: killing slurmd alone left
+// the grandchild holding the pipe, and the probe waited for as long as the
+// grandchild lived.
+func TestInstalledVersionKillsAHungProbe(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep command")
+	}
+	bin, pids := t.TempDir(), t.TempDir()
+	fake := "#!/bin/sh\n" +
+		sleep + " 600 &\necho $! >" + filepath.Join(pids, "grandchild") + "\n" +
+		"echo $$ >" + filepath.Join(pids, "child") + "\nwait\n"
+	if err := os.WriteFile(filepath.Join(bin, "slurmd"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	// Whatever happens, no sleep outlives the test.
+	t.Cleanup(func() {
+		for _, name := range []string{"child", "grandchild"} {
+			if pid := readPid(pids, name); pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+
+	type answer struct {
+		asked string
+		err   error
+	}
+	done := make(chan answer, 1)
+	start := time.Now()
+	go func() {
+		_, asked, err := installedVersion(300 * time.Millisecond)
+		done <- answer{asked, err}
+	}()
+	var a answer
+	select {
+	case a = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the probe of a hung slurmd -V did not return in 10s; its timeout is 300ms")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the probe took %v; its timeout is 300ms", took)
+	}
+	if want := "slurmd -V: no answer in 300ms"; a.asked != "slurmd -V" || a.err == nil || a.err.Error() != want {
+		t.Errorf("asked %q, err %v; want %s", a.asked, a.err, want)
+	}
+	for _, name := range []string{"child", "grandchild"} {
+		pid := readPid(pids, name)
+		if pid <= 0 {
+			t.Errorf("the fake slurmd wrote no %s pid", name)
+			continue
+		}
+		// Reaped or not, a killed process is gone or a zombie.
+		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(stat), ") Z ") {
+			t.Errorf("the hung slurmd -V's %s (pid %d) is still running", name, pid)
+		}
+	}
+}
+
+// readPid reads a pid the fake slurmd wrote to dir/name; 0 when none.
+func readPid(dir, name string) int {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
 }

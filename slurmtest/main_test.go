@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/slurm-mig/slurm-mig/internal/testtools"
+	"github.com/slurm-mig/slurm-mig/jobenv"
 )
 
 // slurmMig is the slurm-mig binary built from ../cmd/slurm-mig: the tests
@@ -55,6 +56,13 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	// Every slurm-mig the tests run writes its device state and claims
+	// here: gen -o and node -o write the state at $SLURM_MIG_STATE, else at
+	// /run/slurm-mig/devices.json, and these tests run as root, where
+	// that is the device state of a live GPU node's jobs. (Slurm's
+	// commands get no SLURM_* variable of ours: slurmEnv.)
+	os.Setenv(jobenv.StatePathEnv, filepath.Join(dir, "devices.json"))
+	os.Setenv("SLURM_MIG_CLAIMS", filepath.Join(dir, "claims"))
 	slurmMig = filepath.Join(dir, "slurm-mig")
 	// go test puts its own go first on PATH.
 	build := exec.Command("go", "build", "-o", slurmMig, "./cmd/slurm-mig")

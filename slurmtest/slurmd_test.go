@@ -43,7 +43,7 @@ func TestSlurmdReadsEveryLayout(t *testing.T) {
 					dir := t.TempDir()
 					conf := writeConfigs(t, dir, forThisMachine(gres, devDir), slurmConf(dir, host, nodeLine, hw, ports{}))
 					recs, problems := slurmdG(t, conf)
-					if !slurmdRefuses(problems, underDev(refused.Problem, devDir)) {
+					if !slurmdRefuses(problems, underDev(refused.File, devDir)) {
 						t.Errorf("slurmd -G printed %d records and %q\nwant it to fail as slurm-mig predicts: %s", len(recs), problems, refused.Problem)
 					}
 					checkSlurmMigRefuses(t, l, f, host, refused)
@@ -132,17 +132,16 @@ func testSlurmdTakesRegularFile(t *testing.T) {
 
 // slurmdRefuses reports whether slurmd -G failed as the refusal says:
 // exit non-zero, the "duplicate device file name" error naming the file
-// that the refusal names first, and a fatal: line.
-func slurmdRefuses(problems []string, refusal string) bool {
+// that the refusal names (file), and a fatal: line.
+func slurmdRefuses(problems []string, file string) bool {
 	var exit, dup, fatal bool
 	for _, p := range problems {
 		switch {
 		case strings.HasPrefix(p, "exit: "):
 			exit = true
 		case strings.Contains(p, "error: gpu duplicate device file name ("):
-			_, file, _ := strings.Cut(p, "(")
-			file = strings.TrimSuffix(file, ")")
-			dup = strings.Contains(refusal, "): "+file+" is in two records")
+			_, named, _ := strings.Cut(p, "(")
+			dup = strings.TrimSuffix(named, ")") == file
 		case strings.Contains(p, "fatal: "):
 			fatal = true
 		}

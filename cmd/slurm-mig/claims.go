@@ -13,8 +13,8 @@ import (
 type claimFlags struct {
 	sourceFlags
 	Count   int    `default:"1" placeholder:"N" help:"Claim N MIG devices, all or none (free prints them comma-separated)."`
-	Profile string `placeholder:"PROFILE" help:"Only MIG devices of this profile (1g.10gb)."`
-	Claims  string `default:"/run/slurm-mig/claims" env:"SLURM_MIG_CLAIMS" placeholder:"DIR" help:"Directory of the node's claims, shared by all users (created mode 1777 if missing)."`
+	Profile string `type:"nonempty" placeholder:"PROFILE" help:"Only MIG devices of this profile (1g.10gb)."`
+	Claims  string `type:"nonempty" default:"/run/slurm-mig/claims" env:"SLURM_MIG_CLAIMS" placeholder:"DIR" help:"Directory of the node's claims, shared by all users (created mode 1777 if missing)."`
 }
 
 // claim discovers the node with the compute processes on its MIG
@@ -41,7 +41,7 @@ func (c *freeCmd) Run(e *env) error {
 	}
 	// The job's holder starts now (where this is the job's first call),
 	// while this call and the others of a burst choose their devices.
-	holder := claim.Dial(job, os.Args[0])
+	holder := claim.Dial(job, os.Args[0], e.warn)
 	defer holder.Close()
 	cl, err := c.claim(e, job, "free")
 	if err != nil {
@@ -61,7 +61,8 @@ type execCmd struct {
 	Command []string `arg:"" passthrough:"" placeholder:"CMD" help:"The command to run, with its arguments (after --)."`
 }
 
-// Run claims, then becomes CMD, which holds the claim as long as it runs.
+// Run claims, hands the claim to a holder that ends it when CMD ends, then
+// becomes CMD.
 func (c *execCmd) Run(e *env) error {
 	if len(c.Command) > 0 && c.Command[0] == "--" { // kong passes the -- on
 		c.Command = c.Command[1:]
@@ -79,5 +80,5 @@ func (c *execCmd) Run(e *env) error {
 		return err
 	}
 	e.loader.Done() // CMD must not inherit NVML's descriptors
-	return claim.Exec(cl, path, c.Command)
+	return claim.Exec(cl, job, os.Args[0], path, c.Command)
 }

@@ -19,13 +19,13 @@ func (c *genCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return e.build.Write(c.output(c.Output), built.Config.GresConf(e.version, c.Compact), built)
+	return e.build.WriteGresConf(c.output(c.Output), built, e.version, c.Compact)
 }
 
 type nodeCmd struct {
 	renderFlags
 	Compact bool   `help:"Accepted as gen takes it; no effect on the node line, whose counts are the same either way."`
-	Update  string `placeholder:"SLURM_CONF" help:"Set Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other byte."`
+	Update  string `type:"nonempty" placeholder:"SLURM_CONF" help:"Set the gpu items of Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other GRES (mps, shard, nic, ...), key and byte."`
 	Full    bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
 }
 
@@ -47,20 +47,16 @@ func (c *nodeCmd) Run(e *env) error {
 		}
 		return e.build.Write(c.output(outputPath(c.Update)), updated, built)
 	}
-	line, err := e.build.NodeLine(built, c.Full)
-	if err != nil {
-		return fmt.Errorf("node --full: %w", err)
-	}
-	return e.build.Write(c.output(c.Output), line, built)
+	return e.build.WriteNodeLine(c.output(c.Output), built, c.Full)
 }
 
 type diffCmd struct {
 	sourceFlags
 	recordFlags
-	GresConf  string `placeholder:"FILE" help:"Compare with this gres.conf (default /etc/slurm/gres.conf when nothing else is compared); a pipe, or - for standard input, works too."`
-	SlurmConf string `placeholder:"FILE" help:"Compare the Gres= counts this node's NodeName line declares in FILE (a pipe, or - for standard input)."`
+	GresConf  string `type:"nonempty" placeholder:"FILE" help:"Compare with this gres.conf (default /etc/slurm/gres.conf when nothing else is compared); a pipe, or - for standard input, works too."`
+	SlurmConf string `type:"nonempty" placeholder:"FILE" help:"Compare the Gres= counts this node's NodeName line declares in FILE (a pipe, or - for standard input)."`
 	Running   bool   `help:"Compare the Gres= the running slurmctld has for this node (scontrol show node)."`
-	State     string `placeholder:"FILE" help:"Compare the device state slurm-mig env reads with the GPUs (default: ${state_env} or ${state_default}, when it exists and the GPUs are read from NVML)."`
+	State     string `type:"nonempty" placeholder:"FILE" help:"Compare the device state slurm-mig env reads with the GPUs (default: ${state_env} or ${state_default}, when it exists and the GPUs are read from NVML)."`
 	JSON      bool   `name:"json" help:"Print the result as JSON."`
 }
 
@@ -80,12 +76,16 @@ func (c *diffCmd) Run(e *env) error {
 
 type listCmd struct {
 	sourceFlags
+	JSON bool `name:"json" help:"Print the devices as JSON, for scripts: {\"hostname\", \"gpus\": [{\"index\", \"minor\", \"name\", \"uuid\", \"pci_bus_id\", \"mig_enabled\", \"mig_pending\", \"files\", \"mig_devices\": [{\"gpu_instance_id\", \"compute_instance_id\", \"profile\", \"uuid\", \"files\"}]}]}; files are the device files a job of the device is given, none for a GPU in MIG mode."`
 }
 
 func (c *listCmd) Run(e *env) error {
 	node, err := e.loader.Load(c.From)
 	if err != nil {
 		return err
+	}
+	if c.JSON {
+		return e.print(func(w io.Writer) error { return discover.WriteListing(w, node) })
 	}
 	return e.print(func(w io.Writer) error { return discover.WriteTable(w, node) })
 }
@@ -104,8 +104,8 @@ func (c *snapshotCmd) Run(e *env) error {
 // gres.conf and slurm.conf are the controller's.
 type stateCmd struct {
 	sourceFlags
-	NodeName string `placeholder:"NAME" help:"The node's Slurm NodeName, which env checks against SLURMD_NODENAME (default: the short hostname; with --from, the snapshot's)."`
-	State    string `placeholder:"FILE" help:"Where to write it (default ${state_env}, else ${state_default})."`
+	NodeName string `type:"nonempty" placeholder:"NAME" help:"The node's Slurm NodeName, which env checks against SLURMD_NODENAME (default: the short hostname; with --from, the snapshot's)."`
+	State    string `type:"nonempty" placeholder:"FILE" help:"Where to write it (default ${state_env}, else ${state_default})."`
 	JSON     bool   `name:"json" help:"Report the result as JSON ({\"path\", \"changed\", \"devices\"})."`
 }
 

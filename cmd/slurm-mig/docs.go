@@ -16,12 +16,12 @@ type docsCmd struct {
 }
 
 func (d *docsCmd) Run(e *env, ctx *kong.Context) error {
-	page := docgen.Page{Version: "slurm-mig " + e.version, Manual: "User Commands", Extra: docgen.Sections(manText)}
+	page := docgen.Page{Version: e.named(), Manual: "User Commands", Extra: docgen.Sections(manText)}
 	return docgen.Write(e.stdout, d.Format, ctx.Model, page)
 }
 
 // manText holds the man page's sections that the model does not: exit
-// status, examples, files.
+// status, environment, files, examples.
 //
 //go:embed man.txt
 var manText string

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/slurm-mig/slurm-mig/claim"
+	"github.com/slurm-mig/slurm-mig/drift"
+	"github.com/slurm-mig/slurm-mig/internal/fixture"
+	"github.com/slurm-mig/slurm-mig/jobenv"
 )
 
 // TestDocsMatchHelp holds the man page and the bash completion that the
@@ -77,6 +83,190 @@ func TestDocsMatchHelp(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestManEnvironment holds the man page's ENVIRONMENT section to the
+// environment variables the program reads: each name the Go files built
+// into slurm-mig spell (an all-capital string with an underscore, as
+// SLURM_CONF; no other such strings are there) is a term there, and no
+// other. FILES names the files an admin looks for.
+func TestManEnvironment(t *testing.T) {
+	page := docsOutput(t, "man")
+	section := func(title string) string {
+		_, rest, ok := strings.Cut(page, ".SH \""+title+"\"\n")
+		if !ok {
+			t.Fatalf("the man page has no %s section", title)
+		}
+		body, _, _ := strings.Cut(rest, "\n.SH ")
+		return body
+	}
+	documented := map[string]bool{}
+	for _, term := range manTerm.FindAllStringSubmatch(section("ENVIRONMENT"), -1) {
+		for _, name := range strings.Split(manUnesc.Replace(term[1]), ", ") {
+			documented[name] = true
+		}
+	}
+	read := map[string]bool{"PATH": true} // exec.LookPath: slurmd, scontrol, exec's CMD
+	for _, name := range programStrings(t, envName) {
+		read[name] = true
+	}
+	if diff := cmp.Diff(keys(read), keys(documented)); diff != "" {
+		t.Errorf("ENVIRONMENT differs from the variables the program reads (-read +documented):\n%s", diff)
+	}
+
+	files := manUnesc.Replace(section("FILES"))
+	for _, f := range []string{jobenv.DefaultStatePath, claim.DefaultDir, drift.DefaultGresConf} {
+		if !strings.Contains(files, "\\fB"+f) {
+			t.Errorf("FILES does not name %s:\n%s", f, files)
+		}
+	}
+}
+
+// TestSnapshotDocCommands holds docs/snapshot.md's table of the commands
+// that read a snapshot to the commands whose --help shows --from.
+func TestSnapshotDocCommands(t *testing.T) {
+	var want []string
+	for _, c := range helpCommands(runHelp(t)) {
+		if _, ok := helpFlags(runHelp(t, c))["--from"]; ok {
+			want = append(want, c)
+		}
+	}
+	doc, err := os.ReadFile(filepath.Join(fixture.Root(t), "docs/snapshot.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(doc), "\n## Commands that read a snapshot\n")
+	table, _, _ = strings.Cut(table, "\n\n## ")
+	var documented []string
+	for _, l := range strings.Split(table, "\n") {
+		if first, _, ok := strings.Cut(strings.TrimPrefix(l, "| "), " |"); ok && strings.HasPrefix(l, "| `") {
+			for _, c := range strings.Split(first, ", ") {
+				documented = append(documented, strings.Trim(c, "`"))
+			}
+		}
+	}
+	if diff := cmp.Diff(sorted(want), sorted(documented)); diff != "" {
+		t.Errorf("docs/snapshot.md's commands that read a snapshot differ from those that take --from (-help +doc):\n%s", diff)
+	}
+}
+
+// TestJSONHelpNamesItsKeys holds each --json flag's help, which lists the
+// keys of the JSON it reports, to what the command prints: every key,
+// nested ones included, with --backup replacing a file so that "backup"
+// shows too.
+func TestJSONHelpNamesItsKeys(t *testing.T) {
+	dir := t.TempDir()
+	demo := fixture.Path(t, "demo")
+	gres, state, merged := filepath.Join(dir, "gres.conf"), filepath.Join(dir, "devices.json"), filepath.Join(dir, "cluster.conf")
+	from := []string{"--root", filepath.Join(demo, "root")}
+	snapshot := []string{"--from", filepath.Join(demo, "snapshot.json")}
+	for _, tc := range []struct {
+		command string // whose --help names the keys
+		args    []string
+		backup  string // the file --backup keeps, written first: a gpu record of the node, to be replaced
+	}{
+		{"gen", append(append(from, "gen", "-o", gres, "--backup", "--json", "--state", state), snapshot...), gres},
+		{"state", append(append(from, "state", "--json", "--state", state), snapshot...), ""},
+		{"merge", []string{"merge", gres, "-o", merged, "--backup", "--json"}, merged}, // gen's output
+		{"list", append(append(from, "list", "--json"), snapshot...), ""},
+	} {
+		if tc.backup != "" {
+			mustWrite(t, tc.backup, "NodeName=gpu-demo01 Name=gpu Type=replaced File=/dev/nvidia0\n")
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run(tc.args, &env{stdout: &stdout, stderr: &stderr, newNVML: testNVML, hostname: testHostname}); code != 0 {
+			t.Fatalf("slurm-mig %s: exit %d: %s", strings.Join(tc.args, " "), code, stderr.String())
+		}
+		var report map[string]any
+		if err := json.Unmarshal(stdout.Bytes(), &report); err != nil {
+			t.Fatalf("slurm-mig %s: %v\n%s", tc.command, err, stdout.String())
+		}
+		printed := map[string]bool{}
+		collectKeys(report, printed)
+		named := map[string]bool{}
+		for _, m := range quotedKey.FindAllStringSubmatch(helpFlags(runHelp(t, tc.command))["--json"], -1) {
+			named[m[1]] = true
+		}
+		if diff := cmp.Diff(keys(printed), keys(named)); diff != "" {
+			t.Errorf("slurm-mig %s --json: the keys --help names differ from those printed (-printed +help):\n%s\n%s", tc.command, diff, stdout.String())
+		}
+	}
+}
+
+// TestDocExamplesOneVersion holds the version in the headers of the
+// example outputs in README.md and docs/ to one that --version prints:
+// the same for every example, one build's (make build stamps a commit id
+// such as 6531baa until there are tags).
+func TestDocExamplesOneVersion(t *testing.T) {
+	root := fixture.Root(t)
+	files, err := filepath.Glob(filepath.Join(root, "docs/*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := map[string][]string{} // version -> where
+	for _, f := range append(files, filepath.Join(root, "README.md")) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range writtenBy.FindAllStringSubmatch(string(data), -1) {
+			rel, _ := filepath.Rel(root, f)
+			versions[m[1]] = append(versions[m[1]], rel+": "+m[0])
+		}
+	}
+	if len(versions) > 1 {
+		t.Errorf("the examples name more than one version; --version prints one:\n%v", versions)
+	}
+}
+
+var writtenBy = regexp.MustCompile(`written by slurm-mig (\S+?);? `)
+
+var quotedKey = regexp.MustCompile(`"([a-z_]+)"`)
+
+// collectKeys adds the keys of a decoded JSON object, and of the objects
+// in it and in its lists, to keys.
+func collectKeys(v any, keys map[string]bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, inner := range v {
+			keys[k] = true
+			collectKeys(inner, keys)
+		}
+	case []any:
+		for _, inner := range v {
+			collectKeys(inner, keys)
+		}
+	}
+}
+
+var (
+	manTerm = regexp.MustCompile(`(?m)^\.TP\n\\fB(.*)\\fR$`)
+	envName = regexp.MustCompile(`"([A-Z][A-Z0-9]*_[A-Z0-9_]+)"`)
+)
+
+// programStrings are the first groups of re's matches in the non-test Go
+// files of this module's packages that are built into slurm-mig.
+func programStrings(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-f",
+		`{{if and .Module .Module.Main}}{{range .GoFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{end}}`, ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var found []string
+	for _, file := range strings.Fields(string(out)) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+			found = append(found, m[1])
+		}
+	}
+	if len(found) == 0 {
+		t.Fatalf("no match for %s in the program's files (go list printed %q)", re, out)
+	}
+	return found
 }
 
 func runHelp(t *testing.T, args ...string) string {
@@ -187,7 +377,7 @@ func manFlags(t *testing.T, page string) map[string]map[string]string {
 	return out
 }
 
-func keys(m map[string]string) []string {
+func keys[V any](m map[string]V) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)

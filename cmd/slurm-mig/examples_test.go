@@ -128,10 +128,10 @@ func TestAutomationExamples(t *testing.T) {
 // MIG devices.
 func exampleNode() *nvmlfake.Fixture {
 	return &nvmlfake.Fixture{DriverVersion: "580.159.04", GPUs: []nvmlfake.GPU{{
-		Minor: 0, UUID: "GPU-1", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559, MigMode: "enabled",
+		Minor: 0, UUID: "GPU-00000001-0000-4000-8000-000000000000", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559, MigMode: "enabled",
 		MigDevices: []nvmlfake.MigDevice{
-			{HandleIndex: 0, GI: 7, CI: 0, UUID: "MIG-1", Profile: "1g.10gb"},
-			{HandleIndex: 1, GI: 8, CI: 0, UUID: "MIG-2", Profile: "1g.10gb"},
+			{HandleIndex: 0, GI: 7, CI: 0, UUID: "MIG-00000001-0000-4000-8000-000000000000", Profile: "1g.10gb"},
+			{HandleIndex: 1, GI: 8, CI: 0, UUID: "MIG-00000002-0000-4000-8000-000000000000", Profile: "1g.10gb"},
 		}}}}
 }
 

@@ -38,9 +38,9 @@ type fault struct {
 // whole GPU.
 func migNode() *nvmlfake.Fixture {
 	return &nvmlfake.Fixture{DriverVersion: "580.159.04", GPUs: []nvmlfake.GPU{
-		{Minor: 0, UUID: "GPU-0", Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", MemoryMiB: 81920},
-		{Minor: 1, UUID: "GPU-1", Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:0F:00.0", MemoryMiB: 81920, MigMode: "enabled",
-			MigDevices: []nvmlfake.MigDevice{{HandleIndex: 0, GI: 7, CI: 0, UUID: "MIG-1", Profile: "1g.10gb"}}},
+		{Minor: 0, UUID: "GPU-00000000-0000-4000-8000-000000000000", Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", MemoryMiB: 81920},
+		{Minor: 1, UUID: "GPU-00000001-0000-4000-8000-000000000000", Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:0F:00.0", MemoryMiB: 81920, MigMode: "enabled",
+			MigDevices: []nvmlfake.MigDevice{{HandleIndex: 0, GI: 7, CI: 0, UUID: "MIG-00000001-0000-4000-8000-000000000000", Profile: "1g.10gb"}}},
 	}}
 }
 
@@ -60,6 +60,11 @@ func writeMinors(data string) func(t *testing.T, dir string) {
 var realMinors = func(t *testing.T, dir string) {
 	writeMinors(string(fixture.Read(t, fixture.RealMigMinors)))(t, dir)
 }
+
+// oldGresConf is the gres.conf in force before a write: what an earlier
+// gen wrote, for other devices. gen -o replaces it, or leaves it intact
+// when it fails; a file with lines gen does not write it would refuse.
+const oldGresConf = "# gres.conf written by slurm-mig v0.9; regenerate it, do not edit by hand.\nNodeName=n1 Name=gpu Type=old File=/dev/nvidia9\n"
 
 func faults() []fault {
 	gen := []string{"--root", "$DIR/root", "gen", "--node-name", "n1", "-o", "$DIR/gres.conf"}
@@ -101,7 +106,7 @@ func faults() []fault {
 			args:    gen, setup: realMinors, exit: 0, stderr: ""},
 		{name: "Gaps in MIG handle indices", injected: "MIG devices at handles 2 and 5 only", behaviour: "normal: every index is tried",
 			fixture: with(func(f *nvmlfake.Fixture) {
-				f.GPUs[1].MigDevices = []nvmlfake.MigDevice{{HandleIndex: 2, GI: 7, UUID: "MIG-1", Profile: "1g.10gb"}, {HandleIndex: 5, GI: 13, UUID: "MIG-2", Profile: "1g.10gb"}}
+				f.GPUs[1].MigDevices = []nvmlfake.MigDevice{{HandleIndex: 2, GI: 7, UUID: "MIG-00000001-0000-4000-8000-000000000000", Profile: "1g.10gb"}, {HandleIndex: 5, GI: 13, UUID: "MIG-00000002-0000-4000-8000-000000000000", Profile: "1g.10gb"}}
 			}),
 			args: gen, setup: realMinors, exit: 0, stderr: ""},
 		{name: "CPU affinity unreadable", injected: "GetCpuAffinity: ERROR_UNKNOWN", behaviour: "warn; that GPU gets no Cores=",
@@ -146,10 +151,10 @@ func faults() []fault {
 		{name: "MIG mode change pending", injected: "GPU 0 mig_mode disabled/enabled", behaviour: "warn; the current layout is written",
 			fixture: with(func(f *nvmlfake.Fixture) { f.GPUs[0].MigMode = "disabled/enabled" }), args: gen, setup: realMinors, exit: 0,
 			stderr: "slurm-mig: warning: GPU 0 (minor 0, 00000000:07:00.0): MIG mode is disabled but will be enabled after the next GPU reset; this config describes the current layout"},
-		{name: "Target directory read-only", injected: "gres.conf in a directory mode 0555, written as uid 65534", behaviour: "fail; old file intact",
+		{name: "Target directory read-only", injected: "gres.conf in a directory mode 0555, written as uid 65534", behaviour: "fail; old file intact (a file that is already right is no error: unchanged, exit 0)",
 			fixture: migNode(), setup: func(t *testing.T, dir string) {
 				realMinors(t, dir)
-				mustWrite(t, filepath.Join(dir, "ro/gres.conf"), "old\n")
+				mustWrite(t, filepath.Join(dir, "ro/gres.conf"), oldGresConf)
 				if err := os.Chmod(filepath.Join(dir, "ro"), 0o555); err != nil {
 					t.Fatal(err)
 				}
@@ -232,7 +237,7 @@ func TestFaultMatrix(t *testing.T) {
 				f.setup(t, dir)
 			}
 			oldFile := filepath.Join(dir, "gres.conf")
-			mustWrite(t, oldFile, "# the gres.conf in force\n")
+			mustWrite(t, oldFile, oldGresConf)
 			keep := strings.ReplaceAll(f.keeps, "$DIR", dir)
 			var before []byte
 			if keep != "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/alecthomas/kong"
 
@@ -12,21 +13,21 @@ import (
 // sourceFlags choose where the node model comes from: commands pass From
 // to e.loader.Load.
 type sourceFlags struct {
-	From string `placeholder:"FILE" help:"Work from a snapshot (slurm-mig snapshot) instead of NVML. Cap minors it lacks are read from mig-minors under --root."`
+	From string `type:"nonempty" placeholder:"FILE" help:"Work from a snapshot (slurm-mig snapshot) instead of NVML. Cap minors it lacks are read from mig-minors under --root."`
 }
 
 // recordFlags shape the GRES records, shared by gen, node and diff so
 // that their types and counts always agree.
 type recordFlags struct {
-	NodeName     string            `placeholder:"NAME" help:"NodeName= to write (default: the short hostname; with --from, the snapshot's)."`
+	NodeName     string            `type:"nonempty" placeholder:"NAME" help:"NodeName= to write (default: the short hostname; with --from, the snapshot's)."`
 	NoNodeName   bool              `help:"Leave NodeName= out."`
 	TypeStyle    string            `enum:"model,profile,autodetect" default:"model" help:"GRES type names: model (a100, a100_1g.10gb), profile (a100, 1g.10gb), autodetect (the names of Slurm's AutoDetect=nvml). One of: ${enum}."`
 	TypeMap      map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"Use TYPE as the model part of types for GPUs whose NVML name or short model is NAME (repeatable)."`
 	Files        string            `enum:"auto,multiple,ci" default:"auto" help:"MIG device files: multiple (MultipleFiles=/dev/nvidiaN,GI cap,CI cap; Slurm >= 21.08: 20.11 refuses MIG devices sharing their GPU's file), ci (File=CI cap; every Slurm), or auto: ci for a Slurm older than 21.08, else multiple. One of: ${enum}."`
 	NoCores      bool              `help:"Leave out Cores= (the abstract core ids near each GPU, from NVML's CPU affinity and the CPU topology under --root)."`
 	NoLinks      bool              `help:"Leave out Links= (active NVLinks between whole GPUs)."`
-	Flags        string            `placeholder:"FLAGS" help:"Write Flags=FLAGS on every line (nvidia_gpu_env, ...); checked against the flags Slurm knows."`
-	SlurmVersion string            `placeholder:"X.Y" help:"The Slurm release that reads the output (default: slurmd -V of this host's Slurm, with --root /). It picks --files auto's style, and output it would refuse or misread is an error, never written."`
+	Flags        string            `type:"nonempty" placeholder:"FLAGS" help:"Write Flags=FLAGS on every line (nvidia_gpu_env, ...); checked against the flags Slurm knows."`
+	SlurmVersion string            `type:"nonempty" placeholder:"X.Y" help:"The Slurm release that reads the output (default: slurmd -V of this host's Slurm, with --root /). It picks --files auto's style, and output it would refuse or misread is an error, never written."`
 }
 
 // records is what the flags ask of the records.
@@ -52,16 +53,16 @@ func (r *renderFlags) output(file outputPath) nodegres.Output {
 
 // outputFlags say where gen and node put what they render.
 type outputFlags struct {
-	Output     outputPath `short:"o" placeholder:"FILE" help:"Write FILE atomically instead of printing (- prints): unchanged content is not rewritten; mode, owner and symlinks are kept; concurrent runs wait for each other."`
+	Output     outputPath `short:"o" placeholder:"FILE" help:"Write FILE atomically instead of printing (- prints): unchanged content is not rewritten (gen compares records, not its header); a FILE with lines this command does not write is refused; mode, owner and symlinks are kept; concurrent runs wait for each other."`
 	Backup     bool       `help:"With -o or --update, keep the replaced file as FILE.bak."`
 	AllowEmpty bool       `help:"Write even when no GPU or MIG device was found (by default that is refused: after an NVML failure an empty gres.conf takes a node's GPUs away)."`
-	JSON       bool       `name:"json" help:"With -o or --update, report the result as JSON ({\"path\", \"changed\", \"backup\", \"devices\"})."`
+	JSON       bool       `name:"json" help:"With -o or --update, report the result as JSON ({\"path\", \"changed\", \"backup\", \"devices\", \"state\": {\"path\", \"changed\", \"devices\"}}; backup when a file was kept, state when the device state was written)."`
 }
 
 // stateFlags say where gen and node write the device state that env
 // reads, along with the file they write.
 type stateFlags struct {
-	State   string `placeholder:"FILE" help:"With -o or --update, also write the device state that slurm-mig env reads here (default ${state_env}, else ${state_default})."`
+	State   string `type:"nonempty" placeholder:"FILE" help:"With -o or --update, also write the device state that slurm-mig env reads here (default ${state_env}, else ${state_default}); a state that cannot be written fails the run, the file untouched."`
 	NoState bool   `help:"With -o or --update, do not write the device state."`
 }
 
@@ -79,5 +80,26 @@ func (p *outputPath) Decode(ctx *kong.DecodeContext) error {
 		return fmt.Errorf("-o needs a file name (- prints to standard output)")
 	}
 	*p = outputPath(s)
+	return nil
+}
+
+// nonemptyMapper decodes the string flags tagged type:"nonempty": those
+// that name a file or directory, and those whose absence means a default
+// (--node-name, --slurm-version). It refuses an empty value, as -o does:
+// that is a script's unset variable (--from "$SNAPSHOT"), and taken for
+// the flag's absence it would read NVML, the default gres.conf or device
+// state, files under the current directory, or this host's name, instead
+// of what the script meant.
+type nonemptyMapper struct{}
+
+func (nonemptyMapper) Decode(ctx *kong.DecodeContext, target reflect.Value) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("value", &s); err != nil {
+		return err
+	}
+	if s == "" {
+		return fmt.Errorf("the value is empty (an unset variable in a script?)")
+	}
+	target.SetString(s)
 	return nil
 }

@@ -67,8 +67,8 @@ func TestAnsibleFleetExample(t *testing.T) {
 
 	// The GPU nodes' play: gen on each, its stdout as Ansible keeps it
 	// (trailing newline dropped), written as the copy task writes it.
-	split := fakeNode(nvmlfake.MigDevice{HandleIndex: 0, GI: 7, CI: 0, UUID: "MIG-1", Profile: "1g.10gb"},
-		nvmlfake.MigDevice{HandleIndex: 1, GI: 8, CI: 0, UUID: "MIG-2", Profile: "1g.10gb"})
+	split := fakeNode(nvmlfake.MigDevice{HandleIndex: 0, GI: 7, CI: 0, UUID: "MIG-00000001-0000-4000-8000-000000000000", Profile: "1g.10gb"},
+		nvmlfake.MigDevice{HandleIndex: 1, GI: 8, CI: 0, UUID: "MIG-00000002-0000-4000-8000-000000000000", Profile: "1g.10gb"})
 	whole := fakeNode()
 	inventory := map[string]*nvmlfake.Fixture{"n1.cluster": split, "n2.cluster": whole, "n3.cluster": split}
 	fragments := map[string]string{}
@@ -121,7 +121,7 @@ func TestAnsibleFleetExample(t *testing.T) {
 
 // fakeNode is a node of one H100, split into migs (whole without any).
 func fakeNode(migs ...nvmlfake.MigDevice) *nvmlfake.Fixture {
-	gpu := nvmlfake.GPU{Minor: 0, UUID: "GPU-1", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559,
+	gpu := nvmlfake.GPU{Minor: 0, UUID: "GPU-00000001-0000-4000-8000-000000000000", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559,
 		MigMode: "disabled", MigDevices: migs}
 	if len(migs) > 0 {
 		gpu.MigMode = "enabled"

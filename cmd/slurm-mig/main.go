@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -50,6 +51,10 @@ type env struct {
 	build          *nodegres.Builder // gen, node, diff, state
 }
 
+// named is the program's name and version, as --version prints them and
+// the files it writes record them.
+func (e *env) named() string { return "slurm-mig " + e.version }
+
 // print prints what write writes, all at once after it succeeded.
 func (e *env) print(write func(io.Writer) error) error { return kongrun.Print(e.stdout, write) }
 
@@ -60,20 +65,24 @@ func (e *env) warn(msg string) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n
 // A command tagged nvml:"" reads NVML unless given --from: NVML's Init
 // starts for it before the command line is parsed (nodeload.StartNVML).
 type cli struct {
-	Root    string           `default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree or a chroot). Printed device paths stay /dev/..."`
-	Timeout time.Duration    `default:"60s" help:"Give up, writing nothing, when NVML has not answered in this time (a hung GPU or driver)."`
-	Version kong.VersionFlag `help:"Print the version and exit."`
+	Root    string        `type:"nonempty" default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree or a chroot). Printed device paths stay /dev/..."`
+	Timeout time.Duration `default:"60s" help:"Give up, writing nothing, when NVML has not answered in this time (a hung GPU or driver)."`
+	// -V as Slurm's commands take it (sinfo -V, slurmd -V); -v is verboseFlag.
+	ShowVersion kong.VersionFlag `name:"version" short:"V" help:"Print the version and exit (-v alone does too)."`
+	Verbose     verboseFlag      `short:"v" hidden:"" help:"Refused: slurm-mig has no verbose mode."`
 
 	Gen      genCmd      `cmd:"" nvml:"" help:"Print gres.conf lines for this node's GPUs and MIG devices."`
 	Node     nodeCmd     `cmd:"" nvml:"" help:"Print the slurm.conf NodeName line with Gres= counts that match gen."`
 	Diff     diffCmd     `cmd:"" nvml:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
-	List     listCmd     `cmd:"" nvml:"" help:"Show a table of GPUs and MIG devices with their device files."`
+	List     listCmd     `cmd:"" nvml:"" help:"Show a table of GPUs and MIG devices with their device files (--json: the same as JSON, for scripts)."`
 	Snapshot snapshotCmd `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
 	State    stateCmd    `cmd:"" nvml:"" help:"Write the device state (device files -> UUIDs) that env reads; gen -o and node -o/--update write it too."`
 	Env      envCmd      `cmd:"" help:"TaskProlog: print export CUDA_VISIBLE_DEVICES=<UUIDs> for the GPUs Slurm gave this task; never starts NVML."`
 	Free     freeCmd     `cmd:"" nvml:"" help:"Claim an idle MIG device among those the job may use and print its UUID for CUDA_VISIBLE_DEVICES; the claim ends when the job's shell does."`
 	Exec     execCmd     `cmd:"" nvml:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
 	Merge    mergeCmd    `cmd:"" help:"Merge gen outputs of many nodes into one cluster gres.conf (or, with --node-lines, the slurm.conf lines) for configless Slurm."`
+	Help     helpCmd     `cmd:"" whole:"" help:"Print the help of slurm-mig or of one command."`
+	Version  versionCmd  `cmd:"" help:"Print the version."`
 
 	Docs docsCmd `cmd:"" hidden:"" whole:"" help:"Print the man page or a shell completion script, made from this command line's model."`
 }
@@ -101,7 +110,7 @@ func run(args []string, e *env) int {
 		e.loader = &nodeload.Loader{Host: nodeload.NewHost(root), NVML: nvmlLib,
 			Hostname: e.hostname, Timeout: c.Timeout, Warn: e.warn}
 		e.build = &nodegres.Builder{Loader: e.loader, Root: root, Getenv: os.Getenv,
-			WrittenBy: "slurm-mig " + e.version, Stdout: e.stdout, Print: e.print, Warn: e.warn}
+			WrittenBy: e.named(), Stdout: e.stdout, Print: e.print, Warn: e.warn}
 	})
 }
 
@@ -111,8 +120,9 @@ func (e *env) app() kongrun.App {
 	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr,
 		Description: "Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices.",
 		Options: []kong.Option{
-			kong.Vars{"version": "slurm-mig " + e.version, "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath},
+			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath},
 			kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+			kong.NamedMapper("nonempty", nonemptyMapper{}),
 			kong.Bind(e),
 		}}
 }

@@ -34,8 +34,10 @@ func TestMain(m *testing.M) {
 }
 
 // stateInTemp runs the tests with the device state that gen -o writes
-// redirected ($SLURM_MIG_STATE) into a temporary directory, so that no
-// test writes /run/slurm-mig on the machine that runs it.
+// ($SLURM_MIG_STATE) and the claims of free and exec ($SLURM_MIG_CLAIMS)
+// redirected into a temporary directory, so that no test writes
+// /run/slurm-mig on the machine that runs it, whatever a test forgets to
+// pass. The binaries the tests run inherit both.
 type stateInTemp struct{ m *testing.M }
 
 func (s stateInTemp) Run() int {
@@ -47,8 +49,12 @@ func (s stateInTemp) Run() int {
 	defer os.RemoveAll(dir)
 	os.Chmod(dir, 0o777) // TestPrivileges writes it as nobody
 	os.Setenv(jobenv.StatePathEnv, filepath.Join(dir, "devices.json"))
+	os.Setenv(claimsEnv, filepath.Join(dir, "claims"))
 	return s.m.Run()
 }
+
+// claimsEnv names the claims directory of free and exec (--claims).
+const claimsEnv = "SLURM_MIG_CLAIMS"
 
 // testNVML is the library the scripts' slurm-mig sees. SLURM_MIG_FAKE_NVML
 // names an nvmlfake fixture; without it the real go-nvml library is asked
@@ -91,6 +97,7 @@ func TestScripts(t *testing.T) {
 			e.Setenv("SCRIPTS", scripts)
 			e.Setenv("TEST_HOSTNAME", "node01.cluster.test")
 			e.Setenv(jobenv.StatePathEnv, filepath.Join(e.WorkDir, "state/devices.json"))
+			e.Setenv(claimsEnv, filepath.Join(e.WorkDir, "claims"))
 			return nil
 		},
 	})

@@ -28,14 +28,17 @@ func (c *mergeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	data := f.GresConf(e.version)
-	if c.NodeLines {
-		data = f.NodeLines()
+	var rep *fleet.Written
+	switch {
+	case output == "" && c.NodeLines:
+		return e.print(func(w io.Writer) error { _, err := w.Write(f.NodeLines()); return err })
+	case output == "":
+		return e.print(func(w io.Writer) error { _, err := w.Write(f.GresConf(e.version)); return err })
+	case c.NodeLines:
+		rep, err = f.WriteNodeLines(output, c.Backup)
+	default:
+		rep, err = f.WriteGresConf(output, e.version, c.Backup)
 	}
-	if output == "" {
-		return e.print(func(w io.Writer) error { _, err := w.Write(data); return err })
-	}
-	rep, err := f.Write(output, data, c.Backup)
 	if err != nil {
 		return err
 	}

@@ -38,10 +38,10 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	minors := fixture.Read(t, fixture.RealMigMinors)
 	mustWrite(t, filepath.Join(dir, "root/proc/driver/nvidia-caps/mig-minors"), string(minors))
 	mustWrite(t, filepath.Join(dir, "snap.json"), `{"schema_version": 1, "hostname": "n1", "gpus": [
-	  {"index": 0, "minor": 0, "name": "NVIDIA A100-SXM4-80GB", "mig_enabled": true, "mig_pending": true,
-	   "mig_devices": [{"gpu_instance_id": 7, "compute_instance_id": 0, "profile": "1g.10gb"}]}]}`)
+	  {"index": 0, "minor": 0, "uuid": "GPU-00000000-0000-4000-8000-000000000000", "name": "NVIDIA A100-SXM4-80GB", "mig_enabled": true, "mig_pending": true,
+	   "mig_devices": [{"gpu_instance_id": 7, "compute_instance_id": 0, "profile": "1g.10gb", "uuid": "MIG-00000000-0000-4000-8000-000000000007"}]}]}`)
 	etc := filepath.Join(dir, "etc-slurm") // root-owned, as /etc/slurm is
-	mustWrite(t, filepath.Join(etc, "gres.conf"), "old\n")
+	mustWrite(t, filepath.Join(etc, "gres.conf"), oldGresConf)
 
 	asNobody := func(args ...string) (string, string, int) {
 		cmd := exec.Command(bin, args...)
@@ -61,13 +61,27 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap66,/dev/nvidia-caps/nvidia-cap67") {
 		t.Errorf("reading as nobody: exit %d\n%s%s", code, out, errs)
 	}
-	_, errs, code = asNobody("--root", filepath.Join(dir, "root"), "gen", "--from", filepath.Join(dir, "snap.json"), "-o", filepath.Join(etc, "gres.conf"))
+	_, errs, code = asNobody("--root", filepath.Join(dir, "root"), "gen", "--from", filepath.Join(dir, "snap.json"), "-o", filepath.Join(etc, "gres.conf"), "--no-state")
 	want := "slurm-mig: cannot write " + etc + "/gres.conf: " + etc + " is not writable: permission denied\n"
 	if code != 2 || errs != want {
 		t.Errorf("writing as nobody: exit %d, stderr %q\nwant exit 2, %q", code, errs, want)
 	}
-	if data, _ := os.ReadFile(filepath.Join(etc, "gres.conf")); string(data) != "old\n" {
+	if data, _ := os.ReadFile(filepath.Join(etc, "gres.conf")); string(data) != oldGresConf {
 		t.Errorf("gres.conf changed: %q", data)
+	}
+
+	// A gres.conf that is already right needs no write, and so no
+	// writable directory (a read-only NFS /etc/slurm): exit 0, unchanged.
+	gen := []string{"--root", filepath.Join(dir, "root"), "gen", "--from", filepath.Join(dir, "snap.json"), "-o", filepath.Join(etc, "gres.conf"), "--no-state"}
+	if out, err := exec.Command(bin, gen...).CombinedOutput(); err != nil {
+		t.Fatalf("writing as root: %v\n%s", err, out)
+	}
+	out, errs, code = asNobody(gen...)
+	if want := etc + "/gres.conf: unchanged (1 device)\n"; code != 0 || out != want || errs != "" {
+		t.Errorf("an unchanged gres.conf in a directory nobody may write: exit %d, stdout %q, stderr %q\nwant exit 0, %q", code, out, errs, want)
+	}
+	if entries, _ := os.ReadDir(etc); len(entries) != 1 {
+		t.Errorf("%s holds %d entries, want just gres.conf", etc, len(entries))
 	}
 }
 
@@ -75,7 +89,9 @@ func TestAsUnprivilegedUser(t *testing.T) {
 // processes are scontrol (diff --running) and slurmd -V (the installed
 // Slurm's release), started from a path LookPath found, with their
 // arguments as a list, free's claim holder (itself), and the command exec
-// runs (it execs it, also from a path LookPath found).
+// runs (it execs it, also from a path LookPath found). scontrol and
+// slurmd -V run through child.Run, bounded in time, which is listed with
+// its callers.
 func TestNoShell(t *testing.T) {
 	var calls []string
 	fset := token.NewFileSet()
@@ -111,6 +127,7 @@ func TestNoShell(t *testing.T) {
 				return true
 			}
 			if pkg, ok := sel.X.(*ast.Ident); ok && (pkg.Name == "exec" && strings.HasPrefix(sel.Sel.Name, "Command") ||
+				pkg.Name == "child" && sel.Sel.Name == "Run" ||
 				pkg.Name == "syscall" && (sel.Sel.Name == "Exec" || sel.Sel.Name == "ForkExec") || pkg.Name == "os" && sel.Sel.Name == "StartProcess") {
 				arg := "?"
 				if len(call.Args) > 0 {
@@ -132,7 +149,8 @@ func TestNoShell(t *testing.T) {
 	// scontrol; slurmd -V; free's claim holder (slurm-mig itself); exec's
 	// CMD, which slurm-mig becomes.
 	want := []string{"../../claim/exec.go: syscall.Exec(path, ...)", "../../claim/holder.go: exec.Cmd{...}",
-		"../../scontrol/scontrol.go: exec.Command(path, ...)", "../../slurmconf/version.go: exec.CommandContext(ctx, ...)"}
+		"../../internal/child/child.go: exec.CommandContext(ctx, ...)",
+		"../../scontrol/scontrol.go: child.Run(path, ...)", "../../slurmconf/version.go: child.Run(path, ...)"}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("child processes started:\n%s\nwant only:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/slurm-mig/slurm-mig/internal/nvmlfake"
 	"github.com/slurm-mig/slurm-mig/internal/testtools"
 )
 
@@ -28,12 +28,17 @@ func TestNodeFullMatchesSlurmdC(t *testing.T) {
 	}
 	want := strings.Join(fields[1:], " ") // the hardware, without NodeName=
 
-	snapshot := filepath.Join(t.TempDir(), "snap.json")
-	mustWrite(t, snapshot, `{"schema_version": 1, "hostname": "n1", "gpus": [
-	  {"index": 0, "minor": 0, "name": "NVIDIA H100 80GB HBM3"}]}`)
+	// The GPU is a fake one, read through NVML as on a GPU node, so that
+	// the hardware is this machine's: a snapshot's would be the node it
+	// describes.
+	fake, err := nvmlfake.New(&nvmlfake.Fixture{GPUs: []nvmlfake.GPU{
+		{Minor: 0, UUID: "GPU-00000000-0000-4000-8000-000000000000", Name: "NVIDIA H100 80GB HBM3"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"node", "--full", "--no-node-name", "--from", snapshot}, &env{stdout: &stdout, stderr: &stderr,
-		newNVML: func() nvml.Interface { t.Fatal("NVML used with --from"); return nil }, hostname: os.Hostname})
+	code := run([]string{"node", "--full", "--no-node-name"}, &env{stdout: &stdout, stderr: &stderr,
+		newNVML: func() nvml.Interface { return fake }, hostname: os.Hostname})
 	if code != exitOK {
 		t.Fatalf("node --full: exit %d: %s", code, stderr.String())
 	}

@@ -80,7 +80,8 @@ func generate(t *testing.T, gen func(io.Writer, *kong.Application) error) []byte
 
 func manPage(w io.Writer, app *kong.Application) error {
 	return Man(w, app, Page{Version: "toy 1.0", Manual: "User Commands",
-		Extra: []Section{{Title: "Exit status", Text: "0 fine, 2 trouble."}}})
+		Extra: []Section{{Title: "Exit status", Text: "0 fine, 2 trouble."},
+			{Title: "Environment", Text: "TOY_CLUSTER\n: The cluster name (--name).\n\nTOY_HOME, TOY_DIR\n: Where toy keeps its files;\nthe second line goes on.\n\n.After the list, a paragraph."}}})
 }
 
 func TestGolden(t *testing.T) {
@@ -229,6 +230,22 @@ func TestFishCompletes(t *testing.T) {
 		if want := sorted(tc.want); !cmp.Equal(sorted(strings.Join(got, " ")), want) {
 			t.Errorf("fish completing %q: got %q, want %q", tc.line, got, want)
 		}
+	}
+}
+
+// TestManTerms reads the roff of a tagged paragraph (.TP): a line that
+// the next, starting with ": ", describes.
+func TestManTerms(t *testing.T) {
+	page := string(generate(t, manPage))
+	_, env, ok := strings.Cut(page, ".SH \"ENVIRONMENT\"\n")
+	if !ok {
+		t.Fatalf("no ENVIRONMENT section:\n%s", page)
+	}
+	want := ".TP\n\\fBTOY_CLUSTER\\fR\nThe cluster name (\\-\\-name).\n" +
+		".TP\n\\fBTOY_HOME, TOY_DIR\\fR\nWhere toy keeps its files;\nthe second line goes on.\n" +
+		".PP\n\\&.After the list, a paragraph.\n"
+	if env != want {
+		t.Errorf("ENVIRONMENT:\n%s\nwant:\n%s", env, want)
 	}
 }
 

@@ -16,7 +16,9 @@ type Page struct {
 }
 
 // Section is a man page section of plain text; blank lines separate
-// paragraphs and lines that start with a space are shown as typed.
+// paragraphs, lines that start with a space are shown as typed, and a
+// line followed by one that starts with ": " is a term (an environment
+// variable, a file) that the lines after it describe, indented below it.
 type Section struct {
 	Title string
 	Text  string
@@ -161,8 +163,10 @@ func (m *roff) text(s string) {
 	}
 }
 
-// paragraphs writes plain text: a blank line starts a paragraph, and lines
-// indented with a space are shown as typed (examples).
+// paragraphs writes plain text: a blank line starts a paragraph, lines
+// indented with a space are shown as typed (examples), and a term (see
+// Section) starts a tagged paragraph (.TP), which the next term or a
+// blank line before other text ends.
 func (m *roff) paragraphs(s string) {
 	lines := strings.Split(strings.Trim(s, "\n"), "\n")
 	verbatim := false
@@ -173,7 +177,7 @@ func (m *roff) paragraphs(s string) {
 				m.macro("EE")
 				verbatim = false
 			}
-			if i+1 < len(lines) {
+			if i+1 < len(lines) && !isTerm(lines, i+1) { // .TP starts its own paragraph
 				m.macro("PP")
 			}
 		case strings.HasPrefix(l, " "):
@@ -187,12 +191,28 @@ func (m *roff) paragraphs(s string) {
 				m.macro("EE")
 				verbatim = false
 			}
-			m.line(esc(strings.TrimSpace(l)))
+			switch {
+			case isTerm(lines, i):
+				m.macro("TP")
+				m.line(`\fB` + esc(strings.TrimSpace(l)) + `\fR`)
+			case strings.HasPrefix(l, ": "):
+				m.line(esc(strings.TrimSpace(l[2:])))
+			default:
+				m.line(esc(strings.TrimSpace(l)))
+			}
 		}
 	}
 	if verbatim {
 		m.macro("EE")
 	}
+}
+
+// isTerm says whether lines[i] is a term: text followed by a line that
+// starts with ": ".
+func isTerm(lines []string, i int) bool {
+	l := lines[i]
+	return strings.TrimSpace(l) != "" && !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, ": ") &&
+		i+1 < len(lines) && strings.HasPrefix(lines[i+1], ": ")
 }
 
 // esc escapes text for roff: backslashes and hyphens (a plain '-' may

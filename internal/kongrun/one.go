@@ -54,7 +54,7 @@ func One(whole any, args []string, parse ParseFunc) (*kong.Context, error) {
 
 // Named is the first word of args before -- that names a command of cli
 // (a kong CLI struct; a command's name is its field's, in lower case);
-// "" if none, if a help or version flag comes before --, or if the
+// "" if none, if a help or version flag (-V) comes before --, or if the
 // command is tagged whole:"".
 func Named(args []string, cli any) string {
 	commands := map[string]bool{}
@@ -69,7 +69,7 @@ func Named(args []string, cli any) string {
 		if a == "--" {
 			break
 		}
-		if a == "-h" || a == "--help" || a == "--version" {
+		if a == "-h" || a == "--help" || a == "-V" || a == "--version" {
 			return ""
 		}
 		if alone, isCommand := commands[a]; isCommand && named == "" {
@@ -80,4 +80,19 @@ func Named(args []string, cli any) string {
 		}
 	}
 	return named
+}
+
+// Commands are the names of cli's commands that --help shows (a kong CLI
+// struct; a command's name is its field's, in lower case, as Named reads
+// it), in their order: the words `help COMMAND` takes.
+func Commands(cli any) []string {
+	var names []string
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(cli)) {
+		_, isCommand := f.Tag.Lookup("cmd")
+		_, hidden := f.Tag.Lookup("hidden")
+		if isCommand && !hidden {
+			names = append(names, strings.ToLower(f.Name))
+		}
+	}
+	return names
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -62,7 +63,7 @@ func (a App) Run(cli any, args []string, ready func()) (status int) {
 		ctx, err = a.Parse(cli, args)
 	}
 	if err != nil {
-		fmt.Fprintf(a.Stderr, "%s: %v (see %s --help)\n", a.Name, err, a.Name)
+		fmt.Fprintf(a.Stderr, "%s: %v (see %s --help)\n", a.Name, usageError(err), a.Name)
 		return statusError
 	}
 	ready()
@@ -124,6 +125,66 @@ func PrintReport(w io.Writer, r Report, asJSON bool) error {
 		return Print(w, r.WriteJSON)
 	}
 	return Print(w, r.WriteText)
+}
+
+// kong says a flag was given no value in words of its scanner: "--output:
+// expected file value but got "EOL" (<EOL>)", or for a map "--type-map:
+// missing value, expecting "<key>=<value>..."" (with a separator rune
+// that prints as garbage when there is none); and a flag where the value
+// should be "--output: expected file value but got "--json" (long flag);
+// perhaps try --output="--json"?". kong's error type is not exported, so
+// its text is matched; TestRunStatuses pins it for the kong in go.mod.
+var (
+	noValue   = regexp.MustCompile(`^--([\w-]+): (?:expected [\w ]+ value but got "EOL" \(<EOL>\)|missing value, expecting ".*")$`)
+	flagValue = regexp.MustCompile(`^--([\w-]+): expected [\w ]+ value but got "(-[^"]*)" \((?:long|short) flag\); perhaps try .*$`)
+)
+
+// usageError says in a sentence what kong says of a flag given no value,
+// naming the flag as --help does (flagName); other parse errors
+// it returns as they are.
+func usageError(err error) error {
+	var parse *kong.ParseError
+	if !errors.As(err, &parse) {
+		return err
+	}
+	msg := err.Error()
+	var m []string
+	var given string
+	if m = noValue.FindStringSubmatch(msg); m != nil {
+		given = "none was given"
+	} else if m = flagValue.FindStringSubmatch(msg); m != nil {
+		given = fmt.Sprintf("was given the flag %s; a value that starts with - is written --%s=%s", m[2], m[1], m[2])
+	} else {
+		return err
+	}
+	flag := "--" + m[1]
+	if parse.Context != nil {
+		for _, f := range parse.Context.Flags() {
+			if f.Name == m[1] {
+				flag = flagName(f)
+				break
+			}
+		}
+	}
+	return fmt.Errorf("%s needs a value, and %s", flag, given)
+}
+
+// flagName names f as --help does, "-o, --output=FILE", with the
+// placeholder only where the flag has one of its own: kong's default one
+// is the default value (--timeout=60s), which reads as if given. A flag
+// of a few words lists them.
+func flagName(f *kong.Flag) string {
+	name := "--" + f.Name
+	if f.PlaceHolder != "" {
+		name += "=" + f.PlaceHolder
+	}
+	if f.Short != 0 {
+		name = fmt.Sprintf("-%c, %s", f.Short, name)
+	}
+	if f.Enum != "" {
+		name += " (one of " + f.Enum + ")"
+	}
+	return name
 }
 
 // oneLine keeps an error to one line, so logs of hooks stay readable.

@@ -22,7 +22,10 @@ type testCLI struct {
 }
 
 type doCmd struct {
-	Say string `help:"Say it."`
+	Say   string            `help:"Say it."`
+	Out   string            `short:"o" placeholder:"FILE" help:"Write it to FILE."`
+	Alias map[string]string `placeholder:"NAME=TYPE" mapsep:"none" help:"Call it so."`
+	Style string            `enum:"plain,loud" default:"plain" help:"Say it so."`
 }
 
 type outcome struct {
@@ -56,6 +59,14 @@ func TestRunStatuses(t *testing.T) {
 		{"parse error", []string{"do", "--bogus"}, nil, 2, "", "x: unknown flag --bogus (see x --help)\n"},
 		{"no command", []string{}, nil, 2, "", "x: expected \"do\" (see x --help)\n"},
 		{"help", []string{"--help"}, nil, 0, "", ""},
+		// A flag with no value, or with a flag where its value should be,
+		// is said in a sentence, not in kong's "expected string value but
+		// got EOL".
+		{"flag with no value", []string{"do", "-o"}, nil, 2, "", "x: -o, --out=FILE needs a value, and none was given (see x --help)\n"},
+		{"long flag with no value", []string{"do", "--say"}, nil, 2, "", "x: --say needs a value, and none was given (see x --help)\n"},
+		{"map flag with no value", []string{"do", "--alias"}, nil, 2, "", "x: --alias=NAME=TYPE needs a value, and none was given (see x --help)\n"},
+		{"enum flag with no value", []string{"do", "--style"}, nil, 2, "", "x: --style (one of plain,loud) needs a value, and none was given (see x --help)\n"},
+		{"flag for a value", []string{"do", "-o", "--say", "hi"}, nil, 2, "", `x: -o, --out=FILE needs a value, and was given the flag --say; a value that starts with - is written --out=--say (see x --help)` + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

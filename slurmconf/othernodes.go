@@ -1,0 +1,76 @@
+package slurmconf
+
+import (
+	"slices"
+	"strings"
+)
+
+// OtherNodes are what a config's NodeName= lines name when they do not
+// name the node read for: said when none names it, as a node named
+// otherwise in the file (gpu01.cluster.example where Slurm says gpu01)
+// is the usual reason, and slurmd, matching names exactly, misses it too.
+type OtherNodes struct {
+	// Names are the NodeName= values as written, each once, in the
+	// order first read: at most maxOtherNodes, More set when there were
+	// more.
+	Names []string
+	More  bool
+	// Alias is a name there that is the node's in another form: the
+	// same part before the first '.', with or without a domain.
+	Alias string
+}
+
+// maxOtherNodes bounds OtherNodes.Names: enough to show which names a
+// file uses, never a cluster's worth.
+const maxOtherNodes = 4
+
+// note notes the NodeName= hostlist of a line that does not name node.
+// Its names are looked through for an alias of node only where one of
+// the two has a domain and the other none, as only then can they differ
+// by it: a cluster's file of short names is never expanded twice.
+func (o *OtherNodes) note(nodes, node string) error {
+	switch {
+	case slices.Contains(o.Names, nodes):
+	case len(o.Names) < maxOtherNodes:
+		o.Names = append(o.Names, nodes)
+	default:
+		o.More = true
+	}
+	if o.Alias != "" || node == "" || strings.Contains(nodes, ".") == strings.Contains(node, ".") {
+		return nil
+	}
+	names, err := ExpandHostlist(nodes)
+	if err != nil {
+		return err // hostlistHas has read it already
+	}
+	short, _, _ := strings.Cut(node, ".")
+	for _, n := range names {
+		if s, _, _ := strings.Cut(n, "."); s == short {
+			o.Alias = n
+			break
+		}
+	}
+	return nil
+}
+
+// String lists the names: "gpu01, gpu[02-04] and others".
+func (o *OtherNodes) String() string {
+	s := strings.Join(o.Names, ", ")
+	if o.More {
+		s += " and others"
+	}
+	return s
+}
+
+// Said is what a message that no line names node adds: the names the
+// lines do name, and the alias among them. Empty when there were none.
+func (o *OtherNodes) Said(node string) string {
+	if len(o.Names) == 0 {
+		return ""
+	}
+	s := "; they name " + o.String()
+	if o.Alias != "" {
+		s += ". " + o.Alias + " is " + node + " by another name, and Slurm matches node names exactly"
+	}
+	return s
+}
