@@ -9,10 +9,10 @@ import (
 )
 
 // BenchmarkTake times one claim on a node of 28 MIG devices with held
-// claims already on the first ones: the work done under the claims
-// directory's lock (scan, probe each claim file, create and lock the new
-// one), which concurrent callers wait for in turn. Each claim is released
-// again, so every iteration sees the same directory.
+// claims already on the first ones: scan, probe each claim file, create
+// and lock the new one, and look again for others' claims of its device.
+// Each claim is released again, so every iteration sees the same
+// directory.
 func BenchmarkTake(b *testing.B) {
 	uuids := make([]string, 28)
 	for i := range uuids {
@@ -47,9 +47,8 @@ func BenchmarkTake(b *testing.B) {
 }
 
 // BenchmarkTakeRefused times a refusal on a node of 28 MIG devices all
-// claimed by one job: locked, the part under the claims directory's lock
-// (scan, test each claim file's lock), which the calls behind it wait
-// for; whole, with reading whom the claims are for the message.
+// claimed by one job: scan, test each claim file's lock and read whom
+// the claims are for the message.
 func BenchmarkTakeRefused(b *testing.B) {
 	uuids := make([]string, 28)
 	for i := range uuids {
@@ -70,13 +69,6 @@ func BenchmarkTakeRefused(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	b.Run("locked", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			if c, held, err := d.takeOnce(uuids, 1, info, time.Second); err != nil || c != nil || len(held) != len(uuids) {
-				b.Fatalf("%v, %d held", err, len(held))
-			}
-		}
-	})
 	b.Run("whole", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			if c, held, err := d.Take(uuids, 1, info, time.Second); err != nil || c != nil || len(held) != len(uuids) {

@@ -2,7 +2,9 @@ package claim
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -42,119 +44,176 @@ func (c *Claim) Close() {
 }
 
 // retryFor bounds how long Take tries again while claims it found held
-// are ending: their holders let go within a moment of their job's end.
+// are ending (their holders let go within a moment of their job's end),
+// or other claimants are still choosing devices it wants.
 const retryFor = 2 * time.Second
+
+// patience bounds how long a claimant waits for others to decide (see
+// Dir.claim): they take microseconds, or a few scheduler time slices on
+// a machine that a burst of calls keeps busy.
+const patience = 50 * time.Millisecond
 
 // Take claims count devices among uuids that no live claim holds: the
 // first ones without any claim file, then the first ones whose files are
 // all stale. When fewer are free it claims nothing and returns who holds
-// the others, by UUID. timeout bounds the wait for the directory's lock.
-func (d *Dir) Take(uuids []string, count int, info Info, timeout time.Duration) (*Claim, map[string]Holder, error) {
-	deadline := time.Now().Add(retryFor)
-	for {
-		c, heldFile, err := d.takeOnce(uuids, count, info, timeout)
+// the others, by UUID. wait bounds (as retryFor does) how long it tries
+// again while that may change: a claim found held is ending, or another
+// claimant is choosing a device this one wants.
+func (d *Dir) Take(uuids []string, count int, info Info, wait time.Duration) (*Claim, map[string]Holder, error) {
+	deadline := time.Now().Add(min(wait, retryFor))
+	for attempt := 0; ; attempt++ {
+		c, held, retry, err := d.takeOnce(uuids, count, info, attempt, deadline)
 		if err != nil || c != nil {
 			return c, nil, err
 		}
-		held, retry := d.holders(heldFile)
 		if !retry || time.Now().After(deadline) {
 			return nil, held, nil
 		}
-		time.Sleep(2 * time.Millisecond)
+		// Those who chose the same devices at once all give them up:
+		// they try again after a random while, so that one comes first.
+		time.Sleep(time.Duration(rand.Int64N(int64(50*time.Microsecond) << min(attempt, 6))))
 	}
 }
 
-// takeOnce is one attempt under the directory's lock. When too few
-// devices are free it claims nothing, and returns a claim file found
-// held for each device it found held.
-func (d *Dir) takeOnce(uuids []string, count int, info Info, timeout time.Duration) (*Claim, map[string]string, error) {
-	if err := d.lock(timeout); err != nil {
-		return nil, nil, err
-	}
-	defer d.unlock()
-	byKey, err := d.entries()
+// takeOnce is one attempt. When too few devices are free it claims
+// nothing, and returns who holds the others, and whether that may change
+// in a moment (retry). Free devices are taken in the order of uuids,
+// those without any claim file first; after a first attempt that lost
+// them to other claimants, at random, so that those do not meet again.
+// Devices with claim files are tested only where those without do not
+// suffice, and then all of them where too few are free, for whom the
+// refusal names.
+func (d *Dir) takeOnce(uuids []string, count int, info Info, attempt int, deadline time.Time) (*Claim, map[string]Holder, bool, error) {
+	names, err := d.list(uuids, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	// A device without a claim file is free: claim files are made only
-	// under this lock. Those come first, and cost no probe, so callers in
-	// a burst do not probe each other's claims. A device with files is
-	// free only if none of them is held (stale ones are removed on the way).
 	var free, withFiles []string
 	for _, uuid := range uuids {
-		switch {
-		case len(free) == count:
-		case len(byKey[fileKey(uuid)]) == 0:
+		if len(names[uuid]) == 0 {
 			free = append(free, uuid)
-		default:
+		} else {
 			withFiles = append(withFiles, uuid)
 		}
 	}
-	heldFile := map[string]string{} // UUID -> a claim file whose lock is held
+	held := map[string]Holder{}
+	retry := false // some device may be free in a moment
 	for _, uuid := range withFiles {
-		if len(free) == count {
+		if len(free) >= count {
 			break
 		}
-		busy := false
-		for _, name := range byKey[fileKey(uuid)] {
-			if held, _ := d.probe(name, true); held {
-				busy, heldFile[uuid] = true, name
-				break
-			}
+		f, err := d.test(uuid, names[uuid], true)
+		if err != nil {
+			return nil, nil, false, err
 		}
-		if !busy {
+		switch f.stage {
+		case claimed:
+			held[uuid] = f.holder
+		case choosing:
+			held[uuid] = f.holder
+			retry = true
+		default:
 			free = append(free, uuid)
 		}
 	}
 	if len(free) < count {
-		return nil, heldFile, nil
+		gone := map[Job]bool{} // a job's claims are many, its process one
+		for _, h := range held {
+			g, seen := gone[h.job()]
+			if !seen {
+				g = h.jobGone()
+				gone[h.job()] = g
+			}
+			retry = retry || g
+		}
+		return nil, held, retry, nil
 	}
-	// In the order of preference, whichever way they were found.
+	if attempt > 0 {
+		rand.Shuffle(len(free), func(i, j int) { free[i], free[j] = free[j], free[i] })
+	}
+	free = free[:count]
+	// In the order of preference, whichever way they were chosen.
 	rank := make(map[string]int, len(uuids))
 	for i, uuid := range uuids {
 		rank[uuid] = i
 	}
 	sort.Slice(free, func(a, b int) bool { return rank[free[a]] < rank[free[b]] })
+	c, others, err := d.claim(free, info, deadline)
+	if err != nil || c != nil {
+		return c, nil, false, err
+	}
+	for uuid, h := range others {
+		held[uuid] = h
+	}
+	return nil, held, true, nil
+}
+
+// claim makes claim files for uuids, and then looks for others' claims of
+// them: where there is none, the claim is made; where there is one, it
+// gives them all up, and says whose they are. Two claimants that choose a
+// device at once never both keep it: each looks only once its own file is
+// locked, so the one that looks last sees the other's. (One whose file
+// was made, or locked, after the other had looked has looked after the
+// other's file was locked.)
+//
+// Where it finds only other claimants still choosing, it gives up if one
+// of their files' names comes before its own, else it waits until they
+// have decided, and looks again: they give up when they see its file, or
+// they have looked before it was there, and keep the device. So of a
+// burst of claimants that meet on a device, one keeps it, where all
+// giving up would have them meet again. It waits until deadline, and no
+// longer than patience: a claimant that takes longer to decide is stuck,
+// or not slurm-mig, and other devices may be free.
+func (d *Dir) claim(uuids []string, info Info, deadline time.Time) (*Claim, map[string]Holder, error) {
+	if p := time.Now().Add(patience); p.Before(deadline) {
+		deadline = p
+	}
 	c := &Claim{}
-	for _, uuid := range free {
-		f, err := d.create(fileKey(uuid), info.bytes(uuid))
+	mine := map[string]bool{}
+	name := map[string]string{} // UUID -> the name of its claim file
+	for _, uuid := range uuids {
+		f, err := d.create(uuid, info.bytes(uuid))
 		if err != nil {
-			for _, f := range c.Files {
-				os.Remove(f.Name())
-			}
-			c.Close()
+			d.giveUp(c)
 			return nil, nil, err
 		}
 		c.UUIDs = append(c.UUIDs, uuid)
 		c.Files = append(c.Files, f)
+		name[uuid] = filepath.Base(f.Name())
+		mine[name[uuid]] = true
+	}
+	for {
+		names, err := d.list(uuids, mine)
+		others := map[string]Holder{}
+		lose := false
+		for _, uuid := range uuids {
+			var f found
+			if err == nil {
+				f, err = d.test(uuid, names[uuid], false)
+			}
+			if f.stage != unclaimed {
+				others[uuid] = f.holder
+				lose = lose || f.stage == claimed || f.first < name[uuid]
+			}
+		}
+		if err != nil {
+			d.giveUp(c)
+			return nil, nil, err
+		}
+		if len(others) == 0 {
+			break
+		}
+		if lose || time.Now().After(deadline) {
+			d.giveUp(c)
+			return nil, others, nil
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+	for _, f := range c.Files {
+		if err := settle(f); err != nil {
+			d.giveUp(c)
+			return nil, nil, fmt.Errorf("claims directory %s: %w", d.path, err)
+		}
 	}
 	return c, nil, nil
-}
-
-// holders reads who holds the claim files found held, by UUID: on the
-// way to a refusal, after the directory's lock, which others are waiting
-// for. (Testing those files' locks needs no directory lock: their
-// creators locked them long since, and nobody locks them again.) retry
-// says some claim has ended meanwhile, or its job has (its holder lets go
-// in a moment): worth another attempt.
-func (d *Dir) holders(heldFile map[string]string) (map[string]Holder, bool) {
-	held := map[string]Holder{}
-	retry := false
-	gone := map[Job]bool{} // a job's claims are many, its process one
-	for uuid, name := range heldFile {
-		ok, h := d.probe(name, false)
-		if !ok {
-			retry = true
-			continue
-		}
-		held[uuid] = h
-		job := Job{PID: h.JobPID, Start: h.jobStart}
-		g, seen := gone[job]
-		if !seen {
-			g = h.jobGone()
-			gone[job] = g
-		}
-		retry = retry || g
-	}
-	return held, retry
 }

@@ -2,11 +2,14 @@
 // only whole GPUs, so that concurrent jobs never get the same device.
 //
 // A claim is a file in a claims directory that its claimant created and
-// holds an flock(2) on. The lock is the claim: the kernel drops it when
-// the last process holding the file open ends, however it ends (SIGKILL
-// included), so there is no lease and nothing to clean up for a claim to
-// end. What the file says (uid, job, time) is only informational; a
-// stale or corrupt file, whose lock nobody holds, never counts.
+// holds an OFD write lock on (fcntl(2) F_OFD_SETLK). The lock is the
+// claim: the kernel drops it when the last process holding the file open
+// ends, however it ends (SIGKILL included), so there is no lease and
+// nothing to clean up for a claim to end. A write lock needs a descriptor
+// open for writing, which only the file's owner (and root) can have: no
+// other user can hold, keep or fake a claim of theirs. What the file says
+// (uid, job, time) is only informational; a stale or corrupt file, whose
+// lock nobody holds, never counts.
 //
 // One file per claim, named <device>.<random>, rather than one file per
 // device: in a directory all users write (mode 1777) only a file's owner
@@ -15,10 +18,13 @@
 // and locked again: two jobs on one device. A claimant here only ever
 // locks a file it has just created itself, which nobody else can remove.
 //
-// Choosing idle devices and creating the new claim files happens under an
-// flock on the directory itself, held for well under a millisecond, so
-// that two claimants never choose the same device. Holding a claim needs
-// no directory lock.
+// There is no lock on the directory, which any user could take and keep.
+// A claimant makes and locks its files first, then looks for others'
+// claims of the same devices, and gives its own up where it finds any,
+// claims made or claimants still choosing: of two that choose a device at
+// once, the one that looks last sees the other's file (see Dir.claim).
+// Both may give up, and try again a random moment later; never both keep
+// it. Holding a claim needs nothing but its file's descriptor.
 package claim
 
 import (
@@ -40,33 +46,52 @@ import (
 // /run, so that a reboot forgets them.
 const DefaultDir = "/run/slurm-mig/claims"
 
-// maxEntries bounds a scan of the claims directory: a node has a few dozen
-// MIG devices, and stale files are removed as they are found.
-const maxEntries = 1 << 16
-
 // Dir is an open claims directory.
 type Dir struct {
 	path string
-	f    *os.File // the directory, also the lock that serialises choosing
+	f    *os.File // the directory; every claim file is opened relative to it
 	uid  int
+	// Warn, if set, is told what slows claims down but stops none: a
+	// user's flood of files named as claims.
+	Warn func(string)
 }
 
 // OpenDir opens (and if missing, creates) the claims directory at path.
 // A directory that another user controls, or that anyone may write but is
 // not sticky, is refused: its files could be removed or replaced by
-// others.
+// others. So is a path to it through such a directory, or through a
+// symlink that another user owns: that user could put a directory of
+// their own in its place, or, while it is being made, a symlink to
+// somewhere else, whose mode would then be changed. Everything is done on
+// descriptors: the directory is made, checked and given its mode through
+// the one descriptor the claims are then made in.
 func OpenDir(path string) (*Dir, error) {
-	if err := ensureDir(path); err != nil {
-		return nil, err
-	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	uid := os.Geteuid()
+	abs, err := filepath.Abs(path)
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-			return nil, fmt.Errorf("claims directory %s: not a directory (a symlink?); refusing it", path)
-		}
 		return nil, fmt.Errorf("claims directory %s: %w", path, err)
 	}
-	d := &Dir{path: path, f: os.NewFile(uintptr(fd), path), uid: os.Getuid()}
+	if abs == "/" {
+		return nil, fmt.Errorf("claims directory %s: not a directory of its own; refusing it", path)
+	}
+	parent, err := walk(filepath.Dir(abs), uid, uid == 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, fmt.Errorf("claims directory %s does not exist and cannot be created (%v): create it as root, mode 1777 (scripts/tmpfiles.d/slurm-mig.conf does that at boot)", path, unix.ENOENT)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("claims directory %s: %w", path, err)
+	}
+	fd, err := openClaimsDir(parent, filepath.Base(abs), uid)
+	unix.Close(parent)
+	switch {
+	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR):
+		return nil, fmt.Errorf("claims directory %s: not a directory (a symlink?); refusing it", path)
+	case errors.Is(err, errCannotCreate):
+		return nil, fmt.Errorf("claims directory %s does not exist and cannot be created (%v): create it as root, mode 1777 (scripts/tmpfiles.d/slurm-mig.conf does that at boot)", path, errors.Unwrap(err))
+	case err != nil:
+		return nil, fmt.Errorf("claims directory %s: %w", path, err)
+	}
+	d := &Dir{path: path, f: os.NewFile(uintptr(fd), path), uid: uid}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		d.Close()
@@ -84,62 +109,169 @@ func OpenDir(path string) (*Dir, error) {
 	return d, nil
 }
 
-// ensureDir creates a missing claims directory, mode 1777 (sticky: users
-// may remove only their own files). Its parent is created, mode 0755, only
-// for root.
-func ensureDir(path string) error {
-	if _, err := os.Lstat(path); err == nil || !errors.Is(err, os.ErrNotExist) {
-		return nil // OpenDir reports what is wrong with it
+// errCannotCreate wraps why a missing claims directory could not be made.
+var errCannotCreate = errors.New("cannot create")
+
+// openClaimsDir opens the claims directory name in parent, making it
+// where it is missing: mode 0700 at first, then 1777 (whatever the umask)
+// by its descriptor, once it is known to be the directory just made and
+// not a symlink put in its place.
+func openClaimsDir(parent int, name string, uid int) (int, error) {
+	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(parent, name, flags, 0)
+	if !errors.Is(err, unix.ENOENT) {
+		return fd, err
 	}
-	if os.Getuid() == 0 {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fmt.Errorf("creating the claims directory: %w", err)
+	made := unix.Mkdirat(parent, name, 0o700)
+	if made != nil && !errors.Is(made, unix.EEXIST) { // EEXIST: made by another claimant just now
+		return -1, fmt.Errorf("%w: %w", errCannotCreate, made)
+	}
+	if fd, err = unix.Openat(parent, name, flags, 0); err != nil || made != nil {
+		return fd, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	// Only root and this user may change the parent (walk made sure), so
+	// the directory of this user here is the one just made.
+	if int(st.Uid) == uid {
+		if err := unix.Fchmod(fd, 0o777|unix.S_ISVTX); err != nil {
+			unix.Close(fd)
+			return -1, err
 		}
 	}
-	err := os.Mkdir(path, 0o777|os.ModeSticky)
-	if errors.Is(err, os.ErrExist) {
-		return nil // made by another claimant just now
+	return fd, nil
+}
+
+// maxLinks bounds the symlinks walk follows, as the kernel's 40 does.
+const maxLinks = 40
+
+// walk opens the directory dir (absolute) one name at a time from /, with
+// O_NOFOLLOW, and returns its descriptor (O_PATH, or O_RDONLY where walk
+// made it). Every directory on the way must be trusted (see trusted); a
+// symlink is followed only where root or uid owns it, as the kernel's
+// protected_symlinks does in sticky directories, here wherever it is.
+// With mkdir (for root), missing directories are made, mode 0755.
+func walk(dir string, uid int, mkdir bool) (int, error) {
+	fd, at := -1, ""
+	names := []string{dir}
+	for links := 0; len(names) > 0; {
+		name := names[0]
+		names = names[1:]
+		if strings.HasPrefix(name, "/") { // the start, or an absolute symlink: from / again
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+			var err error
+			if fd, err = unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+				return -1, fmt.Errorf("/: %w", err)
+			}
+			at = "/"
+			if err := trusted(fd, at, uid); err != nil {
+				unix.Close(fd)
+				return -1, err
+			}
+			names = append(strings.Split(name, "/"), names...)
+			continue
+		}
+		if name == "" || name == "." {
+			continue
+		}
+		next, err := unix.Openat(fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) && mkdir {
+			next, err = mkdirAt(fd, name)
+		}
+		if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+			target, err := link(fd, name, filepath.Join(at, name), uid)
+			if err == nil && links == maxLinks {
+				err = fmt.Errorf("%s: %w", filepath.Join(at, name), unix.ELOOP)
+			}
+			if err != nil {
+				unix.Close(fd)
+				return -1, err
+			}
+			links++
+			if strings.HasPrefix(target, "/") {
+				names = append([]string{target}, names...)
+			} else {
+				names = append(strings.Split(target, "/"), names...)
+			}
+			continue
+		}
+		unix.Close(fd)
+		if err != nil {
+			return -1, fmt.Errorf("%s: %w", filepath.Join(at, name), err)
+		}
+		fd, at = next, filepath.Join(at, name)
+		if err := trusted(fd, at, uid); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("claims directory %s does not exist and cannot be created (%v): create it as root, mode 1777 (scripts/tmpfiles.d/slurm-mig.conf does that at boot)", path, unwrapPath(err))
+	return fd, nil
+}
+
+// trusted checks the directory fd, at path at: only root or uid may
+// change what is in it. It belongs to one of them, and is sticky if
+// others may write it (then they may change only their own entries).
+func trusted(fd int, at string, uid int) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("%s: %w", at, err)
 	}
-	// Mkdir's mode passes through the umask; the sticky bit and world
-	// write must be there for other users.
-	if err := os.Chmod(path, 0o777|os.ModeSticky); err != nil {
-		return fmt.Errorf("claims directory %s: %w", path, err)
+	mode := st.Mode & 0o7777
+	switch {
+	case st.Uid != 0 && int(st.Uid) != uid:
+		return fmt.Errorf("%s belongs to uid %d, not root: that user could put a claims directory of their own in its place; refusing it", at, st.Uid)
+	case mode&0o022 != 0 && mode&unix.S_ISVTX == 0:
+		return fmt.Errorf("%s is writable by others but not sticky (mode %04o): anyone could put a claims directory of their own in its place; refusing it", at, mode)
 	}
 	return nil
 }
 
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
+// link reads the symlink name in dir (at path at), if root or uid owns
+// it; else, or if it is not a symlink, it says why walk cannot go on.
+func link(dir int, name, at string, uid int) (string, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return "", fmt.Errorf("%s: %w", at, err)
 	}
-	return err
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFLNK:
+		return "", fmt.Errorf("%s: %w", at, unix.ENOTDIR)
+	case st.Uid != 0 && int(st.Uid) != uid:
+		return "", fmt.Errorf("%s is a symlink of uid %d: refusing to follow it", at, st.Uid)
+	}
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(dir, name, buf)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", at, err)
+	}
+	return string(buf[:n]), nil
 }
 
-// Close closes the directory (and drops its lock, if held).
+// mkdirAt makes the directory name in dir, mode 0755 whatever the umask,
+// and opens it (O_RDONLY: fchmod needs more than O_PATH).
+func mkdirAt(dir int, name string) (int, error) {
+	made := unix.Mkdirat(dir, name, 0o700)
+	if made != nil && !errors.Is(made, unix.EEXIST) {
+		return -1, made
+	}
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil || made != nil {
+		return fd, err
+	}
+	if err := unix.Fchmod(fd, 0o755); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// Close closes the directory.
 func (d *Dir) Close() error { return d.f.Close() }
-
-// lock takes the directory's lock, giving up after timeout: claimants
-// hold it for well under a millisecond, so waiting longer means a process
-// is stuck (or stopped) holding it.
-func (d *Dir) lock(timeout time.Duration) error {
-	done := make(chan error, 1)
-	go func() { done <- retryEINTR(func() error { return unix.Flock(int(d.f.Fd()), unix.LOCK_EX) }) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("claims directory %s: locking it: %w", d.path, err)
-		}
-		return nil
-	case <-time.After(timeout):
-		return fmt.Errorf("claims directory %s: another process has held its lock for %s (a stopped slurm-mig?); try again", d.path, timeout)
-	}
-}
-
-func (d *Dir) unlock() { retryEINTR(func() error { return unix.Flock(int(d.f.Fd()), unix.LOCK_UN) }) }
 
 // fileKey is the part of a claim file's name that names the device: the
 // UUID, with anything but letters, digits and '-' (the '/' of old-style
@@ -153,26 +285,66 @@ func fileKey(uuid string) string {
 	}, uuid)
 }
 
-// entries lists the directory's claim files by device key.
-func (d *Dir) entries() (map[string][]string, error) {
-	if _, err := d.f.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("claims directory %s: %w", d.path, err)
+// A claim file is named <key>.<suffix>, the suffix random hex digits: 32
+// of them for the files this version makes, whose claims are OFD locks;
+// 16 for those of versions before it, whose claims were flocks (legacy).
+const (
+	suffixLen       = 32
+	legacySuffixLen = 16
+)
+
+// claimName splits a name of the claims directory into the device's key
+// and whether it is of the legacy form; ok is false for any other name.
+func claimName(name string) (key string, legacy, ok bool) {
+	key, suffix, found := strings.Cut(name, ".")
+	if !found || (len(suffix) != suffixLen && len(suffix) != legacySuffixLen) {
+		return "", false, false
 	}
-	names, err := d.f.Readdirnames(maxEntries + 1)
-	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("claims directory %s: %w", d.path, err)
-	}
-	if len(names) > maxEntries {
-		return nil, fmt.Errorf("claims directory %s has more than %d entries; remove what is not a claim", d.path, maxEntries)
-	}
-	byKey := map[string][]string{}
-	for _, name := range names {
-		if key, _, ok := strings.Cut(name, "."); ok {
-			byKey[key] = append(byKey[key], name)
+	for _, r := range suffix {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return "", false, false
 		}
 	}
-	return byKey, nil
+	return key, len(suffix) == legacySuffixLen, true
 }
+
+// The OFD lock of a claim file (fcntl F_OFD_SETLK, on a descriptor open
+// for writing, which only the file's owner and root can have) is in two
+// parts. Its claim is a write lock from byte 1 (claimFrom) to the end,
+// held from the file's creation until the claim ends. Byte 0 (stageByte)
+// says how far its claimant has come: write-locked while it is still
+// choosing (it may yet give the device up), read-locked once the claim is
+// made. Read locks, which anyone who may read the file can take, never
+// count: a write lock from byte 1 on cannot be faked, and another user's
+// read lock cannot be there while it is held.
+const (
+	stageByte = 0
+	claimFrom = 1
+)
+
+// ofdLock sets an OFD lock of type typ (F_WRLCK, F_RDLCK) on length
+// bytes of fd from start (0: to the end), without waiting.
+func ofdLock(fd int, start, length int64, typ int16) error {
+	lk := unix.Flock_t{Type: typ, Whence: io.SeekStart, Start: start, Len: length}
+	return retryEINTR(func() error { return unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk) })
+}
+
+// writeLocked reports whether another open file than fd's holds a write
+// lock on length bytes of it from start (0: to the end).
+func writeLocked(fd int, start, length int64) (bool, error) {
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart, Start: start, Len: length}
+	err := retryEINTR(func() error { return unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk) })
+	return lk.Type == unix.F_WRLCK, err
+}
+
+// stage is what probe finds of a claim file.
+type stage int
+
+const (
+	unclaimed stage = iota // no claim: nobody holds it, or it is no claim file of the device
+	choosing               // its claimant is still choosing: it may give the device up in a moment
+	claimed                // a claim
+)
 
 // Holder is what is known about a live claim: its file's owner (the
 // kernel's word) and what the claimant wrote in it (its word).
@@ -183,57 +355,160 @@ type Holder struct {
 	jobStart     uint64
 }
 
+func (h *Holder) job() Job { return Job{PID: h.JobPID, Start: h.jobStart} }
+
 // jobGone reports whether the claim's job has ended, so that its holder
 // is about to let go (it notices within a moment).
 func (h *Holder) jobGone() bool {
 	if h.JobPID <= 0 || h.jobStart == 0 {
 		return false
 	}
-	start, err := startTime(h.JobPID)
-	return err != nil || start != h.jobStart
+	alive, err := h.job().alive()
+	return err == nil && !alive
 }
 
-// probe tests the claim file name: whether its lock is held. Under the
-// directory's lock (locked), a file whose lock nobody holds is stale and
-// removed when it is ours (or we are root); without it (a claimant may be
-// between creating its file and locking it), probe removes nothing, and
-// reads whom a held file is. Anything that is not a regular file we can
-// open is not a claim.
-func (d *Dir) probe(name string, locked bool) (held bool, h Holder) {
-	fd, err := unix.Openat(int(d.f.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
-	if err != nil {
-		return false, h // a symlink, a file we may not read, gone: not a claim
+// probe tests the claim file name of the device uuid: whether a claim
+// holds it, and whose. It fails closed: what keeps it from telling (no
+// descriptor left, a lock or a read that fails) is an error, and a file
+// that it may not read although its mode says it may counts as claimed,
+// never as "unclaimed". A file that is not a regular file, or does not
+// name the device (a hard link of another device's claim file), is no
+// claim.
+func (d *Dir) probe(uuid, name string) (stage, Holder, error) {
+	var h Holder
+	fd, none, err := d.openClaim(name, &h)
+	switch {
+	case err != nil || none:
+		return unclaimed, h, err
+	case fd < 0:
+		return claimed, h, nil
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return false, h
+	if err := unix.Fstat(fd, &st); err != nil {
+		return unclaimed, h, d.probeError(name, err)
 	}
-	switch err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB); err {
-	case nil:
-		unix.Flock(fd, unix.LOCK_UN)
-		if locked && (d.uid == 0 || int(st.Uid) == d.uid) {
-			unix.Unlinkat(int(d.f.Fd()), name, 0) // stale; only claimants lock, and they hold the directory's lock
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return unclaimed, h, nil
+	}
+	h.UID = int(st.Uid)
+	_, legacy, _ := claimName(name)
+	s, byFlock := unclaimed, false
+	held, err := writeLocked(fd, claimFrom, 0)
+	switch {
+	case err != nil:
+	case held:
+		s = claimed
+		if held, err = writeLocked(fd, stageByte, 1); held {
+			s = choosing
 		}
-		return false, h
-	case unix.EWOULDBLOCK:
+	case legacy:
+		s, err = legacyStage(fd)
+		byFlock = s != unclaimed
+	}
+	if err != nil {
+		return unclaimed, h, d.probeError(name, err)
+	}
+	if s == unclaimed {
+		return unclaimed, h, nil
+	}
+	device, err := h.readInfo(fd)
+	if err != nil {
+		return unclaimed, h, d.probeError(name, err)
+	}
+	if device != uuid {
+		return unclaimed, h, nil
+	}
+	if byFlock {
+		// Anyone who may read a file may flock it: a legacy claim counts
+		// only while the job it names runs, as its holder's did.
+		if h.JobPID <= 0 || h.jobStart == 0 {
+			return unclaimed, h, nil
+		}
+		alive, err := h.job().alive()
+		if err != nil {
+			return unclaimed, h, d.probeError(name, err)
+		}
+		if !alive {
+			return unclaimed, h, nil
+		}
+	}
+	return s, h, nil
+}
+
+// openClaim opens the claim file name for probe. Where it returns no
+// descriptor (-1) and no error, the file is no claim to test (it has
+// gone, it is a symlink or a socket, or it is not yet one that others may
+// see), or it counts as claimed by its owner (h.UID) without being read
+// (unclaimed says which).
+func (d *Dir) openClaim(name string, h *Holder) (int, bool, error) {
+	for try := 0; ; try++ {
+		fd, err := unix.Openat(d.fd(), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+		switch {
+		case err == nil:
+			return fd, false, nil
+		case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENXIO):
+			return -1, true, nil
+		case !errors.Is(err, unix.EACCES) && !errors.Is(err, unix.EWOULDBLOCK):
+			return -1, false, d.probeError(name, err)
+		}
+		var st unix.Stat_t
+		switch err := unix.Fstatat(d.fd(), name, &st, unix.AT_SYMLINK_NOFOLLOW); {
+		case errors.Is(err, unix.ENOENT):
+			return -1, true, nil
+		case err != nil:
+			return -1, false, d.probeError(name, err)
+		}
 		h.UID = int(st.Uid)
-		if !locked {
-			h.readInfo(fd)
+		// A claim file is mode 0600 until its claimant has locked it and
+		// written it, and only then looks for others' claims (see
+		// create): one that others may not read yet is no claim they
+		// need to see. Its mode may have changed since the open: then
+		// once more. One that cannot be read all the same, although its
+		// mode lets everyone read it (an ACL, a security module), or
+		// that cannot be opened without waiting (its owner's lease), may
+		// be held: it counts as its owner's claim. (Failing instead would
+		// let any user make every call fail, with a file of their own.)
+		switch {
+		case st.Mode&0o004 == 0 && errors.Is(err, unix.EACCES):
+			return -1, true, nil
+		case try > 0 || errors.Is(err, unix.EWOULDBLOCK):
+			return -1, false, nil
 		}
-		return true, h
-	default:
-		return false, h
 	}
 }
 
-// readInfo reads what the claimant wrote; anything odd is ignored.
-func (h *Holder) readInfo(fd int) {
+// legacyStage tests a claim file of a version before this one: its
+// claim was an flock.
+func legacyStage(fd int) (stage, error) {
+	switch err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB); err {
+	case nil:
+		unix.Flock(fd, unix.LOCK_UN)
+		return unclaimed, nil
+	case unix.EWOULDBLOCK:
+		return claimed, nil
+	default:
+		return unclaimed, err
+	}
+}
+
+func (d *Dir) probeError(name string, err error) error {
+	return fmt.Errorf("claims directory %s: testing the claim file %s: %w (so whether its device is free is not known)", d.path, quoted(name), err)
+}
+
+// readInfo reads what the claimant wrote, and returns the device it
+// names; anything odd is ignored.
+func (h *Holder) readInfo(fd int) (device string, err error) {
 	buf := make([]byte, 1024)
-	n, _ := unix.Pread(fd, buf, 0)
-	for _, line := range strings.Split(string(buf[:max(n, 0)]), "\n") {
+	n, err := unix.Pread(fd, buf, 0)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(buf[:n]), "\n") {
 		k, v, _ := strings.Cut(line, " ")
 		switch k {
+		case "device":
+			device = v
 		case "job_pid":
 			h.JobPID, _ = strconv.Atoi(v)
 		case "job_start":
@@ -244,19 +519,29 @@ func (h *Holder) readInfo(fd int) {
 			}
 		}
 	}
+	return device, nil
 }
 
-// create makes and locks a new claim file for the device key, named
-// with a random suffix: the name of an earlier file (left by anyone)
-// is never reused.
-func (d *Dir) create(key string, info []byte) (*os.File, error) {
+// errLost: another process took the new claim file before its creator
+// could lock it: a sweep of the same user or root (see sweep).
+var errLost = errors.New("claim file taken by a sweep")
+
+// create makes a claim file for the device uuid, of a claimant that is
+// still choosing, named with a random suffix (the name of an earlier
+// file, left by anyone, is never reused). It is made mode 0600, so that
+// nobody else can open it, let alone lock it, before its creator has:
+// then its creator locks it (the claim, and byte 0 for choosing), writes
+// info, and only then makes it 0644 for others to test. Its creator looks
+// for others' claims only after that (see Dir.claim), which is why probe
+// may take a file that it may not read for no claim.
+func (d *Dir) create(uuid string, info []byte) (*os.File, error) {
 	for tries := 0; ; tries++ {
-		var suffix [8]byte
+		var suffix [suffixLen / 2]byte
 		if _, err := rand.Read(suffix[:]); err != nil {
 			return nil, err
 		}
-		name := key + "." + hex.EncodeToString(suffix[:])
-		fd, err := unix.Openat(int(d.f.Fd()), name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		name := fileKey(uuid) + "." + hex.EncodeToString(suffix[:])
+		fd, err := unix.Openat(d.fd(), name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if errors.Is(err, unix.EEXIST) && tries < 3 {
 			continue
 		}
@@ -264,19 +549,170 @@ func (d *Dir) create(key string, info []byte) (*os.File, error) {
 			return nil, fmt.Errorf("claims directory %s: creating a claim: %w", d.path, err)
 		}
 		f := os.NewFile(uintptr(fd), filepath.Join(d.path, name))
-		// 0644 whatever the umask: others open it read-only to test its lock.
-		err = unix.Fchmod(fd, 0o644)
+		err = ofdLock(fd, 0, 0, unix.F_WRLCK)
+		if err == unix.EAGAIN {
+			err = errLost
+		}
 		if err == nil {
+			// Versions before this one test flocks: they see this claim
+			// too, should one still run while the binary is replaced.
 			err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		}
+		var st unix.Stat_t
+		if err == nil {
+			err = unix.Fstat(fd, &st)
+		}
+		if err == nil && st.Nlink == 0 {
+			err = errLost // removed by a sweep before it was locked
 		}
 		if err == nil {
 			_, err = f.Write(info)
 		}
-		if err != nil {
-			unix.Unlinkat(int(d.f.Fd()), name, 0)
-			f.Close()
-			return nil, fmt.Errorf("claims directory %s: creating a claim: %w", d.path, err)
+		if err == nil {
+			err = unix.Fchmod(fd, 0o644)
 		}
-		return f, nil
+		if err == nil {
+			return f, nil
+		}
+		unix.Unlinkat(d.fd(), name, 0)
+		f.Close()
+		if err == errLost && tries < 3 {
+			continue
+		}
+		return nil, fmt.Errorf("claims directory %s: creating a claim: %w", d.path, err)
 	}
 }
+
+// settle makes a claim of the file of a claimant that has chosen.
+func settle(f *os.File) error {
+	if err := ofdLock(int(f.Fd()), stageByte, 1, unix.F_RDLCK); err != nil {
+		return fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// giveUp removes the claim files of a claimant that has not chosen (it
+// still holds their locks, so they are its own), and closes them.
+func (d *Dir) giveUp(c *Claim) {
+	for _, f := range c.Files {
+		unix.Unlinkat(d.fd(), filepath.Base(f.Name()), 0)
+		f.Close()
+	}
+}
+
+// sweepAge is how old a claim file must be for sweep: one made just now
+// may be a claimant's that has not locked it yet, which would then have to
+// make another (see create), again and again in a burst of claims.
+const sweepAge = time.Second
+
+// sweep removes the claim file name if no claim holds it, and this user
+// may: it is theirs, or they are root. It first takes the file's whole
+// OFD write lock (and for a legacy file its flock): while it has them,
+// no claim can hold the file, and a claimant that made it just now and
+// has not locked it yet finds it taken, and makes another (see create).
+// Removing a file without that could remove a claim made meanwhile.
+func (d *Dir) sweep(name string) {
+	fd, err := unix.Openat(d.fd(), name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var st, now unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
+		return // not a claim file: those have one name
+	}
+	if time.Since(time.Unix(st.Mtim.Unix())) < sweepAge {
+		return
+	}
+	if ofdLock(fd, 0, 0, unix.F_WRLCK) != nil {
+		return
+	}
+	if _, legacy, _ := claimName(name); legacy && unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return
+	}
+	if unix.Fstatat(d.fd(), name, &now, unix.AT_SYMLINK_NOFOLLOW) == nil && now.Dev == st.Dev && now.Ino == st.Ino {
+		unix.Unlinkat(d.fd(), name, 0)
+	}
+}
+
+// found is what look finds of a device's claim files.
+type found struct {
+	files  int    // claim files of the device, claims or not
+	stage  stage  // the furthest stage among them
+	holder Holder // of a file at that stage
+	first  string // of the files of claimants still choosing, the first name (see Dir.claim)
+}
+
+// floodWarn is how many files named as claims of one device, that no
+// claim holds, one user may have before test names them. A user's own
+// calls remove theirs as they pass, so more are a flood: each file is
+// tested, so a flood slows every call down, but stops none.
+const floodWarn = 64
+
+// list reads the directory for the claim files of uuids, except those
+// named in mine, and returns their names by UUID. It reads a chunk at a
+// time, and keeps only names of claims of uuids: other files, however
+// many, cost only their reading.
+func (d *Dir) list(uuids []string, mine map[string]bool) (map[string][]string, error) {
+	byKey := make(map[string]string, len(uuids))
+	for _, uuid := range uuids {
+		byKey[fileKey(uuid)] = uuid
+	}
+	names := map[string][]string{}
+	if _, err := d.f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("claims directory %s: %w", d.path, err)
+	}
+	for {
+		chunk, err := d.f.Readdirnames(1024)
+		for _, name := range chunk {
+			if key, _, ok := claimName(name); ok && byKey[key] != "" && !mine[name] {
+				names[byKey[key]] = append(names[byKey[key]], name)
+			}
+		}
+		if err == io.EOF {
+			return names, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("claims directory %s: %w", d.path, err)
+		}
+	}
+}
+
+// test tests the claim files names of the device uuid: whether a claim
+// holds it (or a claimant is choosing it), and whose. Files that no claim
+// holds are removed where this user may (see sweep); with warn, a user
+// with more than floodWarn of them is named to Warn.
+func (d *Dir) test(uuid string, names []string, warn bool) (found, error) {
+	f := found{files: len(names)}
+	idle := map[int]int{} // files no claim holds, by owner
+	for _, name := range names {
+		s, h, err := d.probe(uuid, name)
+		if err != nil {
+			return found{}, err
+		}
+		if s == unclaimed {
+			idle[h.UID]++
+			if d.uid == 0 || h.UID == d.uid {
+				d.sweep(name)
+			}
+			continue
+		}
+		if s > f.stage {
+			f.stage, f.holder = s, h
+		}
+		if s == choosing && (f.first == "" || name < f.first) {
+			f.first = name
+		}
+		if s == claimed {
+			break
+		}
+	}
+	for uid, n := range idle {
+		if n > floodWarn && warn && d.Warn != nil {
+			d.Warn(fmt.Sprintf("claims directory %s: %s has %d files named as claims of %s that no claim holds; they slow every claim down: remove them", d.path, who(uid), n, uuid))
+		}
+	}
+	return f, nil
+}
+
+func (d *Dir) fd() int { return int(d.f.Fd()) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -127,6 +128,9 @@ func parentOf(pid int) (int, error) {
 	return strconv.Atoi(f[1])
 }
 
+// errExited: the process is a zombie, ended but not yet reaped.
+var errExited = errors.New("has exited")
+
 // startTime is field 22 of /proc/PID/stat. A zombie (exited, not yet
 // reaped) counts as ended.
 func startTime(pid int) (uint64, error) {
@@ -135,7 +139,7 @@ func startTime(pid int) (uint64, error) {
 		return 0, err
 	}
 	if f[0] == "Z" || f[0] == "X" {
-		return 0, fmt.Errorf("process %d has exited", pid)
+		return 0, fmt.Errorf("process %d %w", pid, errExited)
 	}
 	return strconv.ParseUint(f[19], 10, 64)
 }
@@ -157,10 +161,37 @@ func processUID(pid int) (int, error) {
 	return 0, errors.New("no Uid in " + procPath(pid, "status"))
 }
 
-// Alive reports whether the job is still running.
+// Alive reports whether the job may still be running: a job that /proc
+// cannot tell about (no descriptor left, say) counts as running, so that
+// a holder polling for its job's end keeps the claims rather than give
+// devices away while the job may still use them; it asks again later.
 func (j Job) Alive() bool {
+	alive, err := j.alive()
+	return alive || err != nil
+}
+
+// alive is Alive where a guess will not do: an error where /proc cannot
+// tell (no descriptor left, say), not "ended". Where /proc hides other
+// users' processes (hidepid), a process with the job's pid counts as the
+// job: its start cannot be read.
+func (j Job) alive() (bool, error) {
 	start, err := startTime(j.PID)
-	return err == nil && start == j.Start
+	switch {
+	case err == nil:
+		return start == j.Start, nil
+	case errors.Is(err, errExited):
+		return false, nil
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission), errors.Is(err, unix.ESRCH):
+		switch err := unix.Kill(j.PID, 0); err {
+		case nil, unix.EPERM:
+			return true, nil
+		case unix.ESRCH:
+			return false, nil
+		default:
+			return false, fmt.Errorf("whether process %d still runs: %w", j.PID, err)
+		}
+	}
+	return false, fmt.Errorf("whether process %d still runs: %w", j.PID, err)
 }
 
 // openPidfd returns a pidfd for the job, or nil where there is none to
@@ -179,7 +210,11 @@ func (j Job) openPidfd() (*os.File, error) {
 		return nil, fmt.Errorf("watching the job's process %d: %w", j.PID, err)
 	}
 	f := os.NewFile(uintptr(fd), "pidfd")
-	if !j.Alive() {
+	switch alive, err := j.alive(); {
+	case err != nil:
+		f.Close()
+		return nil, fmt.Errorf("watching the job's process %d: %w", j.PID, err)
+	case !alive:
 		f.Close()
 		return nil, fmt.Errorf("the job's process %d has ended", j.PID)
 	}

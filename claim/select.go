@@ -24,7 +24,7 @@ type Request struct {
 	Dir        string        // the claims directory
 	Job        Job           // whose end ends the claim
 	Command    string        // free or exec, for the claim files
-	Timeout    time.Duration // the most to wait for the claims directory's lock
+	Timeout    time.Duration // the most to wait for devices others are still choosing, or whose claims are ending
 }
 
 // Devices claims req.Count idle MIG devices of node among those the job
@@ -45,6 +45,7 @@ func Devices(node *discover.Node, req Request, warn func(string)) (*Claim, error
 		return nil, err
 	}
 	defer dir.Close()
+	dir.Warn = warn
 	return take(dir, devs, req)
 }
 
@@ -298,7 +299,7 @@ func claimants(held map[string]Holder) string {
 			byUID[h.UID] = w
 		}
 		w.n++
-		job := h.SchedulerJob
+		job := quoted(h.SchedulerJob)
 		if job == "" && h.JobPID > 0 {
 			job = "pid " + strconv.Itoa(h.JobPID)
 		}
@@ -351,7 +352,30 @@ func processes(devs []Device) string {
 
 func userName(uid int) string {
 	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
-		return u.Username
+		return quoted(u.Username)
 	}
 	return "uid " + strconv.Itoa(uid)
+}
+
+// who names a user by name and uid, for messages about what they did.
+func who(uid int) string {
+	if name := userName(uid); name != "uid "+strconv.Itoa(uid) {
+		return fmt.Sprintf("%s (uid %d)", name, uid)
+	}
+	return "uid " + strconv.Itoa(uid)
+}
+
+// quoted is a string that another user chose (the job id in their claim
+// file, a file name in the claims directory) as it may be printed to this
+// user's terminal: as it is where it is one plain word, else quoted with
+// Go's escapes. So no control character or escape sequence of theirs
+// reaches the terminal, and no text of theirs passes for the message's
+// own ("; nobody else: 0").
+func quoted(s string) string {
+	for _, r := range s {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("._-[]:@+/=", r)) {
+			return strconv.QuoteToASCII(s)
+		}
+	}
+	return s
 }

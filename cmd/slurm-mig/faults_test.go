@@ -209,20 +209,14 @@ func faults() []fault {
 				}
 			}, args: free, exit: 2,
 			stderr: "slurm-mig: claims directory $DIR/claims is writable by others but not sticky (mode 0777): anyone could remove others' claims; chmod 1777 it"},
-		{name: "Claims directory lock held", injected: "another process holds the claims directory's lock; --timeout 300ms", behaviour: "fail at the deadline (free, exec)",
+		{name: "Claims directory's parent open to tampering", injected: "the claims directory's parent mode 0777, not sticky", behaviour: "fail (free, exec): others could put a claims directory of their own in its place",
 			fixture: migNode(), setup: func(t *testing.T, dir string) {
 				realMinors(t, dir)
-				claims := filepath.Join(dir, "claims")
-				if err := os.Mkdir(claims, 0o1777|os.ModeSticky); err != nil {
+				if err := os.Mkdir(filepath.Join(dir, "open"), 0o755); err != nil || os.Chmod(filepath.Join(dir, "open"), 0o777) != nil {
 					t.Fatal(err)
 				}
-				f, err := os.Open(claims)
-				if err != nil || syscall.Flock(int(f.Fd()), syscall.LOCK_EX) != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { f.Close() })
-			}, args: append([]string{"--timeout", "300ms"}, free...), exit: 2,
-			stderr: "slurm-mig: claims directory $DIR/claims: another process has held its lock for 300ms (a stopped slurm-mig?); try again"},
+			}, args: []string{"--root", "$DIR/root", "free", "--claims", "$DIR/open/claims"}, exit: 2,
+			stderr: "slurm-mig: claims directory $DIR/open/claims: $DIR/open is writable by others but not sticky (mode 0777): anyone could put a claims directory of their own in its place; refusing it"},
 	}
 }
 
