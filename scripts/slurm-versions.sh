@@ -18,7 +18,7 @@
 # first on PATH. The chroot sees this machine's /proc, /sys and the run's
 # scratch directory at the same path, so files the tests make (configs,
 # device nodes, logs) have one name inside and out. What each release needs
-# in slurm.conf is the tests' business (slurmtest/release_test.go).
+# in slurm.conf is the tests' business (internal/slurmtest/release_test.go).
 #
 # Chroots are made by scripts/debian-chroot.sh and kept in
 # $SLURM_CHROOTS (default /var/cache/slurm-mig/chroots/<suite>); one that is
