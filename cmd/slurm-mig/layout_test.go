@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -67,6 +68,18 @@ func TestLayout(t *testing.T) {
 	for pkg := range imports {
 		if l := levelOf(pkg); l > 8 && !strings.HasPrefix(pkg, "internal/testkit/") {
 			t.Errorf("%s stands on level %d; the tree has at most 8", pkg, l)
+		}
+	}
+
+	// docs/layout.md names every package with its one job, and so stays
+	// true as packages come and go.
+	layout, err := os.ReadFile(filepath.Join(fixture.Root(t), "docs", "layout.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg := range imports {
+		if !strings.Contains(string(layout), "`"+pkg+"`") {
+			t.Errorf("docs/layout.md does not name package %s", pkg)
 		}
 	}
 
