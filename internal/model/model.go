@@ -54,6 +54,52 @@ type GPU struct {
 	// NVLinks are the GPU's active NVLinks, counted per remote device.
 	NVLinks    []NVLink    `json:"nvlinks,omitempty"`
 	MigDevices []MigDevice `json:"mig_devices,omitempty"`
+	// PCIDeviceID is the GPU's PCI device and vendor id in the form
+	// mig-parted's device-filter uses ("0x233010DE" for an H100 80GB
+	// HBM3); empty where it is not known (a snapshot of schema 1).
+	PCIDeviceID string `json:"pci_device_id,omitempty"`
+	// MigProfiles are the GPU-instance profiles the GPU offers, whether
+	// MIG is on or off: what a MIG layout may be made of (plan). Empty
+	// for a GPU without MIG, and where not known (schema 1).
+	MigProfiles []GIProfile `json:"mig_profiles,omitempty"`
+}
+
+// GIProfile is a GPU-instance profile a MIG-capable GPU offers, as NVML's
+// GetGpuInstanceProfileInfo and GetGpuInstancePossiblePlacements give it
+// (nvidia-smi mig -lgip and -lgipp print the same).
+type GIProfile struct {
+	ID   int    `json:"id"`   // the profile id (19 for 1g.10gb on an H100)
+	Name string `json:"name"` // as nvidia-smi and mig-parted name it: "1g.10gb", "1g.10gb+me"
+	// Instances is how many GPU instances of the profile the GPU holds
+	// at most.
+	Instances int    `json:"instances"`
+	MemoryMiB uint64 `json:"memory_mib"`
+	// Slices is the profile's compute slices (the g of 1g.10gb).
+	Slices int `json:"slices"`
+	// Placements are where an instance may start, and how many memory
+	// slices it takes from there; a layout fits only when every instance
+	// has a placement and no two overlap.
+	Placements []Placement `json:"placements"`
+	// CIProfiles are the compute-instance profiles a GPU instance of this
+	// profile offers.
+	CIProfiles []CIProfile `json:"ci_profiles,omitempty"`
+}
+
+// Placement is a GPU instance's start and size, in memory slices.
+type Placement struct {
+	Start int `json:"start"`
+	Size  int `json:"size"`
+}
+
+// CIProfile is a compute-instance profile inside a GPU instance.
+type CIProfile struct {
+	ID   int    `json:"id"`
+	Name string `json:"name"` // "1c.3g.40gb", or the GI's own name when it takes the whole GI
+	// Slices is the compute slices it takes (the c of 1c.3g.40gb).
+	Slices int `json:"slices"`
+	// Instances is how many such compute instances one GPU instance holds
+	// at most.
+	Instances int `json:"instances"`
 }
 
 // NVLink is a number of active NVLinks to the device at a PCI bus id: a
