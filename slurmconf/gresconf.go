@@ -297,7 +297,10 @@ func (c *GresConf) addLine(l *logicalLine, file, node string, ws []word) ([]word
 			return ws, fmt.Errorf("%s: NodeName=: %v", linePos(file, l), err)
 		}
 		if !mine {
-			return ws, c.Others.note(r.Nodes, node)
+			if err := c.Others.note(r.Nodes, node); err != nil {
+				return ws, fmt.Errorf("%s: NodeName=: %v", linePos(file, l), err)
+			}
+			return ws, nil
 		}
 		c.Named = true
 	}

@@ -41,7 +41,7 @@ func (o *OtherNodes) note(nodes, node string) error {
 	}
 	names, err := ExpandHostlist(nodes)
 	if err != nil {
-		return err // hostlistHas has read it already
+		return err // a name without '[' or ',' that is still no hostlist: hostlistHas compared it whole
 	}
 	short, _, _ := strings.Cut(node, ".")
 	for _, n := range names {
