@@ -8,7 +8,8 @@
 # DIR/root holds the files slurm-mig reads, at their paths (--root DIR/root
 # reads them): the CPU topology, each GPU's local_cpulist, /proc/meminfo
 # and mig-minors. Beside it: slurm-mig's snapshot, gen and node --full, and
-# nvidia-smi -L, topo -m, nvlink -s, nvlink -R and -q -x.
+# nvidia-smi -L, topo -m, nvlink -s, nvlink -R, -q -x, and the MIG profile
+# table as mig -lgip and -lgipp list it (read only, MIG on or off).
 #
 # A step that fails does not stop the capture: the failing case is the one
 # a bug report needs. Every step's exit status goes to DIR/status.txt and
@@ -65,6 +66,8 @@ step topo-m.txt nvidia-smi topo -m
 step nvlink-s.txt nvidia-smi nvlink -s
 step nvlink-R.txt nvidia-smi nvlink -R
 step nvidia-smi-q.xml nvidia-smi -q -x
+step lgip.txt nvidia-smi mig -lgip
+step lgipp.txt nvidia-smi mig -lgipp
 step snapshot.json "$bin" snapshot
 step gres.conf "$bin" gen
 step node-full.txt "$bin" node --full

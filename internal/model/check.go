@@ -122,6 +122,9 @@ func (n *Node) checkLayout() error {
 				return fmt.Errorf("%s: nvlinks: want a remote_pci_bus_id and a positive count of links", g.Label())
 			}
 		}
+		if err := checkMigProfiles(g); err != nil {
+			return fmt.Errorf("%s: %v", g.Label(), err)
+		}
 		seenIndex[g.Index], seenMinor[g.Minor] = true, true
 		if err := claimUUID(g.UUID, owner{gpu: g}); err != nil {
 			return err

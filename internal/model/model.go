@@ -1,6 +1,6 @@
 // Package model is the node model every command works on: a node's GPUs
 // and MIG devices (Node, GPU, MigDevice), what must hold of them (Check),
-// and their JSON form, the snapshot (schema v1). It reads nothing from the
+// and their JSON form, the snapshot (schema v2; v1 is still read). It reads nothing from the
 // node itself: package nvmlread fills it from NVML, and package nodeload
 // from a snapshot or NVML plus the node's files.
 package model
@@ -13,8 +13,14 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/topology"
 )
 
-// SchemaVersion is the snapshot schema this package reads and writes.
-const SchemaVersion = 1
+// SchemaVersion is the snapshot schema this package writes. Schema 2 added
+// each GPU's PCI device id and MIG profile table; it reads schemas
+// OldestSchemaVersion to SchemaVersion, the older ones lacking only
+// fields that are optional in the newer.
+const SchemaVersion = 2
+
+// OldestSchemaVersion is the oldest snapshot schema this package reads.
+const OldestSchemaVersion = 1
 
 // Node is everything discovery found on one host. Its JSON form is the
 // snapshot format, documented in docs/snapshot.md.

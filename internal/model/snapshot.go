@@ -42,8 +42,8 @@ func ParseSnapshot(data []byte) (*Node, error) {
 	if version.SchemaVersion == nil {
 		return nil, fmt.Errorf("not a snapshot: no schema_version")
 	}
-	if *version.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("unsupported schema_version %d (this slurm-mig reads %d)", *version.SchemaVersion, SchemaVersion)
+	if v := *version.SchemaVersion; v < OldestSchemaVersion || v > SchemaVersion {
+		return nil, fmt.Errorf("unsupported schema_version %d (this slurm-mig reads %d to %d)", v, OldestSchemaVersion, SchemaVersion)
 	}
 	var node Node
 	if err := json.Unmarshal(data, &node); err != nil {

@@ -73,7 +73,8 @@ func TestSnapshotSortsDevices(t *testing.T) {
 func TestSnapshotContradictions(t *testing.T) {
 	for doc, want := range map[string]string{
 		`{"gpus": []}`:                      "not a snapshot: no schema_version",
-		`{"schema_version": 3, "gpus": []}`: "unsupported schema_version 3 (this slurm-mig reads 1)",
+		`{"schema_version": 3, "gpus": []}`: "unsupported schema_version 3 (this slurm-mig reads 1 to 2)",
+		`{"schema_version": 0, "gpus": []}`: "unsupported schema_version 0 (this slurm-mig reads 1 to 2)",
 		`[1,2]`:                             "not a snapshot: the file holds a list; a snapshot is a JSON object",
 		`{"schema_version": 1, "gpus": [{"index": 0, "minor": 0}]}`:                                                                                       "gpus[0]: no name",
 		`{"schema_version": 1, "gpus": [{"index": 0, "minor": 0, "name": "A"}, {"index": 0, "minor": 1, "name": "A"}]}`:                                   "GPU 0 (minor 1): index 0 appears twice",

@@ -74,8 +74,8 @@ func (l *Loader) LoadBusy(snapshot string) (*model.Node, error) {
 // Snapshot reads the node through NVML with all that a snapshot carries,
 // so that --from gives the same output on another machine: the compute
 // processes (they only tell free --from what was busy, so without them
-// the snapshot still describes the node: a warning), Cores= and the
-// hardware (forSnapshot).
+// the snapshot still describes the node: a warning), each GPU's MIG
+// profile table (the same), Cores= and the hardware (forSnapshot).
 func (l *Loader) Snapshot() (*model.Node, error) {
 	node, err := l.load("")
 	if err != nil {
@@ -85,6 +85,12 @@ func (l *Loader) Snapshot() (*model.Node, error) {
 		l.warn(fmt.Errorf("%v; the snapshot records no compute processes", err))
 	} else if err != nil {
 		return nil, err
+	}
+	// The profile table is what plan fits layouts into; gen and the
+	// other commands do without it, so a snapshot without it still
+	// describes the node: a warning.
+	if err := l.migProfiles(node); err != nil {
+		l.warn(fmt.Errorf("%v; the snapshot records no MIG profile table", err))
 	}
 	l.forSnapshot(node)
 	return node, nil

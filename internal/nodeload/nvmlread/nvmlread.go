@@ -118,6 +118,7 @@ func readGPU(nvlib device.Interface, index int, dev nvml.Device, fs hostfs.FS, w
 		return fail("its PCI info", ret)
 	}
 	gpu.PCIBusID = cString(pci.BusId[:])
+	gpu.PCIDeviceID = pciDeviceID(pci.PciDeviceId)
 	nvlibDev, err := nvlib.NewDevice(knownPCI{dev, pci})
 	if err != nil {
 		return model.GPU{}, fmt.Errorf("%s: %w", gpu.Label(), err)

@@ -52,7 +52,7 @@ func TestRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &model.Node{SchemaVersion: 1, Hostname: "n1.example", DriverVersion: "580.159.04", GPUs: []model.GPU{
+	want := &model.Node{SchemaVersion: model.SchemaVersion, Hostname: "n1.example", DriverVersion: "580.159.04", GPUs: []model.GPU{
 		{Index: 0, Minor: 0, UUID: "GPU-a", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559, CPUAffinity: "0-15"},
 		{Index: 1, Minor: 3, UUID: "GPU-b", Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", MemoryMiB: 81920, MigEnabled: true,
 			MigDevices: []model.MigDevice{
@@ -67,11 +67,15 @@ func TestRead(t *testing.T) {
 }
 
 // Old drivers name a MIG device like its parent and give MIG-GPU-... UUIDs;
-// the profile then comes from attributes and the GI profile, whose id the
-// fake deliberately keeps apart from its index.
+// the profile then comes from attributes and the GI profile, whose id
+// (the H100's, from its table) differs from its index.
 func TestOldDriverProfileFallback(t *testing.T) {
 	meIndex := nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1
 	lib := fake(t, &nvmlfake.Fixture{GPUs: []nvmlfake.GPU{{Minor: 0, Name: "NVIDIA H100 80GB HBM3", MemoryMiB: 81559, MigMode: "enabled",
+		MigProfiles: []nvmlfake.GIProfile{
+			{Index: meIndex, ID: 20, Instances: 1, Slices: 1, MemoryMiB: 9984, Placements: "{0,1,2,3,4,5,6}:1"},
+			{Index: nvml.GPU_INSTANCE_PROFILE_3_SLICE, ID: 9, Instances: 2, Slices: 3, MemoryMiB: 40448, Placements: "{0,4}:4"},
+		},
 		MigDevices: []nvmlfake.MigDevice{
 			{HandleIndex: 0, GI: 11, CI: 0, UUID: "MIG-GPU-x/11/0", Profile: "1g.10gb", Name: "NVIDIA H100 80GB HBM3", MemoryMiB: 9856, GIProfileIndex: &meIndex},
 			{HandleIndex: 1, GI: 1, CI: 0, UUID: "MIG-GPU-x/1/0", Profile: "1c.3g.40gb", Name: "NVIDIA H100 80GB HBM3", MemoryMiB: 40192},

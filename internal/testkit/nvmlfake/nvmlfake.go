@@ -57,8 +57,32 @@ type GPU struct {
 	// MaxMigDevices is GetMaxMigDeviceCount; 7 when MIG is on and unset.
 	MaxMigDevices int         `json:"max_mig_devices,omitempty"`
 	MigDevices    []MigDevice `json:"mig_devices,omitempty"`
+	// PCIDeviceID is GetPciInfo's PciDeviceId, the device id above the
+	// vendor's, as mig-parted writes it ("0x233010DE" for an H100 80GB
+	// HBM3); empty gives 0.
+	PCIDeviceID string `json:"pci_device_id,omitempty"`
+	// MigProfiles is the GPU-instance profile table, as nvidia-smi mig
+	// -lgip and -lgipp show it: GetGpuInstanceProfileInfo answers the
+	// profile indices listed and NOT_SUPPORTED for the others, as for a
+	// GPU without MIG when there are none.
+	MigProfiles []GIProfile `json:"mig_profiles,omitempty"`
 	// Errors makes device calls fail: method name -> return code name.
 	Errors map[string]string `json:"errors,omitempty"`
+}
+
+// GIProfile is one GPU-instance profile of a GPU's table.
+type GIProfile struct {
+	// Index is the nvml.GPU_INSTANCE_PROFILE_* it answers for, which
+	// nvidia-smi does not show (on an H100, 1g.20gb is
+	// GPU_INSTANCE_PROFILE_1_SLICE_REV2, 9).
+	Index     int    `json:"index"`
+	ID        uint32 `json:"id"`
+	Instances uint32 `json:"instances"`
+	Slices    uint32 `json:"slices"`
+	MemoryMiB uint64 `json:"memory_mib"`
+	// Placements are GetGpuInstancePossiblePlacements's answer in
+	// nvidia-smi mig -lgipp's form: "{0,2,4}:2".
+	Placements string `json:"placements"`
 }
 
 // NVLink is Count active links to the device at PCI bus id Remote.
@@ -232,8 +256,11 @@ type device struct {
 	mask             []uint
 	maxMig           int
 	migs             map[int]nvml.Device // by handle index
-	giProfile        map[int]int         // GI id -> GI profile index
-	linkRemote       []string            // by link number; "" for an inactive link
+	pciDeviceID      uint32
+	profiles         map[int]nvml.GpuInstanceProfileInfo    // by profile index
+	placements       map[uint32][]nvml.GpuInstancePlacement // by profile id
+	giProfile        map[int]int                            // GI id -> GI profile index
+	linkRemote       []string                               // by link number; "" for an inactive link
 }
 
 func newDevice(g *GPU, lib *library) (nvml.Device, error) {
@@ -247,6 +274,27 @@ func newDevice(g *GPU, lib *library) (nvml.Device, error) {
 	}
 	if d.mask, err = cpuMask(g.CPUs); err != nil {
 		return nil, err
+	}
+	if g.PCIDeviceID != "" {
+		id, err := strconv.ParseUint(g.PCIDeviceID, 0, 32)
+		if err != nil {
+			return nil, fmt.Errorf("pci_device_id %q: %v", g.PCIDeviceID, err)
+		}
+		d.pciDeviceID = uint32(id)
+	}
+	d.profiles = map[int]nvml.GpuInstanceProfileInfo{}
+	d.placements = map[uint32][]nvml.GpuInstancePlacement{}
+	for i, p := range g.MigProfiles {
+		if _, dup := d.profiles[p.Index]; dup {
+			return nil, fmt.Errorf("mig_profiles[%d]: index %d listed twice", i, p.Index)
+		}
+		if p.Index < 0 || p.Index >= nvml.GPU_INSTANCE_PROFILE_COUNT {
+			return nil, fmt.Errorf("mig_profiles[%d]: index %d is no nvml.GPU_INSTANCE_PROFILE_*", i, p.Index)
+		}
+		if d.placements[p.ID], err = parsePlacements(p.Placements); err != nil {
+			return nil, fmt.Errorf("mig_profiles[%d]: %v", i, err)
+		}
+		d.profiles[p.Index] = nvml.GpuInstanceProfileInfo{Id: p.ID, InstanceCount: p.Instances, SliceCount: p.Slices, MemorySizeMB: p.MemoryMiB}
 	}
 	d.maxMig = g.MaxMigDevices
 	if d.maxMig == 0 && d.current == nvml.DEVICE_MIG_ENABLE {
@@ -309,7 +357,9 @@ func (d *device) GetUUID() (string, nvml.Return)     { return d.g.UUID, d.call("
 func (d *device) GetName() (string, nvml.Return)     { return d.g.Name, d.call("GetName") }
 
 func (d *device) GetPciInfo() (nvml.PciInfo, nvml.Return) {
-	return pciInfo(d.g.PCIBusID), d.call("GetPciInfo")
+	pci := pciInfo(d.g.PCIBusID)
+	pci.PciDeviceId = d.pciDeviceID
+	return pci, d.call("GetPciInfo")
 }
 
 func (d *device) GetMemoryInfo() (nvml.Memory, nvml.Return) {
@@ -359,7 +409,11 @@ func (d *device) GetGpuInstanceById(id int) (nvml.GpuInstance, nvml.Return) {
 	if !ok {
 		return nil, nvml.ERROR_NOT_FOUND
 	}
-	return &gpuInstance{caller: d.caller, info: nvml.GpuInstanceInfo{Id: uint32(id), ProfileId: giProfileID(index)}}, nvml.SUCCESS
+	profileID := giProfileID(index)
+	if p, ok := d.profiles[index]; ok {
+		profileID = p.Id
+	}
+	return &gpuInstance{caller: d.caller, info: nvml.GpuInstanceInfo{Id: uint32(id), ProfileId: profileID}}, nvml.SUCCESS
 }
 
 func (d *device) GetGpuInstanceProfileInfo(index int) (nvml.GpuInstanceProfileInfo, nvml.Return) {
@@ -369,7 +423,25 @@ func (d *device) GetGpuInstanceProfileInfo(index int) (nvml.GpuInstanceProfileIn
 	if index < 0 || index >= nvml.GPU_INSTANCE_PROFILE_COUNT {
 		return nvml.GpuInstanceProfileInfo{}, nvml.ERROR_INVALID_ARGUMENT
 	}
-	return nvml.GpuInstanceProfileInfo{Id: giProfileID(index)}, nvml.SUCCESS
+	p, ok := d.profiles[index]
+	if !ok {
+		return nvml.GpuInstanceProfileInfo{}, nvml.ERROR_NOT_SUPPORTED
+	}
+	return p, nvml.SUCCESS
+}
+
+func (d *device) GetGpuInstancePossiblePlacements(info *nvml.GpuInstanceProfileInfo) ([]nvml.GpuInstancePlacement, nvml.Return) {
+	if ret := d.call("GetGpuInstancePossiblePlacements"); ret != nvml.SUCCESS {
+		return nil, ret
+	}
+	if info == nil {
+		return nil, nvml.ERROR_INVALID_ARGUMENT
+	}
+	placements, ok := d.placements[info.Id]
+	if !ok {
+		return nil, nvml.ERROR_INVALID_ARGUMENT
+	}
+	return append([]nvml.GpuInstancePlacement{}, placements...), nvml.SUCCESS
 }
 
 // gpuInstance is a fake GPU instance; only its info is asked for.
@@ -509,6 +581,26 @@ func parseProfile(s string) (profile, error) {
 	}
 	p.giProfileIndex = index
 	return p, nil
+}
+
+// parsePlacements reads placements in nvidia-smi mig -lgipp's form:
+// "{0,2,4}:2" is three placements of 2 memory slices, at 0, 2 and 4.
+func parsePlacements(s string) ([]nvml.GpuInstancePlacement, error) {
+	starts, size, ok := strings.Cut(s, "}:")
+	starts, open := strings.CutPrefix(starts, "{")
+	n, err := strconv.ParseUint(size, 10, 32)
+	if !ok || !open || err != nil {
+		return nil, fmt.Errorf("placements %q: want {start,...}:size", s)
+	}
+	var out []nvml.GpuInstancePlacement
+	for _, f := range strings.Split(starts, ",") {
+		start, err := strconv.ParseUint(strings.TrimSpace(f), 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("placements %q: start %q is not a number", s, f)
+		}
+		out = append(out, nvml.GpuInstancePlacement{Start: uint32(start), Size: uint32(n)})
+	}
+	return out, nil
 }
 
 func migMode(s string) (current, pending int, ret nvml.Return, err error) {
