@@ -1,14 +1,18 @@
 package migplan
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 
 	v1 "github.com/NVIDIA/mig-parted/api/spec/v1"
 	"github.com/NVIDIA/mig-parted/pkg/types"
 
+	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // Plan is what a node's GPUs will be once mig-parted applies a config.
@@ -33,6 +37,14 @@ type GPUPlan struct {
 	Entry      *EntryRef      `json:"entry"`
 	MigEnabled bool           `json:"mig_enabled"`
 	Devices    []ProfileCount `json:"mig_devices"`
+	// Gres is the GPU's share of the node's Gres= counts (Counts).
+	Gres []TypeCount `json:"gres"`
+}
+
+// TypeCount is how many gpu GRES of a type a GPU offers Slurm.
+type TypeCount struct {
+	Type  string `json:"type"`
+	Count int    `json:"count"`
 }
 
 // EntryRef names an entry of the config: its place and its line.
@@ -125,7 +137,7 @@ func (sel *Selected) gpu(g *model.GPU) (GPUPlan, model.GPU, error) {
 		}
 		last = e
 	}
-	gp := GPUPlan{Index: g.Index, Name: g.Name}
+	gp := GPUPlan{Index: g.Index, Name: g.Name, Devices: []ProfileCount{}}
 	if last == nil {
 		gp.MigEnabled = g.MigEnabled
 		if g.MigEnabled {
@@ -218,7 +230,7 @@ func devices(reqs []request) []model.MigDevice {
 
 // countProfiles counts MIG devices by profile, in the order they come.
 func countProfiles(migs []model.MigDevice) []ProfileCount {
-	var out []ProfileCount
+	out := []ProfileCount{}
 	at := map[string]int{}
 	for _, m := range migs {
 		i, ok := at[m.Profile]
@@ -230,4 +242,41 @@ func countProfiles(migs []model.MigDevice) []ProfileCount {
 		out[i].Count++
 	}
 	return out
+}
+
+// Slurm is the plan in slurm.conf's words: the node's NodeName line with
+// the Gres= counts it will have, and each GPU's share of them.
+type Slurm struct {
+	NodeLine string `json:"node_line"`
+	*Plan
+}
+
+// Counts names and counts the devices of the node as it will be, as gen
+// and node name and count them (gresgen.GPUCounts with o), under the
+// node's name ("": no NodeName=).
+func (p *Plan) Counts(nodeName string, o gresgen.Options) (*Slurm, error) {
+	per, err := gresgen.GPUCounts(p.Node, o)
+	if err != nil {
+		return nil, err
+	}
+	for i := range p.GPUs {
+		p.GPUs[i].Gres = []TypeCount{}
+		for _, c := range per[i] {
+			p.GPUs[i].Gres = append(p.GPUs[i].Gres, TypeCount{Type: c.Type, Count: c.Count})
+		}
+	}
+	return &Slurm{NodeLine: slurmconf.NodeLine(nodeName, gresgen.SumCounts(per)), Plan: p}, nil
+}
+
+// WriteText prints the node line.
+func (s *Slurm) WriteText(w io.Writer) error {
+	_, err := fmt.Fprintln(w, s.NodeLine)
+	return err
+}
+
+// WriteJSON prints the node line and each GPU's plan.
+func (s *Slurm) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
 }
