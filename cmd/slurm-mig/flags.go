@@ -19,18 +19,33 @@ type sourceFlags struct {
 	From string `type:"nonempty" placeholder:"FILE" help:"Work from a snapshot (slurm-mig snapshot) instead of NVML. Cap minors it lacks are read from mig-minors under --root."`
 }
 
+// countFlags name the node and its GRES types: what gen, node and diff
+// share with plan, whose counts must read as theirs.
+type countFlags struct {
+	NodeName   string            `type:"nonempty" placeholder:"NAME" help:"NodeName= to write (default: the short hostname; with --from, the snapshot's)."`
+	NoNodeName bool              `help:"Leave NodeName= out."`
+	TypeStyle  string            `enum:"model,profile,autodetect" default:"model" help:"GRES type names: model (a100, a100_1g.10gb), profile (a100, 1g.10gb), autodetect (the names of Slurm's AutoDetect=nvml). One of: ${enum}."`
+	TypeMap    map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"Use TYPE as the model part of types for GPUs whose NVML name or short model is NAME (repeatable)."`
+}
+
+// check refuses node name flags that exclude each other, or a name Slurm
+// would not read as one node's.
+func (f *countFlags) check() error {
+	if f.NodeName != "" && f.NoNodeName {
+		return errors.New("--node-name and --no-node-name exclude each other")
+	}
+	return checkNodeName(f.NodeName)
+}
+
 // recordFlags shape the GRES records, shared by gen, node and diff so
 // that their types and counts always agree.
 type recordFlags struct {
-	NodeName     string            `type:"nonempty" placeholder:"NAME" help:"NodeName= to write (default: the short hostname; with --from, the snapshot's)."`
-	NoNodeName   bool              `help:"Leave NodeName= out."`
-	TypeStyle    string            `enum:"model,profile,autodetect" default:"model" help:"GRES type names: model (a100, a100_1g.10gb), profile (a100, 1g.10gb), autodetect (the names of Slurm's AutoDetect=nvml). One of: ${enum}."`
-	TypeMap      map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"Use TYPE as the model part of types for GPUs whose NVML name or short model is NAME (repeatable)."`
-	Files        string            `enum:"auto,multiple,ci" default:"auto" help:"MIG device files: multiple (MultipleFiles=/dev/nvidiaN,GI cap,CI cap; Slurm >= 21.08: 20.11 refuses MIG devices sharing their GPU's file), ci (File=CI cap; every Slurm), or auto: ci for a Slurm older than 21.08, else multiple. One of: ${enum}."`
-	NoCores      bool              `help:"Leave out Cores= (the abstract core ids near each GPU, from NVML's CPU affinity and the CPU topology under --root)."`
-	NoLinks      bool              `help:"Leave out Links= (active NVLinks between whole GPUs)."`
-	Flags        string            `type:"nonempty" placeholder:"FLAGS" help:"Write Flags=FLAGS on every line (nvidia_gpu_env, ...); checked against the flags Slurm knows."`
-	SlurmVersion string            `type:"nonempty" placeholder:"X.Y" help:"The Slurm release that reads the output (default: slurmd -V of this host's Slurm, with --root /). It picks --files auto's style, and output it would refuse or misread is an error, never written."`
+	countFlags
+	Files        string `enum:"auto,multiple,ci" default:"auto" help:"MIG device files: multiple (MultipleFiles=/dev/nvidiaN,GI cap,CI cap; Slurm >= 21.08: 20.11 refuses MIG devices sharing their GPU's file), ci (File=CI cap; every Slurm), or auto: ci for a Slurm older than 21.08, else multiple. One of: ${enum}."`
+	NoCores      bool   `help:"Leave out Cores= (the abstract core ids near each GPU, from NVML's CPU affinity and the CPU topology under --root)."`
+	NoLinks      bool   `help:"Leave out Links= (active NVLinks between whole GPUs)."`
+	Flags        string `type:"nonempty" placeholder:"FLAGS" help:"Write Flags=FLAGS on every line (nvidia_gpu_env, ...); checked against the flags Slurm knows."`
+	SlurmVersion string `type:"nonempty" placeholder:"X.Y" help:"The Slurm release that reads the output (default: slurmd -V of this host's Slurm, with --root /). It picks --files auto's style, and output it would refuse or misread is an error, never written."`
 }
 
 // records is what the flags ask of the records, once their values are
@@ -40,10 +55,7 @@ func (f *recordFlags) records() (nodegres.Records, error) {
 	r := nodegres.Records{NodeName: f.NodeName, NoNodeName: f.NoNodeName,
 		Gres: gresgen.Options{TypeStyle: gresgen.TypeStyle(f.TypeStyle), FileStyle: gresgen.FileStyle(f.Files),
 			TypeMap: f.TypeMap, NoCores: f.NoCores, NoLinks: f.NoLinks, Flags: f.Flags}}
-	if f.NodeName != "" && f.NoNodeName {
-		return r, errors.New("--node-name and --no-node-name exclude each other")
-	}
-	if err := checkNodeName(f.NodeName); err != nil {
+	if err := f.check(); err != nil {
 		return r, err
 	}
 	if f.SlurmVersion != "" {

@@ -1,0 +1,83 @@
+package gresgen
+
+import (
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// GPUCounts are each GPU's Gres= counts, in the node's GPU order, with
+// the types Records gives its devices: a whole GPU is one, a GPU in MIG
+// mode one per MIG device. It builds no record, so it needs a MIG
+// device's profile and nothing else: plan counts a node as it will be,
+// whose MIG devices have no UUID or cap minors yet. Records, which writes
+// their device files, still refuses a MIG device without cap minors.
+// Warnings are those of Records about type names (o.Warn).
+func GPUCounts(n *model.Node, o Options) ([][]slurmconf.GresCount, error) {
+	typer, err := newTyper(o)
+	if err != nil {
+		return nil, err
+	}
+	per := make([][]slurmconf.GresCount, len(n.GPUs))
+	for i := range n.GPUs {
+		g := &n.GPUs[i]
+		var types []string
+		if !g.MigEnabled {
+			t, err := typer.gpuType(g)
+			if err != nil {
+				return nil, err
+			}
+			types = append(types, t)
+		} else {
+			for j := range g.MigDevices {
+				t, err := typer.migType(g, &g.MigDevices[j])
+				if err != nil {
+					return nil, err
+				}
+				types = append(types, t)
+			}
+		}
+		per[i] = countTypes(types)
+	}
+	if o.Warn != nil {
+		for _, w := range append(typer.clashes(), unmatchedTypeMap(n, o.TypeMap)...) {
+			o.Warn(w)
+		}
+	}
+	return per, nil
+}
+
+// countTypes counts gpu GRES by type, in the order first seen, as
+// slurmconf.CountGres counts records.
+func countTypes(types []string) []slurmconf.GresCount {
+	var counts []slurmconf.GresCount
+	at := map[string]int{}
+	for _, t := range types {
+		i, ok := at[t]
+		if !ok {
+			i = len(counts)
+			at[t] = i
+			counts = append(counts, slurmconf.GresCount{Name: "gpu", Type: t})
+		}
+		counts[i].Count++
+	}
+	return counts
+}
+
+// SumCounts adds up counts of several GPUs (GPUCounts) into the node's,
+// in the order first seen.
+func SumCounts(per [][]slurmconf.GresCount) []slurmconf.GresCount {
+	var counts []slurmconf.GresCount
+	at := map[string]int{}
+	for _, cs := range per {
+		for _, c := range cs {
+			i, ok := at[c.Type]
+			if !ok {
+				i = len(counts)
+				at[c.Type] = i
+				counts = append(counts, slurmconf.GresCount{Name: c.Name, Type: c.Type})
+			}
+			counts[i].Count += c.Count
+		}
+	}
+	return counts
+}
