@@ -26,7 +26,7 @@ func (c *planCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	node, err := e.loader.Load(c.From)
+	node, err := e.loader.LoadProfiles(c.From)
 	if err != nil {
 		return err
 	}
