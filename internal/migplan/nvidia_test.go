@@ -174,6 +174,7 @@ func TestNVIDIAConfigs(t *testing.T) {
 		{"H200x1", realNode(t, "h200-snapshot-v2", 1)},
 		{"H200x4", realNode(t, "h200-snapshot-v2", 4)},
 	}
+	checkEveryFile(t, dir)
 	var out strings.Builder
 	fmt.Fprintf(&out, "# Every config of NVIDIA's mig-parted files (module %s) on nodes of\n", filepath.Base(dir))
 	fmt.Fprintf(&out, "# 1 and 4 real H100s and H200s, MIG off: the Gres= the node will have and\n")
@@ -197,6 +198,41 @@ func TestNVIDIAConfigs(t *testing.T) {
 		}
 	}
 	checkGolden(t, "testdata/nvidia-configs.golden", out.String())
+}
+
+// checkEveryFile fails when the module holds a mig-parted config that
+// nvidiaFiles leaves out (a newer mig-parted may add examples): every
+// YAML file outside vendor/ that declares mig-configs is one of them.
+func checkEveryFile(t *testing.T, dir string) {
+	t.Helper()
+	known := map[string]bool{}
+	for _, f := range nvidiaFiles {
+		known[f.path] = true
+	}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() && (rel == "vendor" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(rel, ".yaml") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(data, []byte("mig-configs:")) && !known[rel] {
+			t.Errorf("%s in the mig-parted module declares mig-configs, and nvidiaFiles leaves it out", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // evaluate is one line of the golden: the plan of sel on node, or its
