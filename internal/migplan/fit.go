@@ -13,10 +13,10 @@ import (
 // GPU-instance profile it is made in, and the compute-instance profile it
 // is (the GI's whole, or a part such as 1c.3g.40gb).
 type request struct {
-	name  string // as the config names it, which is how NVML names the MIG device
+	name  string // as the config names it, which is what refusals say
 	count int
 	gi    *model.GIProfile
-	ci    model.CIProfile
+	ci    model.CIProfile // whose name is the MIG device's
 }
 
 // Unfit is why a GPU cannot hold a layout: the profile it concerns and

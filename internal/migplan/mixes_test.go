@@ -350,6 +350,11 @@ func TestMixes(t *testing.T) {
 		// A 4g instance offers 1c, 2c and 4c compute instances, no 3c
 		// (the real table, and go-nvlib's rule mig-parted names them by).
 		{"3c.4g", h100x(1), `refused: mig.yaml:143: config "3c.4g": GPU 0 (NVIDIA H100 80GB HBM3): 3c.4g.40gb: a 4g.40gb GPU instance has no compute instance of 3 slices`},
+		// mig-parted reads 3c.3g.40gb as 3g.40gb (go-nvlib parses c, g and
+		// gb, and c = g is the whole instance), and NVML names the MIG
+		// devices it makes 3g.40gb: Slurm sees that type.
+		{"3c.3g-is-3g", h100x(1), "Gres=gpu:h100_3g.40gb:2"},
+		{"1c.1g-is-1g", h100x(1), "Gres=gpu:h100_1g.10gb:7"},
 		{"1c.1g-and-1g-too-many", h100x(1), `refused: mig.yaml:162: config "1c.1g-and-1g-too-many": GPU 0 (NVIDIA H100 80GB HBM3): 4x1c.1g.10gb + 4x1g.10gb: takes 8 compute slices, and 7 1g.10gb GPU instances have 7`},
 		// Devices by index: GPU 3 is named by no entry and stays whole;
 		// index 5 is no GPU of the node.

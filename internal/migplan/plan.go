@@ -210,7 +210,10 @@ func applies(spec *v1.MigConfigSpec, g *model.GPU) (skip bool, err error) {
 }
 
 // devices are the MIG devices reqs make, largest first as mig-parted
-// orders them (types.MigConfig.Flatten), one per compute instance.
+// orders them (types.MigConfig.Flatten), one per compute instance. Each
+// has the name NVML gives it, its compute-instance profile's, which is not
+// always the config's: mig-parted reads "3c.3g.40gb" as 3g.40gb, and the
+// MIG devices it makes are called 3g.40gb.
 func devices(reqs []request) []model.MigDevice {
 	sorted := append([]request(nil), reqs...)
 	sort.SliceStable(sorted, func(a, b int) bool {
@@ -222,7 +225,7 @@ func devices(reqs []request) []model.MigDevice {
 	var out []model.MigDevice
 	for _, r := range sorted {
 		for range r.count {
-			out = append(out, model.MigDevice{Profile: r.name, GISlices: r.gi.Slices, MemoryMiB: r.gi.MemoryMiB})
+			out = append(out, model.MigDevice{Profile: r.ci.Name, GISlices: r.gi.Slices, MemoryMiB: r.gi.MemoryMiB})
 		}
 	}
 	return out
