@@ -77,6 +77,39 @@ func resolve(g *model.GPU, devices map[string]int) ([]request, error) {
 	return reqs, nil
 }
 
+// unread finds a name with a count of 0 that mig-parted cannot read.
+// Before it makes anything, mig-parted looks every name of an entry up
+// among the profiles of all the node's GPUs (types.MigConfig.Flatten,
+// through go-nvlib), counts of 0 included; where one is on none, it drops
+// the whole entry, makes no MIG device on the GPU and reports success. A
+// name asked for by count is refused by resolve; one with a count of 0
+// asks nothing of the GPU, and passes if another GPU of the node has it.
+func unread(node *model.Node, devices map[string]int) error {
+	var names []string
+	for name, n := range devices {
+		if n == 0 {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !onNode(node, name) {
+			return &Unfit{Profile: name, Reason: "no GPU of the node has such a profile, and then mig-parted makes no MIG device on this one, whatever the count (0 here)"}
+		}
+	}
+	return nil
+}
+
+// onNode reports whether a GPU of node offers the profile name.
+func onNode(node *model.Node, name string) bool {
+	for i := range node.GPUs {
+		if _, err := resolve(&node.GPUs[i], map[string]int{name: 1}); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 func giProfile(g *model.GPU, name string) *model.GIProfile {
 	for i := range g.MigProfiles {
 		if g.MigProfiles[i].Name == name {

@@ -273,6 +273,14 @@ mig-configs:
     - device-filter: "0x233510DE"
       devices: [3]
       mig-enabled: false
+
+  zero-count:
+    - device-filter: "0x233010DE"
+      devices: all
+      mig-enabled: true
+      mig-devices:
+        "7g.80gb": 1
+        "1g.18gb": 0
 `
 
 // realGPU is GPU index of a node as the captured snapshot's one GPU:
@@ -380,6 +388,13 @@ func TestMixes(t *testing.T) {
 		{"nvl-only", mixed, "Gres=gpu:h100:2,gpu:h200:2"},
 		{"a100-only", mixed, "Gres=gpu:h100:2,gpu:h200:2"},
 		{"a100-only", node(withMIG(0), h200(1)), "Gres=gpu:h100_3g.40gb:2,gpu:h200:1"},
+		// A count of 0 asks for nothing, but mig-parted still reads the
+		// name, against every GPU of the node (types.MigConfig.Flatten):
+		// where an H200 has 1g.18gb, the H100s get their 7g.80gb; where
+		// no GPU has it, mig-parted drops the whole entry, makes no MIG
+		// device on the GPU and says it succeeded.
+		{"zero-count", mixed, "Gres=gpu:h100_7g.80gb:2,gpu:h200:2"},
+		{"zero-count", h100x(1), `refused: mig.yaml:261: config "zero-count": GPU 0 (NVIDIA H100 80GB HBM3): 1g.18gb: no GPU of the node has such a profile, and then mig-parted makes no MIG device on this one, whatever the count (0 here)`},
 		// MIG off is the whole GPU; MIG on with no MIG devices is nothing.
 		{"off-and-on", node(h200(0), h200(1), h200(2), h200(3)), "Gres=gpu:h200:1,gpu:h200_1g.18gb:14"},
 		{"off-and-on", node(h200(0), withMIG(1)), "Gres=gpu:h200:1"},
