@@ -46,7 +46,12 @@ func splitProfile(name string) (ci int, gi string, err error) {
 }
 
 // resolve finds each profile of devices in the GPU's profile table, as
-// mig-parted resolves them on the device when it applies a config.
+// mig-parted resolves them on the device when it applies a config. A name
+// the GPU does not have is refused. mig-parted fails on it too when
+// another GPU of the node has it; when none has it, mig-parted drops the
+// whole entry and reports success with no MIG device made (its Flatten
+// swallows the error; NVIDIA/mig-parted#18), which is not the layout
+// asked for either.
 func resolve(g *model.GPU, devices map[string]int) ([]request, error) {
 	names := make([]string, 0, len(devices))
 	for name, n := range devices {
