@@ -85,7 +85,7 @@ func Make(node *model.Node, sel *Selected, warn func(error)) (*Plan, error) {
 	p := &Plan{File: sel.File, Config: sel.Name, Node: &next}
 	for i := range node.GPUs {
 		g := &node.GPUs[i]
-		gp, gpu, err := sel.gpu(g)
+		gp, gpu, err := sel.gpu(node, g)
 		if err != nil {
 			return nil, err
 		}
@@ -98,8 +98,8 @@ func Make(node *model.Node, sel *Selected, warn func(error)) (*Plan, error) {
 	return p, nil
 }
 
-// gpu is what g will be: its plan and its model.
-func (sel *Selected) gpu(g *model.GPU) (GPUPlan, model.GPU, error) {
+// gpu is what g, a GPU of node, will be: its plan and its model.
+func (sel *Selected) gpu(node *model.Node, g *model.GPU) (GPUPlan, model.GPU, error) {
 	var last *Entry
 	for i := range sel.Entries {
 		e := &sel.Entries[i]
@@ -127,7 +127,11 @@ func (sel *Selected) gpu(g *model.GPU) (GPUPlan, model.GPU, error) {
 			return GPUPlan{}, model.GPU{}, refuse(fmt.Errorf("entries %d and %d both match it, one with MIG enabled and one without; mig-parted refuses that", last.Number, e.Number))
 		}
 		if e.Spec.MigEnabled {
-			reqs, err := resolve(g, e.Spec.MigDevices)
+			err := unread(node, e.Spec.MigDevices)
+			var reqs []request
+			if err == nil {
+				reqs, err = resolve(g, e.Spec.MigDevices)
+			}
 			if err == nil {
 				err = fit(reqs)
 			}
@@ -210,7 +214,10 @@ func applies(spec *v1.MigConfigSpec, g *model.GPU) (skip bool, err error) {
 }
 
 // devices are the MIG devices reqs make, largest first as mig-parted
-// orders them (types.MigConfig.Flatten), one per compute instance.
+// orders them (types.MigConfig.Flatten), one per compute instance. Each
+// has the name NVML gives it, its compute-instance profile's, which is not
+// always the config's: mig-parted reads "3c.3g.40gb" as 3g.40gb, and the
+// MIG devices it makes are called 3g.40gb.
 func devices(reqs []request) []model.MigDevice {
 	sorted := append([]request(nil), reqs...)
 	sort.SliceStable(sorted, func(a, b int) bool {
@@ -222,7 +229,7 @@ func devices(reqs []request) []model.MigDevice {
 	var out []model.MigDevice
 	for _, r := range sorted {
 		for range r.count {
-			out = append(out, model.MigDevice{Profile: r.name, GISlices: r.gi.Slices, MemoryMiB: r.gi.MemoryMiB})
+			out = append(out, model.MigDevice{Profile: r.ci.Name, GISlices: r.gi.Slices, MemoryMiB: r.gi.MemoryMiB})
 		}
 	}
 	return out
