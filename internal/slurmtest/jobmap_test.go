@@ -27,9 +27,6 @@ import (
 // other layouts and forms of the same index map.
 func TestJobmap(t *testing.T) {
 	requireCluster(t)
-	if release.Before(gresIndexEnvSince) {
-		t.Skipf("Slurm %s puts device numbers in SLURM_JOB_GPUS, not GRES indices; jobmap, as env, is for %s and later", release, gresIndexEnvSince)
-	}
 	host := shortHostname(t)
 	var l layout
 	for _, x := range loadLayouts(t, host) {
@@ -43,7 +40,11 @@ func TestJobmap(t *testing.T) {
 	devDir := t.TempDir()
 	makeDevices(t, devDir, l.node)
 	copyMigMinors(t, l.root, devDir)
-	gres, nodeLine := render(t, l, form{"model", "multiple", false}, host)
+	f := form{"model", "multiple", false}
+	if refusal(t, l, f, host) != nil {
+		f = form{"profile", "ci", false} // 20.11: MIG devices may not share their GPU's file
+	}
+	gres, nodeLine := render(t, l, f, host)
 	types, nodeLine := reverseTypes(t, nodeLine, host)
 	nodeLine += " RealMemory=2" // MB: two jobs of 1 run side by side (the default, 1, fits one)
 
@@ -60,6 +61,9 @@ func TestJobmap(t *testing.T) {
 		script := strings.ReplaceAll(string(data), "/usr/local/bin/slurm-mig jobmap",
 			nodeCommand(slurmMig)+" --root "+devDir+" jobmap --state "+state)
 		script = strings.ReplaceAll(script, "/run/slurm-mig/jobmap", mapDir)
+		if release.Before(gresIndexEnvSince) {
+			script = "#!/bin/sh\n" // jobmap is not for it: only the log below
+		}
 		// What Slurm set, for the test's log.
 		script = strings.Replace(script, "\n", fmt.Sprintf("\n{ echo %s; env | grep -E '^(SLURM_JOB_(ID|UID|GPUS)|SLURMD_NODENAME|SLURM_CONF|CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL)=' | sort; } | tr '\\n' ' ' >> %s/jobmap.log; echo >> %s/jobmap.log\n", name, dir, dir), 1)
 		path := filepath.Join(dir, name)
@@ -85,10 +89,11 @@ func TestJobmap(t *testing.T) {
 	// each of two types.
 	var a, b, c3 string
 	for _, tc := range types {
+		mig := strings.Contains(tc.typ, ".")
 		switch {
-		case a == "" && tc.count >= 2 && strings.Contains(tc.typ, "_"):
+		case a == "" && tc.count >= 2 && mig:
 			a = "gpu:" + tc.typ + ":2"
-		case b == "" && !strings.Contains(tc.typ, "_"):
+		case b == "" && !mig:
 			b = "gpu:" + tc.typ + ":1"
 		}
 	}
@@ -99,6 +104,10 @@ func TestJobmap(t *testing.T) {
 	}
 	if a == "" || b == "" || c3 == "" {
 		t.Fatalf("types %v: want a MIG type with two devices, a whole GPU and a type with one", types)
+	}
+	if release.Before(gresIndexEnvSince) {
+		cl.checkDeviceNumbers(a, devDir)
+		return
 	}
 	jobA, jobB := cl.startJob(a), cl.startJob(b)
 	want := map[string][]string{}
@@ -142,6 +151,43 @@ func TestJobmap(t *testing.T) {
 	cl.endJob(jobB)
 	cl.waitMap(mapDir, map[string][]string{}, "every job ended")
 	Announce("slurmtest: jobmap Prolog/Epilog: each job's line by UUID while it ran (%s; %s), gone after it ended; %s: %d of its %d devices mapped (%s)", a, b, c3, mapped, len(all), whole)
+}
+
+// checkDeviceNumbers: before 21.08 Slurm puts in the Prolog's
+// SLURM_JOB_GPUS the number that ends each device's file (202 for
+// nvidia-cap202), as in a task's SLURM_STEP_GPUS, not the GRES index:
+// jobmap, which maps GRES indices as env does, is for 21.08 and later.
+// The Prolog here only logs what Slurm set.
+func (c *cluster) checkDeviceNumbers(gres, devDir string) {
+	c.t.Helper()
+	job := c.startJob(gres)
+	idx := c.jobIndices(job)
+	log, _ := os.ReadFile(filepath.Join(c.dir, "jobmap.log"))
+	var m []string
+	for _, line := range strings.Split(string(log), "\n") {
+		if strings.HasPrefix(line, "prolog.sh ") && strings.Contains(line, " SLURM_JOB_ID="+job+" ") {
+			m = regexp.MustCompile(` SLURM_JOB_GPUS=(\S+) `).FindStringSubmatch(line)
+		}
+	}
+	if m == nil {
+		c.t.Fatalf("job %s: no SLURM_JOB_GPUS in the Prolog's log:\n%s", job, log)
+	}
+	var numbers []int
+	for _, f := range strings.Split(m[1], ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			c.t.Fatalf("job %s: SLURM_JOB_GPUS=%s", job, m[1])
+		}
+		numbers = append(numbers, n)
+		if _, err := os.Stat(filepath.Join(devDir, "dev/nvidia-caps/nvidia-cap"+f)); err != nil {
+			c.t.Errorf("job %s (%s): SLURM_JOB_GPUS=%s: %d ends no cap file of the node", job, gres, m[1], n)
+		}
+	}
+	if equalInts(numbers, idx) {
+		c.t.Errorf("job %s (%s): SLURM_JOB_GPUS=%s is its IDX:%v: Slurm %s numbers as 21.08 does?", job, gres, m[1], idx, release)
+	}
+	c.endJob(job)
+	Announce("slurmtest: jobmap: Slurm %s gives the Prolog device numbers (SLURM_JOB_GPUS=%s for IDX:%v), not GRES indices; jobmap is for %s and later", release, m[1], idx, gresIndexEnvSince)
 }
 
 // addJob adds to m the job's line for each of its devices: which, from
