@@ -67,6 +67,13 @@ func Run(opts Options, getenv func(string) (string, bool)) error {
 	if err != nil {
 		return err
 	}
+	if opts.Remove {
+		// An Epilog has nothing to take out of a directory that is not
+		// there, and makes none.
+		if _, err := os.Lstat(opts.Dir); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+	}
 	dir, err := openDir(opts.Dir)
 	if err != nil {
 		return err

@@ -157,6 +157,13 @@ func TestSharedDevice(t *testing.T) {
 	if got := readMap(t, dir); len(got) != 0 {
 		t.Errorf("after both Epilogs the directory holds %v", got)
 	}
+
+	// An Epilog makes no directory.
+	dir = filepath.Join(tmp, "none")
+	run(jobEnv(8, 1001, "3,6"), true)
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("an Epilog made the directory: %v", err)
+	}
 }
 
 // TestMapsAsEnv gives two jobs random index sets that share a device and
