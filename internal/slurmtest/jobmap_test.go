@@ -61,9 +61,6 @@ func TestJobmap(t *testing.T) {
 		script := strings.ReplaceAll(string(data), "/usr/local/bin/slurm-mig jobmap",
 			nodeCommand(slurmMig)+" --root "+devDir+" jobmap --state "+state)
 		script = strings.ReplaceAll(script, "/run/slurm-mig/jobmap", mapDir)
-		if release.Before(gresIndexEnvSince) {
-			script = "#!/bin/sh\n" // jobmap is not for it: only the log below
-		}
 		// What Slurm set, for the test's log.
 		script = strings.Replace(script, "\n", fmt.Sprintf("\n{ echo %s; env | grep -E '^(SLURM_JOB_(ID|UID|GPUS)|SLURMD_NODENAME|SLURM_CONF|CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL)=' | sort; } | tr '\\n' ' ' >> %s/jobmap.log; echo >> %s/jobmap.log\n", name, dir, dir), 1)
 		path := filepath.Join(dir, name)
@@ -106,7 +103,7 @@ func TestJobmap(t *testing.T) {
 		t.Fatalf("types %v: want a MIG type with two devices, a whole GPU and a type with one", types)
 	}
 	if release.Before(gresIndexEnvSince) {
-		cl.checkDeviceNumbers(a, devDir)
+		cl.checkBefore2108(a, devDir, mapDir)
 		return
 	}
 	jobA, jobB := cl.startJob(a), cl.startJob(b)
@@ -153,41 +150,49 @@ func TestJobmap(t *testing.T) {
 	Announce("slurmtest: jobmap Prolog/Epilog: each job's line by UUID while it ran (%s; %s), gone after it ended; %s: %d of its %d devices mapped (%s)", a, b, c3, mapped, len(all), whole)
 }
 
-// checkDeviceNumbers: before 21.08 Slurm puts in the Prolog's
-// SLURM_JOB_GPUS the number that ends each device's file (202 for
-// nvidia-cap202), as in a task's SLURM_STEP_GPUS, not the GRES index:
-// jobmap, which maps GRES indices as env does, is for 21.08 and later.
-// The Prolog here only logs what Slurm set.
-func (c *cluster) checkDeviceNumbers(gres, devDir string) {
+// checkBefore2108: before 21.08 Slurm gives the Prolog no
+// SLURM_JOB_GPUS at all (20.11.4 seen), and in its CUDA_VISIBLE_DEVICES
+// the number that ends each device's file (157 for nvidia-cap157), not
+// the GRES index, as in a task's SLURM_STEP_GPUS. jobmap, which maps GRES
+// indices as env does, is for 21.08 and later; before, it sees no GPUs
+// and leaves the map alone, and the job runs.
+func (c *cluster) checkBefore2108(gres, devDir, mapDir string) {
 	c.t.Helper()
 	job := c.startJob(gres)
 	idx := c.jobIndices(job)
 	log, _ := os.ReadFile(filepath.Join(c.dir, "jobmap.log"))
-	var m []string
-	for _, line := range strings.Split(string(log), "\n") {
-		if strings.HasPrefix(line, "prolog.sh ") && strings.Contains(line, " SLURM_JOB_ID="+job+" ") {
-			m = regexp.MustCompile(` SLURM_JOB_GPUS=(\S+) `).FindStringSubmatch(line)
+	var line string
+	for _, l := range strings.Split(string(log), "\n") {
+		if strings.HasPrefix(l, "prolog.sh ") && strings.Contains(l, " SLURM_JOB_ID="+job+" ") {
+			line = l
 		}
 	}
+	if m := regexp.MustCompile(` SLURM_JOB_GPUS=(\S+) `).FindStringSubmatch(line); m != nil {
+		c.t.Errorf("job %s (%s): Slurm %s sets SLURM_JOB_GPUS=%s in the Prolog (IDX:%v): jobmap reads it as GRES indices", job, gres, release, m[1], idx)
+	}
+	m := regexp.MustCompile(` CUDA_VISIBLE_DEVICES=(\S+) `).FindStringSubmatch(line)
 	if m == nil {
-		c.t.Fatalf("job %s: no SLURM_JOB_GPUS in the Prolog's log:\n%s", job, log)
+		c.t.Fatalf("job %s: no CUDA_VISIBLE_DEVICES in the Prolog's log:\n%s", job, log)
 	}
 	var numbers []int
 	for _, f := range strings.Split(m[1], ",") {
 		n, err := strconv.Atoi(f)
 		if err != nil {
-			c.t.Fatalf("job %s: SLURM_JOB_GPUS=%s", job, m[1])
+			c.t.Fatalf("job %s: CUDA_VISIBLE_DEVICES=%s", job, m[1])
 		}
 		numbers = append(numbers, n)
 		if _, err := os.Stat(filepath.Join(devDir, "dev/nvidia-caps/nvidia-cap"+f)); err != nil {
-			c.t.Errorf("job %s (%s): SLURM_JOB_GPUS=%s: %d ends no cap file of the node", job, gres, m[1], n)
+			c.t.Errorf("job %s (%s): CUDA_VISIBLE_DEVICES=%s: %d ends no cap file of the node", job, gres, m[1], n)
 		}
 	}
 	if equalInts(numbers, idx) {
-		c.t.Errorf("job %s (%s): SLURM_JOB_GPUS=%s is its IDX:%v: Slurm %s numbers as 21.08 does?", job, gres, m[1], idx, release)
+		c.t.Errorf("job %s (%s): CUDA_VISIBLE_DEVICES=%s is its IDX:%v: Slurm %s numbers as 21.08 does?", job, gres, m[1], idx, release)
+	}
+	if got := readJobMap(mapDir); len(got) != 0 {
+		c.t.Errorf("job %s: the map holds %v; jobmap saw no GPUs", job, got)
 	}
 	c.endJob(job)
-	Announce("slurmtest: jobmap: Slurm %s gives the Prolog device numbers (SLURM_JOB_GPUS=%s for IDX:%v), not GRES indices; jobmap is for %s and later", release, m[1], idx, gresIndexEnvSince)
+	Announce("slurmtest: jobmap: Slurm %s gives the Prolog no SLURM_JOB_GPUS and device numbers in CUDA_VISIBLE_DEVICES (%s for IDX:%v); jobmap, for %s and later, leaves the map alone", release, m[1], idx, gresIndexEnvSince)
 }
 
 // addJob adds to m the job's line for each of its devices: which, from
