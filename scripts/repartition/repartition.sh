@@ -1,0 +1,145 @@
+#!/bin/sh
+# Repartition one Slurm node's MIG GPUs without a drain for a count
+# mismatch: the node is drained by the admin (with a reason of ours), never
+# by slurmctld for "gres/gpu count reported lower than configured".
+#
+# The order matters (docs/repartition.md says why, per Slurm release): slurmd
+# must never register devices that slurm.conf does not declare, and
+# slurmctld must never judge devices against counts the node does not have
+# yet. So slurmd is stopped while the layout changes, and starts again only
+# once slurmctld has the new counts:
+#
+#   1. plan      the node line the new layout will have (slurm-mig plan)
+#   2. drain     scontrol update state=drain, then wait until no job runs
+#   3. stop      slurmd on the node
+#   4. switch    the MIG layout (mig-parted apply)
+#   5. gen       gres.conf and the device state (slurm-mig gen -o);
+#                configless: the cluster gres.conf (slurm-mig merge -o)
+#   6. update    slurm.conf's line for the node (slurm-mig node --update),
+#                which must be the line of step 1
+#   7. reconfigure  slurmctld reads the new counts (and serves the new
+#                files to configless nodes)
+#   8. start     slurmd, which registers the new devices
+#   9. resume    once slurmctld has the new Gres=
+#
+# Like mig-parted's hooks, it runs with every path absolute; each is a
+# variable. The node's own commands (mig-parted, slurmd's unit) are
+# variables too, run with sh -c:
+#
+#   NODE=gpu01 MIG_CONFIG=/etc/nvidia-mig-manager/config.yaml \
+#   SELECT=all-balanced repartition.sh
+set -eu
+
+: "${NODE:?NODE: the node's Slurm NodeName}"
+: "${MIG_CONFIG:?MIG_CONFIG: the mig-parted config file}"
+: "${SELECT:?SELECT: the config of MIG_CONFIG to apply}"
+SLURM_MIG=${SLURM_MIG:-/usr/bin/slurm-mig}
+SCONTROL=${SCONTROL:-/usr/bin/scontrol}
+SQUEUE=${SQUEUE:-/usr/bin/squeue}
+SLURM_CONF=${SLURM_CONF:-/etc/slurm/slurm.conf}
+# Where gen writes this node's gres.conf. Configless: the node's fragment,
+# which merge joins with the others' (FRAGMENTS) into CLUSTER_GRES_CONF.
+GRES_CONF=${GRES_CONF:-/etc/slurm/gres.conf}
+FRAGMENTS=${FRAGMENTS:-}
+CLUSTER_GRES_CONF=${CLUSTER_GRES_CONF:-}
+# Copies of slurm.conf on the nodes (classic), space-separated: each gets
+# the updated file before the reconfigure, so that no slurmd reads another
+# slurm.conf than slurmctld's.
+SLURM_CONF_COPIES=${SLURM_CONF_COPIES:-}
+APPLY=${APPLY:-/usr/bin/nvidia-mig-parted apply -f "$MIG_CONFIG" -c "$SELECT"}
+SLURMD_STOP=${SLURMD_STOP:-/bin/systemctl stop slurmd.service}
+SLURMD_START=${SLURMD_START:-/bin/systemctl start slurmd.service}
+# Run on the controller (ssh, ...) where this is not it.
+SLURMCTLD_RESTART=${SLURMCTLD_RESTART:-/bin/systemctl restart slurmctld.service}
+# Extra flags for every slurm-mig run (--root, --from, --slurm-version, ...).
+SLURM_MIG_FLAGS=${SLURM_MIG_FLAGS:-}
+# Extra flags for gen (--state FILE, ...).
+GEN_FLAGS=${GEN_FLAGS:-}
+TIMEOUT=${TIMEOUT:-600}
+REASON="slurm-mig repartition to $SELECT"
+
+say() { echo "repartition: $*"; }
+
+# wait_until SECONDS CMD...: polls CMD every half second.
+wait_until() {
+  limit=$1
+  shift
+  start=$(date +%s)
+  until "$@"; do
+    if [ $(($(date +%s) - start)) -ge "$limit" ]; then
+      say "gave up after ${limit}s waiting for: $*" >&2
+      return 1
+    fi
+    sleep 0.5
+  done
+}
+
+node_field() { # node_field KEY: KEY= of scontrol show node -o NODE
+  "$SCONTROL" show node -o "$NODE" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+no_jobs() { [ -z "$("$SQUEUE" -h -w "$NODE" -t RUNNING,COMPLETING,SUSPENDED -o %i)" ]; }
+# counts GRES: a Gres= list in one order, without scontrol's socket
+# affinity "(S:0-1)": plan lists the types as the mig-parted config does,
+# node as NVML lists the devices, and only the counts must agree.
+counts() { printf '%s\n' "$1" | sed 's/([^)]*)//g' | tr ',' '\n' | sort | paste -sd, -; }
+# The new slurmd has registered (SlurmdStartTime moved on) with the
+# planned counts. Gres= alone says nothing: slurmctld shows slurm.conf's
+# from the reconfigure on.
+registered() {
+  [ "$(node_field SlurmdStartTime)" != "$started" ] && [ "$(counts "$(node_field Gres)")" = "$want_gres" ]
+}
+
+# 1. plan: the line the node will have, from its layout now.
+# shellcheck disable=SC2086
+planned=$("$SLURM_MIG" plan $SLURM_MIG_FLAGS --mig-config "$MIG_CONFIG" --select "$SELECT" --node-name "$NODE")
+say "planned: $planned"
+want_gres=$(counts "${planned#*Gres=}")
+
+# 2. drain, and wait for the node's jobs.
+"$SCONTROL" update NodeName="$NODE" State=DRAIN Reason="$REASON"
+wait_until "$TIMEOUT" no_jobs
+say "drained, no jobs"
+
+# 3-4. stop slurmd; switch the layout.
+started=$(node_field SlurmdStartTime)
+sh -c "$SLURMD_STOP"
+sh -c "$APPLY"
+
+# 5. gen: the node's gres.conf (and device state); configless: merged.
+# shellcheck disable=SC2086
+"$SLURM_MIG" gen $SLURM_MIG_FLAGS --node-name "$NODE" -o "$GRES_CONF" $GEN_FLAGS
+if [ -n "$CLUSTER_GRES_CONF" ]; then
+  "$SLURM_MIG" merge -o "$CLUSTER_GRES_CONF" "$FRAGMENTS"
+fi
+
+# 6. slurm.conf: the node's line, which must be what plan said. If the
+# layout is not what plan said, stop here with the node drained and
+# slurmd stopped: starting it would register other counts.
+# shellcheck disable=SC2086
+now=$("$SLURM_MIG" node $SLURM_MIG_FLAGS --node-name "$NODE")
+if [ "$(counts "${now#*Gres=}")" != "$want_gres" ]; then
+  say "the node now has $now, not the planned $planned: left drained, slurmd stopped" >&2
+  exit 1
+fi
+# shellcheck disable=SC2086
+"$SLURM_MIG" node $SLURM_MIG_FLAGS --node-name "$NODE" --update "$SLURM_CONF" --no-state
+for copy in $SLURM_CONF_COPIES; do
+  cp "$SLURM_CONF" "$copy.new" && mv "$copy.new" "$copy"
+done
+
+# 7. slurmctld takes the new counts. A reconfigure alone is not enough
+# before Slurm 24.05: slurmctld keeps the old count ("Attempt to change
+# gres/gpu Count on node ... invalid with File configuration") and the
+# node then registers INVAL. So slurmctld restarts, and then a reconfigure
+# makes every other slurmd read the new slurm.conf (configless: fetch
+# it), whose hash slurmctld checks at their registrations.
+sh -c "$SLURMCTLD_RESTART"
+wait_until "$TIMEOUT" "$SCONTROL" ping >/dev/null
+"$SCONTROL" reconfigure
+# 8. slurmd registers the new devices.
+sh -c "$SLURMD_START"
+wait_until "$TIMEOUT" registered
+
+# 9. resume.
+"$SCONTROL" update NodeName="$NODE" State=RESUME
+say "$NODE resumed with Gres=$want_gres"
