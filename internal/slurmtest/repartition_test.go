@@ -2,6 +2,7 @@ package slurmtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
 
 // The repartition tests move node gpu01 of a two-node cluster from layout
@@ -70,9 +72,56 @@ func TestRepartition(t *testing.T) {
 				Require(t, "munged")
 			}
 			r := startRepartition(t, configless)
-			r.run(t)
+			r.run(t, scriptDriver)
 		})
 	}
+}
+
+// TestRepartitionAnsible is TestRepartition with the playbook,
+// scripts/repartition/repartition.yml, run by ansible-playbook (Debian's
+// ansible-core) on a configless cluster, for which it is written.
+func TestRepartitionAnsible(t *testing.T) {
+	requireCluster(t)
+	Require(t, "munged")
+	testtools.Require(t, "ansible-core", "ansible-playbook")
+	r := startRepartition(t, true)
+	r.run(t, ansibleDriver)
+}
+
+// TestRepartitionReconfigureOnly runs the script with slurmctld left
+// running, so that only the script's `scontrol reconfigure` gives it the
+// new counts. From 24.05, where a reconfigure restarts slurmctld, that is
+// enough, and the test checks all that TestRepartition does. Before,
+// slurmctld keeps gpu01's old count ("Attempt to change gres/gpu Count on
+// node gpu01 from 7 to 4 invalid with File configuration") and the node
+// registers INVAL: the script stops there and leaves it so, never
+// resumed.
+func TestRepartitionReconfigureOnly(t *testing.T) {
+	requireCluster(t)
+	r := startRepartition(t, false)
+	r.ctldRestart = "true"
+	if !release.Before(reconfigureRestartsSince) {
+		r.run(t, scriptDriver)
+		return
+	}
+	t.Run("node-invalid-before-"+reconfigureRestartsSince.String(), func(t *testing.T) {
+		r.t = t
+		reason := "gres/gpu count reported lower than configured (4 < 7)"
+		r.expectLog("slurmctld", regexp.MustCompile(`error: Attempt to change gres/gpu Count on node gpu01 from 7 to 4 invalid with File configuration`))
+		r.expectLog("slurmctld", regexp.MustCompile(`error: .*`+regexp.QuoteMeta(reason)))
+		r.expectLog("slurmctld", regexp.MustCompile(`error: _slurm_rpc_node_registration node=gpu01: Invalid argument`))
+		cmd := scriptDriver(r, t)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "repartition: gpu01 registered INVAL") || strings.Contains(string(out), "resumed") {
+			t.Fatalf("%s: %v, want it to stop at the INVAL registration\n%s\n%s", cmd.Path, err, out, r.daemonLogs())
+		}
+		st := r.waitNodeNamed("gpu01", registered, "to register")
+		// The reason stays the drain's; slurmctld logs its own (above).
+		if !strings.Contains(st.state, "INVAL") || !strings.Contains(st.state, "DRAIN") {
+			t.Fatalf("gpu01 is %s with Reason=%s, want it drained and INVAL\n%s", st.state, st.reason, r.daemonLogs())
+		}
+		t.Logf("reconfigure only: gpu01 is %s, Reason=%s", st.state, st.reason)
+	})
 }
 
 // TestRepartitionNaiveOrderDrains is the order sites report draining
@@ -110,6 +159,10 @@ type repartition struct {
 	migConfig   string
 	wrapper     string            // slurm-mig that moves gen -o's /dev/ paths under devDir
 	nodeConf    map[string]string // classic: each node's slurm.conf
+	// ctldRestart is what the script runs to restart slurmctld: the
+	// restart, or "true" to leave it to the script's reconfigure.
+	ctldRestart string
+	timeout     string // the script's TIMEOUT, seconds
 }
 
 // snapshotPath is the snapshot standing in for node's NVML.
@@ -175,7 +228,8 @@ func startRepartition(t *testing.T, served bool) *repartition {
 	t.Helper()
 	host := shortHostname(t)
 	dir := shortTempDir(t)
-	r := &repartition{cluster: &cluster{t: t, dir: dir, host: host}, configless: served, devDir: filepath.Join(dir, "root"), nodeConf: map[string]string{}}
+	r := &repartition{cluster: &cluster{t: t, dir: dir, host: host}, configless: served, devDir: filepath.Join(dir, "root"), nodeConf: map[string]string{}, timeout: "30"}
+	r.ctldRestart = r.slurmctldRestart()
 	a, b := h100Layouts(t, dir)
 	r.b = b
 	for _, snap := range []string{a, b} {
@@ -186,15 +240,17 @@ func startRepartition(t *testing.T, served bool) *repartition {
 	r.migConfig = filepath.Join(dir, "mig.yaml")
 	must(t, os.WriteFile(r.migConfig, []byte(repartitionMigConfig), 0o644))
 	r.wrapper = filepath.Join(dir, "slurm-mig")
-	// gen -o writes the node's /dev/ paths; this machine's device files
-	// are under devDir.
+	// gen writes the node's /dev/ paths, to -o or stdout; this machine's
+	// device files are under devDir.
 	wrapper := fmt.Sprintf(`#!/bin/sh
-%s "$@" || exit
 out=
 prev=
 for a; do [ "$prev" = -o ] && out=$a; prev=$a; done
-if [ "$1" = gen ] && [ -n "$out" ]; then sed -i 's#/dev/#%s/dev/#g' "$out"; fi
-`, slurmMig, r.devDir)
+if [ "$1" != gen ]; then exec %[1]s "$@"; fi
+if [ -n "$out" ]; then %[1]s "$@" && sed -i 's#/dev/#%[2]s/dev/#g' "$out"; exit; fi
+%[1]s "$@" >%[3]s/gen.out || exit
+sed 's#/dev/#%[2]s/dev/#g' %[3]s/gen.out
+`, slurmMig, r.devDir, dir)
 	must(t, os.WriteFile(r.wrapper, []byte(wrapper), 0o755))
 
 	nums := freeTCPPorts(t, 4)
@@ -504,7 +560,100 @@ func (r *repartition) waitJob(id, state string) string {
 	return line
 }
 
-func (r *repartition) run(t *testing.T) {
+// A driver is what repartitions gpu01 to all-balanced: the script or the
+// playbook, as a command to start.
+type driver func(r *repartition, t *testing.T) *exec.Cmd
+
+// scriptDriver runs scripts/repartition/repartition.sh, its variables
+// set for this cluster.
+func scriptDriver(r *repartition, t *testing.T) *exec.Cmd {
+	t.Helper()
+	script := filepath.Join(fixture.Root(t), "scripts/repartition/repartition.sh")
+	env := append(append([]string(nil), r.env...),
+		"NODE=gpu01", "MIG_CONFIG="+r.migConfig, "SELECT=all-balanced",
+		"SLURM_MIG="+r.wrapper, "SCONTROL="+r.lookPath(t, "scontrol"), "SQUEUE="+r.lookPath(t, "squeue"),
+		"SLURM_MIG_FLAGS="+strings.Join(r.slurmMigFlags(), " "),
+		"GEN_FLAGS="+strings.Join(r.genFlags(), " "),
+		// What slurm-mig writes beyond its -o stays in the test's dirs.
+		jobenv.StatePathEnv+"="+r.statePath("gpu01"), "SLURM_MIG_CLAIMS="+os.Getenv("SLURM_MIG_CLAIMS"),
+		"GRES_CONF="+r.gresPath("gpu01"),
+		"APPLY="+r.applyCommand(),
+		"SLURMD_STOP="+stopCommand(r.pidFile("gpu01")),
+		"SLURMD_START="+r.slurmdCommand("gpu01"),
+		"SLURMCTLD_RESTART="+r.ctldRestart,
+		"TIMEOUT="+r.timeout,
+	)
+	if r.configless {
+		env = append(env, "FRAGMENTS="+filepath.Join(r.dir, "frags"), "CLUSTER_GRES_CONF="+filepath.Join(r.dir, "gres.conf"))
+	} else {
+		env = append(env, "SLURM_CONF_COPIES="+r.nodeConf["gpu01"]+" "+r.nodeConf["gpu02"])
+	}
+	cmd := exec.Command(script)
+	cmd.Env, cmd.Dir = env, r.dir
+	return cmd
+}
+
+// ansibleDriver runs scripts/repartition/repartition.yml with Debian's
+// ansible-playbook on this machine, gpu01 and the controller both local,
+// its variables set for this cluster.
+func ansibleDriver(r *repartition, t *testing.T) *exec.Cmd {
+	t.Helper()
+	playbook := filepath.Join(fixture.Root(t), "scripts/repartition/repartition.yml")
+	sh := func(command string) []string { return []string{"/bin/sh", "-c", command} }
+	vars := map[string]any{
+		"slurm_mig": r.wrapper, "scontrol": r.lookPath(t, "scontrol"), "squeue": r.lookPath(t, "squeue"),
+		"mig_config": r.migConfig, "mig_config_name": "all-balanced",
+		"slurm_conf": filepath.Join(r.dir, "slurm.conf"), "gres_conf": filepath.Join(r.dir, "gres.conf"), "fleet_dir": filepath.Join(r.dir, "frags"),
+		"slurm_mig_flags": r.slurmMigFlags(), "gen_flags": []string{"--no-cores", "--slurm-version", release.String()},
+		"state_flags": []string{"--state", r.statePath("gpu01")}, "work_dir": r.dir,
+		"mig_parted_apply": sh(r.applyCommand()), "slurmd_stop": sh(stopCommand(r.pidFile("gpu01"))),
+		"slurmd_start": sh(r.slurmdCommand("gpu01")), "slurmctld_restart": sh(r.slurmctldRestart()),
+		"poll_seconds": 1, "timeout_seconds": 30,
+	}
+	data, err := json.Marshal(vars)
+	must(t, err)
+	varsFile, inventory := filepath.Join(r.dir, "vars.json"), filepath.Join(r.dir, "inventory")
+	must(t, os.WriteFile(varsFile, data, 0o644))
+	must(t, os.WriteFile(inventory, []byte("[gpu_nodes]\ngpu01\n[slurm_controller]\nctl\n[all:vars]\nansible_connection=local\nansible_python_interpreter=/usr/bin/python3\n"), 0o644))
+	cmd := exec.Command(r.lookPath(t, "ansible-playbook"), "-i", inventory, "-e", "@"+varsFile, playbook)
+	// Ansible keeps its own files under HOME (~/.ansible) and its temp
+	// dirs: both in the test's dir.
+	ansibleDir := filepath.Join(r.dir, "ansible")
+	cmd.Env = append(append([]string(nil), r.env...), "HOME="+ansibleDir, "ANSIBLE_HOME="+ansibleDir,
+		"ANSIBLE_LOCAL_TEMP="+filepath.Join(ansibleDir, "tmp"), "ANSIBLE_REMOTE_TEMP="+filepath.Join(ansibleDir, "tmp"),
+		"ANSIBLE_NOCOLOR=1", "ANSIBLE_RETRY_FILES_ENABLED=0",
+		jobenv.StatePathEnv+"="+r.statePath("gpu01"), "SLURM_MIG_CLAIMS="+os.Getenv("SLURM_MIG_CLAIMS"))
+	cmd.Dir = r.dir
+	return cmd
+}
+
+// The commands that stand in for mig-parted and systemctl.
+func (r *repartition) applyCommand() string { return "cp " + r.b + " " + r.snapshotPath("gpu01") }
+func (r *repartition) slurmctldRestart() string {
+	return stopCommand(filepath.Join(r.dir, "slurmctld.pid")) + " && " + slurmctldCommand
+}
+
+// slurmMigFlags make slurm-mig read gpu01's layout from its snapshot;
+// genFlags are gen's for this release, with gpu01's device state.
+func (r *repartition) slurmMigFlags() []string {
+	return []string{"--root", r.devDir, "--from", r.snapshotPath("gpu01")}
+}
+func (r *repartition) genFlags() []string {
+	return []string{"--no-cores", "--slurm-version", release.String(), "--state", r.statePath("gpu01")}
+}
+
+func (r *repartition) lookPath(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// run submits the jobs, starts the driver and checks what the
+// repartition promises.
+func (r *repartition) run(t *testing.T, start driver) {
 	r.t = t
 	// gpu01 runs a job the drain must wait for; gpu02 one that must see
 	// nothing of the repartition.
@@ -527,30 +676,7 @@ func (r *repartition) run(t *testing.T) {
 	r.allowed = append(r.allowed, logLine{"slurmctld", regexp.MustCompile(`error: Node gpu02 appears to have a different slurm.conf than the slurmctld`)})
 	reason := "slurm-mig repartition to all-balanced"
 	stop := r.watch(reason)
-	script := filepath.Join(fixture.Root(t), "scripts/repartition/repartition.sh")
-	scontrol, _ := exec.LookPath("scontrol")
-	squeue, _ := exec.LookPath("squeue")
-	env := append(append([]string(nil), r.env...),
-		"NODE=gpu01", "MIG_CONFIG="+r.migConfig, "SELECT=all-balanced",
-		"SLURM_MIG="+r.wrapper, "SCONTROL="+scontrol, "SQUEUE="+squeue,
-		"SLURM_MIG_FLAGS=--root "+r.devDir+" --from "+r.snapshotPath("gpu01"),
-		"GEN_FLAGS=--no-cores --slurm-version "+release.String()+" --state "+r.statePath("gpu01"),
-		// What slurm-mig writes beyond its -o stays in the test's dirs.
-		jobenv.StatePathEnv+"="+r.statePath("gpu01"), "SLURM_MIG_CLAIMS="+os.Getenv("SLURM_MIG_CLAIMS"),
-		"GRES_CONF="+r.gresPath("gpu01"),
-		"APPLY=cp "+r.b+" "+r.snapshotPath("gpu01"),
-		"SLURMD_STOP="+stopCommand(r.pidFile("gpu01")),
-		"SLURMD_START="+r.slurmdCommand("gpu01"),
-		"SLURMCTLD_RESTART="+stopCommand(filepath.Join(r.dir, "slurmctld.pid"))+" && "+slurmctldCommand,
-		"TIMEOUT=30",
-	)
-	if r.configless {
-		env = append(env, "FRAGMENTS="+filepath.Join(r.dir, "frags"), "CLUSTER_GRES_CONF="+filepath.Join(r.dir, "gres.conf"))
-	} else {
-		env = append(env, "SLURM_CONF_COPIES="+r.nodeConf["gpu01"]+" "+r.nodeConf["gpu02"])
-	}
-	cmd := exec.Command(script)
-	cmd.Env, cmd.Dir = env, r.dir
+	cmd := start(r, t)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	must(t, cmd.Start())
@@ -565,9 +691,9 @@ func (r *repartition) run(t *testing.T) {
 	// The script does the rest and pid cleanup of the new slurmd is the
 	// test's: the script's slurmd writes the same pid file.
 	err := cmd.Wait()
-	t.Logf("repartition.sh:\n%s", out.String())
+	t.Logf("%s:\n%s", cmd.Path, out.String())
 	if err != nil {
-		t.Fatalf("repartition.sh: %v\n%s\n%s", err, out.String(), r.daemonLogs())
+		t.Fatalf("%s: %v\n%s\n%s", cmd.Path, err, out.String(), r.daemonLogs())
 	}
 	if bad := stop(); len(bad) > 0 {
 		t.Errorf("gpu01 went INVAL or drained for its counts:\n%s", strings.Join(bad, "\n"))

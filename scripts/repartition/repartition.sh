@@ -3,28 +3,31 @@
 # mismatch: the node is drained by the admin (with a reason of ours), never
 # by slurmctld for "gres/gpu count reported lower than configured".
 #
-# The order matters (docs/repartition.md says why, per Slurm release): slurmd
-# must never register devices that slurm.conf does not declare, and
-# slurmctld must never judge devices against counts the node does not have
-# yet. So slurmd is stopped while the layout changes, and starts again only
-# once slurmctld has the new counts:
+# The order matters (docs/repartition.md says why, tried on Slurm 20.11,
+# 22.05, 24.11 and 26.05): slurmd must never register devices that
+# slurmctld's slurm.conf does not declare, and slurmctld must never judge
+# devices against counts the node does not have yet. So slurmd is stopped
+# while the layout changes, and starts again only once slurmctld has the
+# new counts:
 #
-#   1. plan      the node line the new layout will have (slurm-mig plan)
-#   2. drain     scontrol update state=drain, then wait until no job runs
+#   1. plan      the Gres= the new layout will have (slurm-mig plan); a
+#                layout the GPUs cannot hold stops here, nothing drained
+#   2. drain     scontrol update State=DRAIN, then wait until no job runs
 #   3. stop      slurmd on the node
 #   4. switch    the MIG layout (mig-parted apply)
 #   5. gen       gres.conf and the device state (slurm-mig gen -o);
 #                configless: the cluster gres.conf (slurm-mig merge -o)
 #   6. update    slurm.conf's line for the node (slurm-mig node --update),
-#                which must be the line of step 1
-#   7. reconfigure  slurmctld reads the new counts (and serves the new
-#                files to configless nodes)
+#                whose counts must be those of step 1, else stop here
+#   7. restart   slurmctld, then scontrol reconfigure for the other nodes
 #   8. start     slurmd, which registers the new devices
-#   9. resume    once slurmctld has the new Gres=
+#   9. resume    once slurmctld has them
 #
-# Like mig-parted's hooks, it runs with every path absolute; each is a
-# variable. The node's own commands (mig-parted, slurmd's unit) are
-# variables too, run with sh -c:
+# It runs on the GPU node, as root, with SLURM_CONF the controller's
+# slurm.conf (a shared /etc/slurm, or a copy: SLURM_CONF_COPIES). Like
+# mig-parted's hooks, it uses absolute paths, each a variable; the
+# commands that stop and start daemons and apply the layout are variables
+# too, run with sh -c:
 #
 #   NODE=gpu01 MIG_CONFIG=/etc/nvidia-mig-manager/config.yaml \
 #   SELECT=all-balanced repartition.sh
@@ -33,7 +36,7 @@ set -eu
 : "${NODE:?NODE: the node's Slurm NodeName}"
 : "${MIG_CONFIG:?MIG_CONFIG: the mig-parted config file}"
 : "${SELECT:?SELECT: the config of MIG_CONFIG to apply}"
-SLURM_MIG=${SLURM_MIG:-/usr/bin/slurm-mig}
+SLURM_MIG=${SLURM_MIG:-/usr/local/bin/slurm-mig}
 SCONTROL=${SCONTROL:-/usr/bin/scontrol}
 SQUEUE=${SQUEUE:-/usr/bin/squeue}
 SLURM_CONF=${SLURM_CONF:-/etc/slurm/slurm.conf}
@@ -82,12 +85,8 @@ no_jobs() { [ -z "$("$SQUEUE" -h -w "$NODE" -t RUNNING,COMPLETING,SUSPENDED -o %
 # affinity "(S:0-1)": plan lists the types as the mig-parted config does,
 # node as NVML lists the devices, and only the counts must agree.
 counts() { printf '%s\n' "$1" | sed 's/([^)]*)//g' | tr ',' '\n' | sort | paste -sd, -; }
-# The new slurmd has registered (SlurmdStartTime moved on) with the
-# planned counts. Gres= alone says nothing: slurmctld shows slurm.conf's
-# from the reconfigure on.
-registered() {
-  [ "$(node_field SlurmdStartTime)" != "$started" ] && [ "$(counts "$(node_field Gres)")" = "$want_gres" ]
-}
+# The new slurmd has registered: SlurmdStartTime moved on.
+registered() { [ "$(node_field SlurmdStartTime)" != "$started" ]; }
 
 # 1. plan: the line the node will have, from its layout now.
 # shellcheck disable=SC2086
@@ -100,7 +99,9 @@ want_gres=$(counts "${planned#*Gres=}")
 wait_until "$TIMEOUT" no_jobs
 say "drained, no jobs"
 
-# 3-4. stop slurmd; switch the layout.
+# 3-4. stop slurmd; switch the layout. From here a failure (set -e)
+# leaves the node drained and slurmd stopped, which is safe: slurmctld
+# keeps the old counts and nothing registers against them.
 started=$(node_field SlurmdStartTime)
 sh -c "$SLURMD_STOP"
 sh -c "$APPLY"
@@ -121,6 +122,7 @@ if [ "$(counts "${now#*Gres=}")" != "$want_gres" ]; then
   say "the node now has $now, not the planned $planned: left drained, slurmd stopped" >&2
   exit 1
 fi
+# gen -o has written the device state; this would write it again.
 # shellcheck disable=SC2086
 "$SLURM_MIG" node $SLURM_MIG_FLAGS --node-name "$NODE" --update "$SLURM_CONF" --no-state
 for copy in $SLURM_CONF_COPIES; do
@@ -139,6 +141,18 @@ wait_until "$TIMEOUT" "$SCONTROL" ping >/dev/null
 # 8. slurmd registers the new devices.
 sh -c "$SLURMD_START"
 wait_until "$TIMEOUT" registered
+# slurmctld judged the registration: INVAL when the node offers fewer
+# devices than its counts. Gres= is slurm.conf's, whatever the node has.
+case $(node_field State) in
+*INVAL*)
+  say "$NODE registered INVAL: $("$SCONTROL" show node -o "$NODE" | sed 's/.* Reason=/Reason=/'); left drained" >&2
+  exit 1
+  ;;
+esac
+if [ "$(counts "$(node_field Gres)")" != "$want_gres" ]; then
+  say "$NODE has Gres=$(node_field Gres), not the planned $want_gres: left drained" >&2
+  exit 1
+fi
 
 # 9. resume.
 "$SCONTROL" update NodeName="$NODE" State=RESUME
