@@ -85,8 +85,14 @@ no_jobs() { [ -z "$("$SQUEUE" -h -w "$NODE" -t RUNNING,COMPLETING,SUSPENDED -o %
 # affinity "(S:0-1)": plan lists the types as the mig-parted config does,
 # node as NVML lists the devices, and only the counts must agree.
 counts() { printf '%s\n' "$1" | sed 's/([^)]*)//g' | tr ',' '\n' | sort | paste -sd, -; }
-# The new slurmd has registered: SlurmdStartTime moved on.
-registered() { [ "$(node_field SlurmdStartTime)" != "$started" ]; }
+# The slurmd started at $since or later has registered. A start time
+# that merely differs proves nothing: slurmctld's restart and reconfigure
+# change what it shows (None, or the time saved in its state) before any
+# slurmd registers. Both times are this node's clock, in its time zone.
+registered() {
+  t=$(node_field SlurmdStartTime)
+  case $t in [0-9]*) [ "$(LC_ALL=C expr "$t" \>= "$since")" = 1 ] ;; *) return 1 ;; esac
+}
 
 # 1. plan: the line the node will have, from its layout now.
 # shellcheck disable=SC2086
@@ -102,7 +108,6 @@ say "drained, no jobs"
 # 3-4. stop slurmd; switch the layout. From here a failure (set -e)
 # leaves the node drained and slurmd stopped, which is safe: slurmctld
 # keeps the old counts and nothing registers against them.
-started=$(node_field SlurmdStartTime)
 sh -c "$SLURMD_STOP"
 sh -c "$APPLY"
 
@@ -130,7 +135,7 @@ for copy in $SLURM_CONF_COPIES; do
 done
 
 # 7. slurmctld takes the new counts. A reconfigure alone is not enough
-# before Slurm 24.05: slurmctld keeps the old count ("Attempt to change
+# before Slurm 23.11: slurmctld keeps the old count ("Attempt to change
 # gres/gpu Count on node ... invalid with File configuration") and the
 # node then registers INVAL. So slurmctld restarts, and then a reconfigure
 # makes every other slurmd read the new slurm.conf (configless: fetch
@@ -139,10 +144,11 @@ sh -c "$SLURMCTLD_RESTART"
 wait_until "$TIMEOUT" "$SCONTROL" ping >/dev/null
 "$SCONTROL" reconfigure
 # 8. slurmd registers the new devices.
+since=$(date +%Y-%m-%dT%H:%M:%S)
 sh -c "$SLURMD_START"
 wait_until "$TIMEOUT" registered
 # slurmctld judged the registration: INVAL when the node offers fewer
-# devices than its counts. Gres= is slurm.conf's, whatever the node has.
+# devices than its counts; its Gres= may still show slurm.conf's counts.
 case $(node_field State) in
 *INVAL*)
   say "$NODE registered INVAL: $("$SCONTROL" show node -o "$NODE" | sed 's/.* Reason=/Reason=/'); left drained" >&2
