@@ -120,6 +120,10 @@ func TestRepartitionReconfigureOnly(t *testing.T) {
 		})
 		st := r.waitNodeNamed("gpu01", registered, "to register")
 		t.Logf("reconfigure only: the script: %v; gpu01 is %s, Reason=%s\n%s", err, st.state, st.reason, out)
+		// Where the state shows it, the script must stop there.
+		if strings.Contains(st.state, "INVAL") && (err == nil || !strings.Contains(string(out), "repartition: gpu01 registered INVAL") || strings.Contains(string(out), "resumed")) {
+			t.Errorf("gpu01 is %s, yet the script did not stop at it: %v\n%s", st.state, err, out)
+		}
 	})
 }
 

@@ -77,8 +77,9 @@ wait_until() {
   done
 }
 
-node_field() { # node_field KEY: KEY= of scontrol show node -o NODE
-  "$SCONTROL" show node -o "$NODE" | tr ' ' '\n' | sed -n "s/^$1=//p"
+node_line() { "$SCONTROL" show node -o "$NODE"; }
+field() { # field LINE KEY: KEY= of a line of scontrol show -o
+  printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 no_jobs() { [ -z "$("$SQUEUE" -h -w "$NODE" -t RUNNING,COMPLETING,SUSPENDED -o %i)" ]; }
 # counts GRES: a Gres= list in one order, without scontrol's socket
@@ -90,7 +91,7 @@ counts() { printf '%s\n' "$1" | sed 's/([^)]*)//g' | tr ',' '\n' | sort | paste 
 # change what it shows (None, or the time saved in its state) before any
 # slurmd registers. Both times are this node's clock, in its time zone.
 registered() {
-  t=$(node_field SlurmdStartTime)
+  t=$(field "$(node_line)" SlurmdStartTime)
   case $t in [0-9]*) [ "$(LC_ALL=C expr "$t" \>= "$since")" = 1 ] ;; *) return 1 ;; esac
 }
 
@@ -136,8 +137,9 @@ done
 
 # 7. slurmctld takes the new counts. A reconfigure alone is not enough
 # before Slurm 23.11: slurmctld keeps the old count ("Attempt to change
-# gres/gpu Count on node ... invalid with File configuration") and the
-# node then registers INVAL. So slurmctld restarts, and then a reconfigure
+# gres/gpu Count on node ... invalid with File configuration") and
+# refuses the node's registration (22.05 marks it INVAL; 20.11 only logs
+# it, so nothing below could see it). So slurmctld restarts, and then a reconfigure
 # makes every other slurmd read the new slurm.conf (configless: fetch
 # it), whose hash slurmctld checks at their registrations.
 sh -c "$SLURMCTLD_RESTART"
@@ -149,14 +151,15 @@ sh -c "$SLURMD_START"
 wait_until "$TIMEOUT" registered
 # slurmctld judged the registration: INVAL when the node offers fewer
 # devices than its counts; its Gres= may still show slurm.conf's counts.
-case $(node_field State) in
+line=$(node_line)
+case $(field "$line" State) in
 *INVAL*)
-  say "$NODE registered INVAL: $("$SCONTROL" show node -o "$NODE" | sed 's/.* Reason=/Reason=/'); left drained" >&2
+  say "$NODE registered INVAL ($(printf '%s\n' "$line" | sed 's/.* Reason=/Reason=/')): left drained" >&2
   exit 1
   ;;
 esac
-if [ "$(counts "$(node_field Gres)")" != "$want_gres" ]; then
-  say "$NODE has Gres=$(node_field Gres), not the planned $want_gres: left drained" >&2
+if [ "$(counts "$(field "$line" Gres)")" != "$want_gres" ]; then
+  say "$NODE has Gres=$(field "$line" Gres), not the planned $want_gres: left drained" >&2
   exit 1
 fi
 
