@@ -26,9 +26,10 @@ import (
 // 3g.40gb, one 2g.20gb, two 1g.10gb), while gpu02 keeps A and runs a job.
 // B has fewer devices than A, so a slurmd that registers B while
 // slurmctld still holds A's counts drains the node ("gres/gpu count
-// reported lower than configured (4 < 7)"), and B has types A has not, so
-// slurmctld holding B's counts while slurmd still offers A judges the
-// node against types it does not have yet.
+// reported lower than configured"), and B has types A has not, so a
+// slurmd that still offers A must not register while slurmctld holds B's
+// counts either: slurmd is stopped from the drain until slurmctld has
+// them (docs/repartition.md).
 //
 // The layout switch stands in for mig-parted: the node's snapshot is
 // replaced by B's, and the device files of both layouts exist from the
@@ -60,6 +61,7 @@ mig-configs:
 // only B has runs there and gets its MIG UUID from the TaskProlog, and a
 // job on gpu02 runs through the whole repartition untouched.
 func TestRepartition(t *testing.T) {
+	t.Parallel() // each its own cluster: own ports, own dir
 	requireCluster(t)
 	for _, configless := range []bool{false, true} {
 		name := "classic"
@@ -81,6 +83,7 @@ func TestRepartition(t *testing.T) {
 // scripts/repartition/repartition.yml, run by ansible-playbook (Debian's
 // ansible-core) on a configless cluster, for which it is written.
 func TestRepartitionAnsible(t *testing.T) {
+	t.Parallel() // each its own cluster: own ports, own dir
 	requireCluster(t)
 	Require(t, "munged")
 	testtools.Require(t, "ansible-core", "ansible-playbook")
@@ -96,22 +99,26 @@ func TestRepartitionAnsible(t *testing.T) {
 // Count on node gpu01 from 7 to 4 invalid with File configuration") and
 // refuses the node's registration.
 func TestRepartitionReconfigureOnly(t *testing.T) {
+	t.Parallel() // each its own cluster: own ports, own dir
 	requireCluster(t)
-	r := startRepartition(t, false)
-	r.ctldRestart = "true"
 	if !release.Before(reconfigureRestartsSince) {
+		r := startRepartition(t, false)
+		r.ctldRestart = "true"
 		r.run(t, scriptDriver)
 		return
 	}
 	t.Run("registration-refused-before-"+reconfigureRestartsSince.String(), func(t *testing.T) {
-		r.t = t
+		r := startRepartition(t, false)
+		r.ctldRestart = "true"
 		refused := "error: _slurm_rpc_node_registration node=gpu01: Invalid argument"
 		r.expectLog("slurmctld", regexp.MustCompile(`error: Attempt to change gres/gpu Count on node gpu01 from 7 to 4 invalid with File configuration`))
 		r.expectLog("slurmctld", regexp.MustCompile(regexp.QuoteMeta(refused)))
-		// 22.05 also sets the node INVAL, and says why; 20.11 leaves its
-		// state as it was, drained, so that the script, which reads the
-		// state, resumes it.
-		r.allowed = append(r.allowed, logLine{"slurmctld", regexp.MustCompile(`error: Setting node gpu01 state to INVAL with reason:gres/gpu count reported lower than configured \(4 < 7\)`)})
+		// 22.05 also sets the node INVAL, and says why. 20.11 does not:
+		// the node stays drained, as the admin left it, and the script,
+		// which reads the state, may resume it. In one run 20.11 said no
+		// more; in another it logged a drain for the count ("state to
+		// DRAIN") of the node already drained.
+		r.allowed = append(r.allowed, logLine{"slurmctld", regexp.MustCompile(`error: Setting node gpu01 state to (INVAL|DRAIN) with reason:gres/gpu count reported lower than configured \(4 < 7\)`)})
 		cmd := scriptDriver(r, t)
 		out, err := cmd.CombinedOutput()
 		r.waitFor("slurmctld to refuse gpu01's registration", func() (bool, string) {
@@ -129,9 +136,10 @@ func TestRepartitionReconfigureOnly(t *testing.T) {
 
 // TestRepartitionNaiveOrderDrains is the order sites report draining
 // nodes with: mig-parted's hook writes gres.conf and restarts slurmd
-// before slurm.conf has the new counts. slurmd registers B's four devices
-// against A's seven and slurmctld drains the node for it.
+// before slurm.conf has the new counts. slurmd registers B against A's
+// seven devices and slurmctld drains the node for it.
 func TestRepartitionNaiveOrderDrains(t *testing.T) {
+	t.Parallel() // each its own cluster: own ports, own dir
 	requireCluster(t)
 	r := startRepartition(t, false)
 	r.switchLayout(t)
@@ -154,18 +162,17 @@ func TestRepartitionNaiveOrderDrains(t *testing.T) {
 // repartition is the two-node cluster of the repartition tests.
 type repartition struct {
 	*cluster
-	configless  bool
-	slurmctldIP int
-	munge       string
-	devDir      string // --root of every slurm-mig run: the device files and mig-minors
-	b           string // layout B's snapshot
-	migConfig   string
-	wrapper     string            // slurm-mig that moves gen -o's /dev/ paths under devDir
-	nodeConf    map[string]string // classic: each node's slurm.conf
+	configless bool
+	ctlPort    int
+	munge      string
+	devDir     string // --root of every slurm-mig run: the device files and mig-minors
+	b          string // layout B's snapshot
+	migConfig  string
+	wrapper    string            // slurm-mig that moves gen -o's /dev/ paths under devDir
+	nodeConf   map[string]string // classic: each node's slurm.conf
 	// ctldRestart is what the script runs to restart slurmctld: the
 	// restart, or "true" to leave it to the script's reconfigure.
 	ctldRestart string
-	timeout     string // the script's TIMEOUT, seconds
 }
 
 // snapshotPath is the snapshot standing in for node's NVML.
@@ -231,7 +238,7 @@ func startRepartition(t *testing.T, served bool) *repartition {
 	t.Helper()
 	host := shortHostname(t)
 	dir := shortTempDir(t)
-	r := &repartition{cluster: &cluster{t: t, dir: dir, host: host}, configless: served, devDir: filepath.Join(dir, "root"), nodeConf: map[string]string{}, timeout: "30"}
+	r := &repartition{cluster: &cluster{t: t, dir: dir, host: host}, configless: served, devDir: filepath.Join(dir, "root"), nodeConf: map[string]string{}}
 	r.ctldRestart = r.slurmctldRestart()
 	a, b := h100Layouts(t, dir)
 	r.b = b
@@ -257,7 +264,7 @@ sed 's#/dev/#%[2]s/dev/#g' %[3]s/gen.out
 	must(t, os.WriteFile(r.wrapper, []byte(wrapper), 0o755))
 
 	nums := freeTCPPorts(t, 4)
-	r.slurmctldIP = nums[0]
+	r.ctlPort = nums[0]
 	lines := baseConf(dir, host, ports{slurmctld: nums[0], slurmd: nums[1]})
 	set := map[string]string{"SlurmdSpoolDir": dir + "/spool-%n", "SlurmdPidFile": dir + "/slurmd-%n.pid", "SlurmdLogFile": dir + "/slurmd-%n.log"}
 	if served {
@@ -317,6 +324,12 @@ sed 's#/dev/#%[2]s/dev/#g' %[3]s/gen.out
 	r.env = slurmEnv(path)
 	t.Cleanup(r.checkLogs)
 	t.Cleanup(r.checkSlurmdLogs)
+	// slurmctld restarts while the test polls it every 100 ms (watch)
+	// and the script or playbook polls it too: a poll cut off by the
+	// restart, or slowed on a busy machine, times out on slurmctld's side
+	// (seen once, on 22.05 under a load of 10 on 2 cores). It says
+	// nothing of the config.
+	r.allowed = append(r.allowed, logLine{"slurmctld", regexp.MustCompile(`error: slurm_receive_msg \[127\.0\.0\.1:\d+\]: Socket timed out on send/recv operation$`)})
 	if served {
 		(&configless{cluster: r.cluster, munge: r.munge}).startMunged()
 	}
@@ -363,7 +376,7 @@ func (r *repartition) slurmdCommand(node string) string {
 		return fmt.Sprintf("SLURM_CONF=%s slurmd -N %s", r.nodeConf[node], node)
 	}
 	inner := `mount -t tmpfs slurmtest /run && mkdir /run/munge && mount --bind "$0" /run/munge && unset SLURM_CONF && exec slurmd -N "$1" --conf-server "$2"`
-	return fmt.Sprintf("unshare -m sh -c '%s' %s %s 127.0.0.1:%d", inner, r.munge, node, r.slurmctldIP)
+	return fmt.Sprintf("unshare -m sh -c '%s' %s %s 127.0.0.1:%d", inner, r.munge, node, r.ctlPort)
 }
 
 func (r *repartition) pidFile(node string) string {
@@ -584,7 +597,7 @@ func scriptDriver(r *repartition, t *testing.T) *exec.Cmd {
 		"SLURMD_STOP="+stopCommand(r.pidFile("gpu01")),
 		"SLURMD_START="+r.slurmdCommand("gpu01"),
 		"SLURMCTLD_RESTART="+r.ctldRestart,
-		"TIMEOUT="+r.timeout,
+		"TIMEOUT=30",
 	)
 	if r.configless {
 		env = append(env, "FRAGMENTS="+filepath.Join(r.dir, "frags"), "CLUSTER_GRES_CONF="+filepath.Join(r.dir, "gres.conf"))
