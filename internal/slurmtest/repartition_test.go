@@ -159,6 +159,47 @@ func TestRepartitionNaiveOrderDrains(t *testing.T) {
 	staleDrains.Add(1)
 }
 
+// TestRepartitionEarlySlurmConfRefused is the other wrong order:
+// slurmctld reads B's counts (slurm.conf changed, slurmctld restarted and
+// reconfigured) while gpu01's slurmd, drained but running, still offers
+// A. slurmd reads the new slurm.conf at the reconfigure, registers A's
+// devices against B's counts, and slurmctld refuses the registration:
+// the 1g.10gb it keeps are fewer than B's four devices, and it has no
+// 3g.40gb or 2g.20gb at all.
+func TestRepartitionEarlySlurmConfRefused(t *testing.T) {
+	t.Parallel() // each its own cluster: own ports, own dir
+	requireCluster(t)
+	r := startRepartition(t, false)
+	refused := "error: _slurm_rpc_node_registration node=gpu01: Invalid argument"
+	r.expectLog("slurmctld", regexp.MustCompile(regexp.QuoteMeta(refused)))
+	// What slurmctld says of it differs by release (22.05: INVAL, "(2 <
+	// 4)"); the refusal above is what they share. gpu02 may register
+	// between the restart and the reconfigure, as in TestRepartition.
+	r.allowed = append(r.allowed,
+		logLine{"slurmctld", regexp.MustCompile(`error: Setting node gpu01 state to (INVAL|DRAIN) with reason:gres/gpu count reported lower than configured \(\d+ < 4\)`)},
+		logLine{"slurmctld", regexp.MustCompile(`error: Node gpu02 appears to have a different slurm.conf than the slurmctld`)})
+	must(t, r.command(context.Background(), "scontrol", "update", "NodeName=gpu01", "State=DRAIN", "Reason=repartition").Run())
+	conf := filepath.Join(r.dir, "slurm.conf")
+	runSlurmMig(t, "node", "--root", r.devDir, "--from", r.b, "--node-name", "gpu01", "--update", conf, "--no-state")
+	for _, copy := range r.nodeConf {
+		copyFile(t, conf, copy)
+	}
+	if out, err := r.command(context.Background(), "sh", "-c", r.slurmctldRestart()).CombinedOutput(); err != nil {
+		t.Fatalf("restarting slurmctld: %v\n%s", err, out)
+	}
+	r.waitFor("slurmctld to answer", func() (bool, string) {
+		out, err := r.command(context.Background(), "scontrol", "ping").CombinedOutput()
+		return err == nil && strings.Contains(string(out), "is UP"), string(out)
+	})
+	must(t, r.command(context.Background(), "scontrol", "reconfigure").Run())
+	r.waitFor("slurmctld to refuse gpu01's registration", func() (bool, string) {
+		data, _ := os.ReadFile(filepath.Join(r.dir, "slurmctld.log"))
+		return strings.Contains(string(data), refused), r.daemonLogs()
+	})
+	st := r.waitNodeNamed("gpu01", registered, "to register")
+	t.Logf("slurm.conf first: gpu01 is %s, Reason=%s", st.state, st.reason)
+}
+
 // repartition is the two-node cluster of the repartition tests.
 type repartition struct {
 	*cluster
