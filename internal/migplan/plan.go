@@ -248,6 +248,8 @@ func countProfiles(migs []model.MigDevice) []ProfileCount {
 // the Gres= counts it will have, and each GPU's share of them.
 type Slurm struct {
 	NodeLine string `json:"node_line"`
+	// Counts are the node line's Gres= counts, for a fleet's lines.
+	Counts []slurmconf.GresCount `json:"-"`
 	*Plan
 }
 
@@ -265,7 +267,8 @@ func (p *Plan) Counts(nodeName string, o gresgen.Options) (*Slurm, error) {
 			p.GPUs[i].Gres = append(p.GPUs[i].Gres, TypeCount{Type: c.Type, Count: c.Count})
 		}
 	}
-	return &Slurm{NodeLine: slurmconf.NodeLine(nodeName, gresgen.SumCounts(per)), Plan: p}, nil
+	total := gresgen.SumCounts(per)
+	return &Slurm{NodeLine: slurmconf.NodeLine(nodeName, total), Counts: total, Plan: p}, nil
 }
 
 // WriteText prints the node line.
