@@ -66,12 +66,13 @@ func Make(in Inputs) (*Fleet, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			reader := model.NewSnapshotReader() // one a goroutine: it keeps what it learns
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(paths) {
 					return
 				}
-				nodes[i], errs[i] = planNode(paths[i], in, &warns[i])
+				nodes[i], errs[i] = planNode(reader, paths[i], in, &warns[i])
 			}
 		}()
 	}
@@ -89,8 +90,8 @@ func Make(in Inputs) (*Fleet, error) {
 
 // planNode reads one snapshot and plans its node, keeping its warnings
 // for Make to say in order.
-func planNode(path string, in Inputs, warns *[]error) (*Node, error) {
-	node, err := model.LoadSnapshot(path)
+func planNode(reader *model.SnapshotReader, path string, in Inputs, warns *[]error) (*Node, error) {
+	node, err := reader.Load(path)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +110,10 @@ func planNode(path string, in Inputs, warns *[]error) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %s (%s): %w", name, path, err)
 	}
+	// The node as it will be has given its counts: a fleet keeps only
+	// those, or 10,000 nodes would keep every snapshot's profile tables
+	// in memory to the end.
+	s.Plan.Node = nil
 	return &Node{Node: name, Snapshot: path, Slurm: s}, nil
 }
 
