@@ -27,8 +27,8 @@ import (
 // decodes its input in two passes of a byte-at-a-time state machine, takes
 // seconds where this takes a fraction of one. Most of that half gigabyte
 // is each GPU's MIG profile table, the same bytes for every GPU of a
-// model: a list of structs decodeFast has decoded once is copied, not
-// decoded again, where the same bytes come again.
+// model: a list of structs whose bytes come again is decoded once and
+// shared, as strings are, by the GPUs that have it.
 func decodeFast(data []byte, v any, required map[reflect.Type][]string) bool {
 	return newFastDecoder(required).decode(data, v)
 }
@@ -61,11 +61,13 @@ const maxFastDepth = 32
 
 // minMemo is the size from which a list's bytes are remembered: a MIG
 // profile table is about 5 kB; shorter lists cost less to decode than to
-// look up. maxMemo is how many lists of a type are remembered, the
+// look up, and a list of 16 kB or more (a node's GPUs) is one that never
+// comes again. maxMemo is how many lists of a type are remembered, the
 // latest: a fleet has a few GPU models, and a lookup tries each.
 const (
-	minMemo = 512
-	maxMemo = 8
+	minMemo      = 512
+	maxMemoBytes = 16 << 10
+	maxMemo      = 8
 )
 
 type fastDecoder struct {
@@ -78,20 +80,19 @@ type fastDecoder struct {
 
 // fastType is a struct type as decodeFast knows it: its fields by JSON
 // name, the same names in ASCII lower case (to find a key that
-// encoding/json would match without regard to case), the mask of the
-// fields an object must give, and the fields that are lists or pointers
-// (deepCopy copies them again).
+// encoding/json would match without regard to case), and the mask of the
+// fields an object must give.
 type fastType struct {
 	ok       bool // decodeFast decodes into it as encoding/json does
 	fields   map[string]int
 	folded   map[string]bool
 	required uint64
-	refs     []int
 }
 
 // memoized is a list's JSON (a copy: the input's buffer is read into
-// again) and, once the same bytes have come twice, what it decoded to:
-// a list seen once may be one that never comes again, not worth a copy.
+// again) and, once the same bytes have come twice, what they decoded to:
+// a list seen once may be one that never comes again (a GPU's MIG
+// devices), not worth keeping.
 type memoized struct {
 	raw   []byte
 	value reflect.Value
@@ -154,9 +155,6 @@ func (d *fastDecoder) learn(ft *fastType, t reflect.Type, depth int) bool {
 		}
 		ft.fields[name] = i
 		ft.folded[strings.ToLower(name)] = true
-		if k := f.Type.Kind(); k == reflect.Slice || k == reflect.Pointer {
-			ft.refs = append(ft.refs, i)
-		}
 	}
 	for _, name := range d.required[t] {
 		i, ok := ft.fields[name]
@@ -293,9 +291,9 @@ func (ft *fastType) folds(key []byte) bool {
 
 // array decodes a JSON array into the slice v: an empty array is an
 // empty slice, not a nil one, as encoding/json makes it. A list of
-// structs whose bytes have come twice before is a copy of their
-// decoding: a JSON array ends where its brackets balance, so the same
-// bytes from here on are the same list.
+// structs whose bytes have come twice before is the list they decoded
+// to, shared (GPU.MigProfiles says so): a JSON array ends where its
+// brackets balance, so the same bytes from here on are the same list.
 func (d *fastDecoder) array(v reflect.Value, depth int) bool {
 	if d.data[d.pos] != '[' {
 		return false
@@ -309,7 +307,7 @@ func (d *fastDecoder) array(v reflect.Value, depth int) bool {
 				continue
 			}
 			if m.value.IsValid() {
-				d.deepCopy(v, m.value)
+				v.Set(m.value)
 				d.pos += len(m.raw)
 				return true
 			}
@@ -344,9 +342,8 @@ func (d *fastDecoder) array(v reflect.Value, depth int) bool {
 	case seen != nil:
 		// The second time: the list is one that comes again (a profile
 		// table, not a list of GPUs), worth keeping decoded.
-		seen.value = reflect.New(v.Type()).Elem()
-		d.deepCopy(seen.value, v)
-	case memo && len(raw) >= minMemo:
+		seen.value = v
+	case memo && len(raw) >= minMemo && len(raw) < maxMemoBytes:
 		lists := d.memo[v.Type()]
 		if len(lists) == maxMemo {
 			lists = lists[1:]
@@ -354,55 +351,6 @@ func (d *fastDecoder) array(v reflect.Value, depth int) bool {
 		d.memo[v.Type()] = append(lists, memoized{raw: bytes.Clone(raw)})
 	}
 	return true
-}
-
-// deepCopy sets dst to a copy of src that shares no list or pointer
-// with it, so that no two GPUs share a profile table a caller might
-// change. Lists are copied whole, and only what they hold that refers
-// elsewhere is copied again.
-func (d *fastDecoder) deepCopy(dst, src reflect.Value) {
-	switch src.Kind() {
-	case reflect.Slice:
-		if src.IsNil() {
-			dst.SetZero()
-			return
-		}
-		s := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
-		reflect.Copy(s, src)
-		if d.refers(src.Type().Elem()) {
-			for i := range src.Len() {
-				d.deepCopy(s.Index(i), src.Index(i))
-			}
-		}
-		dst.Set(s)
-	case reflect.Pointer:
-		if src.IsNil() {
-			dst.SetZero()
-			return
-		}
-		p := reflect.New(src.Type().Elem())
-		d.deepCopy(p.Elem(), src.Elem())
-		dst.Set(p)
-	case reflect.Struct:
-		dst.Set(src)
-		for _, i := range d.types[src.Type()].refs {
-			d.deepCopy(dst.Field(i), src.Field(i))
-		}
-	default:
-		dst.Set(src)
-	}
-}
-
-// refers says whether a value of type t, copied as it is, would share
-// a list or pointer with the original.
-func (d *fastDecoder) refers(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Slice, reflect.Pointer:
-		return true
-	case reflect.Struct:
-		return len(d.types[t].refs) > 0
-	}
-	return false
 }
 
 // skip passes over a value of a key no field has, checking its syntax as

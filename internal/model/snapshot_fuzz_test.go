@@ -175,9 +175,9 @@ func addSnapshotSeeds(f *testing.F) {
 }
 
 // memoTables is a snapshot whose profile tables are long enough for
-// decodeFast to remember: the same on GPUs 0 to 2 (the third is a copy),
-// on GPU 3 the same but for one more placement, and on GPU 4 the same
-// followed by one more profile.
+// decodeFast to remember: the same on GPUs 0 to 2 (the third shares the
+// second's), on GPU 3 the same but for one more placement, and on GPU 4
+// the same followed by one more profile.
 func memoTables() []byte {
 	table := func(last string, more string) string {
 		var p []string
