@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 
 	v1 "github.com/NVIDIA/mig-parted/api/spec/v1"
@@ -83,9 +84,10 @@ func Make(node *model.Node, sel *Selected, warn func(error)) (*Plan, error) {
 	next := *node
 	next.GPUs = make([]model.GPU, len(node.GPUs))
 	p := &Plan{File: sel.File, Config: sel.Name, Node: &next}
+	made := layouts{}
 	for i := range node.GPUs {
 		g := &node.GPUs[i]
-		gp, gpu, err := sel.gpu(g)
+		gp, gpu, err := sel.gpu(g, made)
 		if err != nil {
 			return nil, err
 		}
@@ -98,8 +100,28 @@ func Make(node *model.Node, sel *Selected, warn func(error)) (*Plan, error) {
 	return p, nil
 }
 
+// layouts are the MIG devices an entry makes from a profile table,
+// worked out once for the GPUs of a node that share both, as most do
+// (GPUs of one model share one table: model.GPU.MigProfiles): fitting a
+// layout into the placements is most of what plan does for a fleet.
+type layouts map[layoutKey][]model.MigDevice
+
+type layoutKey struct {
+	table *model.GIProfile // the table's first profile, and its length
+	n     int
+	entry *Entry
+}
+
+func keyOf(g *model.GPU, e *Entry) layoutKey {
+	k := layoutKey{n: len(g.MigProfiles), entry: e}
+	if k.n > 0 {
+		k.table = &g.MigProfiles[0]
+	}
+	return k
+}
+
 // gpu is what g will be: its plan and its model.
-func (sel *Selected) gpu(g *model.GPU) (GPUPlan, model.GPU, error) {
+func (sel *Selected) gpu(g *model.GPU, made layouts) (GPUPlan, model.GPU, error) {
 	var last *Entry
 	for i := range sel.Entries {
 		e := &sel.Entries[i]
@@ -126,7 +148,7 @@ func (sel *Selected) gpu(g *model.GPU) (GPUPlan, model.GPU, error) {
 			// whose mode is not the GPU's.
 			return GPUPlan{}, model.GPU{}, refuse(fmt.Errorf("entries %d and %d both match it, one with MIG enabled and one without; mig-parted refuses that", last.Number, e.Number))
 		}
-		if e.Spec.MigEnabled {
+		if _, done := made[keyOf(g, e)]; e.Spec.MigEnabled && !done {
 			reqs, err := resolve(g, e.Spec.MigDevices)
 			if err == nil {
 				err = fit(reqs)
@@ -134,6 +156,7 @@ func (sel *Selected) gpu(g *model.GPU) (GPUPlan, model.GPU, error) {
 			if err != nil {
 				return GPUPlan{}, model.GPU{}, refuse(err)
 			}
+			made[keyOf(g, e)] = devices(reqs)
 		}
 		last = e
 	}
@@ -150,8 +173,7 @@ func (sel *Selected) gpu(g *model.GPU) (GPUPlan, model.GPU, error) {
 	gpu.MigEnabled, gpu.MigPending, gpu.MigDevices = last.Spec.MigEnabled, last.Spec.MigEnabled, nil
 	gp.MigEnabled = gpu.MigEnabled
 	if gpu.MigEnabled {
-		reqs, _ := resolve(g, last.Spec.MigDevices) // fit has resolved them above
-		gpu.MigDevices = devices(reqs)
+		gpu.MigDevices = slices.Clone(made[keyOf(g, last)]) // fitted above
 		gp.Devices = countProfiles(gpu.MigDevices)
 	}
 	return gp, gpu, nil

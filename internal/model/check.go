@@ -109,12 +109,12 @@ func (n *Node) checkLayout() error {
 			return fmt.Errorf("%s: has MIG devices but mig_enabled is false", g.Label())
 		}
 		if g.Cores != "" {
-			if _, err := cpulist.Parse(g.Cores); err != nil {
+			if err := cpulist.Check(g.Cores); err != nil {
 				return fmt.Errorf("%s: cores: %v", g.Label(), err)
 			}
 		}
 		if g.CPUAffinity != "" {
-			if _, err := cpulist.Parse(g.CPUAffinity); err != nil {
+			if err := cpulist.Check(g.CPUAffinity); err != nil {
 				return fmt.Errorf("%s: cpu_affinity: %v", g.Label(), err)
 			}
 		}

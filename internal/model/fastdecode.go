@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
+	"hash/maphash"
 	"math"
 	"reflect"
 	"strings"
@@ -36,7 +37,8 @@ func decodeFast(data []byte, v any, required map[reflect.Type][]string) bool {
 // newFastDecoder is a decoder for decodeFast's work that keeps what it
 // learns (types, lists) from one input to the next.
 func newFastDecoder(required map[reflect.Type][]string) *fastDecoder {
-	return &fastDecoder{types: map[reflect.Type]*fastType{}, required: required, memo: map[reflect.Type][]memoized{}}
+	return &fastDecoder{types: map[reflect.Type]*fastType{}, required: required, memo: map[reflect.Type][]memoized{},
+		seen: map[reflect.Type]map[uint64]bool{}, seed: maphash.MakeSeed()}
 }
 
 // decode is decodeFast with what d has learned.
@@ -63,11 +65,13 @@ const maxFastDepth = 32
 // profile table is about 5 kB; shorter lists cost less to decode than to
 // look up, and a list of 16 kB or more (a node's GPUs) is one that never
 // comes again. maxMemo is how many lists of a type are remembered, the
-// latest: a fleet has a few GPU models, and a lookup tries each.
+// latest: a fleet has a few GPU models, and a lookup tries each. maxSeen
+// bounds the hashes kept of lists seen once.
 const (
 	minMemo      = 512
 	maxMemoBytes = 16 << 10
 	maxMemo      = 8
+	maxSeen      = 4096
 )
 
 type fastDecoder struct {
@@ -75,7 +79,9 @@ type fastDecoder struct {
 	pos      int
 	types    map[reflect.Type]*fastType // the struct types learned
 	required map[reflect.Type][]string
-	memo     map[reflect.Type][]memoized // lists of structs decoded, by type, latest last
+	memo     map[reflect.Type][]memoized      // lists of structs decoded, by type, latest last
+	seen     map[reflect.Type]map[uint64]bool // hashes of lists seen once
+	seed     maphash.Seed
 }
 
 // fastType is a struct type as decodeFast knows it: its fields by JSON
@@ -90,9 +96,7 @@ type fastType struct {
 }
 
 // memoized is a list's JSON (a copy: the input's buffer is read into
-// again) and, once the same bytes have come twice, what they decoded to:
-// a list seen once may be one that never comes again (a GPU's MIG
-// devices), not worth keeping.
+// again) and what it decoded to.
 type memoized struct {
 	raw   []byte
 	value reflect.Value
@@ -299,20 +303,13 @@ func (d *fastDecoder) array(v reflect.Value, depth int) bool {
 		return false
 	}
 	memo := v.Type().Elem().Kind() == reflect.Struct
-	var seen *memoized
 	if memo {
-		for i := range d.memo[v.Type()] {
-			m := &d.memo[v.Type()][i]
-			if !bytes.HasPrefix(d.data[d.pos:], m.raw) {
-				continue
-			}
-			if m.value.IsValid() {
+		for _, m := range d.memo[v.Type()] {
+			if bytes.HasPrefix(d.data[d.pos:], m.raw) {
 				v.Set(m.value)
 				d.pos += len(m.raw)
 				return true
 			}
-			seen = m
-			break
 		}
 	}
 	start := d.pos
@@ -338,19 +335,32 @@ func (d *fastDecoder) array(v reflect.Value, depth int) bool {
 			return false
 		}
 	}
-	switch raw := d.data[start:d.pos]; {
-	case seen != nil:
-		// The second time: the list is one that comes again (a profile
-		// table, not a list of GPUs), worth keeping decoded.
-		seen.value = v
-	case memo && len(raw) >= minMemo && len(raw) < maxMemoBytes:
-		lists := d.memo[v.Type()]
-		if len(lists) == maxMemo {
-			lists = lists[1:]
-		}
-		d.memo[v.Type()] = append(lists, memoized{raw: bytes.Clone(raw)})
+	if raw := d.data[start:d.pos]; memo && len(raw) >= minMemo && len(raw) < maxMemoBytes {
+		d.remember(v, raw)
 	}
 	return true
+}
+
+// remember keeps the list v, decoded from raw, for the next time raw
+// comes, once it has come twice: the first time, only a hash of it is
+// kept, as a list seen once may be one that never comes again (a GPU's
+// MIG devices), not worth a copy.
+func (d *fastDecoder) remember(v reflect.Value, raw []byte) {
+	h := maphash.Bytes(d.seed, raw)
+	seen := d.seen[v.Type()]
+	if seen == nil || len(seen) >= maxSeen {
+		seen = map[uint64]bool{}
+		d.seen[v.Type()] = seen
+	}
+	if !seen[h] {
+		seen[h] = true
+		return
+	}
+	lists := d.memo[v.Type()]
+	if len(lists) == maxMemo {
+		lists = lists[1:]
+	}
+	d.memo[v.Type()] = append(lists, memoized{raw: bytes.Clone(raw), value: v})
 }
 
 // skip passes over a value of a key no field has, checking its syntax as
