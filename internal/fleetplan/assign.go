@@ -33,12 +33,11 @@ type assigned struct {
 	line int
 }
 
-// assignLine is a line of the assignment file, so that a line that names
-// no node of the fleet can be told (a typo in a hostlist).
+// assignLine is a line of the assignment file, so that one that names a
+// node of no snapshot can be told.
 type assignLine struct {
 	num   int
 	nodes string
-	used  bool
 }
 
 // NewAssign gives every node the config named deflt of cfg.
@@ -119,20 +118,24 @@ func (a *Assign) For(node string) *migplan.Selected {
 	return a.deflt
 }
 
-// checkUsed refuses an assignment line that names no node of the fleet:
-// most often a typo, which would leave its nodes on the default config.
-func (a *Assign) checkUsed(nodes map[string]bool) error {
-	for i := range a.lines {
-		l := &a.lines[i]
+// checkGiven refuses an assignment line that names a node no snapshot is
+// of: a typo in a hostlist, or a node whose snapshot is missing, which
+// would leave the node out of the lines printed, and so out of the
+// slurm.conf made of them.
+func (a *Assign) checkGiven(nodes map[string]bool) error {
+	for _, l := range a.lines {
 		names, _ := slurmconf.ExpandHostlist(l.nodes) // Read expanded it
+		var missing []string
 		for _, n := range names {
-			if nodes[n] {
-				l.used = true
-				break
+			if !nodes[n] {
+				missing = append(missing, n)
 			}
 		}
-		if !l.used {
-			return fmt.Errorf("%s:%d: %s: no snapshot given is of this node", a.file, l.num, l.nodes)
+		switch {
+		case len(missing) == len(names):
+			return fmt.Errorf("%s:%d: no snapshot given is of %s", a.file, l.num, l.nodes)
+		case len(missing) > 0:
+			return fmt.Errorf("%s:%d: no snapshot given is of %s (of %s)", a.file, l.num, slurmconf.CompressHostlist(missing), l.nodes)
 		}
 	}
 	return nil

@@ -129,7 +129,7 @@ func group(nodes []*Node, assign *Assign) (*Fleet, error) {
 		byName[n.Node] = n
 		names = append(names, n.Node)
 	}
-	if err := assign.checkUsed(presence(names)); err != nil {
+	if err := assign.checkGiven(presence(names)); err != nil {
 		return nil, err
 	}
 	slurmconf.SortHostnames(names)
