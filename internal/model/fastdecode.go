@@ -360,7 +360,11 @@ func (d *fastDecoder) remember(v reflect.Value, raw []byte) {
 	if len(lists) == maxMemo {
 		lists = lists[1:]
 	}
-	d.memo[v.Type()] = append(lists, memoized{raw: bytes.Clone(raw), value: v})
+	// The list itself, not v: v is a place in the node being decoded,
+	// which holds another list once the node's GPUs are sorted.
+	kept := reflect.New(v.Type()).Elem()
+	kept.Set(v)
+	d.memo[v.Type()] = append(lists, memoized{raw: bytes.Clone(raw), value: kept})
 }
 
 // skip passes over a value of a key no field has, checking its syntax as

@@ -94,3 +94,50 @@ func TestDecodeFastMemo(t *testing.T) {
 		t.Error("GPUs 1 and 2 have the same table's bytes, but each was decoded")
 	}
 }
+
+// TestSnapshotReaderKeepsTables: a reader keeps the tables it has decoded
+// for the next snapshot, and what it keeps is the table, not the place in
+// a node where it was: sorting the GPUs of that node moves other tables
+// there, and the next snapshot must still get the table its bytes say.
+func TestSnapshotReaderKeepsTables(t *testing.T) {
+	real, err := LoadSnapshot(fixture.Path(t, "real/h100-snapshot-v2/snapshot.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := real.GPUs[0].MigProfiles
+	b := a[:len(a)-1] // another table: the same less its last profile
+	node := *real
+	node.GPUs = nil
+	// In file order GPU 2 holds the second sight of table a, and sorting
+	// by index puts GPU 1, of table b, where it was.
+	for i, gpu := range []struct {
+		index int
+		table []GIProfile
+	}{{0, a}, {2, a}, {1, b}} {
+		g := real.GPUs[0]
+		g.Index, g.Minor, g.MigProfiles = gpu.index, gpu.index, gpu.table
+		g.UUID = fmt.Sprintf("GPU-0100000%d-0000-4000-8000-000000000000", i)
+		g.PCIBusID = fmt.Sprintf("00000000:0%d:00.0", i)
+		node.GPUs = append(node.GPUs, g)
+	}
+	var data bytes.Buffer
+	if err := WriteSnapshot(&data, &node); err != nil {
+		t.Fatal(err)
+	}
+	want, err := ParseSnapshot(data.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewSnapshotReader()
+	for pass := range 3 {
+		got, err := r.Parse(data.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("read %d by one reader: GPU tables of %d, %d, %d profiles; want %d, %d, %d", pass+1,
+				len(got.GPUs[0].MigProfiles), len(got.GPUs[1].MigProfiles), len(got.GPUs[2].MigProfiles),
+				len(want.GPUs[0].MigProfiles), len(want.GPUs[1].MigProfiles), len(want.GPUs[2].MigProfiles))
+		}
+	}
+}
