@@ -62,30 +62,52 @@ func mergeComment(num int, line string) bool {
 // (other cap minors, other GPU instances) declare the same counts and
 // share a line. Each node's Gres= is what `slurm-mig node` prints for it.
 func (f *Fleet) NodeLines() []byte {
+	groups := make([]Group, len(f.Layouts))
+	for i, l := range f.Layouts {
+		groups[i] = Group{Nodes: l.Nodes, Counts: l.Counts()}
+	}
+	var b bytes.Buffer
+	for _, line := range GroupLines(groups) {
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// Group is nodes that declare the same Gres= counts.
+type Group struct {
+	Nodes  []string
+	Counts []slurmconf.GresCount
+}
+
+// GroupLines renders groups as slurm.conf lines, NodeName=<hostlist>
+// Gres=..., one for each Gres= value, in the order the values first come:
+// groups of the same value share a line, under the hostlist of all their
+// nodes. merge and plan print their node lines with it, so that a plan's
+// lines read as merge's will once the nodes have their new layouts.
+func GroupLines(groups []Group) []string {
 	type line struct {
 		counts []slurmconf.GresCount
 		nodes  []string
 	}
 	var lines []*line
 	byGres := map[string]*line{}
-	for _, l := range f.Layouts {
-		counts := l.Counts()
-		gres := slurmconf.GresList(counts)
+	for _, g := range groups {
+		gres := slurmconf.GresList(g.Counts)
 		nl, ok := byGres[gres]
 		if !ok {
-			nl = &line{counts: counts}
+			nl = &line{counts: g.Counts}
 			byGres[gres] = nl
 			lines = append(lines, nl)
 		}
-		nl.nodes = append(nl.nodes, l.Nodes...)
+		nl.nodes = append(nl.nodes, g.Nodes...)
 	}
-	var b bytes.Buffer
-	for _, nl := range lines {
+	out := make([]string, len(lines))
+	for i, nl := range lines {
 		slurmconf.SortHostnames(nl.nodes)
-		b.WriteString(slurmconf.NodeLine(slurmconf.CompressHostlist(nl.nodes), nl.counts))
-		b.WriteByte('\n')
+		out[i] = slurmconf.NodeLine(slurmconf.CompressHostlist(nl.nodes), nl.counts)
 	}
-	return b.Bytes()
+	return out
 }
 
 // Written is what merge -o reports: the file, whether it changed, and
