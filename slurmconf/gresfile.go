@@ -1,0 +1,296 @@
+package slurmconf
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Severity says what slurmd, or slurmctld, does about a problem.
+type Severity string
+
+const (
+	// Fatal: slurmd refuses to start.
+	Fatal Severity = "fatal"
+	// Error: slurmd logs an error and goes on, skipping the line or
+	// reading it otherwise than written.
+	Error Severity = "error"
+	// Drain: slurmctld marks the node down, its GRES not as declared.
+	Drain Severity = "drain"
+)
+
+// Problem is one thing slurmd of a node would say of its config.
+type Problem struct {
+	Pos      string   `json:"pos"` // file:line
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+}
+
+func (p Problem) String() string {
+	return fmt.Sprintf("%s: %s: %s", p.Pos, p.Severity, p.Message)
+}
+
+// FatalError is a gres.conf that slurmd refuses: it dies reading it.
+type FatalError struct{ Problem }
+
+func (e *FatalError) Error() string { return e.Pos + ": " + e.Message }
+
+// fatalf makes a FatalError; pos may be "" where the message has it.
+func fatalf(pos, format string, args ...any) *FatalError {
+	return &FatalError{Problem{Pos: pos, Severity: Fatal, Message: fmt.Sprintf(format, args...)}}
+}
+
+// asFatal turns an error of a line ("file:line: message") into a
+// FatalError with its position apart.
+func asFatal(err error) *FatalError {
+	var fe *FatalError
+	if errors.As(err, &fe) {
+		return fe
+	}
+	msg := err.Error()
+	pos := ""
+	// "file:line: message": the position is up to the second ": ".
+	if i := strings.Index(msg, ": "); i > 0 {
+		if j := strings.LastIndexByte(msg[:i], ':'); j > 0 {
+			pos, msg = msg[:i], msg[i+2:]
+		}
+	}
+	return &FatalError{Problem{Pos: pos, Severity: Fatal, Message: msg}}
+}
+
+// GresFile is a gres.conf read once, with the files it Includes, for
+// every node: each line's words parsed, its values checked only when a
+// node reads it (Node), as slurmd checks only its own node's lines.
+type GresFile struct {
+	lines []gresLine
+	// fatal is a line no node's slurmd gets past (a syntax error, an
+	// unknown keyword): slurmd reads every line before choosing its own.
+	fatal *FatalError
+	// hosts caches NodeName= hostlists, expanded, by their text: a
+	// cluster's lines name the same groups of nodes again and again.
+	hosts map[string]hostSet
+}
+
+// gresLine is one line of a GresFile.
+type gresLine struct {
+	rec   ParsedRecord
+	seen  uint
+	twice string // a keyword given twice
+	// checked, checkErr and units cache checkRecord, which depends on
+	// the line alone.
+	checked  bool
+	checkErr error
+	units    int
+}
+
+// hostSet is an expanded NodeName= hostlist, or why it is none.
+type hostSet struct {
+	names map[string]bool
+	err   error
+}
+
+// ReadGresFile reads a gres.conf and its Includes (see ReadGresConf).
+// Its error is a file that cannot be read; a line every slurmd dies of
+// is the error of Node.
+func ReadGresFile(path string) (*GresFile, error) {
+	f := &GresFile{}
+	var ws []word
+	err := walkConf(path, nil, func(l *logicalLine, file string) bool {
+		var err error
+		if ws, err = lineWords(l, file, ws[:0]); err != nil {
+			f.fatal = asFatal(err)
+			return false
+		}
+		r, seen, twice, err := parseRecord(ws, l, file)
+		if err != nil {
+			f.fatal = asFatal(err)
+			return false
+		}
+		r.Pos = linePos(file, l)
+		f.lines = append(f.lines, gresLine{rec: r, seen: seen, twice: twice})
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Fatal is the line that every node's slurmd dies of, or nil.
+func (f *GresFile) Fatal() *FatalError { return f.fatal }
+
+// NodeNames are the names that the file's NodeName= hostlists give, in
+// order, each once; hostlists that are none are left out.
+func (f *GresFile) NodeNames() []string {
+	var out []string
+	seen := map[string]bool{}
+	for i := range f.lines {
+		nodes := f.lines[i].rec.Nodes
+		if nodes == "" || seen[nodes] {
+			continue
+		}
+		seen[nodes] = true
+		names, err := ExpandHostlist(nodes)
+		if err != nil {
+			continue
+		}
+		for _, n := range names {
+			if !seen["\x00"+n] {
+				seen["\x00"+n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// hostlist is the expanded NodeName= hostlist expr, cached.
+func (f *GresFile) hostlist(expr string) hostSet {
+	if hs, ok := f.hosts[expr]; ok {
+		return hs
+	}
+	var hs hostSet
+	names, err := ExpandHostlist(expr)
+	if err != nil {
+		hs.err = err
+	} else {
+		hs.names = make(map[string]bool, len(names))
+		for _, n := range names {
+			hs.names[n] = true
+		}
+	}
+	if f.hosts == nil {
+		f.hosts = map[string]hostSet{}
+	}
+	f.hosts[expr] = hs
+	return hs
+}
+
+// Node keeps the records that apply to node, as slurmd on that node reads
+// them. The error is what slurmd dies of (a *FatalError); what it logs
+// and goes on from is in the GresConf's Problems.
+func (f *GresFile) Node(node string) (*GresConf, error) {
+	c := &GresConf{}
+	for i := range f.lines {
+		if err := f.addLine(c, &f.lines[i], node); err != nil {
+			return c, asFatal(err)
+		}
+	}
+	if f.fatal != nil {
+		return c, f.fatal
+	}
+	return c, nil
+}
+
+// addLine reads one line for node.
+func (f *GresFile) addLine(c *GresConf, l *gresLine, node string) error {
+	r := l.rec
+	if r.Nodes != "" {
+		var mine bool
+		if !strings.ContainsAny(r.Nodes, "[, \t") {
+			mine = r.Nodes == node
+		} else {
+			hs := f.hostlist(r.Nodes)
+			if hs.err != nil {
+				// slurmd logs the range it cannot read and skips the
+				// line, on every node.
+				c.problem(r.Pos, Error, "NodeName=%s: %v; slurmd skips the line", r.Nodes, hs.err)
+				return nil
+			}
+			mine = hs.names[node]
+		}
+		if !mine {
+			_ = c.Others.note(r.Nodes, node) // the hostlist expanded above
+			return nil
+		}
+		c.Named = true
+	}
+	if l.twice != "" {
+		c.problem(r.Pos, Error, "%s= given twice; slurmd reads the last value", l.twice)
+	}
+	setting := isSetting(&r, l.seen)
+	if err := c.setAutoDetect(&r, setting); err != nil {
+		return err
+	}
+	if setting {
+		return nil // AutoDetect=... alone is a setting, not a record
+	}
+	if r.Name == "" {
+		c.problem(r.Pos, Error, "record without Name= (slurmd: \"Invalid GRES data, no type name\"); slurmd skips it")
+		return nil
+	}
+	if !l.checked {
+		l.checkErr = checkRecord(&l.rec)
+		if l.checkErr == nil {
+			l.units, l.checkErr = l.rec.Units()
+			if l.checkErr != nil {
+				l.checkErr = fmt.Errorf("%s: %v", r.Pos, l.checkErr)
+			}
+		}
+		l.checked = true
+	}
+	if l.checkErr != nil {
+		return l.checkErr
+	}
+	if c.units += l.units; c.units > maxNodeUnits {
+		return fmt.Errorf("%s: the node's records add up to more than %d GRES units", r.Pos, maxNodeUnits)
+	}
+	c.Records = append(c.Records, l.rec)
+	return nil
+}
+
+// problem notes a problem slurmd logs and goes on from.
+func (c *GresConf) problem(pos string, sev Severity, format string, args ...any) {
+	c.Problems = append(c.Problems, Problem{Pos: pos, Severity: sev, Message: fmt.Sprintf(format, args...)})
+}
+
+// checkNode finds what slurmd dies of in the node's records taken
+// together (Slurm's gres.c, after reading gres.conf): a GRES whose
+// records have files and records without; a shared GRES (mps, shard)
+// with no GPU to share.
+func (c *GresConf) checkNode() error {
+	type has struct {
+		files, none string // the first record with files, without
+	}
+	byName := map[string]*has{}
+	var order []string
+	for i := range c.Records {
+		r := &c.Records[i]
+		name := strings.ToLower(r.Name)
+		h := byName[name]
+		if h == nil {
+			h = &has{}
+			byName[name] = h
+			order = append(order, name)
+		}
+		if r.File != "" || len(r.MultipleFiles) > 0 {
+			if h.files == "" {
+				h.files = r.Pos
+			}
+		} else if h.none == "" {
+			h.none = r.Pos
+		}
+	}
+	for _, name := range order {
+		h := byName[name]
+		if h.files != "" && h.none != "" && !SharingGres(name) {
+			return fatalf(h.none, "%s records with File= (%s) and without; slurmd: \"some records have File specification while others do not\"", name, h.files)
+		}
+	}
+	for _, name := range order {
+		if SharingGres(name) && byName["gpu"] == nil {
+			return fatalf(c.firstPos(name), "Name=%s with no Name=gpu to share; slurmd: \"failed to merge SHARED and SHARING configuration\"", name)
+		}
+	}
+	return nil
+}
+
+// firstPos is the position of the first record named name.
+func (c *GresConf) firstPos(name string) string {
+	for i := range c.Records {
+		if strings.EqualFold(c.Records[i].Name, name) {
+			return c.Records[i].Pos
+		}
+	}
+	return ""
+}
