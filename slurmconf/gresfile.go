@@ -69,6 +69,11 @@ type GresFile struct {
 	// hosts caches NodeName= hostlists, expanded, by their text: a
 	// cluster's lines name the same groups of nodes again and again.
 	hosts map[string]hostSet
+	// index, once Index has run: the lines of each node named, and
+	// those every node reads (no NodeName=, or one that is no hostlist,
+	// which every node's slurmd logs).
+	index  map[string][]int
+	common []int
 }
 
 // gresLine is one line of a GresFile.
@@ -166,11 +171,58 @@ func (f *GresFile) hostlist(expr string) hostSet {
 	return hs
 }
 
+// Index expands every NodeName= hostlist once, so that Node reads only
+// the lines of the node asked for and those of every node: for reading
+// many nodes of a cluster's file. Node then no longer notes the names of
+// the other nodes' lines (GresConf.Others).
+func (f *GresFile) Index() {
+	f.index = map[string][]int{}
+	f.common = f.common[:0]
+	for i := range f.lines {
+		nodes := f.lines[i].rec.Nodes
+		if nodes == "" {
+			f.common = append(f.common, i)
+			continue
+		}
+		if !strings.ContainsAny(nodes, "[, \t") {
+			f.index[nodes] = append(f.index[nodes], i)
+			continue
+		}
+		hs := f.hostlist(nodes)
+		if hs.err != nil {
+			f.common = append(f.common, i)
+			continue
+		}
+		for n := range hs.names {
+			f.index[n] = append(f.index[n], i)
+		}
+	}
+}
+
 // Node keeps the records that apply to node, as slurmd on that node reads
 // them. The error is what slurmd dies of (a *FatalError); what it logs
 // and goes on from is in the GresConf's Problems.
 func (f *GresFile) Node(node string) (*GresConf, error) {
 	c := &GresConf{}
+	if f.index != nil {
+		// The node's lines and the common ones, in file order.
+		own, common := f.index[node], f.common
+		for len(own) > 0 || len(common) > 0 {
+			var i int
+			if len(common) == 0 || len(own) > 0 && own[0] < common[0] {
+				i, own = own[0], own[1:]
+			} else {
+				i, common = common[0], common[1:]
+			}
+			if err := f.addLine(c, &f.lines[i], node); err != nil {
+				return c, asFatal(err)
+			}
+		}
+		if f.fatal != nil {
+			return c, f.fatal
+		}
+		return c, nil
+	}
 	for i := range f.lines {
 		if err := f.addLine(c, &f.lines[i], node); err != nil {
 			return c, asFatal(err)
