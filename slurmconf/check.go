@@ -41,6 +41,9 @@ var (
 	// autoDetectNvidiaSince: AutoDetect=nvidia (the nvidia gpu plugin,
 	// without NVML) is a value slurmd knows.
 	autoDetectNvidiaSince = Version{24, 11, -1}
+	// autoDetectLoggedSince: slurmd logs an AutoDetect= value it does
+	// not know; 20.11 ignores it without a word (tried; 21.08 not).
+	autoDetectLoggedSince = Version{21, 8, -1}
 	// autoDetectOneAPISince: AutoDetect=oneapi.
 	autoDetectOneAPISince = Version{22, 5, -1}
 	// multipleFilesKeptSince: a MultipleFiles= record beside mps or
@@ -89,7 +92,7 @@ func (f *GresFile) CheckNode(node string, v Version, decl *SlurmNode) NodeCheck 
 // does not know (it looks for each known word in the value) and goes on
 // as if none were given.
 func checkAutoDetect(out *NodeCheck, conf *GresConf, v Version) {
-	if conf.AutoDetect == "" {
+	if conf.AutoDetect == "" || v.Before(autoDetectLoggedSince) {
 		return
 	}
 	val := strings.ToLower(conf.AutoDetect)
