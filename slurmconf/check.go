@@ -19,6 +19,10 @@ type SlurmdRecord struct {
 	Links string   `json:"links"`
 	Flags string   `json:"flags"`
 	Pos   string   `json:"-"` // file:line of the record it came from
+	// multiple: from a MultipleFiles= record, whose files slurmd leaves
+	// out of its duplicate check; splitLater: one that it splits per
+	// file once merged.
+	multiple, splitLater bool
 }
 
 // NodeCheck is what slurmd of one release makes of a node's gres.conf
@@ -72,20 +76,66 @@ func (f *GresFile) CheckNode(node string, v Version, decl *SlurmNode) NodeCheck 
 	conf, err := f.Node(node)
 	out.Problems = append(out.Problems, conf.Problems...)
 	if err == nil {
-		err = conf.checkNode()
+		err = conf.checkNode(v)
+	}
+	if err == nil && decl != nil {
+		err = checkDecl(decl)
+	}
+	if err == nil && decl == nil {
+		err = conf.checkShared()
+	}
+	var recs []SlurmdRecord
+	if err == nil {
+		checkAutoDetect(&out, conf, v)
+		recs, err = slurmdRecords(&out, conf, v, decl)
 	}
 	if err != nil {
 		out.Problems = append(out.Problems, asFatal(err).Problem)
 		return out
 	}
-	checkAutoDetect(&out, conf, v)
-	recs := slurmdRecords(&out, conf, v, decl)
 	if decl != nil {
 		checkCores(&out, conf, decl)
 		checkCounts(&out, recs, decl)
 	}
 	out.Records = recs
 	return out
+}
+
+// checkDecl: slurmd dies on a node line whose Gres= gives GPUs with a
+// type and GPUs without ("Some gpu GRES in slurm.conf have a type while
+// others do not").
+func checkDecl(decl *SlurmNode) error {
+	counts, err := GresTypeCounts(decl.Gres, "gpu")
+	if err != nil {
+		return fatalf(decl.Pos, "%v", err)
+	}
+	typed, untyped := false, false
+	for _, c := range counts {
+		if c.Count == 0 {
+			continue
+		}
+		if c.Type == "" {
+			untyped = true
+		} else {
+			typed = true
+		}
+	}
+	if typed && untyped {
+		return fatalf(decl.Pos, "Gres=%s gives GPUs with a type and without; slurmd: \"Some gpu GRES in slurm.conf have a type while others do not\"", decl.Gres)
+	}
+	return nil
+}
+
+// sharingConfigured reports whether slurm.conf's GresTypes= names mps or
+// shard: slurmd then reads the GPUs device by device, as the GPUs that
+// mps or shard share.
+func (n *SlurmNode) sharingConfigured() bool {
+	for _, t := range strings.Split(n.GresTypes, ",") {
+		if SharingGres(strings.TrimSpace(t)) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkAutoDetect: slurmd logs "unknown autodetect flag" for a value it
@@ -113,26 +163,26 @@ func checkAutoDetect(out *NodeCheck, conf *GresConf, v Version) {
 }
 
 // slurmdRecords are the node's records as slurmd -G prints them: records
-// for every node before the node's own (slurmd reads them in that order),
-// each file of File= one record, a MultipleFiles= record one (split per
-// file before 23.02.7 where mps or shard lines are beside it), GPU records
-// without files dropped; with a slurm.conf line, the GPUs in the order of
-// its Gres= types, as many of each as it declares.
-func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) []SlurmdRecord {
-	// slurmd splits MultipleFiles= records where a shared GRES is
-	// configured: in slurm.conf's GresTypes=, or, without slurm.conf,
-	// where the node has mps or shard lines.
-	shared := false
+// for every node before the node's own (slurmd reads them in that order);
+// GPU records without files dropped; with a slurm.conf line, the GPUs in
+// the order of its Gres= types, as many of each as it declares. Where mps
+// or shard is configured (slurm.conf's GresTypes=; without slurm.conf,
+// always), slurmd reads GPUs device by device: each file of File= one
+// record, a MultipleFiles= record one (split per file before 23.02.7);
+// otherwise one record per line, with the count of its devices. The error
+// is what slurmd dies of: a device file in two GPUs, a shared GRES
+// declared with no GPU to share.
+func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) ([]SlurmdRecord, error) {
+	perDevice, split := true, false
 	if decl != nil {
-		for _, t := range strings.Split(decl.GresTypes, ",") {
-			shared = shared || SharingGres(strings.TrimSpace(t))
-		}
+		perDevice = decl.sharingConfigured()
+		split = perDevice
 	} else {
 		for i := range conf.Records {
-			shared = shared || SharingGres(conf.Records[i].Name)
+			split = split || SharingGres(conf.Records[i].Name)
 		}
 	}
-	split := shared && beforeMicro(v, multipleFilesKeptSince)
+	split = split && beforeMicro(v, multipleFilesKeptSince)
 	var gpus, others []SlurmdRecord
 	for pass := 0; pass < 2; pass++ {
 		for i := range conf.Records {
@@ -140,55 +190,62 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) [
 			if (r.Nodes == "") != (pass == 0) {
 				continue
 			}
-			base := SlurmdRecord{Name: r.Name, Type: r.Type, Cores: r.Cores, Links: r.Links, Flags: r.Flags, Pos: r.Pos}
-			isGPU := strings.EqualFold(r.Name, "gpu")
-			var files [][]string
+			rec := SlurmdRecord{Name: r.Name, Type: r.Type, Cores: r.Cores, Links: r.Links, Flags: r.Flags, Pos: r.Pos}
+			isGPU := r.Name == "gpu" // slurmd compares GRES names exactly
 			switch {
-			case len(r.MultipleFiles) > 0 && split:
-				out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Error,
-					Message: fmt.Sprintf("MultipleFiles= where mps or shard is configured: slurmd %s splits the record into %d GPUs, one per file (kept one from %s)", v, len(r.MultipleFiles), multipleFilesKeptSince)})
-				files = [][]string{r.MultipleFiles}
 			case len(r.MultipleFiles) > 0:
-				files = [][]string{r.MultipleFiles}
-			case r.File != "":
-				names, _ := ExpandHostlist(r.File) // checked when read
-				for _, f := range names {
-					files = append(files, []string{f})
+				rec.Count, rec.Files, rec.multiple = 1, r.MultipleFiles, true
+				rec.splitLater = split
+				if split {
+					out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Warning,
+						Message: fmt.Sprintf("MultipleFiles= where mps or shard is configured: slurmd %s splits the record into %d GPUs, one per file, without a word (kept one from %s)", v, len(r.MultipleFiles), multipleFilesKeptSince)})
 				}
-			}
-			if files == nil {
-				if isGPU {
+			case r.File != "":
+				rec.Files, _ = ExpandHostlist(r.File) // checked when read
+				rec.Count = uint64(len(rec.Files))
+			case isGPU:
+				if perDevice {
 					out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Error,
 						Message: "a GPU record without File=: slurmd drops it (\"SHARING configuration lacks File specification\")"})
-					continue
 				}
-				rec := base
+				continue
+			default:
 				rec.Files = []string{}
-				rec.Count = r.Count
-				if rec.Count == 0 {
-					rec.Count = 1
-				}
+				rec.Count = max(r.Count, 1)
+			}
+			if !isGPU {
 				others = append(others, rec)
 				continue
 			}
-			for _, fs := range files {
-				rec := base
-				rec.Count, rec.Files = 1, fs
-				if isGPU {
-					gpus = append(gpus, rec)
-				} else {
-					others = append(others, rec)
+			if perDevice && !rec.multiple && !rec.splitLater && len(rec.Files) > 1 {
+				for _, f := range rec.Files {
+					one := rec
+					one.Count, one.Files = 1, []string{f}
+					gpus = append(gpus, one)
+				}
+				continue
+			}
+			gpus = append(gpus, rec)
+		}
+	}
+	if decl != nil {
+		gpus = mergeDeclared(out, gpus, decl, perDevice)
+		if len(gpus) == 0 {
+			for _, name := range []string{"mps", "shard"} {
+				if c, _ := GresTypeCounts(decl.Gres, name); len(c) > 0 {
+					return nil, fatalf(decl.Pos, "Gres= declares %s, but the node has no GPU to share; slurmd: \"failed to merge SHARED and SHARING configuration\"", name)
 				}
 			}
 		}
 	}
-	if decl != nil {
-		gpus = mergeDeclared(gpus, decl)
-	}
 	if split {
-		// After the merge: each file of a MultipleFiles= record one GPU.
+		// MultipleFiles= records are split once merged.
 		var each []SlurmdRecord
 		for _, g := range gpus {
+			if !g.splitLater {
+				each = append(each, g)
+				continue
+			}
 			for _, f := range g.Files {
 				one := g
 				one.Files = []string{f}
@@ -197,35 +254,74 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) [
 		}
 		gpus = each
 	}
-	return append(gpus, others...)
+	if err := checkDuplicateFiles(gpus); err != nil {
+		return nil, err
+	}
+	return append(gpus, others...), nil
+}
+
+// checkDuplicateFiles: slurmd dies where two of the node's GPUs name one
+// device file ("gpu duplicate device file name"), except the files of
+// MultipleFiles= records, which it leaves out of that check even once
+// split.
+func checkDuplicateFiles(gpus []SlurmdRecord) error {
+	seen := make(map[string]string, len(gpus))
+	for _, g := range gpus {
+		if g.multiple {
+			continue
+		}
+		for _, f := range g.Files {
+			if pos, ok := seen[f]; ok {
+				return fatalf(g.Pos, "%s is a file of another GPU too (%s); slurmd: \"gpu duplicate device file name\"", f, pos)
+			}
+			seen[f] = g.Pos
+		}
+	}
+	return nil
 }
 
 // mergeDeclared orders the GPU records as slurmd merges them with the
 // node's slurm.conf Gres=: type by type in its order, each type's records
-// (compared without case) as many as it declares; a Gres=gpu:N without a
-// type takes every GPU, which slurmd then prints without a type.
-func mergeDeclared(gpus []SlurmdRecord, decl *SlurmNode) []SlurmdRecord {
+// (compared without case) up to the count it declares; a Gres=gpu:N
+// without a type takes every GPU, which slurmd then prints without a
+// type. A type declared that no record has, slurmd fills from slurm.conf
+// with a record without files, which, where GPUs are read device by
+// device, it logs and drops.
+func mergeDeclared(out *NodeCheck, gpus []SlurmdRecord, decl *SlurmNode, perDevice bool) []SlurmdRecord {
 	counts, err := GresTypeCounts(decl.Gres, "gpu")
 	if err != nil || len(counts) == 0 {
 		return nil
 	}
-	var out []SlurmdRecord
+	var merged []SlurmdRecord
+	used := make([]bool, len(gpus)) // a record serves one Gres= type
 	for _, c := range counts {
-		n := 0
-		for _, g := range gpus {
-			if n == c.Count {
+		n := uint64(0)
+		for i, g := range gpus {
+			if n >= uint64(c.Count) {
 				break
+			}
+			if used[i] {
+				continue
 			}
 			if c.Type == "" {
 				g.Type = ""
 			} else if !strings.EqualFold(g.Type, c.Type) {
 				continue
 			}
-			out = append(out, g)
-			n++
+			merged = append(merged, g)
+			used[i] = true
+			n += g.Count
+		}
+		if n < uint64(c.Count) && perDevice {
+			name := "gpu"
+			if c.Type != "" {
+				name += ":" + c.Type
+			}
+			out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Error,
+				Message: fmt.Sprintf("Gres=%s:%d but gres.conf gives %d; slurmd logs \"SHARING configuration lacks File specification\"", name, c.Count, n)})
 		}
 	}
-	return out
+	return merged
 }
 
 // checkCores: slurmd logs "Invalid GRES data for gpu, Cores=..." for
@@ -265,6 +361,9 @@ func checkCounts(out *NodeCheck, recs []SlurmdRecord, decl *SlurmNode) {
 	for _, c := range counts {
 		have := 0
 		for _, r := range recs {
+			if r.Name != "gpu" {
+				continue
+			}
 			if c.Type == "" && r.Type == "" || c.Type != "" && strings.EqualFold(r.Type, c.Type) {
 				have += int(r.Count)
 			}

@@ -48,6 +48,8 @@ type GresConf struct {
 	Problems       []Problem
 	units          int  // GRES units of the records so far, bounded by maxNodeUnits
 	nodeAutoDetect bool // AutoDetect is the node's own, which the global one does not undo
+	// globalAutoDetect is the file:line of the last global AutoDetect=.
+	globalAutoDetect string
 }
 
 // maxNodeUnits bounds the GRES units one node's records may add up to, so
@@ -370,8 +372,16 @@ func (c *GresConf) setAutoDetect(r *ParsedRecord, setting bool) error {
 		} else if !strings.EqualFold(c.AutoDetect, r.AutoDetect) {
 			return fatalf(r.Pos, "AutoDetect=%s differs from the node's AutoDetect=%s at %s; slurmd: \"duplicate node-local AutoDetect specification does not match the first\"", r.AutoDetect, c.AutoDetect, c.AutoDetectPos)
 		}
-	case setting && !c.nodeAutoDetect:
-		c.AutoDetect, c.AutoDetectPos = r.AutoDetect, r.Pos
+	case setting:
+		// The global AutoDetect= is one setting: slurmd logs a second
+		// one and takes the last.
+		if c.globalAutoDetect != "" {
+			c.problem(r.Pos, Error, "a second global AutoDetect= (the first at %s); slurmd logs \"AutoDetect specified more than once, latest value used\"", c.globalAutoDetect)
+		}
+		c.globalAutoDetect = r.Pos
+		if !c.nodeAutoDetect {
+			c.AutoDetect, c.AutoDetectPos = r.AutoDetect, r.Pos
+		}
 	}
 	return nil
 }

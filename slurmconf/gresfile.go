@@ -3,6 +3,7 @@ package slurmconf
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -17,6 +18,9 @@ const (
 	Error Severity = "error"
 	// Drain: slurmctld marks the node down, its GRES not as declared.
 	Drain Severity = "drain"
+	// Warning: slurmd says nothing, yet reads the lines otherwise than
+	// written.
+	Warning Severity = "warning"
 )
 
 // Problem is one thing slurmd of a node would say of its config.
@@ -296,22 +300,28 @@ func (c *GresConf) problem(pos string, sev Severity, format string, args ...any)
 	c.Problems = append(c.Problems, Problem{Pos: pos, Severity: sev, Message: fmt.Sprintf(format, args...)})
 }
 
-// checkNode finds what slurmd dies of in the node's records taken
-// together (Slurm's gres.c, after reading gres.conf): a GRES whose
-// records have files and records without; a shared GRES (mps, shard)
-// with no GPU to share.
-func (c *GresConf) checkNode() error {
+// checkNode finds what slurmd of release v dies of in the node's records
+// taken together (Slurm's gres.c, after reading gres.conf): a GRES whose
+// records have files and records without, or a type and none; two
+// records without files of one GRES and type.
+func (c *GresConf) checkNode(v Version) error {
+	if err := c.checkEnvFlags(v); err != nil {
+		return err
+	}
 	type has struct {
-		files, none string // the first record with files, without
+		files, none    string // the first record with files, without
+		typed, untyped string // with Type=, without
+		env, envPos    string // the first record's *_env flags
+		countOnly      map[string]string
 	}
 	byName := map[string]*has{}
 	var order []string
 	for i := range c.Records {
 		r := &c.Records[i]
-		name := strings.ToLower(r.Name)
+		name := r.Name // slurmd compares GRES names exactly
 		h := byName[name]
 		if h == nil {
-			h = &has{}
+			h = &has{countOnly: map[string]string{}}
 			byName[name] = h
 			order = append(order, name)
 		}
@@ -319,8 +329,22 @@ func (c *GresConf) checkNode() error {
 			if h.files == "" {
 				h.files = r.Pos
 			}
-		} else if h.none == "" {
-			h.none = r.Pos
+		} else {
+			if h.none == "" {
+				h.none = r.Pos
+			}
+			typ := strings.ToLower(r.Type)
+			if first, ok := h.countOnly[typ]; ok {
+				return fatalf(r.Pos, "a second %s record without files (the first at %s); slurmd: \"gres.conf duplicate records for %s\"", r.Name, first, r.Name)
+			}
+			h.countOnly[typ] = r.Pos
+		}
+		if r.Type != "" {
+			if h.typed == "" {
+				h.typed = r.Pos
+			}
+		} else if h.untyped == "" {
+			h.untyped = r.Pos
 		}
 	}
 	for _, name := range order {
@@ -328,21 +352,66 @@ func (c *GresConf) checkNode() error {
 		if h.files != "" && h.none != "" && !SharingGres(name) {
 			return fatalf(h.none, "%s records with File= (%s) and without; slurmd: \"some records have File specification while others do not\"", name, h.files)
 		}
-	}
-	for _, name := range order {
-		if SharingGres(name) && byName["gpu"] == nil {
-			return fatalf(c.firstPos(name), "Name=%s with no Name=gpu to share; slurmd: \"failed to merge SHARED and SHARING configuration\"", name)
+		if h.typed != "" && h.untyped != "" {
+			return fatalf(h.untyped, "%s records with Type= (%s) and without; slurmd: \"some records have Type= specification while others do not\"", name, h.typed)
 		}
 	}
 	return nil
 }
 
-// firstPos is the position of the first record named name.
-func (c *GresConf) firstPos(name string) string {
+// checkEnvFlags: slurmd dies where a record names *_env flags that
+// differ from those of an earlier record of the same GRES ("does not
+// match env flags for previous GRES of same node and name"); a record
+// without them takes the earlier ones. The flags came in 21.08.
+func (c *GresConf) checkEnvFlags(v Version) error {
+	if v.Before(envFlagsSince) {
+		return nil
+	}
 	for i := range c.Records {
-		if strings.EqualFold(c.Records[i].Name, name) {
-			return c.Records[i].Pos
+		r := &c.Records[i]
+		env := envFlags(r.Flags)
+		if env == "" {
+			continue
+		}
+		for j := 0; j < i; j++ {
+			if p := &c.Records[j]; p.Name == r.Name && envFlags(p.Flags) != env {
+				return fatalf(r.Pos, "Flags=%s: the *_env flags differ from those of the %s record at %s; slurmd: \"does not match env flags for previous GRES of same node and name\"", r.Flags, r.Name, p.Pos)
+			}
 		}
 	}
-	return ""
+	return nil
+}
+
+// envFlagsSince: slurmd holds the records of one GRES of a node to the
+// same *_env flags (the flags came in 21.08).
+var envFlagsSince = Version{21, 8, -1}
+
+// envFlags are the *_env words of a Flags= value, lower-case, sorted.
+func envFlags(flags string) string {
+	if flags == "" {
+		return ""
+	}
+	var env []string
+	for _, w := range strings.Split(strings.ToLower(flags), ",") {
+		if w = strings.TrimSpace(w); strings.HasSuffix(w, "_env") {
+			env = append(env, w)
+		}
+	}
+	sort.Strings(env)
+	return strings.Join(env, ",")
+}
+
+// checkShared: slurmd dies on a shared GRES (mps, shard) with no GPU
+// to share ("failed to merge SHARED and SHARING configuration").
+func (c *GresConf) checkShared() error {
+	gpu := false
+	for i := range c.Records {
+		gpu = gpu || c.Records[i].Name == "gpu"
+	}
+	for i := range c.Records {
+		if r := &c.Records[i]; SharingGres(r.Name) && !gpu {
+			return fatalf(r.Pos, "Name=%s with no Name=gpu to share; slurmd: \"failed to merge SHARED and SHARING configuration\"", r.Name)
+		}
+	}
+	return nil
 }
