@@ -2,6 +2,7 @@ package slurmconf
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/internal/cpulist"
@@ -81,6 +82,9 @@ func (f *GresFile) CheckNode(node string, v Version, decl *SlurmNode) NodeCheck 
 	if err == nil && decl != nil {
 		err = checkDecl(decl)
 	}
+	if err == nil && decl != nil {
+		err = conf.checkSharedCounts(decl)
+	}
 	if err == nil && decl == nil {
 		err = conf.checkShared()
 	}
@@ -122,6 +126,33 @@ func checkDecl(decl *SlurmNode) error {
 	}
 	if typed && untyped {
 		return fatalf(decl.Pos, "Gres=%s gives GPUs with a type and without; slurmd: \"Some gpu GRES in slurm.conf have a type while others do not\"", decl.Gres)
+	}
+	return nil
+}
+
+// checkSharedCounts: where gres.conf has mps or shard lines and the
+// node's Gres= declares more of it than they give, slurmd adds a record
+// without files for the rest and dies ("_build_shared_list: ...
+// multiple configurations").
+func (c *GresConf) checkSharedCounts(decl *SlurmNode) error {
+	for _, name := range []string{"mps", "shard"} {
+		counts, _ := GresTypeCounts(decl.Gres, name)
+		declared := 0
+		for _, n := range counts {
+			declared += n.Count
+		}
+		have, pos := uint64(0), ""
+		for i := range c.Records {
+			if r := &c.Records[i]; strings.EqualFold(r.Name, name) {
+				have += max(r.Count, 1)
+				if pos == "" {
+					pos = r.Pos
+				}
+			}
+		}
+		if have > 0 && uint64(declared) > have {
+			return fatalf(pos, "Gres= declares %s:%d but gres.conf gives %d; slurmd adds a record without files for the rest and dies (\"_build_shared_list: ... multiple configurations\")", name, declared, have)
+		}
 	}
 	return nil
 }
@@ -191,7 +222,7 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 				continue
 			}
 			rec := SlurmdRecord{Name: r.Name, Type: r.Type, Cores: r.Cores, Links: r.Links, Flags: r.Flags, Pos: r.Pos}
-			isGPU := r.Name == "gpu" // slurmd compares GRES names exactly
+			isGPU := strings.EqualFold(r.Name, "gpu")
 			switch {
 			case len(r.MultipleFiles) > 0:
 				rec.Count, rec.Files, rec.multiple = 1, r.MultipleFiles, true
@@ -204,7 +235,8 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 				rec.Files, _ = ExpandHostlist(r.File) // checked when read
 				rec.Count = uint64(len(rec.Files))
 			case isGPU:
-				if perDevice {
+				// With slurm.conf, the merge says it of the type.
+				if perDevice && decl == nil {
 					out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Error,
 						Message: "a GPU record without File=: slurmd drops it (\"SHARING configuration lacks File specification\")"})
 				}
@@ -230,7 +262,11 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 	}
 	if decl != nil {
 		gpus = mergeDeclared(out, gpus, decl, perDevice)
-		if len(gpus) == 0 {
+		sharing := false
+		for _, g := range gpus {
+			sharing = sharing || g.Name == "gpu" // the sharing code looks for "gpu" exactly
+		}
+		if !sharing {
 			for _, name := range []string{"mps", "shard"} {
 				if c, _ := GresTypeCounts(decl.Gres, name); len(c) > 0 {
 					return nil, fatalf(decl.Pos, "Gres= declares %s, but the node has no GPU to share; slurmd: \"failed to merge SHARED and SHARING configuration\"", name)
@@ -267,7 +303,7 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 func checkDuplicateFiles(gpus []SlurmdRecord) error {
 	seen := make(map[string]string, len(gpus))
 	for _, g := range gpus {
-		if g.multiple {
+		if g.multiple || g.Name != "gpu" { // the gpu plugin's own, named exactly
 			continue
 		}
 		for _, f := range g.Files {
@@ -294,7 +330,12 @@ func mergeDeclared(out *NodeCheck, gpus []SlurmdRecord, decl *SlurmNode, perDevi
 	}
 	var merged []SlurmdRecord
 	used := make([]bool, len(gpus)) // a record serves one Gres= type
-	for _, c := range counts {
+	for k, c := range counts {
+		// slurmd tells types apart without case here: a later type
+		// that differs from an earlier one only in case adds nothing.
+		if slices.ContainsFunc(counts[:k], func(p GresCount) bool { return strings.EqualFold(p.Type, c.Type) }) {
+			continue
+		}
 		n := uint64(0)
 		for i, g := range gpus {
 			if n >= uint64(c.Count) {
@@ -361,7 +402,7 @@ func checkCounts(out *NodeCheck, recs []SlurmdRecord, decl *SlurmNode) {
 	for _, c := range counts {
 		have := 0
 		for _, r := range recs {
-			if r.Name != "gpu" {
+			if !strings.EqualFold(r.Name, "gpu") {
 				continue
 			}
 			if c.Type == "" && r.Type == "" || c.Type != "" && strings.EqualFold(r.Type, c.Type) {

@@ -248,9 +248,13 @@ func (f *GresFile) addLine(c *GresConf, l *gresLine, node string) error {
 		} else {
 			hs := f.hostlist(r.Nodes)
 			if hs.err != nil {
-				// slurmd logs the range it cannot read and skips the
-				// line, on every node.
-				c.problem(r.Pos, Error, "NodeName=%s: %v; slurmd skips the line", r.Nodes, hs.err)
+				// slurmd skips the line on every node: it logs a range
+				// it cannot read, but not a '[' left open.
+				sev := Error
+				if !strings.Contains(r.Nodes, "]") {
+					sev = Warning
+				}
+				c.problem(r.Pos, sev, "NodeName=%s: %v; slurmd skips the line", r.Nodes, hs.err)
 				return nil
 			}
 			mine = hs.names[node]
@@ -318,7 +322,7 @@ func (c *GresConf) checkNode(v Version) error {
 	var order []string
 	for i := range c.Records {
 		r := &c.Records[i]
-		name := r.Name // slurmd compares GRES names exactly
+		name := strings.ToLower(r.Name)
 		h := byName[name]
 		if h == nil {
 			h = &has{countOnly: map[string]string{}}
@@ -334,7 +338,8 @@ func (c *GresConf) checkNode(v Version) error {
 				h.none = r.Pos
 			}
 			typ := strings.ToLower(r.Type)
-			if first, ok := h.countOnly[typ]; ok {
+			// GPU records without files are dropped before this check.
+			if first, ok := h.countOnly[typ]; ok && name != "gpu" {
 				return fatalf(r.Pos, "a second %s record without files (the first at %s); slurmd: \"gres.conf duplicate records for %s\"", r.Name, first, r.Name)
 			}
 			h.countOnly[typ] = r.Pos
@@ -349,7 +354,7 @@ func (c *GresConf) checkNode(v Version) error {
 	}
 	for _, name := range order {
 		h := byName[name]
-		if h.files != "" && h.none != "" && !SharingGres(name) {
+		if h.files != "" && h.none != "" {
 			return fatalf(h.none, "%s records with File= (%s) and without; slurmd: \"some records have File specification while others do not\"", name, h.files)
 		}
 		if h.typed != "" && h.untyped != "" {
@@ -360,23 +365,25 @@ func (c *GresConf) checkNode(v Version) error {
 }
 
 // checkEnvFlags: slurmd dies where a record names *_env flags that
-// differ from those of an earlier record of the same GRES ("does not
+// differ from those of the first record of the same GRES ("does not
 // match env flags for previous GRES of same node and name"); a record
-// without them takes the earlier ones. The flags came in 21.08.
+// without them takes the first one's. The flags came in 21.08.
 func (c *GresConf) checkEnvFlags(v Version) error {
 	if v.Before(envFlagsSince) {
 		return nil
 	}
+	first := map[string]int{}
 	for i := range c.Records {
 		r := &c.Records[i]
-		env := envFlags(r.Flags)
-		if env == "" {
+		name := r.Name // compared exactly here
+		j, ok := first[name]
+		if !ok {
+			first[name] = i
 			continue
 		}
-		for j := 0; j < i; j++ {
-			if p := &c.Records[j]; p.Name == r.Name && envFlags(p.Flags) != env {
-				return fatalf(r.Pos, "Flags=%s: the *_env flags differ from those of the %s record at %s; slurmd: \"does not match env flags for previous GRES of same node and name\"", r.Flags, r.Name, p.Pos)
-			}
+		p := &c.Records[j]
+		if env := envFlags(r.Flags); env != "" && env != envFlags(p.Flags) {
+			return fatalf(r.Pos, "Flags=%s: the *_env flags differ from those of the first %s record, at %s; slurmd: \"does not match env flags for previous GRES of same node and name\"", r.Flags, r.Name, p.Pos)
 		}
 	}
 	return nil
