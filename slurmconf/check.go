@@ -290,7 +290,7 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 		}
 		gpus = each
 	}
-	if err := checkDuplicateFiles(gpus); err != nil {
+	if err := checkDuplicateFiles(gpus, v.Before(SharedFilesSince)); err != nil {
 		return nil, err
 	}
 	return append(gpus, others...), nil
@@ -299,11 +299,11 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 // checkDuplicateFiles: slurmd dies where two of the node's GPUs name one
 // device file ("gpu duplicate device file name"), except the files of
 // MultipleFiles= records, which it leaves out of that check even once
-// split.
-func checkDuplicateFiles(gpus []SlurmdRecord) error {
+// split, from SharedFilesSince (all: it checks those too).
+func checkDuplicateFiles(gpus []SlurmdRecord, all bool) error {
 	seen := make(map[string]string, len(gpus))
 	for _, g := range gpus {
-		if g.multiple || g.Name != "gpu" { // the gpu plugin's own, named exactly
+		if g.multiple && !all || g.Name != "gpu" { // the gpu plugin's own, named exactly
 			continue
 		}
 		for _, f := range g.Files {

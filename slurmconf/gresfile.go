@@ -382,7 +382,7 @@ func (c *GresConf) checkEnvFlags(v Version) error {
 			continue
 		}
 		p := &c.Records[j]
-		if env := envFlags(r.Flags); env != "" && env != envFlags(p.Flags) {
+		if env := envFlagsOf(r.Flags, v); env != "" && env != envFlagsOf(p.Flags, v) {
 			return fatalf(r.Pos, "Flags=%s: the *_env flags differ from those of the first %s record, at %s; slurmd: \"does not match env flags for previous GRES of same node and name\"", r.Flags, r.Name, p.Pos)
 		}
 	}
@@ -392,6 +392,25 @@ func (c *GresConf) checkEnvFlags(v Version) error {
 // envFlagsSince: slurmd holds the records of one GRES of a node to the
 // same *_env flags (the flags came in 21.08).
 var envFlagsSince = Version{21, 8, -1}
+
+// explicitFlagsSince, explicitFlagsUntil: the releases whose slurmd
+// takes any Flags= as the record's whole set of *_env flags, so that
+// Flags=CountOnly says "none" and not "the default" (seen in 24.11.5;
+// 22.05.8 and 26.05.5 do not).
+var (
+	explicitFlagsSince = Version{24, 11, -1}
+	explicitFlagsUntil = Version{26, 5, -1}
+)
+
+// envFlagsOf is envFlags as release v reads a Flags= value: "" for the
+// default, "none" where v takes a Flags= without *_env words as none.
+func envFlagsOf(flags string, v Version) string {
+	env := envFlags(flags)
+	if env == "" && flags != "" && !v.Before(explicitFlagsSince) && v.Before(explicitFlagsUntil) {
+		return "none"
+	}
+	return env
+}
 
 // envFlags are the *_env words of a Flags= value, lower-case, sorted.
 func envFlags(flags string) string {

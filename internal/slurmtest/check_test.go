@@ -79,9 +79,13 @@ func TestCheckAgainstSlurmd(t *testing.T) {
 			// GresTypes= names mps and shard in these tests: before
 			// 23.02.7 slurmd splits each MultipleFiles= record into one
 			// GPU per file, saying nothing.
-			if release.Before(slurmconf.Version{Major: 23, Minor: 2, Micro: -1}) {
+			switch {
+			case release.Before(slurmconf.SharedFilesSince):
+				// The records share /dev/nvidia0, which 20.11 refuses.
+				c.name, c.want = "multiplefiles/shared-files-refused-before-21.08", "fatal"
+			case release.Before(slurmconf.Version{Major: 23, Minor: 2, Micro: -1}):
 				c.name, silent = "multiplefiles/split-silently-before-23.02.7", true
-			} else {
+			default:
 				c.name += "/kept-from-23.02.7"
 			}
 		}
