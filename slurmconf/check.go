@@ -3,6 +3,7 @@ package slurmconf
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/internal/cpulist"
@@ -37,7 +38,7 @@ type NodeCheck struct {
 }
 
 // Fatal reports whether slurmd dies on the node's config.
-func (c *NodeCheck) Fatal() bool {
+func (c NodeCheck) Fatal() bool {
 	return len(c.Problems) > 0 && c.Problems[len(c.Problems)-1].Severity == Fatal
 }
 
@@ -422,4 +423,46 @@ func checkCounts(out *NodeCheck, recs []SlurmdRecord, decl *SlurmNode) {
 				Message: fmt.Sprintf("Gres=%s:%d declared, but the records have %d; slurmctld drains the node (\"gres/gpu count reported lower than configured (%d < %d)\")", name, c.Count, have, have, c.Count)})
 		}
 	}
+}
+
+// A Checker checks many nodes of one GresFile for one release. Nodes
+// that read the same lines of the file and the same slurm.conf line
+// (most nodes of a cluster share both) get the same NodeCheck, worked out
+// once: checking 10,000 nodes must take no longer than one slurmd -G.
+type Checker struct {
+	f     *GresFile
+	v     Version
+	decls map[*SlurmNode]int
+	cache map[string]NodeCheck
+	key   []byte
+}
+
+// Checker indexes the file (Index) and returns a Checker for release v.
+func (f *GresFile) Checker(v Version) *Checker {
+	f.Index()
+	return &Checker{f: f, v: v, decls: map[*SlurmNode]int{}, cache: map[string]NodeCheck{}}
+}
+
+// Check is CheckNode, for node with its slurm.conf line decl (nil: none
+// given). The records and problems returned may be shared with other
+// nodes' and are read only.
+func (c *Checker) Check(node string, decl *SlurmNode) NodeCheck {
+	id, ok := c.decls[decl]
+	if !ok {
+		id = len(c.decls)
+		c.decls[decl] = id
+	}
+	k := strconv.AppendInt(c.key[:0], int64(id), 10)
+	for _, i := range c.f.index[node] {
+		k = append(k, ',')
+		k = strconv.AppendInt(k, int64(i), 10)
+	}
+	c.key = k
+	if nc, ok := c.cache[string(k)]; ok {
+		nc.Node = node
+		return nc
+	}
+	nc := c.f.CheckNode(node, c.v, decl)
+	c.cache[string(k)] = nc
+	return nc
 }

@@ -81,9 +81,7 @@ func Check(in Inputs) (*Report, error) {
 	if len(nodes) == 0 {
 		nodes = []string{""}
 	}
-	if len(nodes) > 1 {
-		f.Index()
-	}
+	checker := f.Checker(in.Version)
 	rep := &Report{Nodes: make([]NodeReport, 0, len(nodes)), counts: map[slurmconf.Severity]int{}}
 	for _, n := range nodes {
 		var nc slurmconf.NodeCheck
@@ -97,13 +95,13 @@ func Check(in Inputs) (*Report, error) {
 					decl = &slurmconf.SlurmNode{} // declared nowhere: no GRES
 				}
 			}
-			nc = f.CheckNode(n, in.Version, decl)
+			nc = checker.Check(n, decl)
 		}
 		if nc.Records == nil {
-			nc.Records = []slurmconf.SlurmdRecord{}
+			nc.Records = noRecords
 		}
 		if nc.Problems == nil {
-			nc.Problems = []slurmconf.Problem{}
+			nc.Problems = noProblems
 		}
 		for _, p := range nc.Problems {
 			rep.counts[p.Severity]++
@@ -113,6 +111,12 @@ func Check(in Inputs) (*Report, error) {
 	rep.Verdict, rep.Status = rep.verdict()
 	return rep, nil
 }
+
+// noRecords and noProblems print as [] in JSON, not null.
+var (
+	noRecords  = []slurmconf.SlurmdRecord{}
+	noProblems = []slurmconf.Problem{}
+)
 
 // verdict sums the problems up, with the exit status.
 func (r *Report) verdict() (string, int) {
