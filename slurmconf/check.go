@@ -77,13 +77,19 @@ func (f *GresFile) CheckNode(node string, v Version, decl *SlurmNode) NodeCheck 
 	out := NodeCheck{Node: node}
 	conf, err := f.Node(node)
 	out.Problems = append(out.Problems, conf.Problems...)
+	if err == nil && decl != nil {
+		checkGresTypes(&out, conf, decl)
+	}
 	if err == nil {
 		err = conf.checkNode(v)
+	}
+	if err == nil {
+		err = conf.checkEnvFlags(v)
 	}
 	if err == nil && decl != nil {
 		err = checkDecl(decl)
 	}
-	if err == nil && decl != nil {
+	if err == nil && decl != nil && !v.Before(sharedCountsSince) {
 		err = conf.checkSharedCounts(decl)
 	}
 	if err == nil && decl == nil {
@@ -129,6 +135,42 @@ func checkDecl(decl *SlurmNode) error {
 		return fatalf(decl.Pos, "Gres=%s gives GPUs with a type and without; slurmd: \"Some gpu GRES in slurm.conf have a type while others do not\"", decl.Gres)
 	}
 	return nil
+}
+
+// sharedCountsSince: the first release seen to die on more mps or
+// shard declared than gres.conf gives (22.05.8; 20.11.4 does not).
+var sharedCountsSince = Version{22, 5, -1}
+
+// checkGresTypes: slurmd ignores, with an error each, the gres.conf
+// records and the Gres= items of a GRES that slurm.conf's GresTypes=
+// does not name ("Ignoring gres.conf record, invalid name", "Invalid
+// GRES configured on node").
+func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) {
+	known := func(name string) bool {
+		for _, t := range strings.Split(decl.GresTypes, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), name) {
+				return true
+			}
+		}
+		return false
+	}
+	kept := conf.Records[:0:0]
+	for _, r := range conf.Records {
+		if !known(r.Name) {
+			out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Error,
+				Message: fmt.Sprintf("Name=%s is not in slurm.conf's GresTypes=%s; slurmd ignores the record (\"Ignoring gres.conf record, invalid name\")", r.Name, decl.GresTypes)})
+			continue
+		}
+		kept = append(kept, r)
+	}
+	conf.Records = kept
+	for _, item := range splitTopLevel(decl.Gres) {
+		name, _, _ := strings.Cut(item, ":")
+		if name = strings.TrimSpace(name); name != "" && name != "(null)" && !known(name) {
+			out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Error,
+				Message: fmt.Sprintf("Gres=%s: %s is not in GresTypes=%s; slurmd logs \"Invalid GRES configured on node\"", decl.Gres, name, decl.GresTypes)})
+		}
+	}
 }
 
 // checkSharedCounts: where gres.conf has mps or shard lines and the
@@ -294,7 +336,38 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 	if err := checkDuplicateFiles(gpus, v.Before(SharedFilesSince)); err != nil {
 		return nil, err
 	}
+	if decl != nil {
+		checkSharedGresFiles(out, conf, gpus, decl)
+	}
 	return append(gpus, others...), nil
+}
+
+// checkSharedGresFiles: slurmd drops, with an error, a file of an mps or
+// shard record that no GPU of the node has ("Discarding gres/'shared'
+// configuration ... without matching gres/'sharing' record").
+func checkSharedGresFiles(out *NodeCheck, conf *GresConf, gpus []SlurmdRecord, decl *SlurmNode) {
+	have := map[string]bool{}
+	for _, g := range gpus {
+		for _, f := range g.Files {
+			have[f] = true
+		}
+	}
+	for i := range conf.Records {
+		r := &conf.Records[i]
+		if !SharingGres(r.Name) || r.File == "" {
+			continue
+		}
+		if counts, _ := GresTypeCounts(decl.Gres, r.Name); len(counts) == 0 {
+			continue // not declared: slurmd reads no further
+		}
+		files, _ := ExpandHostlist(r.File) // checked when read
+		for _, f := range files {
+			if !have[f] {
+				out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Error,
+					Message: fmt.Sprintf("Name=%s File=%s: no GPU of the node has %s; slurmd drops it (\"Discarding gres/'shared' configuration without matching gres/'sharing' record\")", r.Name, r.File, f)})
+			}
+		}
+	}
 }
 
 // checkDuplicateFiles: slurmd dies where two of the node's GPUs name one

@@ -24,8 +24,8 @@ func TestCheckerAgreesWithCheckNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	decls := []*SlurmNode{
-		{Nodes: "n[1-2]", Gres: "gpu:a:3", CPUs: 8, Pos: "slurm.conf:1"},
-		{Nodes: "n3", Gres: "gpu:a:3,gpu:b:1", CPUs: 8, Pos: "slurm.conf:2"},
+		{Nodes: "n[1-2]", Gres: "gpu:a:3", GresTypes: "gpu", CPUs: 8, Pos: "slurm.conf:1"},
+		{Nodes: "n3", Gres: "gpu:a:3,gpu:b:1", GresTypes: "gpu", CPUs: 8, Pos: "slurm.conf:2"},
 	}
 	v := Version{22, 5, 8}
 	alone := map[string]NodeCheck{}

@@ -309,13 +309,9 @@ func (c *GresConf) problem(pos string, sev Severity, format string, args ...any)
 // records have files and records without, or a type and none; two
 // records without files of one GRES and type.
 func (c *GresConf) checkNode(v Version) error {
-	if err := c.checkEnvFlags(v); err != nil {
-		return err
-	}
 	type has struct {
 		files, none    string // the first record with files, without
 		typed, untyped string // with Type=, without
-		env, envPos    string // the first record's *_env flags
 		countOnly      map[string]string
 	}
 	byName := map[string]*has{}
@@ -365,32 +361,44 @@ func (c *GresConf) checkNode(v Version) error {
 }
 
 // checkEnvFlags: slurmd dies where a record names *_env flags that
-// differ from those of the first record of the same GRES ("does not
-// match env flags for previous GRES of same node and name"); a record
-// without them takes the first one's. The flags came in 21.08.
+// differ from those in force for the records of the same GRES before it
+// ("does not match env flags for previous GRES of same node and name").
+// As seen with 22.05.8: a Name=gpu record without them takes those in
+// force, or the default set; a record of another spelling (Name=GPU)
+// without them sets none, and a record after it is held to nothing. The
+// flags came in 21.08.
 func (c *GresConf) checkEnvFlags(v Version) error {
 	if v.Before(envFlagsSince) {
 		return nil
 	}
-	first := map[string]int{}
+	const unset = ""
+	inForce := map[string]string{} // by the name without case
+	pos := map[string]string{}
 	for i := range c.Records {
 		r := &c.Records[i]
-		name := r.Name // compared exactly here
-		j, ok := first[name]
-		if !ok {
-			first[name] = i
-			continue
+		key := strings.ToLower(r.Name)
+		prev := inForce[key]
+		env := envFlagsOf(r.Flags, v)
+		switch {
+		case env != "" && prev != unset && env != prev:
+			return fatalf(r.Pos, "Flags=%s: the *_env flags differ from those in force for %s since %s; slurmd: \"does not match env flags for previous GRES of same node and name\"", r.Flags, r.Name, pos[key])
+		case env != "":
+		case r.Name != "gpu":
+			env = unset
+		case prev != unset:
+			env = prev
+		default:
+			env = "default"
 		}
-		p := &c.Records[j]
-		if env := envFlagsOf(r.Flags, v); env != "" && env != envFlagsOf(p.Flags, v) {
-			return fatalf(r.Pos, "Flags=%s: the *_env flags differ from those of the first %s record, at %s; slurmd: \"does not match env flags for previous GRES of same node and name\"", r.Flags, r.Name, p.Pos)
+		if env != prev {
+			pos[key] = r.Pos
 		}
+		inForce[key] = env
 	}
 	return nil
 }
 
-// envFlagsSince: slurmd holds the records of one GRES of a node to the
-// same *_env flags (the flags came in 21.08).
+// envFlagsSince: the *_env flags came in 21.08.
 var envFlagsSince = Version{21, 8, -1}
 
 // explicitFlagsSince, explicitFlagsUntil: the releases whose slurmd

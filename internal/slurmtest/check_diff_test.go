@@ -37,6 +37,7 @@ var checkLinePool = []string{
 	"Name=mps Count=100",
 	"Name=shard Count=8",
 	"Name=nic Count=2",
+	"Name=foo Count=1",
 	"Name=gpu Type=a File=$D/nvidia0 Cores=0-10000",
 	"Name=gpu Type=a File=$D/nvidia0 Flags=nvidia_gpu_env",
 	"Name=gpu Type=A File=$D/nvidia1 Links=-1,0",
@@ -57,10 +58,8 @@ var checkLinePool = []string{
 // checkDeclPool are items of the node's Gres=.
 //
 // Left out, as check does not follow slurmd there yet (docs/check.md):
-// types in Gres= that differ only in case (gpu:A:1 beside gpu:a:2), and
-// *_env flags on some GPU records of a node and not on others, beyond
-// the one-line cases of checkLinePool.
-var checkDeclPool = []string{"gpu:a:2", "gpu:b:1", "gpu:c:1", "gpu:2", "gpu:b:3", "mps:100", "shard:8", "nic:2"}
+// types in Gres= that differ only in case (gpu:A:1 beside gpu:a:2).
+var checkDeclPool = []string{"gpu:a:2", "gpu:b:1", "gpu:c:1", "gpu:2", "gpu:b:3", "mps:100", "shard:8", "nic:2", "bar:1"}
 
 // TestCheckDiffersNotFromSlurmd puts gres.conf files together at random
 // from checkLinePool (a fixed seed: the same files every run) and has
