@@ -91,11 +91,14 @@ func Check(in Inputs) (*Report, error) {
 			var decl *slurmconf.SlurmNode
 			if in.SlurmConf != "" {
 				decl = decls[n]
-				if decl == nil {
-					decl = &slurmconf.SlurmNode{} // declared nowhere: no GRES
-				}
 			}
-			nc = checker.Check(n, decl)
+			if in.SlurmConf != "" && decl == nil {
+				// slurmd -N n finds no line of its own and exits.
+				nc = slurmconf.NodeCheck{Node: n, Problems: []slurmconf.Problem{{Pos: in.SlurmConf, Severity: slurmconf.Fatal,
+					Message: fmt.Sprintf("no NodeName= line declares %s; slurmd does not start", n)}}}
+			} else {
+				nc = checker.Check(n, decl)
+			}
 		}
 		if nc.Records == nil {
 			nc.Records = noRecords

@@ -280,3 +280,21 @@ func (r checkReport) gpus() []string {
 	}
 	return out
 }
+
+// TestCheckNodeNotDeclared: slurmd -N of a node that slurm.conf does not
+// declare does not start, and check says so.
+func TestCheckNodeNotDeclared(t *testing.T) {
+	Require(t, "slurmd")
+	RequireRoot(t)
+	host := shortHostname(t)
+	devDir := t.TempDir()
+	makeCheckDevices(t, devDir)
+	dir := t.TempDir()
+	conf := writeConfigs(t, dir, "Name=gpu Type=a File="+devDir+"/nvidia[0-1]\n", slurmConf(dir, host, "NodeName="+host+" Gres=gpu:a:2", hardware(t), ports{}))
+	const other = "nosuchnode"
+	died, errs, _ := slurmdCheck(t, conf, other)
+	rep := runCheck(t, filepath.Join(dir, "gres.conf"), conf, other)
+	if !died || rep.verdict() != "fatal" || rep.status != 2 {
+		t.Errorf("slurmd -N %s -G died: %v (%q); check: %s, exit %d, %v", other, died, errs, rep.verdict(), rep.status, rep.Nodes[0].Problems)
+	}
+}
