@@ -78,7 +78,7 @@ func (f *GresFile) CheckNode(node string, v Version, decl *SlurmNode) NodeCheck 
 	conf, err := f.Node(node)
 	out.Problems = append(out.Problems, conf.Problems...)
 	if err == nil && decl != nil {
-		checkGresTypes(&out, conf, decl)
+		decl = checkGresTypes(&out, conf, decl)
 	}
 	if err == nil {
 		err = conf.checkNode(v)
@@ -144,8 +144,9 @@ var sharedCountsSince = Version{22, 5, -1}
 // checkGresTypes: slurmd ignores, with an error each, the gres.conf
 // records and the Gres= items of a GRES that slurm.conf's GresTypes=
 // does not name ("Ignoring gres.conf record, invalid name", "Invalid
-// GRES configured on node").
-func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) {
+// GRES configured on node"). It returns decl with those items left out
+// of Gres=, as slurmd reads it on.
+func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode {
 	known := func(name string) bool {
 		for _, t := range strings.Split(decl.GresTypes, ",") {
 			if strings.EqualFold(strings.TrimSpace(t), name) {
@@ -164,13 +165,22 @@ func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) {
 		kept = append(kept, r)
 	}
 	conf.Records = kept
+	var items []string
 	for _, item := range splitTopLevel(decl.Gres) {
 		name, _, _ := strings.Cut(item, ":")
 		if name = strings.TrimSpace(name); name != "" && name != "(null)" && !known(name) {
 			out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Error,
 				Message: fmt.Sprintf("Gres=%s: %s is not in GresTypes=%s; slurmd logs \"Invalid GRES configured on node\"", decl.Gres, name, decl.GresTypes)})
+			continue
 		}
+		items = append(items, item)
 	}
+	if len(items) == len(splitTopLevel(decl.Gres)) {
+		return decl
+	}
+	d := *decl
+	d.Gres = strings.Join(items, ",")
+	return &d
 }
 
 // checkSharedCounts: where gres.conf has mps or shard lines and the
@@ -422,6 +432,11 @@ func mergeDeclared(out *NodeCheck, gpus []SlurmdRecord, decl *SlurmNode, perDevi
 				g.Type = ""
 			} else if !strings.EqualFold(g.Type, c.Type) {
 				continue
+			}
+			if left := uint64(c.Count) - n; g.Count > left && !g.multiple {
+				// slurmd keeps as many of the line's devices as the
+				// type has left ("Ignoring extra GRES").
+				g.Count, g.Files = left, g.Files[:left]
 			}
 			merged = append(merged, g)
 			used[i] = true

@@ -361,12 +361,11 @@ func (c *GresConf) checkNode(v Version) error {
 }
 
 // checkEnvFlags: slurmd dies where a record names *_env flags that
-// differ from those in force for the records of the same GRES before it
-// ("does not match env flags for previous GRES of same node and name").
-// As seen with 22.05.8: a Name=gpu record without them takes those in
-// force, or the default set; a record of another spelling (Name=GPU)
-// without them sets none, and a record after it is held to nothing. The
-// flags came in 21.08.
+// differ from those of the record of the same GRES just before it ("does
+// not match env flags for previous GRES of same node and name"). As seen
+// with 22.05.8: a Name=gpu record without them has the default set; a
+// record of another spelling (Name=GPU) without them has none, and the
+// record after it is held to nothing. The flags came in 21.08.
 func (c *GresConf) checkEnvFlags(v Version) error {
 	if v.Before(envFlagsSince) {
 		return nil
@@ -381,18 +380,14 @@ func (c *GresConf) checkEnvFlags(v Version) error {
 		env := envFlagsOf(r.Flags, v)
 		switch {
 		case env != "" && prev != unset && env != prev:
-			return fatalf(r.Pos, "Flags=%s: the *_env flags differ from those in force for %s since %s; slurmd: \"does not match env flags for previous GRES of same node and name\"", r.Flags, r.Name, pos[key])
+			return fatalf(r.Pos, "Flags=%s: the *_env flags differ from those of the %s record before it, at %s; slurmd: \"does not match env flags for previous GRES of same node and name\"", r.Flags, r.Name, pos[key])
 		case env != "":
 		case r.Name != "gpu":
 			env = unset
-		case prev != unset:
-			env = prev
 		default:
 			env = "default"
 		}
-		if env != prev {
-			pos[key] = r.Pos
-		}
+		pos[key] = r.Pos
 		inForce[key] = env
 	}
 	return nil

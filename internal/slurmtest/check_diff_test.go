@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,7 +59,8 @@ var checkLinePool = []string{
 // checkDeclPool are items of the node's Gres=.
 //
 // Left out, as check does not follow slurmd there yet (docs/check.md):
-// types in Gres= that differ only in case (gpu:A:1 beside gpu:a:2).
+// types in Gres= that differ only in case (gpu:A:1 beside gpu:a:2), and
+// a type given twice.
 var checkDeclPool = []string{"gpu:a:2", "gpu:b:1", "gpu:c:1", "gpu:2", "gpu:b:3", "mps:100", "shard:8", "nic:2", "bar:1"}
 
 // TestCheckDiffersNotFromSlurmd puts gres.conf files together at random
@@ -95,17 +97,29 @@ func TestCheckDiffersNotFromSlurmd(t *testing.T) {
 		}
 		var decl []string
 		for n := rng.Intn(4); n > 0; n-- {
-			decl = append(decl, declPool[rng.Intn(len(declPool))])
+			// Each item once: a type given twice in Gres= is left out
+			// (docs/check.md).
+			item := declPool[rng.Intn(len(declPool))]
+			typ := item[:strings.LastIndexByte(item, ':')]
+			if !slices.ContainsFunc(decl, func(d string) bool { return strings.HasPrefix(d, typ+":") }) {
+				decl = append(decl, item)
+			}
 		}
 		gresDecl := ""
 		if len(decl) > 0 {
 			gresDecl = "Gres=" + strings.Join(decl, ",")
 		}
-		c := checkCase{name: fmt.Sprintf("%03d%s", i, suffix), gres: strings.Join(lines, "\n") + "\n", decl: gresDecl}
+		// Without mps or shard configured, slurmd keeps a line one
+		// record; with them, it reads GPUs device by device.
+		gresTypes := "gpu,mps,shard,nic"
+		if rng.Intn(2) == 0 {
+			gresTypes = "gpu,nic"
+		}
+		c := checkCase{name: fmt.Sprintf("%03d%s/%s", i, suffix, strings.ReplaceAll(gresTypes, ",", "-")), gres: strings.Join(lines, "\n") + "\n", decl: gresDecl}
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			gres := strings.NewReplacer("$D", devDir, "$H", host).Replace(c.gres)
-			slurm := strings.Replace(slurmConf(dir, host, "NodeName="+host+" "+c.decl, hw, ports{}), "GresTypes=gpu\n", "GresTypes=gpu,mps,shard,nic\n", 1)
+			slurm := strings.Replace(slurmConf(dir, host, "NodeName="+host+" "+c.decl, hw, ports{}), "GresTypes=gpu\n", "GresTypes="+gresTypes+"\n", 1)
 			conf := writeConfigs(t, dir, gres, slurm)
 			died, errs, gpus := slurmdCheck(t, conf, host)
 			rep := runCheck(t, filepath.Join(dir, "gres.conf"), conf, host)
