@@ -287,6 +287,9 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 			case r.File != "":
 				rec.Files, _ = ExpandHostlist(r.File) // checked when read
 				rec.Count = uint64(len(rec.Files))
+				if SharingGres(r.Name) && r.Count > 0 {
+					rec.Count = r.Count // the shares, spread over the files
+				}
 			case isGPU:
 				// With slurm.conf, the merge says it of the type.
 				if perDevice && decl == nil {
@@ -349,7 +352,62 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 	if decl != nil {
 		checkSharedGresFiles(out, conf, gpus, decl)
 	}
+	if perDevice {
+		others = spreadShared(others, gpus)
+	}
 	return append(gpus, others...), nil
+}
+
+// spreadShared spreads each mps or shard record over the GPUs it shares,
+// as slurmd -G prints them where GPUs are read device by device: a record
+// with File= gives each of its files an equal part of its count and the
+// node's other GPUs none, a record without gives each GPU one; each part
+// takes its GPU's type. The remainder goes to the last ones. slurmd
+// prints these among the GPUs; here they follow them.
+func spreadShared(others, gpus []SlurmdRecord) []SlurmdRecord {
+	var out []SlurmdRecord
+	for _, r := range others {
+		if !SharingGres(r.Name) {
+			out = append(out, r)
+			continue
+		}
+		var parts []SlurmdRecord
+		shares := 0 // the parts that get a share
+		for _, g := range gpus {
+			if g.Name != "gpu" || len(g.Files) == 0 {
+				continue
+			}
+			p := r
+			p.Type, p.Files, p.Count = g.Type, []string{g.Files[0]}, 0
+			if len(r.Files) == 0 || slices.Contains(r.Files, g.Files[0]) {
+				p.Count = 1 // a share, worked out below
+				shares++
+			}
+			parts = append(parts, p)
+		}
+		if len(parts) == 0 {
+			out = append(out, r)
+			continue
+		}
+		if shares == 0 {
+			out = append(out, r)
+			continue
+		}
+		each, rest := r.Count/uint64(shares), r.Count%uint64(shares)
+		k := uint64(0) // the share's number
+		for i := range parts {
+			if parts[i].Count == 0 {
+				continue
+			}
+			parts[i].Count = each
+			if k >= uint64(shares)-rest {
+				parts[i].Count++
+			}
+			k++
+		}
+		out = append(out, parts...)
+	}
+	return out
 }
 
 // checkSharedGresFiles: slurmd drops, with an error, a file of an mps or

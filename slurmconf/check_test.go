@@ -1,6 +1,7 @@
 package slurmconf
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -50,4 +51,29 @@ func declOf(decls []*SlurmNode, node string) *SlurmNode {
 		}
 	}
 	return nil
+}
+
+// mps and shard are spread over the GPUs they share, with the GPU's type,
+// as slurmd -G 22.05.8 printed this file (GresTypes=gpu,mps,shard): mps
+// 33, 33, 34; shard 0, 4, 4.
+func TestCheckSpreadsSharedGres(t *testing.T) {
+	dir := fixture.Tree(t, map[string]string{"gres.conf": "Name=gpu Type=a File=/dev/nvidia[0-1]\n" +
+		"Name=gpu Type=b File=/dev/nvidia2\nName=mps Count=100\nName=shard Count=8 File=/dev/nvidia[1-2]\n"})
+	f, err := ReadGresFile(filepath.Join(dir, "gres.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl := &SlurmNode{Nodes: "n1", Gres: "gpu:a:2,gpu:b:1,mps:100,shard:8", GresTypes: "gpu,mps,shard", Pos: "slurm.conf:1"}
+	nc := f.CheckNode("n1", Version{22, 5, 8}, decl)
+	var got []string
+	for _, r := range nc.Records {
+		if r.Name != "gpu" {
+			got = append(got, fmt.Sprintf("%s %s %d %s", r.Name, r.Type, r.Count, r.Files[0]))
+		}
+	}
+	want := []string{"mps a 33 /dev/nvidia0", "mps a 33 /dev/nvidia1", "mps b 34 /dev/nvidia2",
+		"shard a 0 /dev/nvidia0", "shard a 4 /dev/nvidia1", "shard b 4 /dev/nvidia2"}
+	if diff := cmp.Diff(want, got); diff != "" || len(nc.Problems) != 0 {
+		t.Errorf("shared records (-want +got):\n%s\nproblems: %v", diff, nc.Problems)
+	}
 }
