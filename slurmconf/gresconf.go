@@ -41,10 +41,15 @@ type GresConf struct {
 	// names on lines for other nodes. A file none of whose lines names
 	// the node was most likely written for it under another name
 	// (gpu01.cluster.example where Slurm says gpu01).
-	Named          bool
-	Others         OtherNodes
+	Named  bool
+	Others OtherNodes
+	// Problems are what slurmd logs of the node's lines and goes on
+	// from, in order.
+	Problems       []Problem
 	units          int  // GRES units of the records so far, bounded by maxNodeUnits
 	nodeAutoDetect bool // AutoDetect is the node's own, which the global one does not undo
+	// globalAutoDetect is the file:line of the last global AutoDetect=.
+	globalAutoDetect string
 }
 
 // maxNodeUnits bounds the GRES units one node's records may add up to, so
@@ -102,22 +107,15 @@ func gresKeyID(key string) (gresKey, bool) {
 // that apply to node: those without NodeName= and those whose hostlist
 // names it. Every line is checked for syntax and keywords, as Slurm checks
 // them; the values of other nodes' lines are not, as slurmd on this node
-// does not read them either. Errors name the file and line.
+// does not read them either. The error is what slurmd would die of (a
+// *FatalError), or a file that cannot be read; lines slurmd logs and
+// skips are the GresConf's Problems. Errors name the file and line.
 func ReadGresConf(path, node string) (*GresConf, error) {
-	conf := &GresConf{}
-	var ws []word
-	var lineErr error
-	err := walkConf(path, nil, func(l *logicalLine, file string) bool {
-		ws, lineErr = conf.addLine(l, file, node, ws[:0])
-		return lineErr == nil
-	})
+	f, err := ReadGresFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if lineErr != nil {
-		return nil, lineErr
-	}
-	return conf, nil
+	return f.Node(node)
 }
 
 // Stdin is the name that makes ReadGresConf and ReadNodeGres read standard
@@ -280,34 +278,6 @@ func includeTarget(text string) (string, bool) {
 	return unescape(fields[0]), true
 }
 
-// addLine reads one gres.conf line; words is scratch space, returned for
-// reuse.
-func (c *GresConf) addLine(l *logicalLine, file, node string, ws []word) ([]word, error) {
-	ws, err := lineWords(l, file, ws)
-	if err != nil {
-		return ws, err
-	}
-	r, seen, err := parseRecord(ws, l, file)
-	if err != nil {
-		return ws, err
-	}
-	if r.Nodes != "" {
-		mine, err := hostlistHas(r.Nodes, node)
-		if err != nil {
-			return ws, fmt.Errorf("%s: NodeName=: %v", linePos(file, l), err)
-		}
-		if !mine {
-			if err := c.Others.note(r.Nodes, node); err != nil {
-				return ws, fmt.Errorf("%s: NodeName=: %v", linePos(file, l), err)
-			}
-			return ws, nil
-		}
-		c.Named = true
-	}
-	r.Pos = linePos(file, l)
-	return ws, c.add(r, seen)
-}
-
 // lineWords splits line l of file into words (appended to ws), with
 // errors that name the file and line.
 func lineWords(l *logicalLine, file string, ws []word) ([]word, error) {
@@ -321,20 +291,28 @@ func lineWords(l *logicalLine, file string, ws []word) ([]word, error) {
 // parseRecord reads the key=value words of gres.conf line l into a
 // record, with the set of keywords it names. Values are not checked yet
 // (see checkRecord), and Pos is left for the caller to set (a cluster
-// file's lines for other nodes need none).
-func parseRecord(ws []word, l *logicalLine, file string) (ParsedRecord, uint, error) {
-	var r ParsedRecord
-	var seen uint
-	for _, w := range ws {
+// file's lines for other nodes need none). The error is one slurmd dies
+// of: Slurm's parser reads a line by its first key, which must be Name=,
+// NodeName= or, alone, AutoDetect=, and knows no other keyword. twice
+// names a keyword given twice on the line, which slurmd logs as an error
+// and reads with the last value.
+func parseRecord(ws []word, l *logicalLine, file string) (r ParsedRecord, seen uint, twice string, err error) {
+	for i, w := range ws {
 		id, ok := gresKeyID(w.key)
 		if !ok {
 			if w.key == "" {
-				return r, 0, fmt.Errorf("%s: %q is not a key=value pair", linePos(file, l), w.value)
+				return r, 0, "", fmt.Errorf("%s: %q is not a key=value pair", linePos(file, l), w.value)
 			}
-			return r, 0, fmt.Errorf("%s: unknown gres.conf keyword %q", linePos(file, l), w.key)
+			return r, 0, "", fmt.Errorf("%s: unknown gres.conf keyword %q", linePos(file, l), w.key)
 		}
-		if seen&(1<<id) != 0 {
-			return r, 0, fmt.Errorf("%s: %s= given twice", linePos(file, l), w.key)
+		switch {
+		case i == 0 && id != keyName && id != keyNodeName && id != keyAutoDetect:
+			return r, 0, "", fmt.Errorf("%s: a line starts with Name=, NodeName= or AutoDetect=, not %s=", linePos(file, l), w.key)
+		case i > 0 && ws[0].key != "" && gresKeyMust(ws[0].key) == keyAutoDetect:
+			return r, 0, "", fmt.Errorf("%s: AutoDetect= first on a line stands alone; put NodeName= or Name= first", linePos(file, l))
+		}
+		if seen&(1<<id) != 0 && twice == "" {
+			twice = w.key
 		}
 		seen |= 1 << id
 		switch id {
@@ -360,7 +338,13 @@ func parseRecord(ws []word, l *logicalLine, file string) (ParsedRecord, uint, er
 			r.AutoDetect = w.value
 		}
 	}
-	return r, seen, nil
+	return r, seen, twice, nil
+}
+
+// gresKeyMust is gresKeyID for a key already known to be a keyword.
+func gresKeyMust(key string) gresKey {
+	id, _ := gresKeyID(key)
+	return id
 }
 
 // linePos is "file:line" for a line of file.
@@ -372,42 +356,34 @@ func isSetting(r *ParsedRecord, seen uint) bool {
 	return r.Name == "" && r.AutoDetect != "" && seen&^(1<<keyNodeName|1<<keyAutoDetect) == 0
 }
 
-// add checks a record of this node and keeps it.
-func (c *GresConf) add(r ParsedRecord, seen uint) error {
-	setting := isSetting(&r, seen)
-	c.setAutoDetect(&r, setting)
-	if setting {
-		return nil // AutoDetect=... alone is a setting, not a record
-	}
-	if err := checkRecord(&r); err != nil {
-		return err
-	}
-	n, err := r.Units()
-	if err != nil {
-		return fmt.Errorf("%s: %v", r.Pos, err)
-	}
-	if c.units += n; c.units > maxNodeUnits {
-		return fmt.Errorf("%s: the node's records add up to more than %d GRES units", r.Pos, maxNodeUnits)
-	}
-	c.Records = append(c.Records, r)
-	return nil
-}
-
 // setAutoDetect keeps the AutoDetect= in force for the node as slurmd -G
 // (22.05.8) reads it: one on a line whose NodeName= names the node, alone
 // or on a record, trumps the global one (a line of AutoDetect= alone),
 // whichever comes first; one on a record line without NodeName= is
-// ignored ("In-line AutoDetect requires NodeName to take effect").
-func (c *GresConf) setAutoDetect(r *ParsedRecord, setting bool) {
+// ignored ("In-line AutoDetect requires NodeName to take effect"). A
+// second node-local one that differs from the first is fatal
+// ("duplicate node-local AutoDetect specification does not match").
+func (c *GresConf) setAutoDetect(r *ParsedRecord, setting bool) error {
 	switch {
 	case r.AutoDetect == "":
 	case r.Nodes != "":
 		if !c.nodeAutoDetect {
 			c.AutoDetect, c.AutoDetectPos, c.nodeAutoDetect = r.AutoDetect, r.Pos, true
+		} else if !strings.EqualFold(c.AutoDetect, r.AutoDetect) {
+			return fatalf(r.Pos, "AutoDetect=%s differs from the node's AutoDetect=%s at %s; slurmd: \"duplicate node-local AutoDetect specification does not match the first\"", r.AutoDetect, c.AutoDetect, c.AutoDetectPos)
 		}
-	case setting && !c.nodeAutoDetect:
-		c.AutoDetect, c.AutoDetectPos = r.AutoDetect, r.Pos
+	case setting:
+		// The global AutoDetect= is one setting: slurmd logs a second
+		// one and takes the last.
+		if c.globalAutoDetect != "" {
+			c.problem(r.Pos, Error, "a second global AutoDetect= (the first at %s); slurmd logs \"AutoDetect specified more than once, latest value used\"", c.globalAutoDetect)
+		}
+		c.globalAutoDetect = r.Pos
+		if !c.nodeAutoDetect {
+			c.AutoDetect, c.AutoDetectPos = r.AutoDetect, r.Pos
+		}
 	}
+	return nil
 }
 
 // checkRecord checks a record's values as Slurm does, and fills in its

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -452,4 +453,101 @@ func GresTypeCounts(gres, name string) ([]GresCount, error) {
 		}
 	}
 	return out, nil
+}
+
+// SlurmNode is a NodeName= line of slurm.conf, with what it inherits
+// from the NodeName=DEFAULT lines before it: the nodes it declares, their
+// Gres= and the CPU layout that Cores= in gres.conf is held to.
+type SlurmNode struct {
+	Nodes string // the NodeName= hostlist as written
+	Gres  string
+	Pos   string // file:line
+	// GresTypes is slurm.conf's GresTypes=, which every node shares.
+	GresTypes string
+	// The CPU layout words, 0 where not given.
+	CPUs, Boards, Sockets, SocketsPerBoard, CoresPerSocket, ThreadsPerCore int
+}
+
+// Cores is the number of cores the line declares, as Slurm numbers
+// gres.conf's abstract core ids; 0 when it says too little to tell.
+func (n *SlurmNode) Cores() int {
+	if n.CoresPerSocket > 0 {
+		sockets := n.Sockets
+		if sockets == 0 {
+			sockets = max(n.Boards, 1) * max(n.SocketsPerBoard, 1)
+		}
+		return sockets * n.CoresPerSocket
+	}
+	if n.CPUs > 0 {
+		return n.CPUs / max(n.ThreadsPerCore, 1)
+	}
+	return 0
+}
+
+// ReadSlurmNodes reads every NodeName= line of a slurm.conf (following
+// Includes), in order, each with the defaults of the NodeName=DEFAULT
+// lines before it.
+func ReadSlurmNodes(path string) ([]SlurmNode, error) {
+	var (
+		out       []SlurmNode
+		deflt     SlurmNode
+		gresTypes string
+		ws        []word
+		lineErr   error
+	)
+	visit := func(l *logicalLine, file string) bool {
+		if ws, lineErr = lineWords(l, file, ws[:0]); lineErr != nil {
+			return false
+		}
+		if len(ws) > 0 && strings.EqualFold(ws[0].key, "GresTypes") {
+			gresTypes = ws[0].value
+		}
+		if len(ws) == 0 || !strings.EqualFold(ws[0].key, "NodeName") {
+			return true
+		}
+		n := deflt
+		n.Nodes, n.Pos = ws[0].value, linePos(file, l)
+		for _, w := range ws[1:] {
+			var p *int
+			switch strings.ToLower(w.key) {
+			case "gres":
+				n.Gres = w.value
+				continue
+			case "cpus", "procs":
+				p = &n.CPUs
+			case "boards":
+				p = &n.Boards
+			case "sockets":
+				p = &n.Sockets
+			case "socketsperboard":
+				p = &n.SocketsPerBoard
+			case "corespersocket":
+				p = &n.CoresPerSocket
+			case "threadspercore":
+				p = &n.ThreadsPerCore
+			default:
+				continue
+			}
+			v, err := strconv.Atoi(w.value)
+			if err != nil || v < 0 {
+				lineErr = fmt.Errorf("%s: %s=%s is not a number", n.Pos, w.key, w.value)
+				return false
+			}
+			*p = v
+		}
+		if strings.EqualFold(n.Nodes, "DEFAULT") {
+			deflt = n
+			deflt.Nodes, deflt.Pos = "", ""
+			return true
+		}
+		out = append(out, n)
+		return true
+	}
+	if err := walkConf(path, nil, visit); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].GresTypes = gresTypes
+	}
+	return out, lineErr
 }

@@ -137,8 +137,9 @@ func TestReadGresConfErrors(t *testing.T) {
 		"Name=gpu File=/dev/nvidia[0-1] Count=3":           ":1: Count=3 but File= names 2 files",
 		"Name=gpu MultipleFiles=/dev/nvidia0":              ":1: MultipleFiles= needs at least two files",
 		"Name=gpu File=/dev/a MultipleFiles=/dev/b,/dev/c": ":1: File= and MultipleFiles= exclude each other",
-		"\n\nName=gpu Name=mps":                            ":3: Name= given twice",
-		"Type=a100 File=/dev/nvidia0":                      ":1: record without Name=",
+		"Type=a100 File=/dev/nvidia0":                      ":1: a line starts with Name=, NodeName= or AutoDetect=, not Type=",
+		"AutoDetect=off Name=gpu File=/dev/nvidia0":        ":1: AutoDetect= first on a line stands alone",
+		"Name=gpu Foo=1":                                   `:1: unknown gres.conf keyword "Foo"`,
 		"Name=gpu File=/dev/nvidia[0-":                     ":1: File=: hostlist",
 		"Name=gpu Bogus":                                   `:1: "Bogus" is not a key=value pair`,
 		"Name=gpu Count=lots":                              ":1: Count=lots: not a count",
@@ -149,6 +150,29 @@ func TestReadGresConfErrors(t *testing.T) {
 		_, err := ReadGresConf(filepath.Join(dir, "gres.conf"), "n1")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err = %v, want it to contain %q", data, err, want)
+		}
+	}
+}
+
+// Lines slurmd 22.05 logs and skips (or reads with the last value) are
+// problems of the node, not errors: the other lines are read on.
+func TestReadGresConfSkipsWhatSlurmdSkips(t *testing.T) {
+	for data, want := range map[string]string{
+		"NodeName=n1 Type=a100 File=/dev/nvidia0\nName=gpu File=/dev/nvidia1":            ":1: error: record without Name=",
+		"NodeName=[localmachine] Name=gpu File=/dev/nvidia0\nName=gpu File=/dev/nvidia1": ":1: error: NodeName=[localmachine]:",
+		"\nName=gpu Type=a Type=b File=/dev/nvidia1":                                     ":2: error: Type= given twice",
+	} {
+		dir := fixture.Tree(t, map[string]string{"gres.conf": data})
+		c, err := ReadGresConf(filepath.Join(dir, "gres.conf"), "n1")
+		if err != nil {
+			t.Errorf("%q: %v, want it read on", data, err)
+			continue
+		}
+		if len(c.Problems) != 1 || !strings.Contains(c.Problems[0].String(), want) {
+			t.Errorf("%q: problems %v, want one containing %q", data, c.Problems, want)
+		}
+		if len(c.Records) != 1 || c.Records[0].File != "/dev/nvidia1" {
+			t.Errorf("%q: records %v, want the one of /dev/nvidia1", data, c.Records)
 		}
 	}
 }

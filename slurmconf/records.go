@@ -128,11 +128,14 @@ func leadingNodeName(text string) (nodes, rest string, ok bool) {
 
 // newRecord parses and checks a line not seen before.
 func (r *RecordReader) newRecord(ws []word, l *logicalLine, file string) (*Record, error) {
-	pr, seen, err := parseRecord(ws, l, file)
+	pr, seen, twice, err := parseRecord(ws, l, file)
 	if err != nil {
 		return nil, err
 	}
 	pr.Pos = linePos(file, l)
+	if twice != "" {
+		return nil, fmt.Errorf("%s: %s= given twice", pr.Pos, twice)
+	}
 	if seen&(1<<keyAutoDetect) != 0 {
 		return nil, fmt.Errorf("%s: AutoDetect= is a setting of the node reading gres.conf, not a record; set it in the cluster's gres.conf by hand", pr.Pos)
 	}

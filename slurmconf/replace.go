@@ -161,11 +161,14 @@ func foreignRecord(l *logicalLine, file string, ws []word) (ParsedRecord, uint, 
 	if err != nil {
 		return ParsedRecord{}, 0, ws, err
 	}
-	r, seen, err := parseRecord(ws, l, file)
+	r, seen, twice, err := parseRecord(ws, l, file)
 	if err != nil {
 		return r, seen, ws, err
 	}
 	r.Pos = pos
+	if twice != "" {
+		return r, seen, ws, fmt.Errorf("%s: %s= given twice", pos, twice)
+	}
 	switch {
 	case seen&(1<<keyAutoDetect) != 0:
 		err = &ForeignLine{Pos: pos, What: "an AutoDetect= setting"}

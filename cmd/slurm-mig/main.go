@@ -94,6 +94,7 @@ type cli struct {
 	Free     freeCmd     `cmd:"" nvml:"" help:"Claim an idle MIG device among those the job may use and print its UUID for CUDA_VISIBLE_DEVICES; the claim ends when the job's shell does."`
 	Exec     execCmd     `cmd:"" nvml:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
 	Merge    mergeCmd    `cmd:"" help:"Merge gen outputs of many nodes into one cluster gres.conf (or, with --node-lines, the slurm.conf lines) for configless Slurm."`
+	Check    checkCmd    `cmd:"" help:"Read a cluster's gres.conf and slurm.conf as slurmd of a release will, node by node, and report what it would refuse, skip or drain; exit 0 clean, 1 errors or drains, 2 fatal."`
 	Plan     planCmd     `cmd:"" nvml:"" help:"Print the slurm.conf NodeName line with the Gres= counts this node will have once mig-parted applies a config (--mig-config FILE --select NAME)."`
 	Help     helpCmd     `cmd:"" whole:"" help:"Print the help of slurm-mig or of one command."`
 	Version  versionCmd  `cmd:"" help:"Print the version."`

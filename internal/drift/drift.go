@@ -38,6 +38,9 @@ type GresConfReport struct {
 	// is set: with nvml, slurmd adds what NVML finds to these lines.
 	AutoDetect    string `json:"autodetect,omitempty"`
 	AutoDetectPos string `json:"autodetect_pos,omitempty"`
+	// Problems are the lines slurmd logs and skips, or reads otherwise
+	// than written; the devices compared are those it reads.
+	Problems []slurmconf.Problem `json:"problems,omitempty"`
 	slurmconf.GresDiff
 }
 
@@ -191,7 +194,7 @@ func compareGresConf(path, node string, generated []slurmconf.GresRecord) (*Gres
 		return nil, err
 	}
 	d := slurmconf.DiffUnits(gpuUnits(cur), gen)
-	return &GresConfReport{Path: path, Same: d.Same(), AutoDetect: conf.AutoDetect, AutoDetectPos: conf.AutoDetectPos, GresDiff: d}, nil
+	return &GresConfReport{Path: path, Same: d.Same(), AutoDetect: conf.AutoDetect, AutoDetectPos: conf.AutoDetectPos, Problems: conf.Problems, GresDiff: d}, nil
 }
 
 // notNamed says that no line of the gres.conf at path names node, though

@@ -311,3 +311,30 @@ func TestReadStdinTwice(t *testing.T) {
 		}
 	}
 }
+
+// A line slurmd logs and skips (a record without Name=, a NodeName= that
+// is no hostlist) is reported with its file:line, and the rest of the
+// file is compared, as slurmd reads it.
+func TestGresConfLinesSlurmdSkipsAreReported(t *testing.T) {
+	path := writeFile(t, "gres.conf", "NodeName=n1 Type=a100 File=/dev/nvidia0\n"+
+		"NodeName=[localmachine] Name=gpu File=/dev/nvidia0\n"+
+		"NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia0\n"+
+		"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap137,/dev/nvidia-caps/nvidia-cap138\n"+
+		"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap146,/dev/nvidia-caps/nvidia-cap147\n")
+	r, err := Compare(Inputs{Config: generated, GresConf: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.GresConf.Same {
+		t.Errorf("the devices differ: %+v", r.GresConf.GresDiff)
+	}
+	out := text(t, r)
+	for _, want := range []string{path + ":1: error: record without Name=", path + ":2: error: NodeName=[localmachine]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diff says:\n%s\nwant a line with %q", out, want)
+		}
+	}
+	if len(r.GresConf.Problems) != 2 {
+		t.Errorf("problems %v, want the two lines", r.GresConf.Problems)
+	}
+}

@@ -14,6 +14,9 @@ import (
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	if g := r.GresConf; g != nil {
+		for _, p := range g.Problems {
+			fmt.Fprintf(&b, "%s\n", p)
+		}
 		if g.AutoDetect != "" && !strings.EqualFold(g.AutoDetect, "off") {
 			fmt.Fprintf(&b, "%s: AutoDetect=%s is in force: slurmd adds what it detects to these lines\n", g.AutoDetectPos, g.AutoDetect)
 		}

@@ -1,0 +1,614 @@
+package slurmconf
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/slurm-mig/slurm-mig/internal/cpulist"
+)
+
+// SlurmdRecord is one record as `slurmd -G` prints it once it has read
+// gres.conf for a node: one device (a file of File=, or a MultipleFiles=
+// record with all its files), or a count of a GRES without files.
+type SlurmdRecord struct {
+	Name  string   `json:"name"`
+	Type  string   `json:"type"`
+	Count uint64   `json:"count"`
+	Files []string `json:"files"`
+	Cores string   `json:"cores"`
+	Links string   `json:"links"`
+	Flags string   `json:"flags"`
+	Pos   string   `json:"-"` // file:line of the record it came from
+	// multiple: from a MultipleFiles= record, whose files slurmd leaves
+	// out of its duplicate check; splitLater: one that it splits per
+	// file once merged.
+	multiple, splitLater bool
+}
+
+// NodeCheck is what slurmd of one release makes of a node's gres.conf
+// lines, and what slurmctld of its slurm.conf line: the records slurmd
+// -G prints, in its order, and every problem, each with its severity.
+// A fatal problem comes last: slurmd reads no further.
+type NodeCheck struct {
+	Node     string
+	Records  []SlurmdRecord
+	Problems []Problem
+}
+
+// Fatal reports whether slurmd dies on the node's config.
+func (c NodeCheck) Fatal() bool {
+	return len(c.Problems) > 0 && c.Problems[len(c.Problems)-1].Severity == Fatal
+}
+
+// Releases where what slurmd reads of gres.conf changed (docs/check.md).
+var (
+	// autoDetectNvidiaSince: AutoDetect=nvidia (the nvidia gpu plugin,
+	// without NVML) is a value slurmd knows.
+	autoDetectNvidiaSince = Version{24, 11, -1}
+	// autoDetectLoggedSince: slurmd logs an AutoDetect= value it does
+	// not know; 20.11 ignores it without a word (tried; 21.08 not).
+	autoDetectLoggedSince = Version{21, 8, -1}
+	// autoDetectOneAPISince: AutoDetect=oneapi.
+	autoDetectOneAPISince = Version{22, 5, -1}
+	// multipleFilesKeptSince: a MultipleFiles= record beside mps or
+	// shard lines stays one GPU ("Do not split GRES with MultipleFiles",
+	// 23.02.7); before, slurmd splits it into one GPU per file.
+	multipleFilesKeptSince = Version{23, 2, 7}
+)
+
+// beforeMicro is Version.Before with micro releases counted; a release
+// given as X.Y alone is taken as its first, X.Y.0.
+func beforeMicro(v, r Version) bool {
+	if !v.Known() {
+		return false
+	}
+	if v.Major != r.Major || v.Minor != r.Minor {
+		return v.Before(r)
+	}
+	return max(v.Micro, 0) < r.Micro
+}
+
+// CheckNode reads the file for node as slurmd of release v would (v not
+// known: the newest rules), with its slurm.conf line decl (nil: none
+// given, and the records are taken as slurm.conf had declared them).
+func (f *GresFile) CheckNode(node string, v Version, decl *SlurmNode) NodeCheck {
+	out := NodeCheck{Node: node}
+	conf, err := f.Node(node)
+	out.Problems = append(out.Problems, conf.Problems...)
+	if err == nil && decl != nil {
+		decl = checkGresTypes(&out, conf, decl)
+	}
+	if err == nil {
+		err = conf.checkNode(v)
+	}
+	if err == nil {
+		err = conf.checkEnvFlags(v)
+	}
+	if err == nil && decl != nil {
+		err = checkDecl(decl)
+	}
+	if err == nil && decl != nil && !v.Before(sharedCountsSince) {
+		err = conf.checkSharedCounts(decl)
+	}
+	if err == nil && decl == nil {
+		err = conf.checkShared()
+	}
+	var recs []SlurmdRecord
+	if err == nil {
+		checkAutoDetect(&out, conf, v)
+		recs, err = slurmdRecords(&out, conf, v, decl)
+	}
+	if err != nil {
+		out.Problems = append(out.Problems, asFatal(err).Problem)
+		return out
+	}
+	if decl != nil {
+		checkCores(&out, conf, decl)
+		checkCounts(&out, recs, decl)
+	}
+	out.Records = recs
+	return out
+}
+
+// checkDecl: slurmd dies on a node line whose Gres= gives GPUs with a
+// type and GPUs without ("Some gpu GRES in slurm.conf have a type while
+// others do not").
+func checkDecl(decl *SlurmNode) error {
+	counts, err := GresTypeCounts(decl.Gres, "gpu")
+	if err != nil {
+		return fatalf(decl.Pos, "%v", err)
+	}
+	typed, untyped := false, false
+	for _, c := range counts {
+		if c.Count == 0 {
+			continue
+		}
+		if c.Type == "" {
+			untyped = true
+		} else {
+			typed = true
+		}
+	}
+	if typed && untyped {
+		return fatalf(decl.Pos, "Gres=%s gives GPUs with a type and without; slurmd: \"Some gpu GRES in slurm.conf have a type while others do not\"", decl.Gres)
+	}
+	return nil
+}
+
+// sharedCountsSince: the first release seen to die on more mps or
+// shard declared than gres.conf gives (22.05.8; 20.11.4 does not).
+var sharedCountsSince = Version{22, 5, -1}
+
+// checkGresTypes: slurmd ignores, with an error each, the gres.conf
+// records and the Gres= items of a GRES that slurm.conf's GresTypes=
+// does not name ("Ignoring gres.conf record, invalid name", "Invalid
+// GRES configured on node"). It returns decl with those items left out
+// of Gres=, as slurmd reads it on.
+func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode {
+	known := func(name string) bool {
+		for _, t := range strings.Split(decl.GresTypes, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), name) {
+				return true
+			}
+		}
+		return false
+	}
+	kept := conf.Records[:0:0]
+	for _, r := range conf.Records {
+		if !known(r.Name) {
+			out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Error,
+				Message: fmt.Sprintf("Name=%s is not in slurm.conf's GresTypes=%s; slurmd ignores the record (\"Ignoring gres.conf record, invalid name\")", r.Name, decl.GresTypes)})
+			continue
+		}
+		kept = append(kept, r)
+	}
+	conf.Records = kept
+	var items []string
+	for _, item := range splitTopLevel(decl.Gres) {
+		name, _, _ := strings.Cut(item, ":")
+		if name = strings.TrimSpace(name); name != "" && name != "(null)" && !known(name) {
+			out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Error,
+				Message: fmt.Sprintf("Gres=%s: %s is not in GresTypes=%s; slurmd logs \"Invalid GRES configured on node\"", decl.Gres, name, decl.GresTypes)})
+			continue
+		}
+		items = append(items, item)
+	}
+	if len(items) == len(splitTopLevel(decl.Gres)) {
+		return decl
+	}
+	d := *decl
+	d.Gres = strings.Join(items, ",")
+	return &d
+}
+
+// checkSharedCounts: where gres.conf has mps or shard lines and the
+// node's Gres= declares more of it than they give, slurmd adds a record
+// without files for the rest and dies ("_build_shared_list: ...
+// multiple configurations").
+func (c *GresConf) checkSharedCounts(decl *SlurmNode) error {
+	for _, name := range []string{"mps", "shard"} {
+		counts, _ := GresTypeCounts(decl.Gres, name)
+		declared := 0
+		for _, n := range counts {
+			declared += n.Count
+		}
+		have, pos := uint64(0), ""
+		for i := range c.Records {
+			if r := &c.Records[i]; strings.EqualFold(r.Name, name) {
+				have += max(r.Count, 1)
+				if pos == "" {
+					pos = r.Pos
+				}
+			}
+		}
+		if have > 0 && uint64(declared) > have {
+			return fatalf(pos, "Gres= declares %s:%d but gres.conf gives %d; slurmd adds a record without files for the rest and dies (\"_build_shared_list: ... multiple configurations\")", name, declared, have)
+		}
+	}
+	return nil
+}
+
+// sharingConfigured reports whether slurm.conf's GresTypes= names mps or
+// shard: slurmd then reads the GPUs device by device, as the GPUs that
+// mps or shard share.
+func (n *SlurmNode) sharingConfigured() bool {
+	for _, t := range strings.Split(n.GresTypes, ",") {
+		if SharingGres(strings.TrimSpace(t)) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkAutoDetect: slurmd logs "unknown autodetect flag" for a value it
+// does not know (it looks for each known word in the value) and goes on
+// as if none were given.
+func checkAutoDetect(out *NodeCheck, conf *GresConf, v Version) {
+	if conf.AutoDetect == "" || v.Before(autoDetectLoggedSince) {
+		return
+	}
+	val := strings.ToLower(conf.AutoDetect)
+	known := []string{"nvml", "rsmi", "off"}
+	if !v.Before(autoDetectOneAPISince) {
+		known = append(known, "oneapi")
+	}
+	if !v.Before(autoDetectNvidiaSince) {
+		known = append(known, "nvidia")
+	}
+	for _, k := range known {
+		if strings.Contains(val, k) {
+			return
+		}
+	}
+	out.Problems = append(out.Problems, Problem{Pos: conf.AutoDetectPos, Severity: Error,
+		Message: fmt.Sprintf("AutoDetect=%s: slurmd %s logs \"unknown autodetect flag\" and ignores it (it knows %s)", conf.AutoDetect, v, strings.Join(known, ", "))})
+}
+
+// slurmdRecords are the node's records as slurmd -G prints them: records
+// for every node before the node's own (slurmd reads them in that order);
+// GPU records without files dropped; with a slurm.conf line, the GPUs in
+// the order of its Gres= types, as many of each as it declares. Where mps
+// or shard is configured (slurm.conf's GresTypes=; without slurm.conf,
+// always), slurmd reads GPUs device by device: each file of File= one
+// record, a MultipleFiles= record one (split per file before 23.02.7);
+// otherwise one record per line, with the count of its devices. The error
+// is what slurmd dies of: a device file in two GPUs, a shared GRES
+// declared with no GPU to share.
+func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) ([]SlurmdRecord, error) {
+	perDevice, split := true, false
+	if decl != nil {
+		perDevice = decl.sharingConfigured()
+		split = perDevice
+	} else {
+		for i := range conf.Records {
+			split = split || SharingGres(conf.Records[i].Name)
+		}
+	}
+	split = split && beforeMicro(v, multipleFilesKeptSince)
+	var gpus, others []SlurmdRecord
+	for pass := 0; pass < 2; pass++ {
+		for i := range conf.Records {
+			r := &conf.Records[i]
+			if (r.Nodes == "") != (pass == 0) {
+				continue
+			}
+			rec := SlurmdRecord{Name: r.Name, Type: r.Type, Cores: r.Cores, Links: r.Links, Flags: r.Flags, Pos: r.Pos}
+			isGPU := strings.EqualFold(r.Name, "gpu")
+			switch {
+			case len(r.MultipleFiles) > 0:
+				rec.Count, rec.Files, rec.multiple = 1, r.MultipleFiles, true
+				rec.splitLater = split
+				if split {
+					out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Warning,
+						Message: fmt.Sprintf("MultipleFiles= where mps or shard is configured: slurmd %s splits the record into %d GPUs, one per file, without a word (kept one from %s)", v, len(r.MultipleFiles), multipleFilesKeptSince)})
+				}
+			case r.File != "":
+				rec.Files, _ = ExpandHostlist(r.File) // checked when read
+				rec.Count = uint64(len(rec.Files))
+				if SharingGres(r.Name) && r.Count > 0 {
+					rec.Count = r.Count // the shares, spread over the files
+				}
+			case isGPU:
+				// With slurm.conf, the merge says it of the type.
+				if perDevice && decl == nil {
+					out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Error,
+						Message: "a GPU record without File=: slurmd drops it (\"SHARING configuration lacks File specification\")"})
+				}
+				continue
+			default:
+				rec.Files = []string{}
+				rec.Count = max(r.Count, 1)
+			}
+			if !isGPU {
+				others = append(others, rec)
+				continue
+			}
+			if perDevice && !rec.multiple && !rec.splitLater && len(rec.Files) > 1 {
+				for _, f := range rec.Files {
+					one := rec
+					one.Count, one.Files = 1, []string{f}
+					gpus = append(gpus, one)
+				}
+				continue
+			}
+			gpus = append(gpus, rec)
+		}
+	}
+	if decl != nil {
+		gpus = mergeDeclared(out, gpus, decl, perDevice)
+		sharing := false
+		for _, g := range gpus {
+			sharing = sharing || g.Name == "gpu" // the sharing code looks for "gpu" exactly
+		}
+		if !sharing {
+			for _, name := range []string{"mps", "shard"} {
+				if c, _ := GresTypeCounts(decl.Gres, name); len(c) > 0 {
+					return nil, fatalf(decl.Pos, "Gres= declares %s, but the node has no GPU to share; slurmd: \"failed to merge SHARED and SHARING configuration\"", name)
+				}
+			}
+		}
+	}
+	if split {
+		// MultipleFiles= records are split once merged.
+		var each []SlurmdRecord
+		for _, g := range gpus {
+			if !g.splitLater {
+				each = append(each, g)
+				continue
+			}
+			for _, f := range g.Files {
+				one := g
+				one.Files = []string{f}
+				each = append(each, one)
+			}
+		}
+		gpus = each
+	}
+	if err := checkDuplicateFiles(gpus, v.Before(SharedFilesSince)); err != nil {
+		return nil, err
+	}
+	if decl != nil {
+		checkSharedGresFiles(out, conf, gpus, decl)
+	}
+	if perDevice {
+		others = spreadShared(others, gpus)
+	}
+	return append(gpus, others...), nil
+}
+
+// spreadShared spreads each mps or shard record over the GPUs it shares,
+// as slurmd -G prints them where GPUs are read device by device: a record
+// with File= gives each of its files an equal part of its count and the
+// node's other GPUs none, a record without gives each GPU one; each part
+// takes its GPU's type. The remainder goes to the last ones. slurmd
+// prints these among the GPUs; here they follow them.
+func spreadShared(others, gpus []SlurmdRecord) []SlurmdRecord {
+	var out []SlurmdRecord
+	for _, r := range others {
+		if !SharingGres(r.Name) {
+			out = append(out, r)
+			continue
+		}
+		var parts []SlurmdRecord
+		shares := 0 // the parts that get a share
+		for _, g := range gpus {
+			if g.Name != "gpu" || len(g.Files) == 0 {
+				continue
+			}
+			p := r
+			p.Type, p.Files, p.Count = g.Type, []string{g.Files[0]}, 0
+			if len(r.Files) == 0 || slices.Contains(r.Files, g.Files[0]) {
+				p.Count = 1 // a share, worked out below
+				shares++
+			}
+			parts = append(parts, p)
+		}
+		if len(parts) == 0 {
+			out = append(out, r)
+			continue
+		}
+		if shares == 0 {
+			out = append(out, r)
+			continue
+		}
+		each, rest := r.Count/uint64(shares), r.Count%uint64(shares)
+		k := uint64(0) // the share's number
+		for i := range parts {
+			if parts[i].Count == 0 {
+				continue
+			}
+			parts[i].Count = each
+			if k >= uint64(shares)-rest {
+				parts[i].Count++
+			}
+			k++
+		}
+		out = append(out, parts...)
+	}
+	return out
+}
+
+// checkSharedGresFiles: slurmd drops, with an error, a file of an mps or
+// shard record that no GPU of the node has ("Discarding gres/'shared'
+// configuration ... without matching gres/'sharing' record").
+func checkSharedGresFiles(out *NodeCheck, conf *GresConf, gpus []SlurmdRecord, decl *SlurmNode) {
+	have := map[string]bool{}
+	for _, g := range gpus {
+		for _, f := range g.Files {
+			have[f] = true
+		}
+	}
+	for i := range conf.Records {
+		r := &conf.Records[i]
+		if !SharingGres(r.Name) || r.File == "" {
+			continue
+		}
+		if counts, _ := GresTypeCounts(decl.Gres, r.Name); len(counts) == 0 {
+			continue // not declared: slurmd reads no further
+		}
+		files, _ := ExpandHostlist(r.File) // checked when read
+		for _, f := range files {
+			if !have[f] {
+				out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Error,
+					Message: fmt.Sprintf("Name=%s File=%s: no GPU of the node has %s; slurmd drops it (\"Discarding gres/'shared' configuration without matching gres/'sharing' record\")", r.Name, r.File, f)})
+			}
+		}
+	}
+}
+
+// checkDuplicateFiles: slurmd dies where two of the node's GPUs name one
+// device file ("gpu duplicate device file name"), except the files of
+// MultipleFiles= records, which it leaves out of that check even once
+// split, from SharedFilesSince (all: it checks those too).
+func checkDuplicateFiles(gpus []SlurmdRecord, all bool) error {
+	seen := make(map[string]string, len(gpus))
+	for _, g := range gpus {
+		if g.multiple && !all || g.Name != "gpu" { // the gpu plugin's own, named exactly
+			continue
+		}
+		for _, f := range g.Files {
+			if pos, ok := seen[f]; ok {
+				return fatalf(g.Pos, "%s is a file of another GPU too (%s); slurmd: \"gpu duplicate device file name\"", f, pos)
+			}
+			seen[f] = g.Pos
+		}
+	}
+	return nil
+}
+
+// mergeDeclared orders the GPU records as slurmd merges them with the
+// node's slurm.conf Gres=: type by type in its order, each type's records
+// (compared without case) up to the count it declares; a Gres=gpu:N
+// without a type takes every GPU, which slurmd then prints without a
+// type. A type declared that no record has, slurmd fills from slurm.conf
+// with a record without files, which, where GPUs are read device by
+// device, it logs and drops.
+func mergeDeclared(out *NodeCheck, gpus []SlurmdRecord, decl *SlurmNode, perDevice bool) []SlurmdRecord {
+	counts, err := GresTypeCounts(decl.Gres, "gpu")
+	if err != nil || len(counts) == 0 {
+		return nil
+	}
+	var merged []SlurmdRecord
+	used := make([]bool, len(gpus)) // a record serves one Gres= type
+	for k, c := range counts {
+		// slurmd tells types apart without case here: a later type
+		// that differs from an earlier one only in case adds nothing.
+		if slices.ContainsFunc(counts[:k], func(p GresCount) bool { return strings.EqualFold(p.Type, c.Type) }) {
+			continue
+		}
+		n := uint64(0)
+		for i, g := range gpus {
+			if n >= uint64(c.Count) {
+				break
+			}
+			if used[i] {
+				continue
+			}
+			if c.Type == "" {
+				g.Type = ""
+			} else if !strings.EqualFold(g.Type, c.Type) {
+				continue
+			}
+			if left := uint64(c.Count) - n; g.Count > left && !g.multiple {
+				// slurmd keeps as many of the line's devices as the
+				// type has left ("Ignoring extra GRES").
+				g.Count, g.Files = left, g.Files[:left]
+			}
+			merged = append(merged, g)
+			used[i] = true
+			n += g.Count
+		}
+		if n < uint64(c.Count) && perDevice {
+			name := "gpu"
+			if c.Type != "" {
+				name += ":" + c.Type
+			}
+			out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Error,
+				Message: fmt.Sprintf("Gres=%s:%d but gres.conf gives %d; slurmd logs \"SHARING configuration lacks File specification\"", name, c.Count, n)})
+		}
+	}
+	return merged
+}
+
+// checkCores: slurmd logs "Invalid GRES data for gpu, Cores=..." for
+// cores the node does not have, and keeps the record.
+func checkCores(out *NodeCheck, conf *GresConf, decl *SlurmNode) {
+	cores := decl.Cores()
+	if cores <= 0 {
+		return
+	}
+	for i := range conf.Records {
+		r := &conf.Records[i]
+		if r.Cores == "" {
+			continue
+		}
+		ids, err := cpulist.Parse(strings.NewReplacer("[", "", "]", "", " ", "").Replace(r.Cores))
+		bad := err != nil
+		for _, id := range ids {
+			if id >= cores {
+				bad = true
+			}
+		}
+		if bad {
+			out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Error,
+				Message: fmt.Sprintf("Cores=%s: the node has cores 0-%d (%s); slurmd logs \"Invalid GRES data for %s\" and keeps the record", r.Cores, cores-1, decl.Pos, r.Name)})
+		}
+	}
+}
+
+// checkCounts: slurmctld drains a node that registers fewer GPUs of a
+// type than its Gres= declares; more are ignored, with a warning.
+func checkCounts(out *NodeCheck, recs []SlurmdRecord, decl *SlurmNode) {
+	counts, err := GresTypeCounts(decl.Gres, "gpu")
+	if err != nil {
+		out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Drain, Message: err.Error()})
+		return
+	}
+	for _, c := range counts {
+		have := 0
+		for _, r := range recs {
+			if !strings.EqualFold(r.Name, "gpu") {
+				continue
+			}
+			if c.Type == "" && r.Type == "" || c.Type != "" && strings.EqualFold(r.Type, c.Type) {
+				have += int(r.Count)
+			}
+		}
+		name := "gpu"
+		if c.Type != "" {
+			name += ":" + c.Type
+		}
+		switch {
+		case have == 0:
+			out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Drain,
+				Message: fmt.Sprintf("Gres=%s:%d declared, but no record has that type; slurmctld drains the node (\"gres/gpu count reported lower than configured\")", name, c.Count)})
+		case have < c.Count:
+			out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Drain,
+				Message: fmt.Sprintf("Gres=%s:%d declared, but the records have %d; slurmctld drains the node (\"gres/gpu count reported lower than configured (%d < %d)\")", name, c.Count, have, have, c.Count)})
+		}
+	}
+}
+
+// A Checker checks many nodes of one GresFile for one release. Nodes
+// that read the same lines of the file and the same slurm.conf line
+// (most nodes of a cluster share both) get the same NodeCheck, worked out
+// once: checking 10,000 nodes must take no longer than one slurmd -G.
+type Checker struct {
+	f     *GresFile
+	v     Version
+	decls map[*SlurmNode]int
+	cache map[string]NodeCheck
+	key   []byte
+}
+
+// Checker indexes the file (Index) and returns a Checker for release v.
+func (f *GresFile) Checker(v Version) *Checker {
+	f.Index()
+	return &Checker{f: f, v: v, decls: map[*SlurmNode]int{}, cache: map[string]NodeCheck{}}
+}
+
+// Check is CheckNode, for node with its slurm.conf line decl (nil: none
+// given). The records and problems returned may be shared with other
+// nodes' and are read only.
+func (c *Checker) Check(node string, decl *SlurmNode) NodeCheck {
+	id, ok := c.decls[decl]
+	if !ok {
+		id = len(c.decls)
+		c.decls[decl] = id
+	}
+	k := strconv.AppendInt(c.key[:0], int64(id), 10)
+	for _, i := range c.f.index[node] {
+		k = append(k, ',')
+		k = strconv.AppendInt(k, int64(i), 10)
+	}
+	c.key = k
+	if nc, ok := c.cache[string(k)]; ok {
+		nc.Node = node
+		return nc
+	}
+	nc := c.f.CheckNode(node, c.v, decl)
+	c.cache[string(k)] = nc
+	return nc
+}

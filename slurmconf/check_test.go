@@ -1,0 +1,79 @@
+package slurmconf
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
+)
+
+// A Checker, which works out each set of lines once for the nodes that
+// share it, says of every node what CheckNode says of it alone.
+func TestCheckerAgreesWithCheckNode(t *testing.T) {
+	dir := fixture.Tree(t, map[string]string{"gres.conf": "AutoDetect=off\n" +
+		"NodeName=n[1-4] Name=gpu Type=a File=/dev/nvidia[0-1]\n" +
+		"NodeName=n2 Type=a File=/dev/nvidia2\n" +
+		"NodeName=n3 Name=gpu Type=b File=/dev/nvidia2 Cores=0-99\n" +
+		"NodeName=[bad] Name=gpu File=/dev/nvidia3\n" +
+		"NodeName=n4 Name=gpu Type=a File=/dev/nvidia[0-1] Count=3\n" +
+		"Name=gpu Type=a File=/dev/nvidia3\n"})
+	f, err := ReadGresFile(filepath.Join(dir, "gres.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decls := []*SlurmNode{
+		{Nodes: "n[1-2]", Gres: "gpu:a:3", GresTypes: "gpu", CPUs: 8, Pos: "slurm.conf:1"},
+		{Nodes: "n3", Gres: "gpu:a:3,gpu:b:1", GresTypes: "gpu", CPUs: 8, Pos: "slurm.conf:2"},
+	}
+	v := Version{22, 5, 8}
+	alone := map[string]NodeCheck{}
+	for _, n := range []string{"n1", "n2", "n3", "n4", "n5"} {
+		alone[n] = f.CheckNode(n, v, declOf(decls, n))
+	}
+	c := f.Checker(v)
+	for _, n := range []string{"n1", "n2", "n3", "n4", "n5", "n1", "n2"} {
+		if diff := cmp.Diff(alone[n], c.Check(n, declOf(decls, n)), cmp.AllowUnexported(SlurmdRecord{})); diff != "" {
+			t.Errorf("%s (-alone +Checker):\n%s", n, diff)
+		}
+	}
+	if !alone["n4"].Fatal() || alone["n1"].Fatal() || len(alone["n2"].Problems) != 2 || len(alone["n3"].Problems) != 2 {
+		t.Errorf("n4 must be fatal, n2 have the skipped line and the bad hostlist, n3 the bad hostlist and Cores=: %+v", alone)
+	}
+}
+
+func declOf(decls []*SlurmNode, node string) *SlurmNode {
+	for _, d := range decls {
+		if ok, _ := hostlistHas(d.Nodes, node); ok {
+			return d
+		}
+	}
+	return nil
+}
+
+// mps and shard are spread over the GPUs they share, with the GPU's type,
+// as slurmd -G 22.05.8 printed this file (GresTypes=gpu,mps,shard): mps
+// 33, 33, 34; shard 0, 4, 4.
+func TestCheckSpreadsSharedGres(t *testing.T) {
+	dir := fixture.Tree(t, map[string]string{"gres.conf": "Name=gpu Type=a File=/dev/nvidia[0-1]\n" +
+		"Name=gpu Type=b File=/dev/nvidia2\nName=mps Count=100\nName=shard Count=8 File=/dev/nvidia[1-2]\n"})
+	f, err := ReadGresFile(filepath.Join(dir, "gres.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl := &SlurmNode{Nodes: "n1", Gres: "gpu:a:2,gpu:b:1,mps:100,shard:8", GresTypes: "gpu,mps,shard", Pos: "slurm.conf:1"}
+	nc := f.CheckNode("n1", Version{22, 5, 8}, decl)
+	var got []string
+	for _, r := range nc.Records {
+		if r.Name != "gpu" {
+			got = append(got, fmt.Sprintf("%s %s %d %s", r.Name, r.Type, r.Count, r.Files[0]))
+		}
+	}
+	want := []string{"mps a 33 /dev/nvidia0", "mps a 33 /dev/nvidia1", "mps b 34 /dev/nvidia2",
+		"shard a 0 /dev/nvidia0", "shard a 4 /dev/nvidia1", "shard b 4 /dev/nvidia2"}
+	if diff := cmp.Diff(want, got); diff != "" || len(nc.Problems) != 0 {
+		t.Errorf("shared records (-want +got):\n%s\nproblems: %v", diff, nc.Problems)
+	}
+}
