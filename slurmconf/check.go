@@ -166,11 +166,15 @@ func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode 
 	}
 	conf.Records = kept
 	var items []string
+	said := map[string]bool{} // one error a name: its typed entries are one mistake
 	for _, item := range splitTopLevel(decl.Gres) {
 		name, _, _ := strings.Cut(item, ":")
 		if name = strings.TrimSpace(name); name != "" && name != "(null)" && !known(name) {
-			out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Error,
-				Message: fmt.Sprintf("Gres=%s: %s is not in GresTypes=%s; slurmd logs \"Invalid GRES configured on node\"", decl.Gres, name, decl.GresTypes)})
+			if !said[name] {
+				said[name] = true
+				out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Error,
+					Message: fmt.Sprintf("Gres=%s: %s is not in GresTypes=%s; slurmd logs \"Invalid GRES configured on node\"", decl.Gres, name, decl.GresTypes)})
+			}
 			continue
 		}
 		items = append(items, item)

@@ -77,3 +77,27 @@ func TestCheckSpreadsSharedGres(t *testing.T) {
 		t.Errorf("shared records (-want +got):\n%s\nproblems: %v", diff, nc.Problems)
 	}
 }
+
+// A slurm.conf without GresTypes=gpu gives one error for the node's
+// Gres= entries of that name, not one each: seven typed gpu entries are
+// one mistake, and seven identical lines would bury the rest.
+func TestCheckGresTypesMissingOnce(t *testing.T) {
+	dir := fixture.Tree(t, map[string]string{"gres.conf": "Name=gpu Type=a File=/dev/nvidia0\n" +
+		"Name=gpu Type=b File=/dev/nvidia1\n"})
+	f, err := ReadGresFile(filepath.Join(dir, "gres.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl := &SlurmNode{Nodes: "n1", Gres: "gpu:a:1,gpu:b:1,nic:2", GresTypes: "nic", CPUs: 8, Pos: "slurm.conf:3"}
+	got := f.CheckNode("n1", Version{22, 5, 8}, decl)
+	var fromDecl []string
+	for _, p := range got.Problems {
+		if p.Pos == "slurm.conf:3" {
+			fromDecl = append(fromDecl, p.Message)
+		}
+	}
+	want := []string{`Gres=gpu:a:1,gpu:b:1,nic:2: gpu is not in GresTypes=nic; slurmd logs "Invalid GRES configured on node"`}
+	if diff := cmp.Diff(want, fromDecl); diff != "" {
+		t.Errorf("slurm.conf:3's problems (-want +got):\n%s", diff)
+	}
+}
