@@ -62,22 +62,40 @@ func mergeComment(num int, line string) bool {
 // (other cap minors, other GPU instances) declare the same counts and
 // share a line. Each node's Gres= is what `slurm-mig node` prints for it.
 func (f *Fleet) NodeLines() []byte {
+	groups := make([]NodeGres, len(f.Layouts))
+	for i, l := range f.Layouts {
+		groups[i] = NodeGres{Nodes: l.Nodes, Counts: l.Counts()}
+	}
+	return GroupNodeLines(groups)
+}
+
+// NodeGres is nodes that declare the same Gres= counts.
+type NodeGres struct {
+	Nodes  []string
+	Counts []slurmconf.GresCount
+}
+
+// GroupNodeLines renders slurm.conf lines, NodeName=<hostlist> Gres=...,
+// one for each Gres= value, in the order the values first come: the one
+// grouping of nodes into hostlists that merge --node-lines and rebalance
+// share, so that both print a fleet's lines alike. The groups' node
+// slices are not changed.
+func GroupNodeLines(groups []NodeGres) []byte {
 	type line struct {
 		counts []slurmconf.GresCount
 		nodes  []string
 	}
 	var lines []*line
 	byGres := map[string]*line{}
-	for _, l := range f.Layouts {
-		counts := l.Counts()
-		gres := slurmconf.GresList(counts)
+	for _, g := range groups {
+		gres := slurmconf.GresList(g.Counts)
 		nl, ok := byGres[gres]
 		if !ok {
-			nl = &line{counts: counts}
+			nl = &line{counts: g.Counts}
 			byGres[gres] = nl
 			lines = append(lines, nl)
 		}
-		nl.nodes = append(nl.nodes, l.Nodes...)
+		nl.nodes = append(nl.nodes, g.Nodes...)
 	}
 	var b bytes.Buffer
 	for _, nl := range lines {
