@@ -1,0 +1,207 @@
+package rebalance
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/migplan"
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// The same pending jobs as each release's squeue prints them with
+// QueueFormat: %b spells a GRES "gpu:..." on 20.11, "gres:gpu:..." on
+// 21.08 and 22.05, "gres/gpu:..." on later releases; a job without GRES
+// is N/A; a pending array task is JOB_TASK.
+func TestParseQueueReleases(t *testing.T) {
+	want := []Job{
+		{ID: "101", Submit: time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC), Nodes: 1, GPU: []Request{{"a100_1g.10gb", 2}}, Line: 1},
+		{ID: "102_3", Submit: time.Date(2026, 11, 24, 9, 31, 5, 0, time.UTC), Nodes: 2, GPU: []Request{{"", 1}}, Line: 2},
+		{ID: "103", Submit: time.Date(2026, 11, 24, 9, 32, 0, 0, time.UTC), Nodes: 1, Line: 3},
+		{ID: "104", Submit: time.Date(2026, 11, 24, 9, 33, 0, 0, time.UTC), Nodes: 1, GPU: []Request{{"a100", 1}}, Line: 4},
+	}
+	for release, text := range map[string]string{
+		"20.11": "101 2026-11-24T09:30:00 1 gpu:a100_1g.10gb:2\n102_3 2026-11-24T09:31:05 2 gpu\n103 2026-11-24T09:32:00 1 N/A\n104 2026-11-24T09:33:00 1 gpu:a100:1,shard:2\n",
+		"22.05": "101 2026-11-24T09:30:00 1 gres:gpu:a100_1g.10gb:2\n102_3 2026-11-24T09:31:05 2 gres:gpu:1\n103 2026-11-24T09:32:00 1 N/A\n104 2026-11-24T09:33:00 1 gres:gpu:a100:1,gres:shard:2\n",
+		"24.11": "101 2026-11-24T09:30:00 1 gres/gpu:a100_1g.10gb:2\n102_3 2026-11-24T09:31:05 2 gres/gpu:1\n103 2026-11-24T09:32:00 1 N/A\n104 2026-11-24T09:33:00 1 gres/gpu:a100:1,gres/shard:2\n",
+		"26.05": "  101 2026-11-24T09:30:00 1 gres/gpu:a100_1g.10gb:2\n102_3 2026-11-24T09:31:05 2 gres/gpu\n\n103 2026-11-24T09:32:00 1 N/A\n104 2026-11-24T09:33:00 1 gres/gpu:a100,gres/shard:2\n",
+	} {
+		got, err := ParseQueue("q.txt", []byte(text), time.UTC)
+		if err != nil {
+			t.Fatalf("%s: %v", release, err)
+		}
+		if release == "26.05" {
+			got[2].Line, got[3].Line = 3, 4 // a blank line moved them
+		}
+		if !slices.EqualFunc(got, want, func(a, b Job) bool {
+			return a.ID == b.ID && a.Submit.Equal(b.Submit) && a.Nodes == b.Nodes && slices.Equal(a.GPU, b.GPU) && a.Line == b.Line
+		}) {
+			t.Errorf("%s:\n got %+v\nwant %+v", release, got, want)
+		}
+	}
+}
+
+func TestParseQueueErrors(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"101 2026-11-24T09:30:00 1\n", "q.txt:1: want 4 fields"},
+		{"ok 2026-11-24T09:30:00 1 N/A\n101 yesterday 1 N/A\n", `q.txt:2: submit time "yesterday" is not 2006-01-02T15:04:05`},
+		{"101 2026-11-24T09:30:00 x N/A\n", `q.txt:1: node count "x"`},
+		{"101 2026-11-24T09:30:00 1 gpu:a100:x\n", `q.txt:1: GRES "gpu:a100:x": count "x" is not a number`},
+		{"101 2026-11-24T09:30:00 1 gpu:a100:0\n", `q.txt:1: GRES "gpu:a100:0": count must be at least 1`},
+	} {
+		_, err := ParseQueue("q.txt", []byte(tc.text), time.UTC)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: err %v, want %q...", tc.text, err, tc.want)
+		}
+	}
+}
+
+// scontrol --oneliner show node, as 22.05 prints it: an idle node; one
+// with a job on one GPU (AllocTRES has gres/gpu); one running only a CPU
+// job (its GPUs are idle); a drained one whose Reason has spaces.
+func TestParseNodes(t *testing.T) {
+	text := `NodeName=gpu01 Arch=x86_64 CoresPerSocket=8 CPUAlloc=0 CPUTot=16 Gres=gpu:h100:1 NodeAddr=gpu01 State=IDLE ThreadsPerCore=1 CfgTRES=cpu=16,mem=64000M,billing=16,gres/gpu=1 AllocTRES= CapWatts=n/a
+NodeName=gpu02 CPUAlloc=2 Gres=gpu:h100_1g.10gb:7 State=MIXED CfgTRES=cpu=16,gres/gpu=7 AllocTRES=cpu=2,gres/gpu=1,gres/gpu:h100_1g.10gb=1
+NodeName=gpu03 CPUAlloc=4 Gres=gpu:h100:1 State=MIXED AllocTRES=cpu=4,mem=1G
+NodeName=gpu04 Gres=gpu:h100:1 State=IDLE+DRAIN Reason=repartition in progress [root@2026-11-24T10:00:00] AllocTRES=
+NodeName=gpu05 Gres=gpu:h100:1 State=IDLE* AllocTRES=
+NodeName=gpu06 Gres=gpu:h100:2 State=MIXED GresUsed=gpu:h100:1(IDX:0) AllocTRES=cpu=1
+`
+	got, err := ParseNodes("nodes.txt", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"gpu01": "", "gpu02": "1 GPUs in use by running jobs", "gpu03": "",
+		"gpu04": "state IDLE+DRAIN", "gpu05": "not responding (IDLE*)", "gpu06": "1 GPUs in use by running jobs",
+	}
+	for name, why := range want {
+		s, ok := got[name]
+		if !ok || s.Why() != why {
+			t.Errorf("%s: %+v why %q, want %q", name, s, s.Why(), why)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d nodes, want %d", len(got), len(want))
+	}
+	if _, err := ParseNodes("nodes.txt", []byte("NodeName=a State=IDLE\nNodeName=a State=IDLE\n")); err == nil || err.Error() != "nodes.txt:2: node a is given twice (first at line 1)" {
+		t.Errorf("twice: %v", err)
+	}
+	if _, err := ParseNodes("nodes.txt", []byte("hello\n")); err == nil || !strings.HasPrefix(err.Error(), "nodes.txt:1: no NodeName= or State=") {
+		t.Errorf("not scontrol: %v", err)
+	}
+}
+
+const configs = `version: v1
+mig-configs:
+  all-disabled:
+    - devices: all
+      mig-enabled: false
+  all-1g.10gb:
+    - devices: all
+      mig-enabled: true
+      mig-devices:
+        "1g.10gb": 7
+  all-3g.40gb:
+    - devices: all
+      mig-enabled: true
+      mig-devices:
+        "3g.40gb": 2
+  all-balanced:
+    - devices: all
+      mig-enabled: true
+      mig-devices:
+        "3g.40gb": 1
+        "2g.20gb": 1
+        "1g.10gb": 1
+  too-full:
+    - devices: all
+      mig-enabled: true
+      mig-devices:
+        "4g.40gb": 1
+        "2g.20gb": 1
+        "1g.10gb": 2
+  a100:
+    - devices: all
+      mig-enabled: true
+      mig-devices:
+        "1g.5gb": 7
+`
+
+func h100Node(t *testing.T, host string) *model.Node {
+	t.Helper()
+	n, err := model.LoadSnapshot(fixture.Path(t, "real/h100-snapshot-v2/snapshot.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Hostname = host
+	return n
+}
+
+func evaluator(t *testing.T) *Evaluator {
+	t.Helper()
+	cfg, err := migplan.ParseConfig("mig.yaml", []byte(configs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Evaluator{Gres: gresgen.Options{TypeStyle: gresgen.StyleModel}}
+	for _, name := range cfg.Names() {
+		sel, _ := cfg.Select(name)
+		e.Configs = append(e.Configs, sel)
+	}
+	return e
+}
+
+// The real H100's options are migplan's counts, h100's in the tests
+// above; the layouts it cannot hold (no placements for too-full, A100
+// names) are refused, never offered.
+func TestEvaluatorFit(t *testing.T) {
+	e := evaluator(t)
+	cur, opts, err := e.Node(h100Node(t, "gpu01.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slurmconf.GresList(cur) != "gpu:h100:1" {
+		t.Errorf("current %s", slurmconf.GresList(cur))
+	}
+	for _, want := range h100.Configs {
+		i := slices.IndexFunc(opts.Configs, func(o Option) bool { return o.Config == want.Config })
+		if i < 0 || !sameCounts(opts.Configs[i].Counts, want.Counts) {
+			t.Errorf("%s: %v, want %s", want.Config, opts.Configs, slurmconf.GresList(want.Counts))
+		}
+	}
+	if len(opts.Configs) != 4 {
+		t.Errorf("configs %v, want the four of h100", opts.Configs)
+	}
+	var refused []string
+	for _, r := range opts.Refused {
+		refused = append(refused, r.Config)
+	}
+	if !slices.Equal(refused, []string{"a100", "too-full"}) {
+		t.Errorf("refused %v", opts.Refused)
+	}
+	// too-full would start all three jobs, but no placement holds it.
+	// all-1g.10gb starts job 3 (two 1g.10gb), all-balanced job 2 (its
+	// one 1g.10gb is too few for job 3): one each, and of those the one
+	// that starts the older job (2 before 3, submitted together) wins.
+	js := []Job{job("1", "h100_4g.40gb", 1, 30), job("2", "h100_2g.20gb", 1, 30), job("3", "h100_1g.10gb", 2, 30)}
+	states := map[string]NodeState{"gpu01": {Name: "gpu01", State: "IDLE"}}
+	nodes, err := Fleet([]*model.Node{h100Node(t, "gpu01.example")}, states, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, Propose(nodes, js, lim), "gpu01=all-balanced[2]")
+	// A node of the snapshots that slurmctld does not know is held.
+	nodes, _ = Fleet([]*model.Node{h100Node(t, "gpu01"), h100Node(t, "gpu02")}, states, e)
+	p := Propose(nodes, js, lim)
+	if len(p.Held) != 1 || p.Held[0].Node != "gpu02" {
+		t.Errorf("held %v", p.Held)
+	}
+	if _, err := Fleet([]*model.Node{h100Node(t, "gpu01"), h100Node(t, "gpu01.b")}, states, e); err == nil || !strings.Contains(err.Error(), "node gpu01 is given twice") {
+		t.Errorf("twice: %v", err)
+	}
+}
