@@ -25,7 +25,7 @@ type NodeState struct {
 // blockingStates are the state words of a node rebalance leaves alone:
 // one an admin or Slurm has taken out of service, one still cleaning up
 // after a job, one that is not up.
-var blockingStates = []string{"DOWN", "DRAIN", "FAIL", "COMPLETING", "MAINT", "REBOOT", "POWER", "NOT_RESPONDING", "INVAL", "UNKNOWN", "FUTURE", "RESERVED", "PLANNED", "BLOCKED"}
+var blockingStates = []string{"DOWN", "DRAIN", "FAIL", "COMPLETING", "MAINT", "REBOOT", "POWER", "INVAL", "UNKNOWN", "FUTURE", "RESERVED", "PLANNED", "BLOCKED"}
 
 // Why says why rebalance may not change the node, or "" when it may: its
 // GPUs are all idle and the node is in service.
