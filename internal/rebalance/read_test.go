@@ -60,16 +60,19 @@ func TestParseQueueErrors(t *testing.T) {
 	}
 }
 
-// scontrol --oneliner show node, as 22.05 prints it: an idle node; one
-// with a job on one GPU (AllocTRES has gres/gpu); one running only a CPU
-// job (its GPUs are idle); a drained one whose Reason has spaces.
+// scontrol --details --oneliner show node, as 22.05 prints it: an idle
+// node; one with a job on one GPU (GresUsed counts it, AllocTRES does
+// not: accounting does not track gres/gpu there); one running only a CPU
+// job (its GPUs are idle); a drained one whose Reason has spaces; one not
+// responding; one whose AllocTRES counts a GPU.
 func TestParseNodes(t *testing.T) {
-	text := `NodeName=gpu01 Arch=x86_64 CoresPerSocket=8 CPUAlloc=0 CPUTot=16 Gres=gpu:h100:1 NodeAddr=gpu01 State=IDLE ThreadsPerCore=1 CfgTRES=cpu=16,mem=64000M,billing=16,gres/gpu=1 AllocTRES= CapWatts=n/a
-NodeName=gpu02 CPUAlloc=2 Gres=gpu:h100_1g.10gb:7 State=MIXED CfgTRES=cpu=16,gres/gpu=7 AllocTRES=cpu=2,gres/gpu=1,gres/gpu:h100_1g.10gb=1
-NodeName=gpu03 CPUAlloc=4 Gres=gpu:h100:1 State=MIXED AllocTRES=cpu=4,mem=1G
-NodeName=gpu04 Gres=gpu:h100:1 State=IDLE+DRAIN Reason=repartition in progress [root@2026-11-24T10:00:00] AllocTRES=
-NodeName=gpu05 Gres=gpu:h100:1 State=IDLE* AllocTRES=
-NodeName=gpu06 Gres=gpu:h100:2 State=MIXED GresUsed=gpu:h100:1(IDX:0) AllocTRES=cpu=1
+	text := `NodeName=gpu01 Arch=x86_64 CoresPerSocket=8 CPUAlloc=0 CPUTot=16 Gres=gpu:h100:1 NodeAddr=gpu01 State=IDLE ThreadsPerCore=1 GresDrain=N/A GresUsed=gpu:h100:0(IDX:N/A) CfgTRES=cpu=16,mem=64000M,billing=16 AllocTRES= CapWatts=n/a
+NodeName=gpu02 CPUAlloc=1 Gres=gpu:a100:1,gpu:a100_1g.10gb:7,gpu:a100_1g.10gb+me:1 State=MIXED GresDrain=N/A GresUsed=gpu:a100:0(IDX:N/A),gpu:a100_1g.10gb:0(IDX:N/A),gpu:a100_1g.10gb+me:1(IDX:13) CfgTRES=cpu=2,mem=1M,billing=2 AllocTRES=cpu=1,mem=1M
+NodeName=gpu03 CPUAlloc=4 Gres=gpu:h100:1 State=MIXED GresUsed=gpu:h100:0(IDX:N/A) AllocTRES=cpu=4,mem=1G
+NodeName=gpu04 Gres=gpu:h100:1 State=IDLE+DRAIN GresUsed=gpu:h100:0(IDX:N/A) Reason=repartition in progress [root@2026-11-24T10:00:00] AllocTRES=
+NodeName=gpu05 Gres=gpu:h100:1 State=IDLE* GresUsed=gpu:h100:0(IDX:N/A) AllocTRES=
+NodeName=gpu06 Gres=gpu:h100:2 State=MIXED GresUsed=gpu:h100:0(IDX:N/A) AllocTRES=cpu=1,gres/gpu=1,gres/gpu:h100=1
+NodeName=cpu01 Gres=(null) State=IDLE AllocTRES=
 `
 	got, err := ParseNodes("nodes.txt", []byte(text))
 	if err != nil {
@@ -77,7 +80,7 @@ NodeName=gpu06 Gres=gpu:h100:2 State=MIXED GresUsed=gpu:h100:1(IDX:0) AllocTRES=
 	}
 	want := map[string]string{
 		"gpu01": "", "gpu02": "1 GPUs in use by running jobs", "gpu03": "",
-		"gpu04": "state IDLE+DRAIN", "gpu05": "not responding (IDLE*)", "gpu06": "1 GPUs in use by running jobs",
+		"gpu04": "state IDLE+DRAIN", "gpu05": "not responding (IDLE*)", "gpu06": "1 GPUs in use by running jobs", "cpu01": "",
 	}
 	for name, why := range want {
 		s, ok := got[name]
@@ -93,6 +96,11 @@ NodeName=gpu06 Gres=gpu:h100:2 State=MIXED GresUsed=gpu:h100:1(IDX:0) AllocTRES=
 	}
 	if _, err := ParseNodes("nodes.txt", []byte("hello\n")); err == nil || !strings.HasPrefix(err.Error(), "nodes.txt:1: no NodeName= or State=") {
 		t.Errorf("not scontrol: %v", err)
+	}
+	// Without --details a busy node looks idle: refused.
+	if _, err := ParseNodes("nodes.txt", []byte("NodeName=a Gres=gpu:h100:1 State=MIXED AllocTRES=cpu=1\n")); err == nil ||
+		err.Error() != "nodes.txt:1: node a has GPUs and no GresUsed= (want the output of scontrol --details --oneliner show node)" {
+		t.Errorf("no GresUsed: %v", err)
 	}
 }
 

@@ -8,8 +8,11 @@ import (
 )
 
 // NodesFormat is the command whose output ParseNodes reads: one node a
-// line, every field key=value.
-const NodesFormat = "scontrol --oneliner show node"
+// line, every field key=value. --details adds GresUsed=, the one field
+// that says which GPUs jobs hold: AllocTRES= counts gres/gpu only where
+// AccountingStorageTRES lists it (seen with 22.05: a running GPU job,
+// AllocTRES=cpu=1,mem=1M).
+const NodesFormat = "scontrol --details --oneliner show node"
 
 // NodeState is what slurmctld says of a node: whether rebalance may
 // change it.
@@ -17,7 +20,7 @@ type NodeState struct {
 	Name  string
 	State string // as scontrol prints it: IDLE, MIXED, IDLE+DRAIN, ...
 	// GPUsInUse is how many gpu GRES are allocated to running jobs
-	// (AllocTRES's gres/gpu, or GresUsed's counts where that is given).
+	// (GresUsed's counts, or AllocTRES's gres/gpu if that says more).
 	GPUsInUse int
 	Line      int
 }
@@ -65,6 +68,10 @@ func ParseNodes(file string, data []byte) (map[string]NodeState, error) {
 		s := NodeState{Name: fields["NodeName"], State: fields["State"], Line: num}
 		if s.Name == "" || s.State == "" {
 			return nil, fmt.Errorf("%s:%d: no NodeName= or State= (want the output of %s)", file, num, NodesFormat)
+		}
+		if _, ok := fields["GresUsed"]; !ok && strings.Contains(fields["Gres"], "gpu") {
+			// Without it a busy node would look idle.
+			return nil, fmt.Errorf("%s:%d: node %s has GPUs and no GresUsed= (want the output of %s)", file, num, s.Name, NodesFormat)
 		}
 		used, err := gpusInUse(fields)
 		if err != nil {
