@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/slurm-mig/slurm-mig/internal/model"
@@ -48,4 +50,122 @@ func buildBinary(b *testing.B, dir string) string {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// BenchmarkRebalance10k times the whole process of rebalance at the scale
+// of issue 28: 10,000 nodes of 8 H100s (the real profile table) in four
+// layouts, a quarter of them running GPU jobs, and 100,000 pending jobs
+// of four types; it reads every snapshot, the queue and the node states,
+// works out each kind of node's configs with migplan and proposes up to
+// 1,000 changes. docs/rebalance.md quotes the figure.
+func BenchmarkRebalance10k(b *testing.B) {
+	dir := b.TempDir()
+	bin := buildBinary(b, dir)
+	args := writeRebalanceFleet(b, dir, 10000, 100000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(bin, args...)
+		out, err := cmd.CombinedOutput()
+		if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 {
+			b.Fatalf("want exit 1 (changes), got %v\n%.2000s", err, out)
+		}
+	}
+}
+
+// BenchmarkRebalance10kInProcess is BenchmarkRebalance10k without the
+// process, for a CPU profile (-cpuprofile): where the time goes.
+func BenchmarkRebalanceInProcess(b *testing.B) {
+	dir := b.TempDir()
+	args := writeRebalanceFleet(b, dir, 10000, 100000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if code := run(args, &env{stdout: io.Discard, stderr: io.Discard, newNVML: testNVML, hostname: testHostname}); code != 1 {
+			b.Fatalf("exit %d", code)
+		}
+	}
+}
+
+// writeRebalanceFleet writes nodes snapshots, their scontrol states, a
+// queue of jobs pending jobs and a mig-parted config under dir, and
+// returns rebalance's arguments for them.
+func writeRebalanceFleet(b *testing.B, dir string, nodes, jobs int) []string {
+	real, err := model.LoadSnapshot(filepath.Join("..", "..", "testdata", "real", "h100-snapshot-v2", "snapshot.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	layouts := []map[string]int{nil, {"1g.10gb": 7}, {"3g.40gb": 2}, {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 1}}
+	snaps := filepath.Join(dir, "snapshots")
+	os.Mkdir(snaps, 0o755)
+	var states, queue strings.Builder
+	for i := range nodes {
+		n := *real
+		n.Hostname = fmt.Sprintf("gpu%05d", i)
+		n.GPUs = nil
+		layout := layouts[i%len(layouts)]
+		for g := range 8 {
+			gpu := real.GPUs[0]
+			gpu.Index, gpu.Minor = g, g
+			gpu.UUID = fmt.Sprintf("GPU-%08x-0000-4000-8000-%012x", i, g)
+			gpu.MigEnabled, gpu.MigPending = layout != nil, layout != nil
+			gi := 1
+			for _, p := range []string{"3g.40gb", "2g.20gb", "1g.10gb"} {
+				for range layout[p] {
+					gpu.MigDevices = append(gpu.MigDevices, model.MigDevice{GPUInstanceID: gi, Profile: p,
+						UUID: fmt.Sprintf("MIG-%08x-%04x-4000-8000-%012x", i, g, gi)})
+					gi++
+				}
+			}
+			n.GPUs = append(n.GPUs, gpu)
+		}
+		f, err := os.Create(filepath.Join(snaps, n.Hostname+".json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := model.WriteSnapshot(f, &n); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+		used := 0
+		if i%4 == 1 {
+			used = 1
+		}
+		fmt.Fprintf(&states, "NodeName=%s CPUAlloc=0 Gres=gpu:h100:8 State=IDLE GresUsed=gpu:h100:%d(IDX:0) AllocTRES=\n", n.Hostname, used)
+	}
+	types := []string{"h100_1g.10gb", "h100_3g.40gb", "h100_2g.20gb", "h100_7g.80gb"}
+	for i := range jobs {
+		fmt.Fprintf(&queue, "%d 2026-11-24T%02d:%02d:%02d 1 gres/gpu:%s:%d\n", 1000000+i, 8+i%3, i%60, i%59, types[i%len(types)], 1+i%2)
+	}
+	files := map[string]string{"nodes.txt": states.String(), "queue.txt": queue.String(), "mig.yaml": `version: v1
+mig-configs:
+  all-disabled:
+    - devices: all
+      mig-enabled: false
+  all-1g.10gb:
+    - devices: all
+      mig-enabled: true
+      mig-devices: {"1g.10gb": 7}
+  all-2g.20gb:
+    - devices: all
+      mig-enabled: true
+      mig-devices: {"2g.20gb": 3}
+  all-3g.40gb:
+    - devices: all
+      mig-enabled: true
+      mig-devices: {"3g.40gb": 2}
+  all-7g.80gb:
+    - devices: all
+      mig-enabled: true
+      mig-devices: {"7g.80gb": 1}
+  all-balanced:
+    - devices: all
+      mig-enabled: true
+      mig-devices: {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 1}
+`}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return []string{"rebalance", "--queue", filepath.Join(dir, "queue.txt"), "--nodes", filepath.Join(dir, "nodes.txt"),
+		"--mig-config", filepath.Join(dir, "mig.yaml"), "--max-nodes", "1000", "--now", "2026-11-24T12:00:00", snaps}
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
-	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 )
 
@@ -26,7 +23,7 @@ type rebalanceCmd struct {
 	Configs   []string          `placeholder:"NAME,..." help:"The configs of FILE a node may take (default: all of them)."`
 	MaxNodes  int               `default:"1" help:"Change at most this many nodes."`
 	MinWait   time.Duration     `default:"10m" help:"Act only for jobs that have waited longer than this."`
-	Keep      float64           `default:"0.25" help:"Keep at least this share (0 to 1) of the most the fleet could offer of each GPU type."`
+	Keep      float64           `default:"0.1" help:"Keep at least this share (0 to 1) of the most the fleet could offer of each GPU type (each node now or under any allowed config)."`
 	Now       string            `placeholder:"TIME" help:"The time to measure waits from, as squeue prints times (default: now)."`
 	TypeStyle string            `enum:"model,profile,autodetect" default:"model" help:"GRES type names, as gen names them. One of: ${enum}."`
 	TypeMap   map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"As gen takes it (repeatable)."`
@@ -80,7 +77,7 @@ func (c *rebalanceCmd) Run(e *env) error {
 		}
 		ev.Configs = append(ev.Configs, sel)
 	}
-	snaps, err := loadSnapshots(c.Snapshots)
+	snaps, err := rebalance.ReadSnapshots(c.Snapshots)
 	if err != nil {
 		return err
 	}
@@ -104,40 +101,6 @@ func readInput(path, what string) ([]byte, error) {
 		return io.ReadAll(io.LimitReader(os.Stdin, 256<<20))
 	}
 	return fileio.ReadFile(path, 256<<20, what)
-}
-
-// loadSnapshots reads the snapshots args name: files as given, a
-// directory's *.json files in name order.
-func loadSnapshots(args []string) ([]*model.Node, error) {
-	var files []string
-	for _, arg := range args {
-		info, err := os.Stat(arg)
-		if err != nil {
-			return nil, err
-		}
-		if !info.IsDir() {
-			files = append(files, arg)
-			continue
-		}
-		found, err := filepath.Glob(filepath.Join(arg, "*.json"))
-		if err != nil {
-			return nil, err
-		}
-		if len(found) == 0 {
-			return nil, fmt.Errorf("%s: no *.json snapshots in this directory", arg)
-		}
-		sort.Strings(found)
-		files = append(files, found...)
-	}
-	snaps := make([]*model.Node, len(files))
-	for i, f := range files {
-		n, err := model.LoadSnapshot(f)
-		if err != nil {
-			return nil, err
-		}
-		snaps[i] = n
-	}
-	return snaps, nil
 }
 
 // proposal prints a proposal: each change with the jobs it lets start,
