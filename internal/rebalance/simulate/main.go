@@ -61,6 +61,7 @@ var phases = [][]float64{
 type params struct {
 	seed          uint64
 	nodes         int
+	gpus          int
 	hours         float64
 	phaseHours    float64
 	meanMinutes   float64
@@ -70,6 +71,7 @@ type params struct {
 	maxNodes      int
 	minWait       float64 // minutes
 	keep          float64
+	policyOnly    bool
 }
 
 type job struct {
@@ -85,7 +87,7 @@ type job struct {
 func trace(p params) []job {
 	r := rand.New(rand.NewPCG(p.seed, 0x5eed))
 	order := r.Perm(len(phases))
-	capacity := float64(p.nodes * 8 * 8)
+	capacity := float64(p.nodes * p.gpus * 8)
 	var out []job
 	t := 0.0
 	for id := 1; ; id++ {
@@ -248,7 +250,7 @@ func simulate(p params, jobs []job, layout []string, opts *rebalance.Options, po
 		r.meanWait = sum / float64(len(waits))
 		r.p95 = waits[int(math.Ceil(0.95*float64(len(waits))))-1]
 	}
-	r.used = usedSlices / (end * float64(p.nodes*64))
+	r.used = usedSlices / (end * float64(p.nodes*p.gpus*8))
 	return r
 }
 
@@ -290,7 +292,8 @@ func main() {
 	var p params
 	var cfgPath, snapPath, loads string
 	flag.Uint64Var(&p.seed, "seed", 1, "trace seed")
-	flag.IntVar(&p.nodes, "nodes", 16, "nodes of 8 H100s")
+	flag.IntVar(&p.nodes, "nodes", 16, "nodes")
+	flag.IntVar(&p.gpus, "gpus", 8, "H100s a node")
 	flag.Float64Var(&p.hours, "hours", 24, "simulated hours")
 	flag.Float64Var(&p.phaseHours, "phase-hours", 8, "hours of each demand phase")
 	flag.Float64Var(&p.meanMinutes, "mean-minutes", 60, "mean job duration")
@@ -301,6 +304,7 @@ func main() {
 	flag.Float64Var(&p.minWait, "min-wait", 5, "rebalance's min wait, minutes")
 	flag.Float64Var(&p.keep, "keep", 0, "rebalance's keep share")
 	flag.StringVar(&cfgPath, "mig-config", "", "mig-parted config file (NVIDIA's config-default.yaml)")
+	flag.BoolVar(&p.policyOnly, "policy-only", false, "run only the policy, not the static layouts")
 	flag.StringVar(&snapPath, "snapshot", "testdata/real/h100-snapshot-v2/snapshot.json", "a one-GPU H100 snapshot")
 	flag.Parse()
 	if err := run(p, cfgPath, snapPath, loads); err != nil {
@@ -319,7 +323,7 @@ func run(p params, cfgPath, snapPath, loads string) error {
 	}
 	gpu := snap.GPUs[0]
 	snap.GPUs = nil
-	for i := range 8 {
+	for i := range p.gpus {
 		g := gpu
 		g.Index, g.Minor = i, i
 		snap.GPUs = append(snap.GPUs, g)
@@ -337,8 +341,8 @@ func run(p params, cfgPath, snapPath, loads string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("seed %d, %d nodes x 8 H100, %g h, phases of %g h, mean job %g min, reconfiguration %g min, rebalance every %g min (max %d nodes, min wait %g min, keep %g)\n",
-		p.seed, p.nodes, p.hours, p.phaseHours, p.meanMinutes, p.reconfMinutes, p.tick, p.maxNodes, p.minWait, p.keep)
+	fmt.Printf("seed %d, %d nodes x %d H100, %g h, phases of %g h, mean job %g min, reconfiguration %g min, rebalance every %g min (max %d nodes, min wait %g min, keep %g)\n",
+		p.seed, p.nodes, p.gpus, p.hours, p.phaseHours, p.meanMinutes, p.reconfMinutes, p.tick, p.maxNodes, p.minWait, p.keep)
 	fmt.Printf("configs the H100 holds: %d of %d\n\n", len(opts.Configs), len(cfg.Names()))
 	fmt.Println("| load | layout | mean wait (min) | p95 wait (min) | used memory slices | still waiting | reconf./node/h |")
 	fmt.Println("|---|---|---|---|---|---|---|")
@@ -357,6 +361,9 @@ func run(p params, cfgPath, snapPath, loads string) error {
 		}
 		bestUniform := result{meanWait: math.Inf(1)}
 		for _, o := range opts.Configs {
+			if p.policyOnly {
+				break
+			}
 			r := simulate(p, jobs, uniform(o.Config), opts, false)
 			r.name = "static " + o.Config
 			rows = append(rows, r)
@@ -364,9 +371,13 @@ func run(p params, cfgPath, snapPath, loads string) error {
 				bestUniform = r
 			}
 		}
-		best, mix := hindsight(p, jobs, opts, uniform(strings.TrimPrefix(bestUniform.name, "static ")))
-		best.name = "best static in hindsight: " + mix
-		rows = append(rows, best)
+		best := result{meanWait: math.NaN()}
+		if !p.policyOnly {
+			var mix string
+			best, mix = hindsight(p, jobs, opts, uniform(strings.TrimPrefix(bestUniform.name, "static ")))
+			best.name = "best static in hindsight: " + mix
+			rows = append(rows, best)
+		}
 		start := uniform("all-balanced")
 		pol := simulate(p, jobs, start, opts, true)
 		pol.name = "rebalance (from all-balanced)"
@@ -382,28 +393,37 @@ func run(p params, cfgPath, snapPath, loads string) error {
 
 // hindsight searches the static mixes (a config per node, fixed for
 // the run) for the lowest mean wait on this very trace: from the best
-// uniform layout, it moves one node at a time from one config to
-// another while that lowers the mean wait. It is a local search, so the
-// mix it finds is the best it found, not proven the best there is.
+// uniform layout, it moves nodes from one config to another while that
+// lowers the mean wait, a sixteenth of the fleet at a time, then half as
+// many, down to one. It is a local search, so the mix it finds is the
+// best it found, not proven the best there is.
 func hindsight(p params, jobs []job, opts *rebalance.Options, layout []string) (result, string) {
 	best := simulate(p, jobs, layout, opts, false)
-	for improved := true; improved; {
-		improved = false
-		for _, from := range distinct(layout) {
-			for _, o := range opts.Configs {
-				if o.Config == from {
-					continue
-				}
-				try := append([]string(nil), layout...)
-				for i := range try {
-					if try[i] == from {
-						try[i] = o.Config
-						break
+	// Nodes move step at a time, a sixteenth of the fleet at first, then
+	// fewer; with 16 nodes, one at a time from the start.
+	for step := max(1, len(layout)/16); step >= 1; step /= 2 {
+		for improved := true; improved; {
+			improved = false
+			for _, from := range distinct(layout) {
+				for _, o := range opts.Configs {
+					if o.Config == from {
+						continue
 					}
-				}
-				sort.Strings(try)
-				if r := simulate(p, jobs, try, opts, false); r.meanWait < best.meanWait-1e-9 {
-					best, layout, improved = r, try, true
+					try := append([]string(nil), layout...)
+					moved := 0
+					for i := range try {
+						if try[i] == from && moved < step {
+							try[i] = o.Config
+							moved++
+						}
+					}
+					if moved < step {
+						continue
+					}
+					sort.Strings(try)
+					if r := simulate(p, jobs, try, opts, false); r.meanWait < best.meanWait-1e-9 {
+						best, layout, improved = r, try, true
+					}
 				}
 			}
 		}
