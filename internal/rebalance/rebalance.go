@@ -188,10 +188,14 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 		floor[t] = int(math.Floor(lim.Keep*float64(n) + 1e-9))
 	}
 	unmet := map[string][]int{} // type -> indices into demand, oldest first
+	blocked := map[string]bool{}
 	for i, j := range demand {
-		if len(unmet[j.typ]) == 0 && j.count <= room[j.typ] {
+		if !blocked[j.typ] && j.count <= room[j.typ] {
 			room[j.typ] -= j.count
-		} else if j.aged {
+			continue
+		}
+		blocked[j.typ] = true
+		if j.aged {
 			unmet[j.typ] = append(unmet[j.typ], i)
 		}
 	}
