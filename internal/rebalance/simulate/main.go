@@ -372,9 +372,10 @@ func run(p params, cfgPath, snapPath, loads string) error {
 			}
 		}
 		best := result{meanWait: math.NaN()}
+		var bestLayout []string
 		if !p.policyOnly {
 			var mix string
-			best, mix = hindsight(p, jobs, opts, uniform(strings.TrimPrefix(bestUniform.name, "static ")))
+			best, mix, bestLayout = hindsight(p, jobs, opts, uniform(strings.TrimPrefix(bestUniform.name, "static ")))
 			best.name = "best static in hindsight: " + mix
 			rows = append(rows, best)
 		}
@@ -382,6 +383,13 @@ func run(p params, cfgPath, snapPath, loads string) error {
 		pol := simulate(p, jobs, start, opts, true)
 		pol.name = "rebalance (from all-balanced)"
 		rows = append(rows, pol)
+		if bestLayout != nil {
+			// The policy from the best static mix: what rebalance adds to a
+			// fleet that already has the layout hindsight would choose.
+			r := simulate(p, jobs, bestLayout, opts, true)
+			r.name = "rebalance (from the best static mix)"
+			rows = append(rows, r)
+		}
 		for _, r := range rows {
 			fmt.Printf("| %.0f%% | %s | %.1f | %.1f | %.1f%% | %d | %.2f |\n", load*100, r.name, r.meanWait, r.p95, r.used*100, r.waiting,
 				float64(r.reconfs)/float64(p.nodes)/p.hours)
@@ -397,7 +405,7 @@ func run(p params, cfgPath, snapPath, loads string) error {
 // lowers the mean wait, a sixteenth of the fleet at a time, then half as
 // many, down to one. It is a local search, so the mix it finds is the
 // best it found, not proven the best there is.
-func hindsight(p params, jobs []job, opts *rebalance.Options, layout []string) (result, string) {
+func hindsight(p params, jobs []job, opts *rebalance.Options, layout []string) (result, string, []string) {
 	best := simulate(p, jobs, layout, opts, false)
 	// Nodes move step at a time, a sixteenth of the fleet at first, then
 	// fewer; with 16 nodes, one at a time from the start.
@@ -436,7 +444,7 @@ func hindsight(p params, jobs []job, opts *rebalance.Options, layout []string) (
 	for _, c := range distinct(layout) {
 		parts = append(parts, fmt.Sprintf("%d x %s", counts[c], c))
 	}
-	return best, strings.Join(parts, " + ")
+	return best, strings.Join(parts, " + "), layout
 }
 
 func distinct(layout []string) []string {
