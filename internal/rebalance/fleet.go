@@ -162,8 +162,9 @@ func Fleet(snaps []*model.Node, states map[string]NodeState, e *Evaluator) ([]No
 // ReadSnapshots reads the snapshots args name: files as given, a
 // directory's *.json files in name order. It reads several at a time: a
 // fleet's snapshots are most of what rebalance reads (10,000 nodes of 8
-// GPUs are about 500 MB of JSON, indented as snapshot writes it). An error names the file; with several bad
-// files it is the first in the order given.
+// GPUs are about 500 MB of JSON, indented as snapshot writes it). An
+// error names the file; with several bad files it is the first in the
+// order given.
 func ReadSnapshots(args []string) ([]*model.Node, error) {
 	var files []string
 	for _, arg := range args {
