@@ -18,7 +18,7 @@ import (
 type rebalanceCmd struct {
 	Snapshots []string          `arg:"" name:"SNAPSHOT|DIR" help:"The nodes' snapshots (slurm-mig snapshot), files or directories of *.json; each names its node by its host."`
 	Queue     string            `type:"nonempty" required:"" placeholder:"FILE" help:"The pending jobs, as printed by: ${queue_format} (- for standard input)."`
-	Nodes     string            `type:"nonempty" required:"" placeholder:"FILE" help:"The nodes' states and jobs, as printed by: ${nodes_format}."`
+	Nodes     string            `type:"nonempty" required:"" placeholder:"FILE" help:"The nodes' states and jobs, as printed by: ${nodes_format} (- for standard input)."`
 	MigConfig string            `type:"nonempty" required:"" placeholder:"FILE" help:"The site's mig-parted config file (v1)."`
 	Configs   []string          `placeholder:"NAME,..." help:"The configs of FILE a node may take (default: all of them)."`
 	MaxNodes  int               `default:"1" help:"Change at most this many nodes."`
@@ -33,6 +33,9 @@ type rebalanceCmd struct {
 func (c *rebalanceCmd) Run(e *env) error {
 	if c.MaxNodes < 0 {
 		return fmt.Errorf("--max-nodes must be 0 or more, not %d", c.MaxNodes)
+	}
+	if c.Queue == "-" && c.Nodes == "-" {
+		return fmt.Errorf("--queue and --nodes cannot both read standard input")
 	}
 	if c.Keep < 0 || c.Keep > 1 {
 		return fmt.Errorf("--keep must be between 0 and 1, not %g", c.Keep)
