@@ -83,7 +83,7 @@ FUZZTIME ?= 50000x
 FUZZ_TARGETS := capmap:FuzzParseMigMinors capmap:FuzzParse capmap:FuzzFastLine \
 	slurmconf:FuzzHostlistRoundTrip slurmconf:FuzzCompressHostlist slurmconf:FuzzGresConf \
 	slurmconf:FuzzGresRecordRoundTrip slurmconf:FuzzNodeGres slurmconf:FuzzUpdateNodeGres \
-	slurmconf:FuzzRecordReader internal/model:FuzzSnapshot
+	slurmconf:FuzzRecordReader internal/model:FuzzSnapshot internal/model:FuzzDecodeFast
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $$t for $(FUZZTIME)"; \

@@ -54,7 +54,12 @@ want_files="/usr/bin/slurm-mig /usr/share/man/man1/slurm-mig.1.gz
 /usr/share/doc/slurm-mig/examples/systemd/slurm-mig-gres.service
 /usr/share/doc/slurm-mig/examples/mig-parted/hooks.yaml
 /usr/share/doc/slurm-mig/examples/tmpfiles.d/slurm-mig.conf
-/usr/share/doc/slurm-mig/examples/taskprolog/taskprolog.sh"
+/usr/share/doc/slurm-mig/examples/taskprolog/taskprolog.sh
+/usr/share/doc/slurm-mig/examples/jobmap/prolog.sh
+/usr/share/doc/slurm-mig/examples/jobmap/epilog.sh
+/usr/share/doc/slurm-mig/examples/jobmap/slurm.conf
+/usr/share/doc/slurm-mig/examples/repartition/repartition.sh
+/usr/share/doc/slurm-mig/examples/repartition/repartition.yml"
 for deb in "$deb_amd64" "$deb_arm64"; do
   arch=$(dpkg-deb -f "$deb" Architecture)
   [[ $deb == *_${arch}.deb ]] || fail "$deb: Architecture: $arch"

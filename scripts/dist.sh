@@ -110,10 +110,10 @@ bin=$build/amd64/slurm-mig
 "$bin" docs bash >"$build/share/slurm-mig.bash"
 "$bin" docs zsh >"$build/share/_slurm-mig"
 "$bin" docs fish >"$build/share/slurm-mig.fish"
-for d in systemd mig-parted ansible tmpfiles.d taskprolog; do
+for d in systemd mig-parted ansible tmpfiles.d taskprolog jobmap repartition; do
   mkdir -p "$build/share/examples/$d"
   for f in scripts/$d/*; do
-    cp -p "$f" "$build/share/examples/$d/" # keeps taskprolog.sh executable
+    cp -p "$f" "$build/share/examples/$d/" # keeps taskprolog.sh, the jobmap scripts and repartition.sh executable
     sed -i 's|/usr/local/bin/slurm-mig|/usr/bin/slurm-mig|g' "$build/share/examples/$d/${f##*/}"
   done
 done

@@ -18,13 +18,89 @@ type NodeGres struct {
 // NodeName=DEFAULT line before it that sets Gres=.
 func ReadNodeGres(path, node string) (NodeGres, error) {
 	var (
-		found   []NodeGres
+		found  []NodeGres
+		others OtherNodes
+	)
+	err := nodeLines(path, func(hostlist string, ng NodeGres) error {
+		ok, err := hostlistHas(hostlist, node)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s: NodeName=: %v", ng.Pos, err)
+		case ok:
+			found = append(found, ng)
+		default:
+			if err := others.note(hostlist, node); err != nil {
+				return fmt.Errorf("%s: NodeName=: %v", ng.Pos, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return NodeGres{}, err
+	}
+	switch len(found) {
+	case 0:
+		return NodeGres{}, fmt.Errorf("%s: no NodeName= line names %s%s", confName(path), node, others.Said(node))
+	case 1:
+		return found[0], nil
+	}
+	return NodeGres{}, fmt.Errorf("%s: %s is declared twice, at %s and %s", confName(path), node, found[0].Pos, found[1].Pos)
+}
+
+// ReadNodesGres is ReadNodeGres for many nodes, reading the file once:
+// each node's Gres= by its name. A node no line names is missing from
+// the map; one that two lines name is an error, as for one node.
+func ReadNodesGres(path string, nodes []string) (map[string]NodeGres, error) {
+	want := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		want[n] = true
+	}
+	found := make(map[string]NodeGres, len(nodes))
+	err := nodeLines(path, func(hostlist string, ng NodeGres) error {
+		names := []string{hostlist}
+		if !OneHost(hostlist) {
+			var err error
+			if names, err = ExpandHostlist(hostlist); err != nil {
+				return fmt.Errorf("%s: NodeName=: %v", ng.Pos, err)
+			}
+		}
+		for _, n := range names {
+			if !want[n] {
+				continue
+			}
+			if first, dup := found[n]; dup {
+				return fmt.Errorf("%s: %s is declared twice, at %s and %s", confName(path), n, first.Pos, ng.Pos)
+			}
+			found[n] = ng
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return found, nil
+}
+
+// confName is how errors name the slurm.conf at path.
+func confName(path string) string {
+	if path == Stdin {
+		return StdinName
+	}
+	return path
+}
+
+// nodeLines calls visit for each NodeName= line of a slurm.conf (and its
+// Includes) but DEFAULT, with its hostlist and the Gres= in force for its
+// nodes: its own, or else that of the last NodeName=DEFAULT line before
+// it that sets Gres=, as slurmctld reads them. The first error stops the
+// walk.
+func nodeLines(path string, visit func(hostlist string, ng NodeGres) error) error {
+	var (
 		deflt   NodeGres
-		others  OtherNodes
 		ws      []word
 		lineErr error
 	)
-	visit := func(l *logicalLine, file string) bool {
+	walkErr := walkConf(path, nil, func(l *logicalLine, file string) bool {
 		pos := func() string { return fmt.Sprintf("%s:%d", file, l.num) }
 		if ws, lineErr = words(l, ws[:0]); lineErr != nil {
 			lineErr = fmt.Errorf("%s: %v", pos(), lineErr)
@@ -45,43 +121,20 @@ func ReadNodeGres(path, node string) (NodeGres, error) {
 			}
 			return true
 		}
-		ok, err := hostlistHas(ws[0].value, node)
-		if err != nil {
-			lineErr = fmt.Errorf("%s: NodeName=: %v", pos(), err)
-			return false
-		}
+		ng := NodeGres{Pos: pos()}
 		switch {
-		case !ok:
-			if err := others.note(ws[0].value, node); err != nil {
-				lineErr = fmt.Errorf("%s: NodeName=: %v", pos(), err)
-				return false
-			}
 		case hasGres:
-			found = append(found, NodeGres{Gres: gres, Pos: pos()})
+			ng.Gres = gres
 		case deflt.Pos != "":
-			found = append(found, NodeGres{Gres: deflt.Gres, Pos: pos() + " (Gres= of NodeName=DEFAULT at " + deflt.Pos + ")"})
-		default:
-			found = append(found, NodeGres{Pos: pos()})
+			ng = NodeGres{Gres: deflt.Gres, Pos: pos() + " (Gres= of NodeName=DEFAULT at " + deflt.Pos + ")"}
 		}
-		return true
+		lineErr = visit(ws[0].value, ng)
+		return lineErr == nil
+	})
+	if walkErr != nil {
+		return walkErr
 	}
-	if err := walkConf(path, nil, visit); err != nil {
-		return NodeGres{}, err
-	}
-	if lineErr != nil {
-		return NodeGres{}, lineErr
-	}
-	name := path
-	if path == Stdin {
-		name = StdinName
-	}
-	switch len(found) {
-	case 0:
-		return NodeGres{}, fmt.Errorf("%s: no NodeName= line names %s%s", name, node, others.Said(node))
-	case 1:
-		return found[0], nil
-	}
-	return NodeGres{}, fmt.Errorf("%s: %s is declared twice, at %s and %s", name, node, found[0].Pos, found[1].Pos)
+	return lineErr
 }
 
 // walkConf calls visit for each logical line of path and its Includes, in

@@ -6,20 +6,32 @@ import (
 	"os"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
+	"github.com/slurm-mig/slurm-mig/internal/jobmap"
 )
 
-// envCmd is Slurm's TaskProlog. It has no nvml:"" tag: it never starts
-// NVML, whose UUIDs it takes from the device state.
-type envCmd struct {
+// mapFlags say where a job's GPU indices are mapped from: what env and
+// jobmap share, so that both name the same devices.
+type mapFlags struct {
 	From      string `type:"nonempty" placeholder:"SNAPSHOT" help:"Take the UUIDs from a snapshot (slurm-mig snapshot) instead of the device state."`
 	State     string `type:"nonempty" placeholder:"FILE" help:"The device state to read (default ${state_env}, else ${state_default})."`
 	SlurmConf string `type:"nonempty" placeholder:"FILE" help:"The slurm.conf with this node's Gres= (default $SLURM_CONF, else /etc/slurm/slurm.conf, else slurmd's configless cache /run/slurm/conf/slurm.conf)."`
 	GresConf  string `type:"nonempty" placeholder:"FILE" help:"The gres.conf slurmd reads (default: gres.conf beside slurm.conf)."`
 }
 
+func (f *mapFlags) options(root hostfs.FS) jobenv.Options {
+	return jobenv.Options{SlurmConf: f.SlurmConf, GresConf: f.GresConf, State: f.State, Snapshot: f.From, Root: root}
+}
+
+// envCmd is Slurm's TaskProlog. It has no nvml:"" tag: it never starts
+// NVML, whose UUIDs it takes from the device state.
+type envCmd struct {
+	mapFlags
+}
+
 func (c *envCmd) Run(e *env) error {
-	lines, err := jobenv.Run(jobenv.Options{SlurmConf: c.SlurmConf, GresConf: c.GresConf, State: c.State, Snapshot: c.From, Root: e.build.Root}, os.LookupEnv)
+	lines, err := jobenv.Run(c.options(e.build.Root), os.LookupEnv)
 	if err != nil {
 		return fmt.Errorf("env: %w", err)
 	}
@@ -27,4 +39,20 @@ func (c *envCmd) Run(e *env) error {
 		_, err := io.WriteString(w, strings.Join(append(lines, ""), "\n"))
 		return err
 	})
+}
+
+// jobmapCmd is Slurm's Prolog (and, with --remove, its Epilog). Like
+// env, it never starts NVML.
+type jobmapCmd struct {
+	mapFlags
+	Dir    string `required:"" type:"nonempty" placeholder:"DIR" help:"The job map directory: a file per device named by its UUID, a JOBID UID line per job in it (dcgm-exporter's --hpc-job-mapping-dir, jobstats' /run/gpustat); made mode 0755 if missing."`
+	Remove bool   `help:"Epilog: take the job's lines out (a file left with none is removed). Without it, Prolog: add them."`
+}
+
+func (c *jobmapCmd) Run(e *env) error {
+	err := jobmap.Run(jobmap.Options{Dir: c.Dir, Remove: c.Remove, Map: c.options(e.build.Root)}, os.LookupEnv)
+	if err != nil {
+		return fmt.Errorf("jobmap: %w", err)
+	}
+	return nil
 }

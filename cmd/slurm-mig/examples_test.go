@@ -277,3 +277,35 @@ func TestTaskPrologExample(t *testing.T) {
 		t.Errorf("slurm.conf's TaskProlog= %v is not where taskprolog.sh says to install it", m)
 	}
 }
+
+// TestJobmapExample checks the wiring of the Prolog and Epilog examples:
+// both run jobmap on the one directory, the Epilog with --remove, each
+// installed where slurm.conf's Prolog= and Epilog= globs find it; their
+// behaviour is in testdata/script/jobmap_example.txtar, and in a real
+// cluster in internal/slurmtest (TestJobmap).
+func TestJobmapExample(t *testing.T) {
+	read := func(name string) string {
+		data, err := os.ReadFile("../../scripts/jobmap/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	prolog, epilog, conf := read("prolog.sh"), read("epilog.sh"), read("slurm.conf")
+	const dir = "/run/slurm-mig/jobmap"
+	if !strings.HasSuffix(prolog, "\nexec "+slurmMigPath+" jobmap --dir "+dir+"\n") {
+		t.Errorf("prolog.sh does not end in `exec %s jobmap --dir %s` (Slurm runs it with a bare PATH)", slurmMigPath, dir)
+	}
+	if !strings.HasSuffix(epilog, "\nexec "+slurmMigPath+" jobmap --dir "+dir+" --remove\n") {
+		t.Errorf("epilog.sh does not end in `exec %s jobmap --dir %s --remove`", slurmMigPath, dir)
+	}
+	for script, key := range map[string]string{prolog: "Prolog", epilog: "Epilog"} {
+		m := regexp.MustCompile(`(?m)^` + key + `=(\S+)/\*$`).FindStringSubmatch(conf)
+		if m == nil || !strings.Contains(script, "Install as "+m[1]+"/slurm-mig-jobmap.sh ") {
+			t.Errorf("slurm.conf's %s= %v is not where the script says to install it", key, m)
+		}
+	}
+	if !strings.Contains(conf, "--hpc-job-mapping-dir "+dir+"\n") {
+		t.Errorf("slurm.conf does not point dcgm-exporter at %s", dir)
+	}
+}

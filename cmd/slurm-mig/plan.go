@@ -1,17 +1,24 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/fleetplan"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
 type planCmd struct {
 	sourceFlags
 	countFlags
-	MigConfig string `type:"nonempty" required:"" placeholder:"FILE" help:"The mig-parted config file (v1) that mig-parted will apply."`
-	Select    string `type:"nonempty" required:"" placeholder:"NAME" help:"The config of FILE that mig-parted will apply (its --selected-config)."`
-	JSON      bool   `name:"json" help:"Print the plan as JSON: {\"node_line\", \"mig_config\", \"select\", \"gpus\": [{\"index\", \"name\", \"entry\": {\"number\", \"line\"} or null when no entry matches and the GPU keeps its layout, \"mig_enabled\", \"mig_devices\": [{\"profile\", \"count\"}], \"gres\": [{\"type\", \"count\"}]}]}."`
+	Snapshots []string `arg:"" optional:"" name:"SNAPSHOT|DIR" help:"Plan a fleet: the nodes' snapshots (slurm-mig snapshot), files, or directories of *.json files; each node is named by its snapshot's short hostname, and the grouped NodeName=<hostlist> Gres=... lines are printed, as merge --node-lines prints them."`
+	MigConfig string   `type:"nonempty" required:"" placeholder:"FILE" help:"The mig-parted config file (v1) that mig-parted will apply."`
+	Select    string   `type:"nonempty" required:"" placeholder:"NAME" help:"The config of FILE that mig-parted will apply (its --selected-config); in a fleet, that of every node --assign does not name."`
+	Assign    string   `type:"nonempty" placeholder:"ASSIGN" help:"With snapshots: the config each node gets, one line a node or hostlist and a config name (gpu[001-040] all-balanced), with # comments."`
+	SlurmConf string   `type:"nonempty" placeholder:"SLURM_CONF" help:"With snapshots: print instead what in SLURM_CONF must change, node by node: the Gres= counts declared and planned, and which nodes would drain (more declared than offered); exits 1 when something must change, as diff does."`
+	JSON      bool     `name:"json" help:"Print the plan as JSON: {\"node_line\", \"mig_config\", \"select\", \"gpus\": [{\"index\", \"name\", \"entry\": {\"number\", \"line\"} or null when no entry matches and the GPU keeps its layout, \"mig_enabled\", \"mig_devices\": [{\"profile\", \"count\"}], \"gres\": [{\"type\", \"count\"}]}]}; for a fleet {\"node_lines\", \"nodes\": [{\"node\", \"snapshot\", and the same}]}; with --slurm-conf {\"slurm_conf\", \"same\", \"nodes\": [{\"node\", \"planned\", \"source\", \"gres\", \"same\", \"counts\", \"drains\"}], \"verdict\"}."`
 }
 
 func (c *planCmd) Run(e *env) error {
@@ -22,11 +29,17 @@ func (c *planCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if len(c.Snapshots) > 0 {
+		return c.fleet(e, cfg)
+	}
+	if c.Assign != "" || c.SlurmConf != "" {
+		return errors.New("--assign and --slurm-conf plan a fleet: give the nodes' snapshots (SNAPSHOT|DIR)")
+	}
 	sel, err := cfg.Select(c.Select)
 	if err != nil {
 		return err
 	}
-	node, err := e.loader.Load(c.From)
+	node, err := e.loader.LoadProfiles(c.From)
 	if err != nil {
 		return err
 	}
@@ -38,9 +51,56 @@ func (c *planCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	slurm, err := plan.Counts(name, gresgen.Options{TypeStyle: gresgen.TypeStyle(c.TypeStyle), TypeMap: c.TypeMap, Warn: e.warn})
+	slurm, err := plan.Counts(name, c.gres(e))
 	if err != nil {
 		return err
 	}
 	return kongrun.PrintReport(e.stdout, slurm, c.JSON)
+}
+
+// fleet plans every node of the snapshots given.
+func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
+	switch {
+	case c.From != "":
+		return errors.New("--from reads one node; give a fleet's snapshots as SNAPSHOT|DIR arguments instead")
+	case c.NodeName != "" || c.NoNodeName:
+		return errors.New("a fleet's nodes are named by their snapshots; drop --node-name and --no-node-name")
+	}
+	assign, err := fleetplan.NewAssign(cfg, c.Select)
+	if err != nil {
+		return err
+	}
+	if c.Assign != "" {
+		if err := assign.Read(c.Assign); err != nil {
+			return err
+		}
+	}
+	paths, err := fleetplan.Snapshots(c.Snapshots)
+	if err != nil {
+		return err
+	}
+	f, err := fleetplan.Make(fleetplan.Inputs{Snapshots: paths, Assign: assign, Gres: c.gres(e), Warn: e.warn,
+		Name: func(n *model.Node) (string, error) { return e.loader.NodeName(n, "", false) }})
+	if err != nil {
+		return err
+	}
+	if c.SlurmConf == "" {
+		return kongrun.PrintReport(e.stdout, f, c.JSON)
+	}
+	d, err := f.Diff(c.SlurmConf)
+	if err != nil {
+		return err
+	}
+	if err := kongrun.PrintReport(e.stdout, d, c.JSON); err != nil {
+		return err
+	}
+	if !d.Same {
+		return kongrun.Status(1) // something must change, as diff(1) exits
+	}
+	return nil
+}
+
+// gres are the type flags' options, as gen and node take them.
+func (c *planCmd) gres(e *env) gresgen.Options {
+	return gresgen.Options{TypeStyle: gresgen.TypeStyle(c.TypeStyle), TypeMap: c.TypeMap, Warn: e.warn}
 }

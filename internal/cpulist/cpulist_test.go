@@ -39,10 +39,18 @@ func TestParse(t *testing.T) {
 		if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("Parse(%q) (-want +got):\n%s", tt.in, diff)
 		}
+		if err := Check(tt.in); err != nil {
+			t.Errorf("Check(%q): %v, where Parse takes it", tt.in, err)
+		}
 	}
 	for _, bad := range []string{",", "0,", ",0", "0,,1", "a", "-1", "1-", "-", "3-1", "0-3:1/2", "0x3", "1 2", " 1-2 ,3", "+1", "65536", "0-99999999999999999999"} {
-		if got, err := Parse(bad); err == nil {
+		got, err := Parse(bad)
+		if err == nil {
 			t.Errorf("Parse(%q) = %v, want an error", bad, got)
+			continue
+		}
+		if cerr := Check(bad); cerr == nil || cerr.Error() != err.Error() {
+			t.Errorf("Check(%q) = %v, want Parse's error %v", bad, cerr, err)
 		}
 	}
 }

@@ -136,7 +136,7 @@ func Compare(in Inputs) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := compareCounts(ng.Pos, ng.Gres, generated)
+		r, err := CompareCounts(ng.Pos, ng.Gres, generated)
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +151,7 @@ func Compare(in Inputs) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := compareCounts("scontrol", running.Gres, generated)
+		r, err := CompareCounts("scontrol", running.Gres, generated)
 		if err != nil {
 			return nil, err
 		}
@@ -209,7 +209,11 @@ func notNamed(path, node string, conf *slurmconf.GresConf) error {
 	return advice.Wrap(err, advice.GresConfNodeName)
 }
 
-func compareCounts(source, gres string, generated []slurmconf.GresCount) (*CountsReport, error) {
+// CompareCounts compares the Gres= in force at source (a file:line, or
+// "scontrol") with the counts generated for the node: diff's comparison,
+// which plan's fleet diff shares, so that both say the same of a node.
+// Only gpu counts are compared; Drains says whether the node would drain.
+func CompareCounts(source, gres string, generated []slurmconf.GresCount) (*CountsReport, error) {
 	current, err := slurmconf.ParseGresList(gres)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)

@@ -5,6 +5,7 @@
 package fileio
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -21,12 +22,29 @@ import (
 // *fs.PathError, so that callers can tell a missing file apart; any other
 // error names the file.
 func ReadFile(path string, limit int64, what string) ([]byte, error) {
+	return ReadFileInto(nil, path, limit, what)
+}
+
+// ReadFileInto is ReadFile into buf's memory where it is large enough, for
+// a caller that reads many files in turn and is done with each before the
+// next (plan reads 10,000 snapshots of 50 kB): the bytes returned are
+// buf's, or a new buffer's that the caller passes on next time.
+func ReadFileInto(buf []byte, path string, limit int64, what string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	// A buffer of the file's size takes it in one read, where io.ReadAll
+	// would grow its buffer from 512 bytes a copy at a time. The size
+	// only sizes the buffer; what is read, up to the limit, is what the
+	// file holds.
+	b := bytes.NewBuffer(buf[:0])
+	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+		b.Grow(int(min(info.Size(), limit)) + bytes.MinRead)
+	}
+	_, err = b.ReadFrom(io.LimitReader(f, limit+1))
+	data := b.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

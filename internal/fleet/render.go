@@ -62,25 +62,30 @@ func mergeComment(num int, line string) bool {
 // (other cap minors, other GPU instances) declare the same counts and
 // share a line. Each node's Gres= is what `slurm-mig node` prints for it.
 func (f *Fleet) NodeLines() []byte {
-	groups := make([]NodeGres, len(f.Layouts))
+	groups := make([]Group, len(f.Layouts))
 	for i, l := range f.Layouts {
-		groups[i] = NodeGres{Nodes: l.Nodes, Counts: l.Counts()}
+		groups[i] = Group{Nodes: l.Nodes, Counts: l.Counts()}
 	}
-	return GroupNodeLines(groups)
+	var b bytes.Buffer
+	for _, line := range GroupLines(groups) {
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
 }
 
-// NodeGres is nodes that declare the same Gres= counts.
-type NodeGres struct {
+// Group is nodes that declare the same Gres= counts.
+type Group struct {
 	Nodes  []string
 	Counts []slurmconf.GresCount
 }
 
-// GroupNodeLines renders slurm.conf lines, NodeName=<hostlist> Gres=...,
-// one for each Gres= value, in the order the values first come: the one
-// grouping of nodes into hostlists that merge --node-lines and rebalance
-// share, so that both print a fleet's lines alike. The groups' node
-// slices are not changed.
-func GroupNodeLines(groups []NodeGres) []byte {
+// GroupLines renders groups as slurm.conf lines, NodeName=<hostlist>
+// Gres=..., one for each Gres= value, in the order the values first come:
+// groups of the same value share a line, under the hostlist of all their
+// nodes. merge and plan print their node lines with it, so that a plan's
+// lines read as merge's will once the nodes have their new layouts.
+func GroupLines(groups []Group) []string {
 	type line struct {
 		counts []slurmconf.GresCount
 		nodes  []string
@@ -97,13 +102,12 @@ func GroupNodeLines(groups []NodeGres) []byte {
 		}
 		nl.nodes = append(nl.nodes, g.Nodes...)
 	}
-	var b bytes.Buffer
-	for _, nl := range lines {
+	out := make([]string, len(lines))
+	for i, nl := range lines {
 		slurmconf.SortHostnames(nl.nodes)
-		b.WriteString(slurmconf.NodeLine(slurmconf.CompressHostlist(nl.nodes), nl.counts))
-		b.WriteByte('\n')
+		out[i] = slurmconf.NodeLine(slurmconf.CompressHostlist(nl.nodes), nl.counts)
 	}
-	return b.Bytes()
+	return out
 }
 
 // Written is what merge -o reports: the file, whether it changed, and

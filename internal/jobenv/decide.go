@@ -53,7 +53,7 @@ func Decide(lookup func(string) (string, bool)) (Request, error) {
 			return Request{Leave: true}, nil // the job has no GPUs
 		}
 	}
-	indices, err := parseIndices(list)
+	indices, err := ParseIndices(list)
 	if err != nil {
 		return Request{}, fmt.Errorf("%s=%s: %v", from, list, err)
 	}
@@ -114,9 +114,9 @@ func hasUUID(v string) bool {
 // node's GPUs, a few hundred at most.
 const maxIndex = 1 << 16
 
-// parseIndices reads Slurm's list of GRES indices: decimal numbers
+// ParseIndices reads Slurm's list of GRES indices: decimal numbers
 // separated by commas ("2,3"), each once. Empty is no index.
-func parseIndices(s string) ([]int, error) {
+func ParseIndices(s string) ([]int, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}

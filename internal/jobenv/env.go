@@ -27,8 +27,7 @@ var otherGPUVars = []string{"GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES", "ZE_AF
 
 // Lines maps the request's indices through the node's index map to the
 // UUIDs in the state and returns what the TaskProlog prints: the export
-// of CUDA_VISIBLE_DEVICES, then the unset lines. nodeCtx names where the
-// index map came from, for errors.
+// of CUDA_VISIBLE_DEVICES, then the unset lines.
 //
 // A task bound to part of its step's GPUs under task/cgroup with
 // ConstrainDevices is the one case where SLURM_STEP_GPUS is not the
@@ -38,20 +37,13 @@ var otherGPUVars = []string{"GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES", "ZE_AF
 // each task its own (seen with 22.05; the code is the same in 26.05).
 // There the device cgroup is the truth: probe says which of the node's
 // devices the task may open, and the task gets those.
-func Lines(req Request, devs []Device, st *State, getenv func(string) (string, bool), nodeCtx string, probe Probe) ([]string, error) {
-	picked := make([]*StateDevice, 0, len(req.Indices))
-	for _, i := range req.Indices {
-		if i >= len(devs) {
-			return nil, fmt.Errorf("%s names GPU index %d, but %s numbers %s", req.From, i, nodeCtx, indexRange(len(devs)))
-		}
-		d, err := st.Lookup(devs[i].Files)
-		if err != nil {
-			return nil, fmt.Errorf("GPU index %d (%s): %v", i, devs[i].Pos, err)
-		}
-		picked = append(picked, d)
+func Lines(req Request, n *Node, getenv func(string) (string, bool), probe Probe) ([]string, error) {
+	picked, err := n.Pick(req.From, req.Indices)
+	if err != nil {
+		return nil, err
 	}
 	if req.Narrowed && probe != nil {
-		granted, err := grantedDevices(devs, st, probe)
+		granted, err := grantedDevices(n.Devices, n.State, probe)
 		if err != nil {
 			return nil, err
 		}

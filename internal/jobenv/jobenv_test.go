@@ -286,8 +286,9 @@ Name=gpu Type=1g File=/dev/nvidia-caps/nvidia-cap[157,202]
 		t.Fatal(err)
 	}
 	// Index 0: migA, 1: migC, 2: gpu0, 3: migB.
+	n := &Node{Devices: devs, State: st, Context: "node n1"}
 	env := map[string]string{"CUDA_VISIBLE_DEVICES": "0,1", "GPU_DEVICE_ORDINAL": "0,1", "ROCR_VISIBLE_DEVICES": "0,1", "ZE_AFFINITY_MASK": "5"}
-	got, err := Lines(Request{From: "SLURM_STEP_GPUS", Indices: []int{3, 0}}, devs, st, lookup(env), "node n1", nil)
+	got, err := Lines(Request{From: "SLURM_STEP_GPUS", Indices: []int{3, 0}}, n, lookup(env), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +296,7 @@ Name=gpu Type=1g File=/dev/nvidia-caps/nvidia-cap[157,202]
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("lines (-want +got):\n%s", diff)
 	}
-	if _, err := Lines(Request{From: "SLURM_STEP_GPUS", Indices: []int{4}}, devs, st, lookup(env), "node n1", nil); err == nil ||
+	if _, err := Lines(Request{From: "SLURM_STEP_GPUS", Indices: []int{4}}, n, lookup(env), nil); err == nil ||
 		err.Error() != "SLURM_STEP_GPUS names GPU index 4, but node n1 numbers indices 0-3" {
 		t.Errorf("out of range: err = %v", err)
 	}
@@ -313,16 +314,16 @@ Name=gpu Type=1g File=/dev/nvidia-caps/nvidia-cap[157,202]
 		}
 	}
 	req := Request{From: "SLURM_STEP_GPUS", Indices: []int{0}, Narrowed: true}
-	got, err = Lines(req, devs, st, lookup(nil), "node n1", probe("/dev/nvidia-caps/nvidia-cap202"))
+	got, err = Lines(req, n, lookup(nil), probe("/dev/nvidia-caps/nvidia-cap202"))
 	if err != nil || got[0] != "export CUDA_VISIBLE_DEVICES="+migC {
 		t.Errorf("bound task under a device cgroup: %v, %v", got, err)
 	}
 	all := probe("/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap157", "/dev/nvidia-caps/nvidia-cap158", "/dev/nvidia-caps/nvidia-cap202")
-	got, err = Lines(req, devs, st, lookup(nil), "node n1", all)
+	got, err = Lines(req, n, lookup(nil), all)
 	if err != nil || got[0] != "export CUDA_VISIBLE_DEVICES="+migA {
 		t.Errorf("bound task without a device cgroup: %v, %v", got, err)
 	}
-	_, err = Lines(req, devs, st, lookup(nil), "node n1", probe("/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap202"))
+	_, err = Lines(req, n, lookup(nil), probe("/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap202"))
 	if err == nil || !strings.Contains(err.Error(), "the task's device cgroup grants 2") {
 		t.Errorf("cgroup and SLURM_STEP_GPUS disagree on the count: err = %v", err)
 	}

@@ -26,6 +26,26 @@ func Run(opts Options, getenv func(string) (string, bool)) ([]string, error) {
 	if err != nil || req.Leave {
 		return nil, err
 	}
+	n, err := Load(opts, req.Node, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return Lines(req, n, getenv, openProbe(opts.Root))
+}
+
+// Node is what maps a node's GPU indices to its devices: slurmd's index
+// map and the device state. env (the TaskProlog) and jobmap (the Prolog
+// and Epilog) both map through it, so that they name the same devices.
+type Node struct {
+	Devices []Device // by index, with their files under Options.Root
+	State   *State
+	Context string // where the index map came from, for errors
+}
+
+// Load reads what mapping the indices of node needs: slurm.conf and
+// gres.conf (opts, else $SLURM_CONF) for the index map, and the device
+// state, checked to be this node's and this boot's (or a snapshot's).
+func Load(opts Options, node string, getenv func(string) (string, bool)) (*Node, error) {
 	paths, err := resolvePaths(opts.SlurmConf, opts.GresConf, getenv)
 	if err != nil {
 		return nil, err
@@ -37,9 +57,9 @@ func Run(opts Options, getenv func(string) (string, bool)) ([]string, error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		st, stErr = opts.loadState(req.Node, getenv)
+		st, stErr = opts.loadState(node, getenv)
 	}()
-	devs, ctx, err := nodeIndexMap(paths, req.Node)
+	devs, ctx, err := nodeIndexMap(paths, node)
 	<-done
 	if err != nil {
 		return nil, err
@@ -47,7 +67,26 @@ func Run(opts Options, getenv func(string) (string, bool)) ([]string, error) {
 	if stErr != nil {
 		return nil, stErr
 	}
-	return Lines(req, underRoot(devs, opts.Root), st, getenv, ctx, openProbe(opts.Root))
+	return &Node{Devices: underRoot(devs, opts.Root), State: st, Context: ctx}, nil
+}
+
+// Pick returns the devices at indices, in their order. from names the
+// variable the indices came from, for errors. An index beyond the node's
+// GPUs, or one whose files are no device of the state, is an error: the
+// device a job got is never guessed.
+func (n *Node) Pick(from string, indices []int) ([]*StateDevice, error) {
+	picked := make([]*StateDevice, 0, len(indices))
+	for _, i := range indices {
+		if i >= len(n.Devices) {
+			return nil, fmt.Errorf("%s names GPU index %d, but %s numbers %s", from, i, n.Context, indexRange(len(n.Devices)))
+		}
+		d, err := n.State.Lookup(n.Devices[i].Files)
+		if err != nil {
+			return nil, fmt.Errorf("GPU index %d (%s): %v", i, n.Devices[i].Pos, err)
+		}
+		picked = append(picked, d)
+	}
+	return picked, nil
 }
 
 // loadState reads the state file and checks that it is this node's and

@@ -73,12 +73,27 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	if err := c.walk(&doc); err != nil {
 		return nil, err
 	}
-	// The whole file as mig-parted reads it: what the walk above did not
-	// catch (it finds lines, and leaves the rules to mig-parted's types)
-	// is still refused here, without a line.
+	// The whole file as mig-parted reads it, and the entries as it
+	// decodes them. Only a file it refuses is decoded again entry by
+	// entry, to say on which line the entry it refuses stands; what that
+	// does not find is still refused, without a line.
 	var spec v1.Spec
 	if err := sigsyaml.Unmarshal(data, &spec); err != nil {
+		if err := c.entries(&doc); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	for name, sel := range c.configs {
+		specs := spec.MigConfigs[name]
+		if len(specs) != len(sel.Entries) {
+			// A config named twice: both readers keep the last, so this
+			// is only a guard.
+			return nil, fmt.Errorf("%s: config %q: mig-parted reads %d entries where this reader found %d", file, name, len(specs), len(sel.Entries))
+		}
+		for i := range sel.Entries {
+			sel.Entries[i].Spec = specs[i]
+		}
 	}
 	return c, nil
 }
@@ -166,20 +181,37 @@ func (c *Config) config(key, value *yaml.Node) (*Selected, error) {
 				return nil, c.at(k, "config %q: entry %d: unexpected field %q (an entry has %s)", name, i+1, k.Value, strings.Join(entryFields, ", "))
 			}
 		}
-		// The entry alone, as YAML again, decoded as mig-parted decodes
-		// it: the scalars keep their style, so "yes" is still the YAML
-		// 1.1 boolean that sigs.k8s.io/yaml reads.
-		text, err := yaml.Marshal(entry)
-		if err != nil {
-			return nil, c.at(entry, "config %q: entry %d: %v", name, i+1, err)
-		}
-		var spec v1.MigConfigSpec
-		if err := sigsyaml.Unmarshal(text, &spec); err != nil {
-			return nil, c.at(entry, "config %q: entry %d: %v", name, i+1, cleanError(err))
-		}
-		sel.Entries = append(sel.Entries, Entry{Spec: spec, Line: entry.Line, Number: i + 1})
+		sel.Entries = append(sel.Entries, Entry{Line: entry.Line, Number: i + 1})
 	}
 	return sel, nil
+}
+
+// entries decodes each entry alone, as YAML again, as mig-parted decodes
+// it, and returns the error of the first it refuses, at its line. The
+// scalars keep their style, so "yes" is still the YAML 1.1 boolean that
+// sigs.k8s.io/yaml reads.
+func (c *Config) entries(doc *yaml.Node) error {
+	configs := doc.Content[0]
+	for i := 0; i+1 < len(configs.Content); i += 2 {
+		if configs.Content[i].Value == "mig-configs" {
+			configs = configs.Content[i+1]
+			break
+		}
+	}
+	for i := 0; i+1 < len(configs.Content); i += 2 {
+		name := configs.Content[i].Value
+		for j, entry := range configs.Content[i+1].Content {
+			text, err := yaml.Marshal(entry)
+			if err != nil {
+				return c.at(entry, "config %q: entry %d: %v", name, j+1, err)
+			}
+			var spec v1.MigConfigSpec
+			if err := sigsyaml.Unmarshal(text, &spec); err != nil {
+				return c.at(entry, "config %q: entry %d: %v", name, j+1, cleanError(err))
+			}
+		}
+	}
+	return nil
 }
 
 // cleanError drops the wrapping sigs.k8s.io/yaml puts around the message

@@ -2,7 +2,6 @@ package migplan
 
 import (
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
@@ -187,37 +186,5 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if _, err := c.Select("all-1g"); !errors.Is(err, ErrUnknownConfig) || !strings.HasPrefix(err.Error(), `mig.yaml: no such config "all-1g" (it has all-3g, all-disabled`) {
 		t.Errorf("unknown config: %v", err)
-	}
-}
-
-// TestNVIDIADefault evaluates every config of NVIDIA's default file on an
-// H100 and an H200 node, of 1 and of 4 GPUs, when SLURM_MIG_NVIDIA_CONFIG
-// names the file (mig-parted's deployments/systemd/config-default.yaml):
-// the file is NVIDIA's, and the repository does not carry it.
-func TestNVIDIADefault(t *testing.T) {
-	path := os.Getenv("SLURM_MIG_NVIDIA_CONFIG")
-	if path == "" {
-		t.Skip("SLURM_MIG_NVIDIA_CONFIG names no mig-parted config file")
-	}
-	c, err := ReadConfig(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, gpu := range []func(int) model.GPU{h100, h200} {
-		for _, n := range []int{1, 4} {
-			var gpus []model.GPU
-			for i := range n {
-				gpus = append(gpus, gpu(i))
-			}
-			for _, name := range c.Names() {
-				sel, _ := c.Select(name)
-				p, err := Make(node(gpus...), sel, func(error) {})
-				if err != nil {
-					t.Logf("%s x%d %s: %v", gpus[0].Name, n, name, err)
-					continue
-				}
-				t.Logf("%s x%d %s: %s", gpus[0].Name, n, name, layout(p))
-			}
-		}
 	}
 }

@@ -13,10 +13,10 @@ import (
 // GPU-instance profile it is made in, and the compute-instance profile it
 // is (the GI's whole, or a part such as 1c.3g.40gb).
 type request struct {
-	name  string // as the config names it, which is how NVML names the MIG device
+	name  string // as the config names it, which is what refusals say
 	count int
 	gi    *model.GIProfile
-	ci    model.CIProfile
+	ci    model.CIProfile // whose name is the MIG device's
 }
 
 // Unfit is why a GPU cannot hold a layout: the profile it concerns and
@@ -46,7 +46,12 @@ func splitProfile(name string) (ci int, gi string, err error) {
 }
 
 // resolve finds each profile of devices in the GPU's profile table, as
-// mig-parted resolves them on the device when it applies a config.
+// mig-parted resolves them on the device when it applies a config. A name
+// the GPU does not have is refused. mig-parted fails on it too when
+// another GPU of the node has it; when none has it, mig-parted drops the
+// whole entry and reports success with no MIG device made (its Flatten
+// swallows the error; NVIDIA/mig-parted#18), which is not the layout
+// asked for either.
 func resolve(g *model.GPU, devices map[string]int) ([]request, error) {
 	names := make([]string, 0, len(devices))
 	for name, n := range devices {
@@ -75,6 +80,39 @@ func resolve(g *model.GPU, devices map[string]int) ([]request, error) {
 		reqs = append(reqs, request{name: name, count: devices[name], gi: gi, ci: ci})
 	}
 	return reqs, nil
+}
+
+// unread finds a name with a count of 0 that mig-parted cannot read.
+// Before it makes anything, mig-parted looks every name of an entry up
+// among the profiles of all the node's GPUs (types.MigConfig.Flatten,
+// through go-nvlib), counts of 0 included; where one is on none, it drops
+// the whole entry, makes no MIG device on the GPU and reports success. A
+// name asked for by count is refused by resolve; one with a count of 0
+// asks nothing of the GPU, and passes if another GPU of the node has it.
+func unread(node *model.Node, devices map[string]int) error {
+	var names []string
+	for name, n := range devices {
+		if n == 0 {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !onNode(node, name) {
+			return &Unfit{Profile: name, Reason: "no GPU of the node has such a profile, and then mig-parted makes no MIG device on this one, whatever the count (0 here)"}
+		}
+	}
+	return nil
+}
+
+// onNode reports whether a GPU of node offers the profile name.
+func onNode(node *model.Node, name string) bool {
+	for i := range node.GPUs {
+		if _, err := resolve(&node.GPUs[i], map[string]int{name: 1}); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func giProfile(g *model.GPU, name string) *model.GIProfile {

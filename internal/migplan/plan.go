@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 
 	v1 "github.com/NVIDIA/mig-parted/api/spec/v1"
@@ -83,9 +84,10 @@ func Make(node *model.Node, sel *Selected, warn func(error)) (*Plan, error) {
 	next := *node
 	next.GPUs = make([]model.GPU, len(node.GPUs))
 	p := &Plan{File: sel.File, Config: sel.Name, Node: &next}
+	made := layouts{}
 	for i := range node.GPUs {
 		g := &node.GPUs[i]
-		gp, gpu, err := sel.gpu(g)
+		gp, gpu, err := sel.gpu(node, g, made)
 		if err != nil {
 			return nil, err
 		}
@@ -98,8 +100,28 @@ func Make(node *model.Node, sel *Selected, warn func(error)) (*Plan, error) {
 	return p, nil
 }
 
-// gpu is what g will be: its plan and its model.
-func (sel *Selected) gpu(g *model.GPU) (GPUPlan, model.GPU, error) {
+// layouts are the MIG devices an entry makes from a profile table,
+// worked out once for the GPUs of a node that share both, as most do
+// (GPUs of one model share one table: model.GPU.MigProfiles): fitting a
+// layout into the placements is most of what plan does for a fleet.
+type layouts map[layoutKey][]model.MigDevice
+
+type layoutKey struct {
+	table *model.GIProfile // the table's first profile, and its length
+	n     int
+	entry *Entry
+}
+
+func keyOf(g *model.GPU, e *Entry) layoutKey {
+	k := layoutKey{n: len(g.MigProfiles), entry: e}
+	if k.n > 0 {
+		k.table = &g.MigProfiles[0]
+	}
+	return k
+}
+
+// gpu is what g, a GPU of node, will be: its plan and its model.
+func (sel *Selected) gpu(node *model.Node, g *model.GPU, made layouts) (GPUPlan, model.GPU, error) {
 	var last *Entry
 	for i := range sel.Entries {
 		e := &sel.Entries[i]
@@ -126,14 +148,19 @@ func (sel *Selected) gpu(g *model.GPU) (GPUPlan, model.GPU, error) {
 			// whose mode is not the GPU's.
 			return GPUPlan{}, model.GPU{}, refuse(fmt.Errorf("entries %d and %d both match it, one with MIG enabled and one without; mig-parted refuses that", last.Number, e.Number))
 		}
-		if e.Spec.MigEnabled {
-			reqs, err := resolve(g, e.Spec.MigDevices)
+		if _, done := made[keyOf(g, e)]; e.Spec.MigEnabled && !done {
+			err := unread(node, e.Spec.MigDevices)
+			var reqs []request
+			if err == nil {
+				reqs, err = resolve(g, e.Spec.MigDevices)
+			}
 			if err == nil {
 				err = fit(reqs)
 			}
 			if err != nil {
 				return GPUPlan{}, model.GPU{}, refuse(err)
 			}
+			made[keyOf(g, e)] = devices(reqs)
 		}
 		last = e
 	}
@@ -150,8 +177,7 @@ func (sel *Selected) gpu(g *model.GPU) (GPUPlan, model.GPU, error) {
 	gpu.MigEnabled, gpu.MigPending, gpu.MigDevices = last.Spec.MigEnabled, last.Spec.MigEnabled, nil
 	gp.MigEnabled = gpu.MigEnabled
 	if gpu.MigEnabled {
-		reqs, _ := resolve(g, last.Spec.MigDevices) // fit has resolved them above
-		gpu.MigDevices = devices(reqs)
+		gpu.MigDevices = slices.Clone(made[keyOf(g, last)]) // fitted above
 		gp.Devices = countProfiles(gpu.MigDevices)
 	}
 	return gp, gpu, nil
@@ -210,7 +236,10 @@ func applies(spec *v1.MigConfigSpec, g *model.GPU) (skip bool, err error) {
 }
 
 // devices are the MIG devices reqs make, largest first as mig-parted
-// orders them (types.MigConfig.Flatten), one per compute instance.
+// orders them (types.MigConfig.Flatten), one per compute instance. Each
+// has the name NVML gives it, its compute-instance profile's, which is not
+// always the config's: mig-parted reads "3c.3g.40gb" as 3g.40gb, and the
+// MIG devices it makes are called 3g.40gb.
 func devices(reqs []request) []model.MigDevice {
 	sorted := append([]request(nil), reqs...)
 	sort.SliceStable(sorted, func(a, b int) bool {
@@ -222,7 +251,7 @@ func devices(reqs []request) []model.MigDevice {
 	var out []model.MigDevice
 	for _, r := range sorted {
 		for range r.count {
-			out = append(out, model.MigDevice{Profile: r.name, GISlices: r.gi.Slices, MemoryMiB: r.gi.MemoryMiB})
+			out = append(out, model.MigDevice{Profile: r.ci.Name, GISlices: r.gi.Slices, MemoryMiB: r.gi.MemoryMiB})
 		}
 	}
 	return out
@@ -248,6 +277,8 @@ func countProfiles(migs []model.MigDevice) []ProfileCount {
 // the Gres= counts it will have, and each GPU's share of them.
 type Slurm struct {
 	NodeLine string `json:"node_line"`
+	// Counts are the node line's Gres= counts, for a fleet's lines.
+	Counts []slurmconf.GresCount `json:"-"`
 	*Plan
 }
 
@@ -265,7 +296,8 @@ func (p *Plan) Counts(nodeName string, o gresgen.Options) (*Slurm, error) {
 			p.GPUs[i].Gres = append(p.GPUs[i].Gres, TypeCount{Type: c.Type, Count: c.Count})
 		}
 	}
-	return &Slurm{NodeLine: slurmconf.NodeLine(nodeName, gresgen.SumCounts(per)), Plan: p}, nil
+	total := gresgen.SumCounts(per)
+	return &Slurm{NodeLine: slurmconf.NodeLine(nodeName, total), Counts: total, Plan: p}, nil
 }
 
 // WriteText prints the node line.

@@ -59,6 +59,7 @@ func (n *Node) checkLayout() error {
 	seenIndex := map[int]bool{}
 	seenMinor := map[int]bool{}
 	seenUUID := map[string]owner{}
+	tables := checkedTables{}
 	capOwner := map[uint32]owner{}
 	claimCap := func(minor *uint32, o owner) error {
 		if minor == nil {
@@ -108,12 +109,12 @@ func (n *Node) checkLayout() error {
 			return fmt.Errorf("%s: has MIG devices but mig_enabled is false", g.Label())
 		}
 		if g.Cores != "" {
-			if _, err := cpulist.Parse(g.Cores); err != nil {
+			if err := cpulist.Check(g.Cores); err != nil {
 				return fmt.Errorf("%s: cores: %v", g.Label(), err)
 			}
 		}
 		if g.CPUAffinity != "" {
-			if _, err := cpulist.Parse(g.CPUAffinity); err != nil {
+			if err := cpulist.Check(g.CPUAffinity); err != nil {
 				return fmt.Errorf("%s: cpu_affinity: %v", g.Label(), err)
 			}
 		}
@@ -122,7 +123,7 @@ func (n *Node) checkLayout() error {
 				return fmt.Errorf("%s: nvlinks: want a remote_pci_bus_id and a positive count of links", g.Label())
 			}
 		}
-		if err := checkMigProfiles(g); err != nil {
+		if err := checkMigProfiles(g, tables); err != nil {
 			return fmt.Errorf("%s: %v", g.Label(), err)
 		}
 		seenIndex[g.Index], seenMinor[g.Minor] = true, true

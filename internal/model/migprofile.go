@@ -23,9 +23,16 @@ var pciDeviceIDForm = regexp.MustCompile(`^0x[0-9A-F]{1,8}$`)
 // slices, or two profiles with one id or one name. plan decides layouts
 // from this table, so a corrupt one would be a wrong answer, not a
 // refusal.
-func checkMigProfiles(g *GPU) error {
+func checkMigProfiles(g *GPU, checked checkedTables) error {
 	if g.PCIDeviceID != "" && !pciDeviceIDForm.MatchString(g.PCIDeviceID) {
 		return fmt.Errorf("pci_device_id %q: want 0x and up to 8 hex digits, as mig-parted's device-filter names it (0x233010DE)", g.PCIDeviceID)
+	}
+	if len(g.MigProfiles) == 0 {
+		return nil
+	}
+	table := tableID{&g.MigProfiles[0], len(g.MigProfiles)}
+	if checked[table] {
+		return nil
 	}
 	seenID := map[int]bool{}
 	seenName := map[string]bool{}
@@ -48,7 +55,19 @@ func checkMigProfiles(g *GPU) error {
 			return fmt.Errorf("mig_profiles: profile %d (%s): %v", p.ID, p.Name, err)
 		}
 	}
+	checked[table] = true
 	return nil
+}
+
+// checkedTables are the profile tables a node's check has passed. GPUs
+// read from a snapshot share one table where theirs are the same
+// (GPU.MigProfiles), and a table shared is checked once.
+type checkedTables map[tableID]bool
+
+// tableID is a profile table by its memory: its first profile and length.
+type tableID struct {
+	first *GIProfile
+	n     int
 }
 
 // checkGIProfile checks one GPU-instance profile's counts, placements and

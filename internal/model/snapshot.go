@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -18,11 +19,37 @@ const maxSnapshotBytes = 64 << 20
 
 // LoadSnapshot reads and checks a snapshot file. Errors name the file.
 func LoadSnapshot(path string) (*Node, error) {
-	data, err := fileio.ReadFile(path, maxSnapshotBytes, "a snapshot")
+	return NewSnapshotReader().Load(path)
+}
+
+// ParseSnapshot decodes and checks a snapshot. Fields this version does
+// not know are ignored; a snapshot that contradicts itself is an error.
+func ParseSnapshot(data []byte) (*Node, error) {
+	return NewSnapshotReader().Parse(data)
+}
+
+// SnapshotReader reads snapshots one after another, as plan reads a
+// fleet's, keeping from one to the next what it has learned: the read
+// buffer, the snapshot's Go types, and the profile tables it has decoded
+// (a fleet's GPUs have few). One reader serves one goroutine.
+type SnapshotReader struct {
+	buf []byte
+	dec *fastDecoder
+}
+
+// NewSnapshotReader is a reader that has read nothing yet.
+func NewSnapshotReader() *SnapshotReader {
+	return &SnapshotReader{dec: newFastDecoder(requiredKeys())}
+}
+
+// Load reads and checks the snapshot file at path, as LoadSnapshot does.
+func (r *SnapshotReader) Load(path string) (*Node, error) {
+	data, err := fileio.ReadFileInto(r.buf, path, maxSnapshotBytes, "a snapshot")
 	if err != nil {
 		return nil, err
 	}
-	node, err := ParseSnapshot(data)
+	r.buf = data // the node holds nothing of it: strings are copies
+	node, err := r.Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -30,26 +57,10 @@ func LoadSnapshot(path string) (*Node, error) {
 	return node, nil
 }
 
-// ParseSnapshot decodes and checks a snapshot. Fields this version does
-// not know are ignored; a snapshot that contradicts itself is an error.
-func ParseSnapshot(data []byte) (*Node, error) {
-	var version struct {
-		SchemaVersion *int `json:"schema_version"`
-	}
-	if err := json.Unmarshal(data, &version); err != nil {
-		return nil, fmt.Errorf("not a snapshot: %v", jsonError(data, err))
-	}
-	if version.SchemaVersion == nil {
-		return nil, fmt.Errorf("not a snapshot: no schema_version")
-	}
-	if v := *version.SchemaVersion; v < OldestSchemaVersion || v > SchemaVersion {
-		return nil, fmt.Errorf("unsupported schema_version %d (this slurm-mig reads %d to %d)", v, OldestSchemaVersion, SchemaVersion)
-	}
-	var node Node
-	if err := json.Unmarshal(data, &node); err != nil {
-		return nil, fmt.Errorf("not a snapshot: %v", jsonError(data, err))
-	}
-	if err := checkRequired(data); err != nil {
+// Parse decodes and checks a snapshot, as ParseSnapshot does.
+func (r *SnapshotReader) Parse(data []byte) (*Node, error) {
+	node, err := r.decode(data)
+	if err != nil {
 		return nil, err
 	}
 	// The hostname becomes NodeName= unless --node-name says otherwise.
@@ -62,28 +73,104 @@ func ParseSnapshot(data []byte) (*Node, error) {
 		return nil, err
 	}
 	node.Sort()
+	return node, nil
+}
+
+// decode decodes data into a node that gives every field it must
+// (presence). Plain JSON that gives them, which is every snapshot
+// slurm-mig writes, takes decodeFast; the rest, errors included,
+// encoding/json, with the schema version checked first, so that a
+// snapshot of a schema this version does not know says so rather than
+// what it cannot decode.
+func (r *SnapshotReader) decode(data []byte) (*Node, error) {
+	var node Node
+	if r.dec.decode(data, &node) {
+		if err := checkVersion(&node.SchemaVersion); err != nil {
+			return nil, err
+		}
+		return &node, nil
+	}
+	var version struct {
+		SchemaVersion *int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(data, &version); err != nil {
+		return nil, fmt.Errorf("not a snapshot: %v", jsonError(data, err))
+	}
+	if err := checkVersion(version.SchemaVersion); err != nil {
+		return nil, err
+	}
+	node = Node{}
+	if err := json.Unmarshal(data, &node); err != nil {
+		return nil, fmt.Errorf("not a snapshot: %v", jsonError(data, err))
+	}
+	var present presence
+	if err := json.Unmarshal(data, &present); err != nil {
+		return nil, err
+	}
+	if err := present.check(); err != nil {
+		return nil, err
+	}
 	return &node, nil
 }
 
-// checkRequired rejects a snapshot that leaves out a field whose zero value
-// would silently mean something (minor 0 is /dev/nvidia0).
-func checkRequired(data []byte) error {
-	var presence struct {
-		GPUs []struct {
-			Index      *int    `json:"index"`
-			Minor      *int    `json:"minor"`
-			Name       *string `json:"name"`
-			MigDevices []struct {
-				GI      *int    `json:"gpu_instance_id"`
-				CI      *int    `json:"compute_instance_id"`
-				Profile *string `json:"profile"`
-			} `json:"mig_devices"`
-		} `json:"gpus"`
+func checkVersion(version *int) error {
+	if version == nil {
+		return fmt.Errorf("not a snapshot: no schema_version")
 	}
-	if err := json.Unmarshal(data, &presence); err != nil {
-		return err
+	if v := *version; v < OldestSchemaVersion || v > SchemaVersion {
+		return fmt.Errorf("unsupported schema_version %d (this slurm-mig reads %d to %d)", v, OldestSchemaVersion, SchemaVersion)
 	}
-	for i, g := range presence.GPUs {
+	return nil
+}
+
+// presence is which of the fields a snapshot must give it gives: those
+// whose zero value would silently mean something (minor 0 is
+// /dev/nvidia0).
+type presence struct {
+	SchemaVersion *int `json:"schema_version"`
+	GPUs          []struct {
+		Index      *int    `json:"index"`
+		Minor      *int    `json:"minor"`
+		Name       *string `json:"name"`
+		MigDevices []struct {
+			GI      *int    `json:"gpu_instance_id"`
+			CI      *int    `json:"compute_instance_id"`
+			Profile *string `json:"profile"`
+		} `json:"mig_devices"`
+	} `json:"gpus"`
+}
+
+// requiredKeys are the keys presence asks for, by the type of the
+// objects that must give them (schema_version of a Node; index, minor
+// and name of a GPU; ...), read from presence itself, so that decodeFast
+// and the check of presence ask for the same.
+func requiredKeys() map[reflect.Type][]string {
+	required := map[reflect.Type][]string{}
+	var walk func(p, m reflect.Type)
+	walk = func(p, m reflect.Type) {
+		fields := map[string]reflect.Type{}
+		for i := range m.NumField() {
+			name, _, _ := strings.Cut(m.Field(i).Tag.Get("json"), ",")
+			fields[name] = m.Field(i).Type
+		}
+		for i := range p.NumField() {
+			f := p.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch f.Type.Kind() {
+			case reflect.Pointer:
+				required[m] = append(required[m], name)
+			case reflect.Slice:
+				walk(f.Type.Elem(), fields[name].Elem())
+			}
+		}
+	}
+	walk(reflect.TypeFor[presence](), reflect.TypeFor[Node]())
+	return required
+}
+
+// check rejects a snapshot that leaves out a field it must give.
+func (p *presence) check() error {
+	for i, g := range p.GPUs {
 		switch {
 		case g.Index == nil:
 			return fmt.Errorf("gpus[%d]: no index", i)

@@ -2,6 +2,10 @@ package model
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -23,6 +27,102 @@ import (
 // (testdata/script/*.txtar: snapshots, good and contradictory, and the
 // fake-NVML fixtures, which are not snapshots), read at test time.
 func FuzzSnapshot(f *testing.F) {
+	addSnapshotSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, err := ParseSnapshot(data)
+		if err != nil {
+			if n != nil {
+				t.Fatalf("ParseSnapshot returned a Node with error %v", err)
+			}
+			return
+		}
+		var first bytes.Buffer
+		if err := WriteSnapshot(&first, n); err != nil {
+			t.Fatalf("WriteSnapshot of a parsed snapshot: %v", err)
+		}
+		n2, err := ParseSnapshot(first.Bytes())
+		if err != nil {
+			t.Fatalf("the written snapshot does not parse: %v\ninput:\n%s\nwritten:\n%s", err, data, first.Bytes())
+		}
+		if diff := cmp.Diff(n, n2, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("written and parsed again, the node differs (-parsed +round trip):\n%s\ninput:\n%s", diff, data)
+		}
+		if err := n2.Check(); err != nil {
+			t.Fatalf("Check of the round-tripped node: %v", err)
+		}
+		var second bytes.Buffer
+		if err := WriteSnapshot(&second, n2); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(first.Bytes(), second.Bytes()) {
+			t.Fatalf("writing the round-tripped node gives other bytes:\n%s\nvs\n%s", first.Bytes(), second.Bytes())
+		}
+	})
+}
+
+// FuzzDecodeFast: whatever decodeFast takes, encoding/json takes too and
+// decodes to the very same value (reflect.DeepEqual: an empty list is not
+// a missing one here), for the node and for the fields it must give, and
+// what it takes as a snapshot gives every field presence asks for; so
+// ParseSnapshot says the same of a snapshot whichever of the two decoded
+// it. Seeds: FuzzSnapshot's, and input made to find where decodeFast must
+// step aside (escapes, fractions, nulls, keys twice or in other case,
+// integers out of range, deep nesting, text after the value).
+func FuzzDecodeFast(f *testing.F) {
+	addSnapshotSeeds(f)
+	for _, s := range []string{
+		`{"schema_version": 2, "hostname": "a\u0062", "gpus": []}`,
+		`{"schema_version": 2.5, "gpus": []}`, `{"schema_version": 1e0}`, `{"schema_version": -0}`,
+		`{"schema_version": 2, "hostname": null, "hardware": null, "gpus": null}`,
+		`{"schema_version": 2, "schema_version": 1}`, `{"Schema_Version": 2}`, `{"schema_versıon": 2}`,
+		`{"schema_version": 2, "gpus": [{"index": 0, "minor": -1, "name": "a", "memory_mib": -0}]}`,
+		`{"schema_version": 2, "gpus": [{"index": 0, "minor": 0, "name": "a", "memory_mib": 18446744073709551615}]}`,
+		`{"schema_version": 2, "gpus": [{"index": 0, "minor": 0, "name": "a", "mig_devices": [{"gi_cap_minor": 4294967296}]}]}`,
+		`{"schema_version": 9223372036854775807}`, `{"schema_version": -9223372036854775808}`, `{"schema_version": 9223372036854775808}`,
+		`{"schema_version": 2, "x": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
+		`{"schema_version": 2} x`, `{"schema_version": 2}}`, `{"schema_version": 2,}`, `{"schema_version": 02}`,
+		`{"schema_version": 2, "x": {"a": 1.5e-3, "b": [true, false, null, "\n"]}}`,
+		`{"schema_version": 2, "gpus": [{"index": 0, "minor": 0, "name": "a", "mig_enabled": "true"}]}`,
+		"{\"schema_version\": 2, \"hostname\": \"\xff\"}", "{\"schema_version\": 2, \"hostname\": \"h\tb\"}",
+		`{"gpus": []}`, `{"schema_version": 2, "gpus": [{"index": 0, "name": "a"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Add(memoTables())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, c := range []struct {
+			fresh    func() any
+			required map[reflect.Type][]string
+		}{
+			{func() any { return new(Node) }, requiredKeys()},
+			{func() any { return new(Node) }, nil},
+			{func() any { return new(presence) }, nil},
+		} {
+			fast, std := c.fresh(), c.fresh()
+			if !decodeFast(data, fast, c.required) {
+				continue
+			}
+			if err := json.Unmarshal(data, std); err != nil {
+				t.Fatalf("decodeFast took what encoding/json refuses (%v):\n%s", err, data)
+			}
+			if !reflect.DeepEqual(fast, std) {
+				t.Fatalf("decodeFast and encoding/json differ:\n%#v\n%#v\ninput:\n%s", fast, std, data)
+			}
+			if c.required == nil {
+				continue
+			}
+			var present presence
+			if err := json.Unmarshal(data, &present); err != nil || present.check() != nil {
+				t.Fatalf("decodeFast took a snapshot that leaves out a field it must give (%v, %v):\n%s", err, present.check(), data)
+			}
+		}
+	})
+}
+
+// addSnapshotSeeds adds the seeds of FuzzSnapshot and FuzzDecodeFast: the
+// f.Add calls below, the demo snapshot and every *.json of the golden
+// tests; testdata/fuzz holds each target's own.
+func addSnapshotSeeds(f *testing.F) {
 	for _, s := range []string{
 		`{"schema_version": 1, "hostname": "n1", "driver_version": "535.129.03",
  "gpus": [{"index": 2, "minor": 2, "uuid": "GPU-a", "name": "NVIDIA A100 80GB PCIe",
@@ -54,6 +154,13 @@ func FuzzSnapshot(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Add(fixture.Read(f, "demo/snapshot.json"))
+	for _, p := range fixture.Glob(f, "real/*/snapshot.json") {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
 	for _, p := range fixture.Glob(f, "script/*.txtar") {
 		a, err := txtar.ParseFile(p)
 		if err != nil {
@@ -65,35 +172,23 @@ func FuzzSnapshot(f *testing.F) {
 			}
 		}
 	}
+}
 
-	f.Fuzz(func(t *testing.T, data []byte) {
-		n, err := ParseSnapshot(data)
-		if err != nil {
-			if n != nil {
-				t.Fatalf("ParseSnapshot returned a Node with error %v", err)
-			}
-			return
+// memoTables is a snapshot whose profile tables are long enough for
+// decodeFast to remember: the same on GPUs 0 to 2 (the third shares the
+// second's), on GPU 3 the same but for one more placement, and on GPU 4
+// the same followed by one more profile.
+func memoTables() []byte {
+	table := func(last string, more string) string {
+		var p []string
+		for i := range 30 {
+			p = append(p, fmt.Sprintf(`{"start": %d, "size": 1}`, i))
 		}
-		var first bytes.Buffer
-		if err := WriteSnapshot(&first, n); err != nil {
-			t.Fatalf("WriteSnapshot of a parsed snapshot: %v", err)
-		}
-		n2, err := ParseSnapshot(first.Bytes())
-		if err != nil {
-			t.Fatalf("the written snapshot does not parse: %v\ninput:\n%s\nwritten:\n%s", err, data, first.Bytes())
-		}
-		if diff := cmp.Diff(n, n2, cmpopts.EquateEmpty()); diff != "" {
-			t.Fatalf("written and parsed again, the node differs (-parsed +round trip):\n%s\ninput:\n%s", diff, data)
-		}
-		if err := n2.Check(); err != nil {
-			t.Fatalf("Check of the round-tripped node: %v", err)
-		}
-		var second bytes.Buffer
-		if err := WriteSnapshot(&second, n2); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(first.Bytes(), second.Bytes()) {
-			t.Fatalf("writing the round-tripped node gives other bytes:\n%s\nvs\n%s", first.Bytes(), second.Bytes())
-		}
-	})
+		return `[{"id": 19, "name": "1g.10gb", "instances": 7, "slices": 1, "placements": [` + strings.Join(p, ", ") + last + `]}` + more + `]`
+	}
+	gpu := func(i int, profiles string) string {
+		return fmt.Sprintf(`{"index": %d, "minor": %d, "name": "H100", "mig_profiles": %s}`, i, i, profiles)
+	}
+	return []byte(`{"schema_version": 2, "gpus": [` + strings.Join([]string{gpu(0, table("", "")), gpu(1, table("", "")), gpu(2, table("", "")),
+		gpu(3, table(`, {"start": 30, "size": 2}`, "")), gpu(4, table("", `, {"id": 20, "name": "1g.10gb+me"}`))}, ", ") + `]}`)
 }

@@ -57,6 +57,22 @@ func (l *Loader) Load(snapshot string) (*model.Node, error) {
 	return node, err
 }
 
+// LoadProfiles loads the node as Load does, with each GPU's MIG profile
+// table (for plan, which fits layouts into it): read through NVML now, or
+// the one the snapshot carries. A GPU read without its table would look
+// like a GPU without MIG, and plan would leave it whole, so a table NVML
+// will not give is an error here, where snapshot only warns.
+func (l *Loader) LoadProfiles(snapshot string) (*model.Node, error) {
+	node, err := l.Load(snapshot)
+	if err != nil || snapshot != "" {
+		return node, err
+	}
+	if err := l.migProfiles(node); err != nil {
+		return nil, err
+	}
+	return node, nil
+}
+
 // LoadBusy loads the node as Load does, with the compute processes on
 // its MIG devices (for free and exec): read through NVML now, or those
 // the snapshot carries.

@@ -92,7 +92,7 @@ type Limits struct {
 type Proposal struct {
 	Changes []Change `json:"changes"`
 	// NodeLines are the fleet's slurm.conf lines once the changes are
-	// made, nodes of one Gres= on one line (fleet.GroupNodeLines).
+	// made, nodes of one Gres= on one line (fleet.GroupLines).
 	NodeLines []string `json:"node_lines"`
 	// Pending is the pending jobs read; Demand those that ask one node
 	// for one type of GPU; Waiting those of Demand that waited longer
@@ -270,18 +270,17 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 			p.Unserved = append(p.Unserved, demand[d].id)
 		}
 	}
-	groups := make([]fleet.NodeGres, len(order))
+	groups := make([]fleet.Group, len(order))
 	for i, name := range order {
 		counts, ok := changed[name]
 		if !ok {
 			counts = byName[name].Current
 		}
-		groups[i] = fleet.NodeGres{Nodes: []string{name}, Counts: counts}
+		groups[i] = fleet.Group{Nodes: []string{name}, Counts: counts}
 	}
-	lines := strings.TrimSuffix(string(fleet.GroupNodeLines(groups)), "\n")
-	p.NodeLines = []string{}
-	if lines != "" {
-		p.NodeLines = strings.Split(lines, "\n")
+	p.NodeLines = fleet.GroupLines(groups)
+	if p.NodeLines == nil {
+		p.NodeLines = []string{}
 	}
 	return p
 }

@@ -58,6 +58,15 @@ var (
 	// container without a writable cgroup tree needs. Before it slurmd
 	// reads this machine's /sys/fs/cgroup (the chroot binds /sys).
 	cgroupDisabledSince = slurmconf.Version{Major: 24, Minor: 5, Micro: -1}
+	// scontrol reconfigure starts slurmctld afresh ("Rework 'scontrol
+	// reconfigure'", 23.11.0 NEWS; CHANGELOG/slurm-23.11.md: "how reconfig
+	// was changed in 23.11"), which reads a node's new GRES count. Before,
+	// a reconfigure keeps the count of a node whose GRES have files
+	// ("Attempt to change gres/gpu Count on node ... invalid with File
+	// configuration"): only a restart changes it. Tried: 20.11 and 22.05
+	// keep the count, 24.11 and 26.05 take it
+	// (TestRepartitionReconfigureOnly).
+	reconfigureRestartsSince = slurmconf.Version{Major: 23, Minor: 11, Micro: -1}
 )
 
 // releaseSlurmConf are the slurm.conf lines that depend on the release.

@@ -121,14 +121,7 @@ type taskPrologCluster struct {
 func startTaskPrologCluster(t *testing.T, l layout, f form, host, hw, devDir, plugin string) *taskPrologCluster {
 	t.Helper()
 	gres, nodeLine := render(t, l, f, host)
-	orig := gresList(t, nodeLine)
-	var types []typeCount
-	var reversed []string
-	for i := len(orig) - 1; i >= 0; i-- {
-		types = append(types, orig[i])
-		reversed = append(reversed, fmt.Sprintf("gpu:%s:%d", orig[i].typ, orig[i].count))
-	}
-	nodeLine = "NodeName=" + host + " Gres=" + strings.Join(reversed, ",")
+	types, nodeLine := reverseTypes(t, nodeLine, host)
 
 	// A short path: slurmstepd's sockets live in the spool dir and a Unix
 	// socket path has 108 bytes (t.TempDir holds the test's long name).
@@ -166,6 +159,22 @@ func startTaskPrologCluster(t *testing.T, l layout, f form, host, hw, devDir, pl
 		t.Fatalf("node %s is %s (Reason=%s), want IDLE\n%s", host, node.state, node.reason, s.logs())
 	}
 	return s
+}
+
+// reverseTypes writes the node line with the types of its Gres= in
+// reverse order, as an admin who keeps slurm.conf by hand may list them:
+// slurmd then numbers the devices otherwise than gres.conf lists them.
+// It returns the types in that order, and the line.
+func reverseTypes(t *testing.T, nodeLine, host string) ([]typeCount, string) {
+	t.Helper()
+	orig := gresList(t, nodeLine)
+	var types []typeCount
+	var reversed []string
+	for i := len(orig) - 1; i >= 0; i-- {
+		types = append(types, orig[i])
+		reversed = append(reversed, fmt.Sprintf("gpu:%s:%d", orig[i].typ, orig[i].count))
+	}
+	return types, "NodeName=" + host + " Gres=" + strings.Join(reversed, ",")
 }
 
 // slurmdIndexUUIDs numbers the devices as slurmd does, by asking it

@@ -2,10 +2,14 @@
 // benchmarks (scripts/bench-cluster.sh): a cluster-wide gres.conf, the
 // snapshot of its last node, and that node's slurm.conf line. With -fleet
 // it writes instead what each node's `slurm-mig gen` would, one file a
-// node under DIR/fragments, for scripts/bench-merge.sh.
+// node under DIR/fragments, for scripts/bench-merge.sh. With -plan it
+// writes each node's snapshot (schema 2) under DIR/snapshots, with the
+// mig-parted config DIR/mig.yaml and the assignment DIR/assign.txt, for
+// scripts/bench-plan.sh.
 //
 //	go run ./internal/testkit/synth/gencluster -nodes 10000 -dir /tmp/bench
 //	go run ./internal/testkit/synth/gencluster -fleet -nodes 10000 -dir /tmp/bench
+//	go run ./internal/testkit/synth/gencluster -plan -nodes 10000 -dir /tmp/bench
 package main
 
 import (
@@ -25,10 +29,14 @@ func main() {
 	dir := flag.String("dir", ".", "directory to write gres.conf, snapshot.json and node.txt into")
 	devDir := flag.String("dev", "", "if set, device paths in gres.conf start here instead of /dev (for slurmd -G)")
 	fleet := flag.Bool("fleet", false, "write one gen fragment a node under DIR/fragments instead")
+	plan := flag.Bool("plan", false, "write one snapshot a node under DIR/snapshots, DIR/mig.yaml and DIR/assign.txt instead")
 	flag.Parse()
 	run := run
-	if *fleet {
+	switch {
+	case *fleet:
 		run = runFleet
+	case *plan:
+		run = runPlan
 	}
 	if err := run(*nodes, *dir, *devDir); err != nil {
 		fmt.Fprintln(os.Stderr, "gencluster:", err)
@@ -83,4 +91,31 @@ func runFleet(nodes int, dir, devDir string) error {
 		}
 	}
 	return os.WriteFile(filepath.Join(dir, "node.txt"), []byte(synth.ClusterNode(nodes-1)+"\n"), 0o644)
+}
+
+// runPlan writes DIR/snapshots/<node>.json for every node, the
+// mig-parted config DIR/mig.yaml and the assignment DIR/assign.txt.
+func runPlan(nodes int, dir, _ string) error {
+	snaps := filepath.Join(dir, "snapshots")
+	if err := os.MkdirAll(snaps, 0o755); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	for i := range nodes {
+		b.Reset()
+		if err := model.WriteSnapshot(&b, synth.PlanSnapshot(i)); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(snaps, synth.ClusterNode(i)+".json"), b.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mig.yaml"), []byte(synth.PlanConfig), 0o644); err != nil {
+		return err
+	}
+	b.Reset()
+	if err := synth.WritePlanAssign(&b, nodes); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "assign.txt"), b.Bytes(), 0o644)
 }

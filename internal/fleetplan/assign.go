@@ -1,0 +1,174 @@
+package fleetplan
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
+	"github.com/slurm-mig/slurm-mig/internal/migplan"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// maxAssignBytes bounds an assignment file: a line a node of a large
+// fleet is well under a megabyte.
+const maxAssignBytes = 16 << 20
+
+// Assign says which config of the mig-parted file each node gets: the
+// one its line of the assignment file names, or else the default.
+type Assign struct {
+	cfg     *migplan.Config
+	deflt   *migplan.Selected
+	file    string
+	byNode  map[string]assigned
+	lines   []assignLine
+	configs map[string]*migplan.Selected
+}
+
+// assigned is a node's config and the line of the assignment file that
+// gives it.
+type assigned struct {
+	sel  *migplan.Selected
+	line int
+}
+
+// assignLine is a line of the assignment file, so that one that names a
+// node of no snapshot can be told.
+type assignLine struct {
+	num   int
+	nodes string
+}
+
+// NewAssign gives every node the config named deflt of cfg.
+func NewAssign(cfg *migplan.Config, deflt string) (*Assign, error) {
+	sel, err := cfg.Select(deflt)
+	if err != nil {
+		return nil, err
+	}
+	return &Assign{cfg: cfg, deflt: sel, configs: map[string]*migplan.Selected{deflt: sel}}, nil
+}
+
+// Read reads an assignment file: a line is a node or a Slurm hostlist
+// and the name of a config of the mig-parted file, with blank lines and
+// # comments between them, as an admin writes it or a script generates
+// it:
+//
+//	gpu[001-040]  all-balanced
+//	gpu041        all-1g.10gb
+//
+// Nodes it names get that config instead of the default; a node named
+// twice, a config the file does not have, or a line that is not two
+// words is an error naming the file and line.
+func (a *Assign) Read(path string) error {
+	data, err := fileio.ReadFile(path, maxAssignBytes, "an assignment file")
+	if err != nil {
+		return err
+	}
+	a.file, a.byNode = path, map[string]assigned{}
+	for i, line := range strings.Split(string(data), "\n") {
+		num := i + 1
+		if c := strings.IndexByte(line, '#'); c >= 0 {
+			line = line[:c]
+		}
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 2 {
+			return fmt.Errorf("%s:%d: want a node or hostlist and a config name, got %q", path, num, strings.TrimSpace(line))
+		}
+		sel, err := a.config(f[1])
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", path, num, err)
+		}
+		nodes, err := slurmconf.ExpandHostlist(f[0])
+		if err != nil {
+			return fmt.Errorf("%s:%d: %v", path, num, err)
+		}
+		for _, n := range nodes {
+			if prev, dup := a.byNode[n]; dup {
+				return fmt.Errorf("%s:%d: node %s is assigned twice (first at line %d)", path, num, n, prev.line)
+			}
+			a.byNode[n] = assigned{sel, num}
+		}
+		a.lines = append(a.lines, assignLine{num: num, nodes: f[0]})
+	}
+	return nil
+}
+
+// config selects a config by name, once a name.
+func (a *Assign) config(name string) (*migplan.Selected, error) {
+	if sel, ok := a.configs[name]; ok {
+		return sel, nil
+	}
+	sel, err := a.cfg.Select(name)
+	if err != nil {
+		return nil, err
+	}
+	a.configs[name] = sel
+	return sel, nil
+}
+
+// For is the config node gets.
+func (a *Assign) For(node string) *migplan.Selected {
+	if as, ok := a.byNode[node]; ok {
+		return as.sel
+	}
+	return a.deflt
+}
+
+// checkGiven refuses an assignment line that names a node no snapshot is
+// of: a typo in a hostlist, or a node whose snapshot is missing, which
+// would leave the node out of the lines printed, and so out of the
+// slurm.conf made of them.
+func (a *Assign) checkGiven(nodes map[string]bool) error {
+	for _, l := range a.lines {
+		names, _ := slurmconf.ExpandHostlist(l.nodes) // Read expanded it
+		var missing []string
+		for _, n := range names {
+			if !nodes[n] {
+				missing = append(missing, n)
+			}
+		}
+		switch {
+		case len(missing) == len(names):
+			return fmt.Errorf("%s:%d: no snapshot given is of %s", a.file, l.num, l.nodes)
+		case len(missing) > 0:
+			return fmt.Errorf("%s:%d: no snapshot given is of %s (of %s)", a.file, l.num, slurmconf.CompressHostlist(missing), l.nodes)
+		}
+	}
+	return nil
+}
+
+// Snapshots expands the command line's FILE and DIR arguments into the
+// snapshot files to read, as merge expands its fragments: a file as
+// given, a directory as its *.json files (not those starting with '.'),
+// in name order.
+func Snapshots(args []string) ([]string, error) {
+	var files []string
+	for _, arg := range args {
+		info, err := os.Stat(arg)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			files = append(files, arg)
+			continue
+		}
+		entries, err := os.ReadDir(arg)
+		if err != nil {
+			return nil, err
+		}
+		n := len(files)
+		for _, e := range entries {
+			if name := e.Name(); strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") {
+				files = append(files, filepath.Join(arg, name))
+			}
+		}
+		if len(files) == n {
+			return nil, fmt.Errorf("%s: no *.json snapshots in this directory", arg)
+		}
+	}
+	return files, nil
+}

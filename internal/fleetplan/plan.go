@@ -1,0 +1,166 @@
+// Package fleetplan is plan for many nodes: it reads their snapshots,
+// works out each node's layout once mig-parted applies the config it is
+// assigned (migplan), and gives the slurm.conf NodeName lines of the
+// next layouts, grouped under hostlists as merge --node-lines groups
+// them (fleet.GroupLines), so that the controller's slurm.conf is ready
+// before any node is drained. Diff says what in the running slurm.conf
+// must change, node by node, with diff's own comparison (drift).
+package fleetplan
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/fleet"
+	"github.com/slurm-mig/slurm-mig/internal/migplan"
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// Fleet is the plan of every node, and their slurm.conf lines.
+type Fleet struct {
+	// NodeLines are the grouped NodeName= lines of the next layouts.
+	NodeLines []string `json:"node_lines"`
+	// Nodes are in hostlist order.
+	Nodes []*Node `json:"nodes"`
+}
+
+// Node is one node's plan: its name, the snapshot it was read from, and
+// what single-node plan --json says of it.
+type Node struct {
+	Node     string `json:"node"`
+	Snapshot string `json:"snapshot"`
+	*migplan.Slurm
+}
+
+// Inputs are what Make plans from.
+type Inputs struct {
+	Snapshots []string // snapshot files (Snapshots)
+	Assign    *Assign
+	Gres      gresgen.Options // type names, as gen and node name them; its Warn is replaced by Warn
+	// Name gives a snapshot's node its Slurm name, as single-node plan
+	// names it (its short hostname).
+	Name func(*model.Node) (string, error)
+	Warn func(error)
+}
+
+// Make reads the snapshots, several at a time (they are small, and a
+// fleet has thousands), and plans each node. A node that cannot take its
+// config is refused as single-node plan refuses it, its node and
+// snapshot named; with several, the first in the order given. Warnings
+// come in that order too, each naming its node.
+func Make(in Inputs) (*Fleet, error) {
+	paths := in.Snapshots
+	nodes := make([]*Node, len(paths))
+	errs := make([]error, len(paths))
+	warns := make([][]error, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reader := model.NewSnapshotReader() // one a goroutine: it keeps what it learns
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(paths) {
+					return
+				}
+				nodes[i], errs[i] = planNode(reader, paths[i], in, &warns[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range warns[i] {
+			in.Warn(w)
+		}
+	}
+	return group(nodes, in.Assign)
+}
+
+// planNode reads one snapshot and plans its node, keeping its warnings
+// for Make to say in order.
+func planNode(reader *model.SnapshotReader, path string, in Inputs, warns *[]error) (*Node, error) {
+	node, err := reader.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	name, err := in.Name(node)
+	if err != nil {
+		return nil, err
+	}
+	warn := func(err error) { *warns = append(*warns, fmt.Errorf("node %s (%s): %w", name, path, err)) }
+	p, err := migplan.Make(node, in.Assign.For(name), warn)
+	if err != nil {
+		return nil, fmt.Errorf("node %s (%s): %w", name, path, err)
+	}
+	o := in.Gres
+	o.Warn = warn
+	s, err := p.Counts(name, o)
+	if err != nil {
+		return nil, fmt.Errorf("node %s (%s): %w", name, path, err)
+	}
+	// The node as it will be has given its counts: a fleet keeps only
+	// those, or 10,000 nodes would keep every snapshot's profile tables
+	// in memory to the end.
+	s.Plan.Node = nil
+	return &Node{Node: name, Snapshot: path, Slurm: s}, nil
+}
+
+// group refuses a node given twice, sorts the nodes as hostlists sort,
+// and groups their lines.
+func group(nodes []*Node, assign *Assign) (*Fleet, error) {
+	byName := make(map[string]*Node, len(nodes))
+	names := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		if first, dup := byName[n.Node]; dup {
+			return nil, fmt.Errorf("node %s is given twice: %s and %s", n.Node, first.Snapshot, n.Snapshot)
+		}
+		byName[n.Node] = n
+		names = append(names, n.Node)
+	}
+	if err := assign.checkGiven(presence(names)); err != nil {
+		return nil, err
+	}
+	slurmconf.SortHostnames(names)
+	f := &Fleet{Nodes: make([]*Node, len(names))}
+	groups := make([]fleet.Group, len(names))
+	for i, name := range names {
+		n := byName[name]
+		f.Nodes[i] = n
+		groups[i] = fleet.Group{Nodes: []string{name}, Counts: n.Counts}
+	}
+	f.NodeLines = fleet.GroupLines(groups)
+	return f, nil
+}
+
+func presence(names []string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// WriteText prints the grouped node lines.
+func (f *Fleet) WriteText(w io.Writer) error {
+	_, err := io.WriteString(w, strings.Join(f.NodeLines, "\n")+"\n")
+	return err
+}
+
+// WriteJSON prints the node lines and each node's plan.
+func (f *Fleet) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(f)
+}

@@ -1,0 +1,371 @@
+// Package jobmap keeps the GPU-to-job map that dcgm-exporter
+// (--hpc-job-mapping-dir) and Princeton's jobstats (/run/gpustat) read:
+// a directory with one file per device, named by the device's UUID,
+// holding one "JOBID UID" line per job that has the device. Slurm's
+// Prolog adds a job's line to the files of its devices, and its Epilog
+// takes it out again.
+//
+// The job's devices are found exactly as the TaskProlog (jobenv) finds
+// them: the same index map, the same state file, the same refusals. A
+// Prolog that shell scripts in the wild run instead reads
+// CUDA_VISIBLE_DEVICES or SLURM_JOB_GPUS as device numbers, which on a
+// MIG node name no device at all.
+package jobmap
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/slurm-mig/slurm-mig/internal/atomicfile"
+	"github.com/slurm-mig/slurm-mig/internal/jobenv"
+)
+
+// Options say what Run does and where it reads from.
+type Options struct {
+	Dir    string         // the job map directory
+	Remove bool           // the Epilog: take the job's lines out
+	Map    jobenv.Options // where the index map and the device state are read, as env reads them
+	// LockTimeout bounds the wait for other Prologs and Epilogs of the
+	// node; 0 is atomicfile's 60 s.
+	LockTimeout time.Duration
+}
+
+// lockName is the lock that every jobmap of a directory takes while it
+// reads and rewrites its files, so that Prologs of jobs that share a
+// device (shard, mps, OverSubscribe) lose none of each other's lines. It
+// exists only while held, and its name, like the temporary files',
+// starts with a dot and is no UUID: readers of the map skip it.
+const lockName = ".slurm-mig-jobmap.lock"
+
+// Run adds the job's line to the files of its devices (the Prolog) or
+// takes it out (the Epilog, opts.Remove), from the job's environment. A
+// job without GPUs on this node changes nothing. Every device is mapped
+// and every file read and checked before any is written, so a refusal
+// leaves the directory as it was.
+func Run(opts Options, getenv func(string) (string, bool)) error {
+	job, err := ReadJob(getenv)
+	if err != nil || job.Indices == nil {
+		return err
+	}
+	n, err := jobenv.Load(opts.Map, job.Node, getenv)
+	if err != nil {
+		return err
+	}
+	devs, err := n.Pick(jobGPUs, job.Indices)
+	if err != nil {
+		return err
+	}
+	names, err := fileNames(devs)
+	if err != nil {
+		return err
+	}
+	if opts.Remove {
+		// An Epilog has nothing to take out of a directory that is not
+		// there, and makes none.
+		if _, err := os.Lstat(opts.Dir); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+	}
+	dir, err := openDir(opts.Dir)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	// A file that is refused (a symlink, a FIFO) is refused before the
+	// lock is taken, whose file would change the directory's mtime; under
+	// the lock every file is read and checked again.
+	for _, name := range names {
+		if _, _, err := readEntry(dir, name); err != nil {
+			return err
+		}
+	}
+	unlock, err := atomicfile.Lock(dir, lockName, opts.LockTimeout)
+	if err != nil {
+		return fmt.Errorf("cannot update %s: %w", opts.Dir, err)
+	}
+	defer unlock()
+	return update(dir, names, job, opts.Remove)
+}
+
+// change is one file's new content; nil data removes the file.
+type change struct {
+	name string
+	data []byte
+	like os.FileInfo // the file replaced, whose mode and owner stay
+}
+
+// update reads the files of the job's devices under the directory's
+// lock, works out every change, and only then writes them.
+func update(dir *os.File, names []string, job Job, remove bool) error {
+	var changes []change
+	for _, name := range names {
+		old, info, err := readEntry(dir, name)
+		if err != nil {
+			return err
+		}
+		var data []byte
+		var changed bool
+		if remove {
+			data, changed = withoutJob(old, job.ID)
+		} else {
+			data, changed = withJob(old, job.ID, job.line())
+		}
+		if changed {
+			changes = append(changes, change{name: name, data: data, like: info})
+		}
+	}
+	for _, c := range changes {
+		path := filepath.Join(dir.Name(), c.name)
+		if c.data == nil {
+			if err := unix.Unlinkat(int(dir.Fd()), c.name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+				return fmt.Errorf("cannot remove %s: %w", path, err)
+			}
+			continue
+		}
+		if err := atomicfile.ReplaceAt(dir, c.name, c.data, c.like); err != nil {
+			return fmt.Errorf("cannot write %s: %w", path, err)
+		}
+	}
+	if len(changes) > 0 {
+		if err := dir.Sync(); err != nil { // makes the removals durable too
+			return fmt.Errorf("syncing %s: %w", dir.Name(), err)
+		}
+	}
+	return nil
+}
+
+// fileNames are the files of the devices: their UUIDs, each once (two
+// indices may not name one device, but a map file is a device's, not an
+// index's). A UUID that cannot be a file's name is refused: the legacy
+// MIG-GPU-<uuid>/<gi>/<ci> form of drivers before 470.42.01 has slashes,
+// and would name a path below the directory instead.
+func fileNames(devs []*jobenv.StateDevice) ([]string, error) {
+	var names []string
+	seen := map[string]bool{}
+	for _, d := range devs {
+		if strings.ContainsRune(d.UUID, '/') || d.UUID == "." || d.UUID == ".." || d.UUID == "" {
+			return nil, fmt.Errorf("device %s: its UUID %q cannot name a file of the job map (MIG UUIDs of drivers before 470.42.01 have slashes)", d.GPU, d.UUID)
+		}
+		if !seen[d.UUID] {
+			seen[d.UUID] = true
+			names = append(names, d.UUID)
+		}
+	}
+	return names, nil
+}
+
+// dirMode is the job map directory's mode when jobmap makes it: readable
+// by the exporters, which need not run as root, writable by root alone.
+const dirMode = 0o755
+
+// openDir opens the job map directory for reading (its entries) and
+// syncing, making it, and its parents, where it is missing. The Prolog
+// runs as root and the exporters trust what the files say, so a
+// directory that every user may write, or that belongs to another user,
+// is refused: anyone could plant a line, or a link that would lead root's
+// reads and writes out of the directory.
+func openDir(path string) (*os.File, error) {
+	if path == "" {
+		return nil, errors.New("no job map directory given")
+	}
+	_, statErr := os.Lstat(path)
+	made := errors.Is(statErr, os.ErrNotExist)
+	if made {
+		if err := os.MkdirAll(path, dirMode); err != nil {
+			return nil, fmt.Errorf("cannot make the job map directory: %w", err)
+		}
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("job map directory %s: %w", path, err)
+	}
+	dir := os.NewFile(uintptr(fd), path)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		dir.Close()
+		return nil, fmt.Errorf("job map directory %s: %w", path, err)
+	}
+	euid := os.Geteuid()
+	switch mode := st.Mode & 0o7777; {
+	case st.Uid != 0 && int(st.Uid) != euid:
+		dir.Close()
+		return nil, fmt.Errorf("job map directory %s belongs to uid %d, neither root nor this user: that user could rewrite the map; make it root's, mode 0755", path, st.Uid)
+	case mode&0o002 != 0:
+		dir.Close()
+		return nil, fmt.Errorf("job map directory %s is writable by every user (mode %04o): any of them could plant lines or links in it; chmod 0755 it", path, mode)
+	case made && int(st.Uid) == euid:
+		// MkdirAll's mode went through the umask; the exporters need 0755.
+		if err := unix.Fchmod(fd, dirMode); err != nil {
+			dir.Close()
+			return nil, fmt.Errorf("job map directory %s: %w", path, err)
+		}
+	}
+	return dir, nil
+}
+
+// maxMapBytes bounds a map file: a line per job of the device, a few
+// dozen bytes each.
+const maxMapBytes = 1 << 20
+
+// readEntry reads the map file name in dir: its content and stat, or nil
+// when there is none. Only a regular file is read. A symlink is refused,
+// whoever made it and wherever it leads: following it would have root
+// read a file outside the directory into a world-readable one, or write
+// there. Nothing else (a FIFO, a device) is opened either.
+func readEntry(dir *os.File, name string) ([]byte, os.FileInfo, error) {
+	path := filepath.Join(dir.Name(), name)
+	var st unix.Stat_t
+	err := unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil, nil, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return nil, nil, fmt.Errorf("%s is a symlink; not following it out of the job map directory (remove it)", path)
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return nil, nil, fmt.Errorf("%s is not a regular file (remove it)", path)
+	}
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !info.Mode().IsRegular() { // replaced since the look above
+		return nil, nil, fmt.Errorf("%s is not a regular file (remove it)", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxMapBytes+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(data) > maxMapBytes {
+		return nil, nil, fmt.Errorf("%s is larger than %d bytes; not a job map file", path, maxMapBytes)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return data, info, nil
+}
+
+// withJob returns the file's content with the job's line, and whether
+// that differs from old (nil: no file). A file that already holds
+// exactly that line for the job is left as it is, so a Prolog run twice
+// adds nothing; other lines of the job (another uid) give way to it.
+// Every other line stays, byte for byte, in its place.
+func withJob(old []byte, id, line string) ([]byte, bool) {
+	lines, own := split(old, id)
+	if len(own) == 1 && own[0] == line {
+		return old, false
+	}
+	out := make([]byte, 0, len(old)+len(line)+1)
+	for _, l := range lines {
+		out = append(out, l...)
+		out = append(out, '\n')
+	}
+	out = append(out, line...)
+	return append(out, '\n'), true
+}
+
+// withoutJob returns the file's content without the job's lines, and
+// whether that differs from old. nil content, with true, removes the
+// file: no job is left on the device.
+func withoutJob(old []byte, id string) ([]byte, bool) {
+	lines, own := split(old, id)
+	if len(own) == 0 {
+		return old, false
+	}
+	var out []byte
+	jobs := false
+	for _, l := range lines {
+		out = append(out, l...)
+		out = append(out, '\n')
+		jobs = jobs || strings.TrimSpace(l) != ""
+	}
+	if !jobs {
+		return nil, true
+	}
+	return out, true
+}
+
+// split cuts a map file into its lines, those of other jobs (and any
+// other line) apart from the job's own. A line is the job's when its
+// first field is the job id: "JOBID" or "JOBID UID", as the readers take
+// them.
+func split(data []byte, id string) (others, own []string) {
+	text := strings.TrimSuffix(string(data), "\n")
+	if text == "" && len(data) <= 1 {
+		return nil, nil
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == id {
+			own = append(own, l)
+		} else {
+			others = append(others, l)
+		}
+	}
+	return others, own
+}
+
+// jobGPUs is the variable the Prolog and Epilog have the job's GPU
+// indices in: global GRES indices, as SLURM_STEP_GPUS has a step's.
+const jobGPUs = "SLURM_JOB_GPUS"
+
+// Job is what the Prolog and Epilog know of the job: its id and user, and
+// its GPUs' indices on this node (nil: none).
+type Job struct {
+	ID, UID string
+	Node    string // SLURMD_NODENAME
+	Indices []int
+}
+
+// line is the job's line in a map file.
+func (j Job) line() string { return j.ID + " " + j.UID }
+
+// ReadJob reads the job from the Prolog's or Epilog's environment, which
+// slurmd builds (SLURM_JOB_ID, SLURM_JOB_UID, SLURM_JOB_GPUS,
+// SLURMD_NODENAME). A job without GPUs on this node has no
+// SLURM_JOB_GPUS, or an empty one; anything else unreadable is an error.
+func ReadJob(lookup func(string) (string, bool)) (Job, error) {
+	getenv := func(k string) string { v, _ := lookup(k); return v }
+	list := getenv(jobGPUs)
+	indices, err := jobenv.ParseIndices(list)
+	if err != nil {
+		return Job{}, fmt.Errorf("%s=%s: %v", jobGPUs, list, err)
+	}
+	if len(indices) == 0 {
+		return Job{}, nil
+	}
+	job := Job{ID: getenv("SLURM_JOB_ID"), UID: getenv("SLURM_JOB_UID"), Node: getenv("SLURMD_NODENAME"), Indices: indices}
+	for _, v := range []struct{ name, value string }{{"SLURM_JOB_ID", job.ID}, {"SLURM_JOB_UID", job.UID}} {
+		if v.value == "" {
+			return Job{}, fmt.Errorf("%s is set but %s is not: not a Slurm Prolog or Epilog?", jobGPUs, v.name)
+		}
+		if !isNumber(v.value) {
+			return Job{}, fmt.Errorf("%s=%s is not a number", v.name, v.value)
+		}
+	}
+	if job.Node == "" {
+		return Job{}, fmt.Errorf("%s is set but SLURMD_NODENAME is not: not a Slurm Prolog or Epilog?", jobGPUs)
+	}
+	return job, nil
+}
+
+// isNumber reports whether s is a decimal number as Slurm prints job ids
+// and uids: digits only, no sign, no leading zero, at most 20 of them.
+func isNumber(s string) bool {
+	n, err := strconv.ParseUint(s, 10, 64)
+	return err == nil && strconv.FormatUint(n, 10) == s
+}

@@ -1,0 +1,453 @@
+package jobmap
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+
+	"github.com/slurm-mig/slurm-mig/internal/jobenv"
+	"github.com/slurm-mig/slurm-mig/internal/model"
+)
+
+// The test node: GPU 0 and 2 whole, GPU 1 with a 3g device and two 1g
+// ones, GPU 3 with two 3g devices. gres.conf lists them by GPU, mixing
+// MultipleFiles= and File= (CI caps) records; slurm.conf's Gres= names
+// the types in another order, so slurmd numbers 0 the 3g device of GPU 1,
+// 1-2 those of GPU 3, 3-4 the 1g devices, 5-6 the whole GPUs.
+const (
+	gres = `Name=gpu Type=a100 File=/dev/nvidia0
+Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap12,/dev/nvidia-caps/nvidia-cap13
+Name=gpu Type=3g MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap21,/dev/nvidia-caps/nvidia-cap22
+Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap30,/dev/nvidia-caps/nvidia-cap31
+Name=gpu Type=a100 File=/dev/nvidia2
+Name=gpu Type=3g File=/dev/nvidia-caps/nvidia-cap[41,51]
+`
+	slurmConf = "NodeName=n1 CPUs=8 Gres=gpu:3g:3,gpu:1g:2,gpu:a100:2\n"
+)
+
+func uuid(prefix string, n int) string {
+	return fmt.Sprintf("%s-%08d-0000-4000-8000-000000000000", prefix, n)
+}
+
+// byIndex are the UUIDs of the test node's indices 0-6.
+var byIndex = []string{uuid("MIG", 122), uuid("MIG", 341), uuid("MIG", 351), uuid("MIG", 112), uuid("MIG", 131), uuid("GPU", 0), uuid("GPU", 2)}
+
+func caps(gi, ci uint32) (*uint32, *uint32) { return &gi, &ci }
+
+func mig(uuidN int, gi, ci uint32) model.MigDevice {
+	g, c := caps(gi, ci)
+	return model.MigDevice{UUID: uuid("MIG", uuidN), GICapMinor: g, CICapMinor: c}
+}
+
+// testNode writes the test node's slurm.conf, gres.conf and device state
+// into a new directory and returns the options that read them.
+func testNode(t testing.TB) (jobenv.Options, string) {
+	dir := t.TempDir()
+	n := &model.Node{GPUs: []model.GPU{
+		{Minor: 0, UUID: uuid("GPU", 0)},
+		{Minor: 1, UUID: uuid("GPU", 1), MigEnabled: true, MigDevices: []model.MigDevice{mig(112, 12, 13), mig(122, 21, 22), mig(131, 30, 31)}},
+		{Minor: 2, UUID: uuid("GPU", 2)},
+		{Minor: 3, UUID: uuid("GPU", 3), MigEnabled: true, MigDevices: []model.MigDevice{mig(341, 40, 41), mig(351, 50, 51)}},
+	}}
+	st, err := jobenv.NewState(n, "n1", "", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"slurm.conf": slurmConf, "gres.conf": gres, "devices.json": string(st.Encode())} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return jobenv.Options{SlurmConf: filepath.Join(dir, "slurm.conf"), State: filepath.Join(dir, "devices.json"), Root: "/"}, dir
+}
+
+func lookup(env map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+}
+
+func jobEnv(id, uid int, gpus string) map[string]string {
+	return map[string]string{"SLURM_JOB_ID": strconv.Itoa(id), "SLURM_JOB_UID": strconv.Itoa(uid), "SLURM_JOB_GPUS": gpus, "SLURMD_NODENAME": "n1"}
+}
+
+// readMap reads the job map directory: each file's lines, by name.
+func readMap(t testing.TB, dir string) map[string][]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[e.Name()] = strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	}
+	return got
+}
+
+// treeState is everything of a directory a change would show: each
+// entry's name, mode, size, mtime and content.
+func treeState(t testing.TB, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		data := ""
+		if info.Mode().IsRegular() {
+			d, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			data = string(d)
+		}
+		fmt.Fprintf(&b, "%s %v %d %d %q\n", path, info.Mode(), info.Size(), info.ModTime().UnixNano(), data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestSharedDevice(t *testing.T) {
+	opts, tmp := testNode(t)
+	dir := filepath.Join(tmp, "run", "jobmap")
+	run := func(env map[string]string, remove bool) {
+		t.Helper()
+		if err := Run(Options{Dir: dir, Remove: remove, Map: opts}, lookup(env)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(jobEnv(7, 1000, "0,5,3"), false)
+	run(jobEnv(8, 1001, "3,6"), false)
+	run(jobEnv(7, 1000, "0,5,3"), false) // a Prolog run twice
+	want := map[string][]string{
+		byIndex[0]: {"7 1000"},
+		byIndex[5]: {"7 1000"},
+		byIndex[3]: {"7 1000", "8 1001"},
+		byIndex[6]: {"8 1001"},
+	}
+	if diff := cmp.Diff(want, readMap(t, dir)); diff != "" {
+		t.Errorf("after two Prologs (-want +got):\n%s", diff)
+	}
+	if info, err := os.Stat(dir); err != nil || info.Mode().Perm() != 0o755 {
+		t.Errorf("the directory made: %v, %v; want mode 0755", info.Mode(), err)
+	}
+
+	run(jobEnv(7, 1000, "0,5,3"), true)
+	want = map[string][]string{byIndex[3]: {"8 1001"}, byIndex[6]: {"8 1001"}}
+	if diff := cmp.Diff(want, readMap(t, dir)); diff != "" {
+		t.Errorf("after job 7's Epilog (-want +got):\n%s", diff)
+	}
+	run(jobEnv(8, 1001, "3,6"), true)
+	if got := readMap(t, dir); len(got) != 0 {
+		t.Errorf("after both Epilogs the directory holds %v", got)
+	}
+
+	// An Epilog makes no directory.
+	dir = filepath.Join(tmp, "none")
+	run(jobEnv(8, 1001, "3,6"), true)
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("an Epilog made the directory: %v", err)
+	}
+}
+
+// TestMapsAsEnv gives two jobs random index sets that share a device and
+// holds the files to the UUIDs env exports for the same indices: jobmap
+// and the TaskProlog must name the same devices. The expected map is
+// built from env's output, the map itself only from the files.
+func TestMapsAsEnv(t *testing.T) {
+	opts, tmp := testNode(t)
+	r := rand.New(rand.NewPCG(27, 1))
+	envUUIDs := func(indices []int) []string {
+		t.Helper()
+		lines, err := jobenv.Run(opts, lookup(map[string]string{"SLURM_CONF": opts.SlurmConf, "SLURMD_NODENAME": "n1", "SLURM_STEP_ID": "0", "SLURM_STEP_GPUS": join(indices)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimPrefix(lines[0], "export CUDA_VISIBLE_DEVICES="), ",")
+	}
+	for round := 0; round < 40; round++ {
+		dir := filepath.Join(tmp, "map"+strconv.Itoa(round))
+		a, b := r.Perm(len(byIndex))[:1+r.IntN(4)], r.Perm(len(byIndex))[:1+r.IntN(4)]
+		if !slices.Contains(b, a[0]) {
+			b = append(b, a[0]) // they share a device
+		}
+		want := map[string][]string{}
+		for _, u := range envUUIDs(a) {
+			want[u] = append(want[u], "1 500")
+		}
+		for _, u := range envUUIDs(b) {
+			want[u] = append(want[u], "2 501")
+		}
+		for i, job := range []map[string]string{jobEnv(1, 500, join(a)), jobEnv(2, 501, join(b))} {
+			if err := Run(Options{Dir: dir, Map: opts}, lookup(job)); err != nil {
+				t.Fatalf("round %d, job %d: %v", round, i+1, err)
+			}
+		}
+		if diff := cmp.Diff(want, readMap(t, dir)); diff != "" {
+			t.Fatalf("round %d, jobs on %v and %v (-env +jobmap):\n%s", round, a, b, diff)
+		}
+		// The expected UUIDs by index, independently of env.
+		for _, i := range a {
+			if !slices.Contains(readMap(t, dir)[byIndex[i]], "1 500") {
+				t.Fatalf("round %d: index %d (%s) lacks job 1's line", round, i, byIndex[i])
+			}
+		}
+
+		// A bad index changes nothing.
+		before := treeState(t, dir)
+		bad := append(slices.Clone(a), len(byIndex)+r.IntN(3))
+		if err := Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(3, 502, join(bad)))); err == nil {
+			t.Fatalf("round %d: index set %v accepted", round, bad)
+		}
+		if err := Run(Options{Dir: dir, Remove: true, Map: opts}, lookup(jobEnv(1, 500, join(bad)))); err == nil {
+			t.Fatalf("round %d: removal of index set %v accepted", round, bad)
+		}
+		if after := treeState(t, dir); after != before {
+			t.Fatalf("round %d: refused runs changed the directory:\n%s\nto\n%s", round, before, after)
+		}
+
+		// Removing job 1 leaves job 2's lines, and only those.
+		if err := Run(Options{Dir: dir, Remove: true, Map: opts}, lookup(jobEnv(1, 500, join(a)))); err != nil {
+			t.Fatal(err)
+		}
+		want = map[string][]string{}
+		for _, u := range envUUIDs(b) {
+			want[u] = append(want[u], "2 501")
+		}
+		if diff := cmp.Diff(want, readMap(t, dir)); diff != "" {
+			t.Fatalf("round %d, job 1 removed (-want +got):\n%s", round, diff)
+		}
+	}
+}
+
+func join(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// TestBurst runs the Prologs of 32 jobs at once, then the Epilogs of
+// half of them at once: every line is there once, none lost.
+func TestBurst(t *testing.T) {
+	opts, tmp := testNode(t)
+	dir := filepath.Join(tmp, "jobmap")
+	const jobs = 32
+	indices := func(job int) []int {
+		if job%3 == 0 {
+			return []int{job % 7, (job + 3) % 7}
+		}
+		return []int{job % 7}
+	}
+	burst := func(remove bool, which func(job int) bool) {
+		var wg sync.WaitGroup
+		errs := make(chan error, jobs)
+		for job := 1; job <= jobs; job++ {
+			if !which(job) {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- Run(Options{Dir: dir, Remove: remove, Map: opts}, lookup(jobEnv(job, 1000+job, join(indices(job)))))
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	check := func(what string, kept func(job int) bool) {
+		want := map[string][]string{}
+		for job := 1; job <= jobs; job++ {
+			if kept(job) {
+				for _, i := range indices(job) {
+					want[byIndex[i]] = append(want[byIndex[i]], fmt.Sprintf("%d %d", job, 1000+job))
+				}
+			}
+		}
+		got := readMap(t, dir)
+		for _, lines := range got {
+			sort.Strings(lines)
+		}
+		for _, lines := range want {
+			sort.Strings(lines)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", what, diff)
+		}
+	}
+	all := func(int) bool { return true }
+	odd := func(job int) bool { return job%2 == 1 }
+	burst(false, all)
+	check("after 32 Prologs at once", all)
+	burst(true, odd)
+	check("after 16 Epilogs at once", func(job int) bool { return !odd(job) })
+	if entries, _ := os.ReadDir(dir); len(entries) > len(byIndex) {
+		t.Errorf("the directory holds more than the device files: %v", entries)
+	}
+}
+
+// TestNoGPUs: a job without GPUs on the node reads nothing and makes no
+// directory.
+func TestNoGPUs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "jobmap")
+	unset := jobEnv(5, 1000, "")
+	delete(unset, "SLURM_JOB_GPUS")
+	for _, env := range []map[string]string{jobEnv(5, 1000, ""), jobEnv(5, 1000, " "), unset} {
+		if err := Run(Options{Dir: dir, Map: jobenv.Options{SlurmConf: "/nonexistent", State: "/nonexistent"}}, lookup(env)); err != nil {
+			t.Errorf("SLURM_JOB_GPUS=%q: %v", env["SLURM_JOB_GPUS"], err)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("a job without GPUs made the directory: %v", err)
+	}
+}
+
+// TestNotOutOfDir: a symlink in the directory, one of another name
+// leading out, a FIFO: nothing outside is read or written, nothing
+// inside changes, and the error names the file.
+func TestNotOutOfDir(t *testing.T) {
+	opts, tmp := testNode(t)
+	dir := filepath.Join(tmp, "jobmap")
+	outside := filepath.Join(tmp, "outside")
+	if err := os.WriteFile(outside, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(1, 1000, "6"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, plant := range []func(path string) error{
+		func(path string) error { return os.Symlink(outside, path) },
+		func(path string) error { return os.Symlink("../outside", path) },
+		func(path string) error { return os.Symlink(filepath.Join(tmp, "nonexistent"), path) },
+		func(path string) error { return mkfifo(path) },
+		func(path string) error { return os.Mkdir(path, 0o755) },
+	} {
+		target := filepath.Join(dir, byIndex[4])
+		if err := plant(target); err != nil {
+			t.Fatal(err)
+		}
+		before := treeState(t, tmp)
+		err := Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
+		if err == nil || !strings.HasPrefix(err.Error(), target+" is ") {
+			t.Errorf("err = %v; want one naming %s", err, target)
+		}
+		err = Run(Options{Dir: dir, Remove: true, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
+		if err == nil || !strings.HasPrefix(err.Error(), target+" is ") {
+			t.Errorf("--remove: err = %v; want one naming %s", err, target)
+		}
+		if after := treeState(t, tmp); after != before {
+			t.Errorf("changed:\n%s\nto\n%s", before, after)
+		}
+		if err := os.Remove(target); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A directory that every user may write is refused, before anything
+	// in it is read.
+	open := filepath.Join(tmp, "open")
+	if err := os.Mkdir(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	err := Run(Options{Dir: open, Map: opts}, lookup(jobEnv(2, 1000, "6")))
+	if err == nil || !strings.Contains(err.Error(), "writable by every user") {
+		t.Errorf("a world-writable directory: err = %v", err)
+	}
+}
+
+func TestLines(t *testing.T) {
+	for _, tc := range []struct {
+		old, add, remove string
+		removed          bool // the file goes
+	}{
+		{old: "", add: "7 1000\n", removed: true},
+		{old: "8 1001\n", add: "8 1001\n7 1000\n", remove: "8 1001\n"},
+		{old: "7 1000\n", add: "7 1000\n", removed: true},
+		{old: "7 1000\n8 1001\n", add: "7 1000\n8 1001\n", remove: "8 1001\n"},
+		// Another uid for the job gives way; a bare JOBID line is the job's.
+		{old: "7 0\n8 1001\n", add: "8 1001\n7 1000\n", remove: "8 1001\n"},
+		{old: "7\n", add: "7 1000\n", removed: true},
+		// Lines of other jobs and anything else stay, byte for byte; 70
+		// and 17 are other jobs.
+		{old: "70 1\n17 2\n# note\n\n", add: "70 1\n17 2\n# note\n\n7 1000\n", remove: "70 1\n17 2\n# note\n\n"},
+		{old: "8 1001", add: "8 1001\n7 1000\n", remove: "8 1001"},
+		{old: "7 1000\n\n", add: "7 1000\n\n", removed: true},
+	} {
+		var old []byte
+		if tc.old != "" {
+			old = []byte(tc.old)
+		}
+		got, _ := withJob(old, "7", "7 1000")
+		if string(got) != tc.add {
+			t.Errorf("withJob(%q) = %q, want %q", tc.old, got, tc.add)
+		}
+		got, changed := withoutJob(old, "7")
+		switch {
+		case tc.removed && tc.old != "" && (got != nil || !changed):
+			t.Errorf("withoutJob(%q) = %q, %v; want the file removed", tc.old, got, changed)
+		case !tc.removed && string(got) != tc.remove:
+			t.Errorf("withoutJob(%q) = %q, want %q", tc.old, got, tc.remove)
+		}
+	}
+	if _, changed := withJob([]byte("8 1\n7 1000\n9 2\n"), "7", "7 1000"); changed {
+		t.Error("withJob rewrote a file that holds the job's line")
+	}
+	if _, changed := withoutJob([]byte("8 1\n"), "7"); changed {
+		t.Error("withoutJob rewrote a file without the job's line")
+	}
+}
+
+func TestReadJob(t *testing.T) {
+	full := map[string]string{"SLURM_JOB_ID": "42", "SLURM_JOB_UID": "1000", "SLURM_JOB_GPUS": "3,1", "SLURMD_NODENAME": "n1"}
+	got, err := ReadJob(lookup(full))
+	if want := (Job{ID: "42", UID: "1000", Node: "n1", Indices: []int{3, 1}}); err != nil || !cmp.Equal(got, want) {
+		t.Errorf("ReadJob = %+v, %v; want %+v", got, err, want)
+	}
+	for _, tc := range []struct{ key, value, want string }{
+		{"SLURM_JOB_GPUS", "1,a", `SLURM_JOB_GPUS=1,a: "a" is not a GPU index`},
+		{"SLURM_JOB_GPUS", "1,1", "SLURM_JOB_GPUS=1,1: index 1 given twice"},
+		{"SLURM_JOB_GPUS", "-1", `SLURM_JOB_GPUS=-1: "-1" is not a GPU index`},
+		{"SLURM_JOB_ID", "", "SLURM_JOB_GPUS is set but SLURM_JOB_ID is not: not a Slurm Prolog or Epilog?"},
+		{"SLURM_JOB_ID", "4 2", "SLURM_JOB_ID=4 2 is not a number"},
+		{"SLURM_JOB_ID", "../x", "SLURM_JOB_ID=../x is not a number"},
+		{"SLURM_JOB_UID", "", "SLURM_JOB_GPUS is set but SLURM_JOB_UID is not: not a Slurm Prolog or Epilog?"},
+		{"SLURM_JOB_UID", "01000", "SLURM_JOB_UID=01000 is not a number"},
+		{"SLURMD_NODENAME", "", "SLURM_JOB_GPUS is set but SLURMD_NODENAME is not: not a Slurm Prolog or Epilog?"},
+	} {
+		env := map[string]string{}
+		for k, v := range full {
+			env[k] = v
+		}
+		env[tc.key] = tc.value
+		if _, err := ReadJob(lookup(env)); err == nil || err.Error() != tc.want {
+			t.Errorf("%s=%q: err = %v, want %s", tc.key, tc.value, err, tc.want)
+		}
+	}
+}
+
+func mkfifo(path string) error { return unix.Mkfifo(path, 0o644) }

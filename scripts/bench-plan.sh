@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Times whole-process `slurm-mig plan` side by side with what the issue
+# that brought it holds it to, in interleaved rounds, and reports min and
+# median wall time, peak RSS and the ratio of the medians:
+#
+#   - one node: `plan --from SNAPSHOT` beside `gen --from SNAPSHOT`, as an
+#     admin types it and with the least gen does (--no-cores, --root of the
+#     capture), for the real H100's snapshot (testdata/real/h100-snapshot-v2)
+#     and a synthetic node of eight H100s;
+#   - a fleet of NODES nodes (10,000 unless given): `plan --assign` of their
+#     snapshots (internal/testkit/synth: eight H100s a node, the real
+#     H100's profile table, four layouts) beside real `slurmd -N <node> -G`
+#     reading the 10,000-node gres.conf that scripts/bench-cluster.sh
+#     times diff against; and, for scale, beside `slurmd -G` reading the
+#     much smaller gres.conf that merge makes of a fleet of four layouts
+#     (scripts/bench-merge.sh).
+#
+# Needs root (mknod) and Debian's slurmd; run from the repository root:
+#
+#   scripts/bench-plan.sh [ROUNDS] [NODES]
+set -euo pipefail
+rounds=${1:-11}
+nodes=${2:-10000}
+export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g -Wno-deprecated-declarations}"
+command -v slurmd >/dev/null || { echo "bench-plan: slurmd is needed (apt-get install slurmd)" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "bench-plan: run as root (mknod)" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/slurm-mig" ./cmd/slurm-mig
+go build -o "$work/gencluster" ./internal/testkit/synth/gencluster
+
+# timed NAME CMD...: runs CMD once, appending its wall time (µs) to
+# $work/NAME.t and its peak RSS (KB) to $work/NAME.rss. A command that
+# fails stops the run: a refusal is never timed as if it were the work.
+timed() {
+  local name=$1 t0 t1
+  shift
+  t0=$(date +%s%N)
+  /usr/bin/time -f %M -o "$work/rss" "$@" >/dev/null 2>"$work/err" ||
+    { echo "bench-plan: $* failed:" >&2; cat "$work/err" >&2; exit 1; }
+  t1=$(date +%s%N)
+  echo $(((t1 - t0) / 1000)) >>"$work/$name.t"
+  tail -n 1 "$work/rss" >>"$work/$name.rss"
+}
+
+# stats NAME: "min median maxrss" in ms and KB.
+stats() {
+  sort -n "$work/$1.t" | awk -v rss="$(sort -n "$work/$1.rss" | tail -n 1)" \
+    '{a[NR]=$1} END {printf "%.1f %.1f %d\n", a[1]/1000, a[int((NR+1)/2)]/1000, rss}'
+}
+
+# row LABEL A B: a table row of A's and B's figures and A's median / B's.
+row() {
+  local amin amed arss bmin bmed brss
+  read -r amin amed arss < <(stats "$2")
+  read -r bmin bmed brss < <(stats "$3")
+  printf '%-44s %9s/%-9s %7d KB %9s/%-9s %7d KB %6s\n' "$1" "$amin" "$amed" "$arss" "$bmin" "$bmed" "$brss" \
+    "$(awk -v a="$amed" -v b="$bmed" 'BEGIN {printf "%.2f", a / b}')"
+}
+
+# mknods DIR FILE NODE: makes the device files that NODE's own lines of
+# FILE name under DIR/dev real devices, which slurmd -G checks.
+mknods() {
+  local f b
+  for f in $(grep "^NodeName=$3 " "$2" | grep -o "$1/dev/[^ ,]*" | sort -u); do
+    b=$(basename "$f")
+    case $b in
+      nvidia-cap*) mknod "$f" c 241 "${b#nvidia-cap}" ;;
+      *) mknod "$f" c 195 "${b#nvidia}" ;;
+    esac
+  done
+}
+
+# The fleet, and the config and assignment plan reads.
+fleet="$work/fleet"
+mkdir -p "$fleet"
+"$work/gencluster" -plan -nodes "$nodes" -dir "$fleet"
+config=(--mig-config "$fleet/mig.yaml" --select all-balanced)
+
+echo "one node: plan --from SNAPSHOT beside gen --from SNAPSHOT ($rounds rounds)"
+printf '%-44s %27s %27s %6s\n' "snapshot, gen" "plan (min/med ms, RSS)" "gen (min/med ms, RSS)" ratio
+real=testdata/real/h100-snapshot-v2
+for snap in "$real/snapshot.json" "$fleet/snapshots/$(ls "$fleet/snapshots" | head -n 1)"; do
+  rm -f "$work"/*.t "$work"/*.rss
+  for ((r = 0; r < rounds; r++)); do
+    timed plan "$work/slurm-mig" plan --from "$snap" "${config[@]}"
+    timed gen "$work/slurm-mig" gen --from "$snap"
+    timed least "$work/slurm-mig" --root "$real/root" gen --from "$snap" --no-cores
+  done
+  name="$(basename "$(dirname "$snap")")/$(basename "$snap")"
+  row "$name, as typed" plan gen
+  row "$name, --no-cores" plan least
+done
+# The 10,000-node gres.conf of scripts/bench-cluster.sh, with a slurm.conf
+# of its last node, whose lines come last.
+cluster="$work/cluster"
+mkdir -p "$cluster/dev/nvidia-caps" "$cluster/spool"
+"$work/gencluster" -nodes "$nodes" -dir "$cluster" -dev "$cluster/dev"
+cnode=$(cat "$cluster/node.txt")
+mknods "$cluster" "$cluster/gres.conf" "$cnode"
+cat >"$cluster/slurm.conf" <<CONF
+ClusterName=bench
+SlurmctldHost=localhost
+GresTypes=gpu
+SlurmdSpoolDir=$cluster/spool
+NodeName=$cnode CPUs=$(nproc) Gres=gpu:a100_1g.10gb:28
+CONF
+
+# merge's gres.conf of a fleet of four layouts (scripts/bench-merge.sh).
+merged="$work/merged"
+mkdir -p "$merged/dev/nvidia-caps" "$merged/spool"
+"$work/gencluster" -fleet -nodes "$nodes" -dir "$merged" -dev "$merged/dev"
+find "$merged/fragments" -name '*.conf' -print0 | xargs -0 sed -i 's/ Cores=[^ ]*//'
+mnode=$(cat "$merged/node.txt")
+"$work/slurm-mig" merge "$merged/fragments" >"$merged/gres.conf"
+mknods "$merged" "$merged/fragments/$mnode.conf" "$mnode"
+{
+  echo "ClusterName=bench"
+  echo "SlurmctldHost=localhost"
+  echo "GresTypes=gpu"
+  echo "SlurmdSpoolDir=$merged/spool"
+  "$work/slurm-mig" merge --node-lines "$merged/fragments" | sed "s/\$/ CPUs=$(nproc)/"
+} >"$merged/slurm.conf"
+
+# Each command must do the work it is timed for: plan prints one line a
+# layout, and slurmd reads its node's records from each file.
+lines=$("$work/slurm-mig" plan "${config[@]}" --assign "$fleet/assign.txt" "$fleet/snapshots" | wc -l)
+[ "$lines" = 4 ] || { echo "bench-plan: plan printed $lines node lines, not one a layout (4)" >&2; exit 1; }
+for c in "$cluster:$cnode:28" "$merged:$mnode:$(grep -c "^NodeName=$mnode " "$merged/fragments/$mnode.conf")"; do
+  IFS=: read -r dir node want <<<"$c"
+  got=$(SLURM_CONF="$dir/slurm.conf" slurmd -N "$node" -G 2>&1)
+  if [ "$(grep -c ": Gres Name=gpu " <<<"$got")" != "$want" ]; then
+    echo "bench-plan: slurmd -G does not read $node's $want records from $dir/gres.conf:" >&2
+    echo "$got" >&2
+    exit 1
+  fi
+done
+
+echo
+echo "$nodes nodes: plan --assign of their snapshots ($(du -sh --apparent-size "$fleet/snapshots" | cut -f1)) beside slurmd -G ($rounds rounds)"
+rm -f "$work"/*.t "$work"/*.rss
+for ((r = 0; r < rounds; r++)); do
+  timed plan "$work/slurm-mig" plan "${config[@]}" --assign "$fleet/assign.txt" "$fleet/snapshots"
+  SLURM_CONF="$cluster/slurm.conf" timed cluster slurmd -N "$cnode" -G
+  SLURM_CONF="$merged/slurm.conf" timed merged slurmd -N "$mnode" -G
+done
+printf '%-44s %27s %27s %6s\n' "slurmd -G reads" "plan (min/med ms, RSS)" "slurmd -G (min/med ms, RSS)" ratio
+row "cluster gres.conf ($(du -h --apparent-size "$cluster/gres.conf" | cut -f1))" plan cluster
+row "merged gres.conf ($(du -h --apparent-size "$merged/gres.conf" | cut -f1))" plan merged
