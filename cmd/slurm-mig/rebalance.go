@@ -12,11 +12,14 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 type rebalanceCmd struct {
-	Snapshots []string          `arg:"" name:"SNAPSHOT|DIR" help:"The nodes' snapshots (slurm-mig snapshot), files or directories of *.json; each names its node by its host."`
+	Snapshots []string          `arg:"" optional:"" name:"SNAPSHOT|DIR" help:"The nodes' snapshots (slurm-mig snapshot), files or directories of *.json; each names its node by its host."`
+	Hardware  []string          `sep:"none" placeholder:"NODES=SNAPSHOT" help:"The nodes of the hostlist NODES have the GPUs of SNAPSHOT's node; their layouts now are their Gres= in the node states (repeatable; in place of a snapshot per node)."`
 	Queue     string            `type:"nonempty" required:"" placeholder:"FILE" help:"The pending jobs, as printed by: ${queue_format} (- for standard input)."`
 	Nodes     string            `type:"nonempty" required:"" placeholder:"FILE" help:"The nodes' states and jobs, as printed by: ${nodes_format} (- for standard input)."`
 	MigConfig string            `type:"nonempty" required:"" placeholder:"FILE" help:"The site's mig-parted config file (v1)."`
@@ -80,11 +83,32 @@ func (c *rebalanceCmd) Run(e *env) error {
 		}
 		ev.Configs = append(ev.Configs, sel)
 	}
-	snaps, err := rebalance.ReadSnapshots(c.Snapshots)
-	if err != nil {
-		return err
+	if len(c.Snapshots) == 0 && len(c.Hardware) == 0 {
+		return fmt.Errorf("give the nodes' snapshots, or --hardware NODES=SNAPSHOT")
 	}
-	nodes, err := rebalance.Fleet(snaps, states, ev)
+	var hw []rebalance.Hardware
+	for _, spec := range c.Hardware {
+		list, file, ok := strings.Cut(spec, "=")
+		if !ok || list == "" || file == "" {
+			return fmt.Errorf("--hardware %q: want NODES=SNAPSHOT", spec)
+		}
+		names, err := slurmconf.ExpandHostlist(list)
+		if err != nil {
+			return fmt.Errorf("--hardware %s: %v", spec, err)
+		}
+		snap, err := model.LoadSnapshot(file)
+		if err != nil {
+			return err
+		}
+		hw = append(hw, rebalance.Hardware{Spec: "--hardware " + spec, Nodes: names, Snapshot: snap})
+	}
+	var snaps []*model.Node
+	if len(c.Snapshots) > 0 {
+		if snaps, err = rebalance.ReadSnapshots(c.Snapshots); err != nil {
+			return err
+		}
+	}
+	nodes, err := rebalance.Fleet(snaps, hw, states, ev)
 	if err != nil {
 		return err
 	}

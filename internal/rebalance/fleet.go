@@ -45,28 +45,103 @@ func (e *Evaluator) Node(n *model.Node) ([]slurmconf.GresCount, *Options, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	k := &evaluated{current: gresgen.SumCounts(per), options: &Options{}}
-	for _, sel := range e.Configs {
-		plan, err := migplan.Make(n, sel, func(error) {})
-		var refusal *migplan.Refusal
-		switch {
-		case errors.As(err, &refusal):
-			k.options.Refused = append(k.options.Refused, Refused{Config: sel.Name, Why: refusal.Error()})
-			continue
-		case err != nil:
-			return nil, nil, err
-		}
-		slurm, err := plan.Counts("", e.Gres)
-		if err != nil {
-			return nil, nil, err
-		}
-		k.options.Configs = append(k.options.Configs, Option{Config: sel.Name, Counts: countsOf(slurm)})
+	opts, err := e.options(n, false)
+	if err != nil {
+		return nil, nil, err
 	}
+	k := &evaluated{current: gresgen.SumCounts(per), options: opts}
 	if e.kinds == nil {
 		e.kinds = map[string]*evaluated{}
 	}
 	e.kinds[key] = k
 	return k.current, k.options, nil
+}
+
+// Kind is what the evaluator makes of a snapshot that stands for several
+// nodes of the same hardware (Hardware): the configs whose counts do not
+// depend on a node's own layout, and the layouts such a node may be in
+// now, keyed by layoutKey: the snapshot's own and each config's.
+type Kind struct {
+	Options *Options
+	layouts map[string]bool
+}
+
+// Kind works out ref's kind. A config that leaves one of its GPUs as it
+// is (no entry takes it) would give each node the counts of its own
+// layout there, which ref does not know: it is refused for the kind.
+func (e *Evaluator) Kind(ref *model.Node) (*Kind, error) {
+	per, err := gresgen.GPUCounts(ref, e.Gres)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := e.options(ref, true)
+	if err != nil {
+		return nil, err
+	}
+	k := &Kind{Options: opts, layouts: map[string]bool{layoutKey(gresgen.SumCounts(per)): true}}
+	for _, o := range opts.Configs {
+		k.layouts[layoutKey(o.Counts)] = true
+	}
+	return k, nil
+}
+
+// options works out n's configs with migplan. With shared, n stands for
+// other nodes too, and a config that leaves one of its MIG-capable GPUs
+// as it is, is refused.
+func (e *Evaluator) options(n *model.Node, shared bool) (*Options, error) {
+	opts := &Options{}
+	for _, sel := range e.Configs {
+		plan, err := migplan.Make(n, sel, func(error) {})
+		var refusal *migplan.Refusal
+		switch {
+		case errors.As(err, &refusal):
+			opts.Refused = append(opts.Refused, Refused{Config: sel.Name, Why: refusal.Error()})
+			continue
+		case err != nil:
+			return nil, err
+		}
+		if g := untouched(n, plan); shared && g != nil {
+			opts.Refused = append(opts.Refused, Refused{Config: sel.Name,
+				Why: fmt.Sprintf("it leaves GPU %d (%s) as it is, so its counts are each node's own; give the node's own snapshot", g.Index, g.Name)})
+			continue
+		}
+		slurm, err := plan.Counts("", e.Gres)
+		if err != nil {
+			return nil, err
+		}
+		opts.Configs = append(opts.Configs, Option{Config: sel.Name, Counts: countsOf(slurm)})
+	}
+	return opts, nil
+}
+
+// untouched is the first GPU of n that plan leaves in its layout, where
+// that layout is the node's own: a GPU no entry takes that could have
+// MIG devices. A GPU without MIG is whole on every node.
+func untouched(n *model.Node, plan *migplan.Plan) *model.GPU {
+	for i, gp := range plan.GPUs {
+		g := &n.GPUs[i]
+		if gp.Entry == nil && (len(g.MigProfiles) > 0 || g.MigEnabled) {
+			return g
+		}
+	}
+	return nil
+}
+
+// layoutKey is a Gres= list as a set: its types (without case) and
+// counts, in type order, without the types counted 0.
+func layoutKey(counts []slurmconf.GresCount) string {
+	m := map[string]int{}
+	for _, c := range counts {
+		m[strings.ToLower(c.Type)] += c.Count
+	}
+	items := make([]string, 0, len(m))
+	for t, c := range m {
+		if c != 0 {
+			items = append(items, t+":"+strconv.Itoa(c))
+		}
+	}
+	sort.Strings(items)
+	return strings.Join(items, ",")
 }
 
 // countsOf are plan's node counts, summed over its GPUs.
@@ -128,11 +203,25 @@ func nodeKind(n *model.Node) string {
 	return string(b)
 }
 
+// Hardware is nodes declared to have the GPUs of one snapshot's node
+// (rebalance's NODES=SNAPSHOT): their profile tables, number and models.
+// Their layouts now are their Gres= in slurm.conf, which scontrol gives;
+// one snapshot then serves a whole rack instead of one per node.
+type Hardware struct {
+	Spec     string // how messages name the declaration
+	Nodes    []string
+	Snapshot *model.Node
+}
+
 // Fleet is the nodes Propose weighs: one per snapshot, named by the short
-// name of its host, in the state slurmctld gives it. A node slurmctld
-// does not know is held. Two snapshots of one node are an error naming
-// both files.
-func Fleet(snaps []*model.Node, states map[string]NodeState, e *Evaluator) ([]Node, error) {
+// name of its host, and the nodes of each Hardware, in the state
+// slurmctld gives them. A node of a snapshot that slurmctld does not know
+// is held; one of a Hardware is an error (its layout now is unknown). A
+// Hardware node whose Gres= is no layout of its kind is held: its
+// hardware is not what was declared, or its layout is one no allowed
+// config makes, and either way the kind's counts are not its own. A node
+// given twice is an error naming both sources.
+func Fleet(snaps []*model.Node, hw []Hardware, states map[string]NodeState, e *Evaluator) ([]Node, error) {
 	nodes := make([]Node, 0, len(snaps))
 	from := map[string]string{}
 	for _, s := range snaps {
@@ -155,6 +244,30 @@ func Fleet(snaps []*model.Node, states map[string]NodeState, e *Evaluator) ([]No
 			n.Why = "slurmctld does not know it (not in the node states)"
 		}
 		nodes = append(nodes, n)
+	}
+	for _, h := range hw {
+		k, err := e.Kind(h.Snapshot)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", h.Spec, err)
+		}
+		for _, name := range h.Nodes {
+			if prev, dup := from[name]; dup {
+				return nil, fmt.Errorf("%s: node %s is given twice (also by %s)", h.Spec, name, prev)
+			}
+			from[name] = h.Spec
+			st, ok := states[name]
+			if !ok {
+				return nil, fmt.Errorf("%s: node %s is not in the node states", h.Spec, name)
+			}
+			n := Node{Name: name, Current: st.Gres, Options: k.Options, Why: st.Why()}
+			if !k.layouts[layoutKey(st.Gres)] {
+				n.Options = nil
+				if n.Why == "" {
+					n.Why = fmt.Sprintf("its Gres=%s is no layout of the GPUs of %s (now or under an allowed config): give the node's own snapshot", slurmconf.GresList(st.Gres), h.Spec)
+				}
+			}
+			nodes = append(nodes, n)
+		}
 	}
 	return nodes, nil
 }
@@ -194,12 +307,13 @@ func ReadSnapshots(args []string) ([]*model.Node, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			reader := model.NewSnapshotReader() // one a goroutine: it keeps the tables it has decoded
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(files) {
 					return
 				}
-				snaps[i], errs[i] = model.LoadSnapshot(files[i])
+				snaps[i], errs[i] = reader.Load(files[i])
 			}
 		}()
 	}

@@ -198,18 +198,91 @@ func TestEvaluatorFit(t *testing.T) {
 	// that starts the older job (2 before 3, submitted together) wins.
 	js := []Job{job("1", "h100_4g.40gb", 1, 30), job("2", "h100_2g.20gb", 1, 30), job("3", "h100_1g.10gb", 2, 30)}
 	states := map[string]NodeState{"gpu01": {Name: "gpu01", State: "IDLE"}}
-	nodes, err := Fleet([]*model.Node{h100Node(t, "gpu01.example")}, states, e)
+	nodes, err := Fleet([]*model.Node{h100Node(t, "gpu01.example")}, nil, states, e)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check(t, Propose(nodes, js, lim), "gpu01=all-balanced[2]")
 	// A node of the snapshots that slurmctld does not know is held.
-	nodes, _ = Fleet([]*model.Node{h100Node(t, "gpu01"), h100Node(t, "gpu02")}, states, e)
+	nodes, _ = Fleet([]*model.Node{h100Node(t, "gpu01"), h100Node(t, "gpu02")}, nil, states, e)
 	p := Propose(nodes, js, lim)
 	if len(p.Held) != 1 || p.Held[0].Node != "gpu02" {
 		t.Errorf("held %v", p.Held)
 	}
-	if _, err := Fleet([]*model.Node{h100Node(t, "gpu01"), h100Node(t, "gpu01.b")}, states, e); err == nil || !strings.Contains(err.Error(), "node gpu01 is given twice") {
+	if _, err := Fleet([]*model.Node{h100Node(t, "gpu01"), h100Node(t, "gpu01.b")}, nil, states, e); err == nil || !strings.Contains(err.Error(), "node gpu01 is given twice") {
+		t.Errorf("twice: %v", err)
+	}
+}
+
+// Nodes declared to have one snapshot's hardware (Hardware) take their
+// counts now from scontrol's Gres=, and the configs that snapshot's GPUs
+// may take. A config that leaves a GPU as it is would give each node its
+// own counts, which no shared snapshot says: refused for the kind. A node
+// whose Gres= is no layout of the kind (another model, another number of
+// GPUs) is held, never changed. A declared node slurmctld does not list,
+// or one given twice, is an error.
+func TestFleetHardware(t *testing.T) {
+	e := evaluator(t)
+	other, err := migplan.ParseConfig("other.yaml", []byte("version: v1\nmig-configs:\n  gpu1-only:\n    - devices: [1]\n      mig-enabled: true\n      mig-devices: {\"1g.10gb\": 7}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, _ := other.Select("gpu1-only")
+	e.Configs = append(e.Configs, sel)
+	nodesText := `NodeName=gpu01 Gres=gpu:h100:1 State=IDLE GresUsed=gpu:h100:0(IDX:N/A) AllocTRES=
+NodeName=gpu02 Gres=gpu:h100_3g.40gb:2(S:0) State=IDLE GresUsed=gpu:h100_3g.40gb:0(IDX:N/A) AllocTRES=
+NodeName=gpu03 Gres=gpu:a100:1 State=IDLE GresUsed=gpu:a100:0(IDX:N/A) AllocTRES=
+NodeName=gpu04 Gres=gpu:h100:2 State=IDLE GresUsed=gpu:h100:0(IDX:N/A) AllocTRES=
+NodeName=gpu05 Gres=gpu:h100:1 State=MIXED GresUsed=gpu:h100:1(IDX:0) AllocTRES=
+`
+	states, err := ParseNodes("nodes.txt", []byte(nodesText))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw := []Hardware{{Spec: "gpu[01-05]=h100.json", Nodes: []string{"gpu01", "gpu02", "gpu03", "gpu04", "gpu05"}, Snapshot: h100Node(t, "ref")}}
+	nodes, err := Fleet(nil, hw, states, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, n := range nodes {
+		got[n.Name] = slurmconf.GresList(n.Current) + " | " + n.Why
+	}
+	want := map[string]string{
+		"gpu01": "gpu:h100:1 | ",
+		"gpu02": "gpu:h100_3g.40gb:2 | ",
+		"gpu03": "gpu:a100:1 | its Gres=gpu:a100:1 is no layout of the GPUs of gpu[01-05]=h100.json (now or under an allowed config): give the node's own snapshot",
+		"gpu04": "gpu:h100:2 | its Gres=gpu:h100:2 is no layout of the GPUs of gpu[01-05]=h100.json (now or under an allowed config): give the node's own snapshot",
+		"gpu05": "gpu:h100:1 | 1 GPUs in use by running jobs",
+	}
+	if len(got) != len(want) {
+		t.Errorf("nodes %v", got)
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: %q, want %q", name, got[name], w)
+		}
+	}
+	opts := nodes[0].Options
+	var refused []string
+	for _, r := range opts.Refused {
+		refused = append(refused, r.Config+": "+r.Why)
+	}
+	if len(opts.Configs) != 4 || len(refused) != 3 || refused[2] != "gpu1-only: it leaves GPU 0 (NVIDIA H100 80GB HBM3) as it is, so its counts are each node's own; give the node's own snapshot" {
+		t.Errorf("configs %v, refused %q", opts.Configs, refused)
+	}
+	// The same proposal as from each node's own snapshot: gpu01, whole,
+	// turns to seven 1g.10gb; gpu02's 3g.40gb serve the 3g.40gb job.
+	js := []Job{job("1", "h100_1g.10gb", 1, 30), job("2", "h100_3g.40gb", 1, 30)}
+	check(t, Propose(nodes, js, lim), "gpu01=all-1g.10gb[1]")
+
+	missing := append(hw[:0:0], Hardware{Spec: "gpu[05-06]=h100.json", Nodes: []string{"gpu05", "gpu06"}, Snapshot: hw[0].Snapshot})
+	if _, err := Fleet(nil, missing, states, e); err == nil || err.Error() != "gpu[05-06]=h100.json: node gpu06 is not in the node states" {
+		t.Errorf("missing: %v", err)
+	}
+	own := h100Node(t, "gpu02")
+	own.Snapshot = "gpu02.json"
+	if _, err := Fleet([]*model.Node{own}, hw, states, e); err == nil || err.Error() != "gpu[01-05]=h100.json: node gpu02 is given twice (also by gpu02.json)" {
 		t.Errorf("twice: %v", err)
 	}
 }

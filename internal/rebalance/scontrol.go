@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // NodesFormat is the command whose output ParseNodes reads: one node a
@@ -22,7 +24,10 @@ type NodeState struct {
 	// GPUsInUse is how many gpu GRES are allocated to running jobs
 	// (GresUsed's counts, or AllocTRES's gres/gpu if that says more).
 	GPUsInUse int
-	Line      int
+	// Gres is the gpu items of the node's Gres=: what slurm.conf gives it
+	// now. Nodes of a --hardware kind take their counts from it.
+	Gres []slurmconf.GresCount
+	Line int
 }
 
 // blockingStates are the state words of a node rebalance leaves alone:
@@ -78,6 +83,9 @@ func ParseNodes(file string, data []byte) (map[string]NodeState, error) {
 			return nil, fmt.Errorf("%s:%d: node %s: %v", file, num, s.Name, err)
 		}
 		s.GPUsInUse = used
+		if s.Gres, err = slurmconf.GresTypeCounts(fields["Gres"], "gpu"); err != nil {
+			return nil, fmt.Errorf("%s:%d: node %s: %v", file, num, s.Name, err)
+		}
 		if prev, dup := out[s.Name]; dup {
 			return nil, fmt.Errorf("%s:%d: node %s is given twice (first at line %d)", file, num, s.Name, prev.Line)
 		}
