@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,47 +56,88 @@ func buildBinary(b *testing.B, dir string) string {
 // BenchmarkRebalance10k times the whole process of rebalance at the scale
 // of issue 28: 10,000 nodes of 8 H100s (the real profile table) in four
 // layouts, a quarter of them running GPU jobs, and 100,000 pending jobs
-// of four types; it reads every snapshot, the queue and the node states,
-// works out each kind of node's configs with migplan and proposes up to
-// 1,000 changes. docs/rebalance.md quotes the figure.
+// of four types; it reads the queue and the node states, works out each
+// kind of node's configs with migplan and proposes up to 1,000 changes.
+// snapshots reads a snapshot per node (500 MB of JSON); hardware one
+// snapshot for all (--hardware), the layouts now from the node states'
+// Gres=. docs/rebalance.md quotes the figures.
 func BenchmarkRebalance10k(b *testing.B) {
 	dir := b.TempDir()
 	bin := buildBinary(b, dir)
-	args := writeRebalanceFleet(b, dir, 10000, 100000)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		cmd := exec.Command(bin, args...)
-		out, err := cmd.CombinedOutput()
-		if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 {
-			b.Fatalf("want exit 1 (changes), got %v\n%.2000s", err, out)
+	for _, perNode := range []bool{false, true} {
+		name := map[bool]string{false: "hardware", true: "snapshots"}[perNode]
+		b.Run(name, func(b *testing.B) {
+			args := writeRebalanceFleet(b, filepath.Join(dir, name), 10000, 100000, perNode)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				cmd := exec.Command(bin, args...)
+				out, err := cmd.CombinedOutput()
+				if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 {
+					b.Fatalf("want exit 1 (changes), got %v\n%.2000s", err, out)
+				}
+			}
+		})
+	}
+}
+
+// The fleet of BenchmarkRebalance10k, smaller: one snapshot for all its
+// nodes (--hardware) gives the proposal a snapshot per node gives, byte
+// for byte, text and JSON.
+func TestRebalanceHardwareMatchesSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	perNode := writeRebalanceFleet(t, filepath.Join(dir, "a"), 200, 3000, true)
+	hw := writeRebalanceFleet(t, filepath.Join(dir, "b"), 200, 3000, false)
+	for _, extra := range [][]string{nil, {"--json"}, {"--max-nodes", "7"}} {
+		var outs [2]string
+		for i, args := range [][]string{perNode, hw} {
+			var out strings.Builder
+			if code := run(append(slices.Clone(args), extra...), &env{stdout: &out, stderr: &out, newNVML: testNVML, hostname: testHostname}); code != 1 {
+				t.Fatalf("%v: exit %d\n%s", args, code, out.String())
+			}
+			outs[i] = out.String()
+		}
+		if outs[0] != outs[1] {
+			t.Errorf("%v: a snapshot per node:\n%.3000s\none for all:\n%.3000s", extra, outs[0], outs[1])
+		}
+		if !strings.Contains(outs[0], "apply ") && !strings.Contains(outs[0], `"config"`) {
+			t.Errorf("%v: no change proposed:\n%.2000s", extra, outs[0])
 		}
 	}
 }
 
 // BenchmarkRebalance10kInProcess is BenchmarkRebalance10k without the
 // process, for a CPU profile (-cpuprofile): where the time goes.
-func BenchmarkRebalanceInProcess(b *testing.B) {
-	dir := b.TempDir()
-	args := writeRebalanceFleet(b, dir, 10000, 100000)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if code := run(args, &env{stdout: io.Discard, stderr: io.Discard, newNVML: testNVML, hostname: testHostname}); code != 1 {
-			b.Fatalf("exit %d", code)
-		}
+func BenchmarkRebalance10kInProcess(b *testing.B) {
+	for _, perNode := range []bool{false, true} {
+		name := map[bool]string{false: "hardware", true: "snapshots"}[perNode]
+		b.Run(name, func(b *testing.B) {
+			args := writeRebalanceFleet(b, b.TempDir(), 10000, 100000, perNode)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if code := run(args, &env{stdout: io.Discard, stderr: io.Discard, newNVML: testNVML, hostname: testHostname}); code != 1 {
+					b.Fatalf("exit %d", code)
+				}
+			}
+		})
 	}
 }
 
-// writeRebalanceFleet writes nodes snapshots, their scontrol states, a
-// queue of jobs pending jobs and a mig-parted config under dir, and
-// returns rebalance's arguments for them.
-func writeRebalanceFleet(b *testing.B, dir string, nodes, jobs int) []string {
+// writeRebalanceFleet writes the scontrol states of nodes nodes, a queue
+// of jobs pending jobs and a mig-parted config under dir, and the nodes'
+// snapshots: one per node with perNode, else one for all, and returns
+// rebalance's arguments for them.
+func writeRebalanceFleet(b testing.TB, dir string, nodes, jobs int, perNode bool) []string {
 	real, err := model.LoadSnapshot(filepath.Join("..", "..", "testdata", "real", "h100-snapshot-v2", "snapshot.json"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	layouts := []map[string]int{nil, {"1g.10gb": 7}, {"3g.40gb": 2}, {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 1}}
+	// Their Gres= on 8 GPUs, as plan counts them.
+	gres := []string{"gpu:h100:8", "gpu:h100_1g.10gb:56", "gpu:h100_3g.40gb:16", "gpu:h100_3g.40gb:8,gpu:h100_2g.20gb:8,gpu:h100_1g.10gb:8"}
 	snaps := filepath.Join(dir, "snapshots")
-	os.Mkdir(snaps, 0o755)
+	if err := os.MkdirAll(snaps, 0o755); err != nil {
+		b.Fatal(err)
+	}
 	var states, queue strings.Builder
 	for i := range nodes {
 		n := *real
@@ -117,19 +159,24 @@ func writeRebalanceFleet(b *testing.B, dir string, nodes, jobs int) []string {
 			}
 			n.GPUs = append(n.GPUs, gpu)
 		}
-		f, err := os.Create(filepath.Join(snaps, n.Hostname+".json"))
-		if err != nil {
-			b.Fatal(err)
+		if perNode || i == 0 {
+			f, err := os.Create(filepath.Join(snaps, n.Hostname+".json"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := model.WriteSnapshot(f, &n); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
 		}
-		if err := model.WriteSnapshot(f, &n); err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
-		used := 0
+		g := gres[i%len(gres)]
+		first, _, _ := strings.Cut(g, ",")
+		used := strings.TrimSuffix(first, first[strings.LastIndexByte(first, ':'):]) + ":0(IDX:N/A)"
 		if i%4 == 1 {
-			used = 1
+			used = strings.TrimSuffix(used, ":0(IDX:N/A)") + ":1(IDX:0)"
 		}
-		fmt.Fprintf(&states, "NodeName=%s CPUAlloc=0 Gres=gpu:h100:8 State=IDLE GresUsed=gpu:h100:%d(IDX:0) AllocTRES=\n", n.Hostname, used)
+		fmt.Fprintf(&states, "NodeName=%s Arch=x86_64 CoresPerSocket=32 CPUAlloc=0 CPUTot=64 CPULoad=0.01 AvailableFeatures=(null) ActiveFeatures=(null) Gres=%s NodeAddr=%s NodeHostName=%s Version=22.05.8 OS=Linux 6.1.0-27-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.115-1 RealMemory=512000 AllocMem=0 FreeMem=500000 Sockets=2 Boards=1 State=IDLE ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A Partitions=gpu BootTime=2026-11-20T08:00:00 SlurmdStartTime=2026-11-20T08:01:00 LastBusyTime=2026-11-24T11:00:00 CfgTRES=cpu=64,mem=500G,billing=64 AllocTRES= CapWatts=n/a CurrentWatts=0 AveWatts=0 ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s GresDrain=N/A GresUsed=%s\n",
+			n.Hostname, g, n.Hostname, n.Hostname, used)
 	}
 	types := []string{"h100_1g.10gb", "h100_3g.40gb", "h100_2g.20gb", "h100_7g.80gb"}
 	for i := range jobs {
@@ -166,6 +213,10 @@ mig-configs:
 			b.Fatal(err)
 		}
 	}
-	return []string{"rebalance", "--queue", filepath.Join(dir, "queue.txt"), "--nodes", filepath.Join(dir, "nodes.txt"),
-		"--mig-config", filepath.Join(dir, "mig.yaml"), "--max-nodes", "1000", "--now", "2026-11-24T12:00:00", snaps}
+	args := []string{"rebalance", "--queue", filepath.Join(dir, "queue.txt"), "--nodes", filepath.Join(dir, "nodes.txt"),
+		"--mig-config", filepath.Join(dir, "mig.yaml"), "--max-nodes", "1000", "--now", "2026-11-24T12:00:00"}
+	if perNode {
+		return append(args, snaps)
+	}
+	return append(args, "--hardware", fmt.Sprintf("gpu[00000-%05d]=%s", nodes-1, filepath.Join(snaps, "gpu00000.json")))
 }

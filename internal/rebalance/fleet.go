@@ -26,6 +26,73 @@ type Evaluator struct {
 	Configs []*migplan.Selected
 	Gres    gresgen.Options
 	kinds   map[string]*evaluated
+	tables  tables
+}
+
+// tables numbers the profile tables the evaluator has seen, so that a
+// node's kind names its GPUs' tables by number. A snapshot reader gives
+// GPUs with the same table one shared slice (model.SnapshotReader):
+// most are found by that slice, and only a table not seen before is
+// compared by its content.
+type tables struct {
+	bySlice   map[tableSlice]int
+	byContent map[string]int
+}
+
+type tableSlice struct {
+	first *model.GIProfile
+	n     int
+}
+
+// id is the table's number: equal tables, equal numbers.
+func (t *tables) id(table []model.GIProfile) int {
+	if len(table) == 0 {
+		return 0
+	}
+	key := tableSlice{&table[0], len(table)}
+	if id, ok := t.bySlice[key]; ok {
+		return id
+	}
+	if t.bySlice == nil {
+		t.bySlice, t.byContent = map[tableSlice]int{}, map[string]int{}
+	}
+	content := tableContent(table)
+	id, ok := t.byContent[content]
+	if !ok {
+		id = len(t.byContent) + 1
+		t.byContent[content] = id
+	}
+	t.bySlice[key] = id
+	return id
+}
+
+// tableContent is every field of a profile table that plan reads.
+func tableContent(table []model.GIProfile) string {
+	b := make([]byte, 0, 2048)
+	num := func(v int) { b = strconv.AppendInt(b, int64(v), 10); b = append(b, ',') }
+	for _, p := range table {
+		num(p.ID)
+		b = append(b, p.Name...)
+		b = append(b, ',')
+		num(p.Instances)
+		b = strconv.AppendUint(b, p.MemoryMiB, 10)
+		b = append(b, ',')
+		num(p.Slices)
+		for _, pl := range p.Placements {
+			num(pl.Start)
+			num(pl.Size)
+		}
+		b = append(b, '/')
+		for _, ci := range p.CIProfiles {
+			num(ci.ID)
+			b = append(b, ci.Name...)
+			b = append(b, ',')
+			num(ci.Slices)
+			num(ci.Instances)
+		}
+		b = append(b, ';')
+	}
+	return string(b)
 }
 
 type evaluated struct {
@@ -37,7 +104,7 @@ type evaluated struct {
 // and its options. An error other than a config's refusal (a type name
 // that clashes) is returned.
 func (e *Evaluator) Node(n *model.Node) ([]slurmconf.GresCount, *Options, error) {
-	key := nodeKind(n)
+	key := e.nodeKind(n)
 	if k, ok := e.kinds[key]; ok {
 		return k.current, k.options, nil
 	}
@@ -158,10 +225,10 @@ func countsOf(s *migplan.Slurm) []slurmconf.GresCount {
 // nodeKind is what decides what migplan and gresgen make of a node: for
 // each GPU its index, model, PCI id, MIG mode, MIG devices' profiles and
 // profile table (every field that plan reads).
-func nodeKind(n *model.Node) string {
-	// Appended by hand, not with fmt: this runs once for each node of
-	// the fleet, and fmt took most of the time spent outside JSON.
-	b := make([]byte, 0, 4096)
+func (e *Evaluator) nodeKind(n *model.Node) string {
+	// Appended by hand, not with fmt, and the tables by number: this
+	// runs once for each node of the fleet.
+	b := make([]byte, 0, 256)
 	num := func(v int) { b = strconv.AppendInt(b, int64(v), 10); b = append(b, ',') }
 	str := func(v string) { b = append(b, v...); b = append(b, ',') }
 	for _, g := range n.GPUs {
@@ -178,26 +245,7 @@ func nodeKind(n *model.Node) string {
 			b = append(b, ';')
 		}
 		b = append(b, '|')
-		for _, p := range g.MigProfiles {
-			num(p.ID)
-			str(p.Name)
-			num(p.Instances)
-			b = strconv.AppendUint(b, p.MemoryMiB, 10)
-			b = append(b, ',')
-			num(p.Slices)
-			for _, pl := range p.Placements {
-				num(pl.Start)
-				num(pl.Size)
-			}
-			b = append(b, '/')
-			for _, ci := range p.CIProfiles {
-				num(ci.ID)
-				str(ci.Name)
-				num(ci.Slices)
-				num(ci.Instances)
-			}
-			b = append(b, ';')
-		}
+		num(e.tables.id(g.MigProfiles))
 		b = append(b, '\n')
 	}
 	return string(b)

@@ -286,3 +286,19 @@ NodeName=gpu05 Gres=gpu:h100:1 State=MIXED GresUsed=gpu:h100:1(IDX:0) AllocTRES=
 		t.Errorf("twice: %v", err)
 	}
 }
+
+// Nodes are of one kind when their GPUs' tables are equal, whether
+// decoded once and shared or decoded apart; a table that differs in one
+// placement makes another kind.
+func TestNodeKindTables(t *testing.T) {
+	e := evaluator(t)
+	a, b, c := h100Node(t, "a"), h100Node(t, "b"), h100Node(t, "c")
+	if &a.GPUs[0].MigProfiles[0] == &b.GPUs[0].MigProfiles[0] {
+		t.Fatal("the nodes share their table; the test wants two copies")
+	}
+	c.GPUs[0].MigProfiles = slices.Clone(c.GPUs[0].MigProfiles)
+	c.GPUs[0].MigProfiles[0].Placements = slices.Clone(c.GPUs[0].MigProfiles[0].Placements[:6])
+	if ka, kb, kc := e.nodeKind(a), e.nodeKind(b), e.nodeKind(c); ka != kb || ka == kc {
+		t.Errorf("kinds: a %q, b %q, c %q", ka, kb, kc)
+	}
+}

@@ -38,6 +38,7 @@ package rebalance
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -129,6 +130,7 @@ type demandJob struct {
 	typ    string // lower case: Slurm compares types so
 	count  int
 	aged   bool
+	seq    int // the place in the queue
 }
 
 // Propose works out the changes. nodes may be in any order.
@@ -294,13 +296,22 @@ func demandOf(jobs []Job, lim Limits) []demandJob {
 			continue
 		}
 		out = append(out, demandJob{id: j.ID, submit: j.Submit, typ: strings.ToLower(j.GPU[0].Type),
-			count: j.GPU[0].Count, aged: lim.Now.Sub(j.Submit) > lim.MinWait})
+			count: j.GPU[0].Count, aged: lim.Now.Sub(j.Submit) > lim.MinWait, seq: len(out)})
 	}
-	sort.SliceStable(out, func(a, b int) bool {
-		if !out[a].submit.Equal(out[b].submit) {
-			return out[a].submit.Before(out[b].submit)
+	// The order is total (the place in the queue breaks the last ties),
+	// so an unstable sort gives one result: a stable sort of 100,000
+	// jobs, merging in place, took most of Propose's time.
+	slices.SortFunc(out, func(a, b demandJob) int {
+		if c := a.submit.Compare(b.submit); c != 0 {
+			return c
 		}
-		return idLess(out[a].id, out[b].id)
+		switch {
+		case idLess(a.id, b.id):
+			return -1
+		case idLess(b.id, a.id):
+			return 1
+		}
+		return a.seq - b.seq
 	})
 	return out
 }

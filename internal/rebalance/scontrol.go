@@ -62,6 +62,7 @@ func ParseNodes(file string, data []byte) (map[string]NodeState, error) {
 	out := map[string]NodeState{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	fields := nodeFields{"NodeName": nil, "State": nil, "Gres": nil, "GresUsed": nil, "AllocTRES": nil}
 	num := 0
 	for sc.Scan() {
 		num++
@@ -69,12 +70,12 @@ func ParseNodes(file string, data []byte) (map[string]NodeState, error) {
 		if line == "" {
 			continue
 		}
-		fields := splitFields(line)
-		s := NodeState{Name: fields["NodeName"], State: fields["State"], Line: num}
+		splitFields(line, fields)
+		s := NodeState{Name: fields.get("NodeName"), State: fields.get("State"), Line: num}
 		if s.Name == "" || s.State == "" {
 			return nil, fmt.Errorf("%s:%d: no NodeName= or State= (want the output of %s)", file, num, NodesFormat)
 		}
-		if _, ok := fields["GresUsed"]; !ok && strings.Contains(fields["Gres"], "gpu") {
+		if fields["GresUsed"] == nil && strings.Contains(fields.get("Gres"), "gpu") {
 			// Without it a busy node would look idle.
 			return nil, fmt.Errorf("%s:%d: node %s has GPUs and no GresUsed= (want the output of %s)", file, num, s.Name, NodesFormat)
 		}
@@ -83,7 +84,7 @@ func ParseNodes(file string, data []byte) (map[string]NodeState, error) {
 			return nil, fmt.Errorf("%s:%d: node %s: %v", file, num, s.Name, err)
 		}
 		s.GPUsInUse = used
-		if s.Gres, err = slurmconf.GresTypeCounts(fields["Gres"], "gpu"); err != nil {
+		if s.Gres, err = slurmconf.GresTypeCounts(fields.get("Gres"), "gpu"); err != nil {
 			return nil, fmt.Errorf("%s:%d: node %s: %v", file, num, s.Name, err)
 		}
 		if prev, dup := out[s.Name]; dup {
@@ -97,32 +98,64 @@ func ParseNodes(file string, data []byte) (map[string]NodeState, error) {
 	return out, nil
 }
 
-// splitFields splits a line of scontrol's key=value fields. A value may
-// hold spaces (Reason=, OS=): a word without "=" belongs to the value
-// before it.
-func splitFields(line string) map[string]string {
-	fields := map[string]string{}
-	last := ""
-	for _, w := range strings.Fields(line) {
+// nodeFields are the fields of a scontrol line that ParseNodes reads,
+// each with whether the line has it.
+type nodeFields map[string]*string
+
+// get is the field's value, "" when the line lacks it.
+func (f nodeFields) get(k string) string {
+	if p := f[k]; p != nil {
+		return *p
+	}
+	return ""
+}
+
+// splitFields finds the fields of a line of scontrol's key=value fields
+// that want names. A value may hold spaces (Reason=, OS=): a word
+// without "=" belongs to the value before it. Only the wanted fields are
+// kept: a node's line has some 40, and a fleet 10,000 lines.
+func splitFields(line string, want nodeFields) {
+	for k := range want {
+		want[k] = nil
+	}
+	var last *string
+	for len(line) > 0 {
+		line = strings.TrimLeft(line, " \t")
+		end := strings.IndexAny(line, " \t")
+		if end < 0 {
+			end = len(line)
+		}
+		w := line[:end]
+		line = line[end:]
+		if w == "" {
+			continue
+		}
 		k, v, ok := strings.Cut(w, "=")
 		if !ok || k == "" || strings.ContainsAny(k, "[]:(") {
-			if last != "" {
-				fields[last] += " " + w
+			if last != nil {
+				*last += " " + w
 			}
 			continue
 		}
-		fields[k], last = v, k
+		last = nil
+		if p, wanted := want[k]; wanted {
+			if p == nil {
+				p = new(string)
+				want[k] = p
+			}
+			*p = v
+			last = p
+		}
 	}
-	return fields
 }
 
 // gpusInUse counts the gpu GRES a node has allocated. AllocTRES counts
 // "gres/gpu=N" (and per type "gres/gpu:TYPE=N", the same devices again);
 // GresUsed, where printed, "gpu:TYPE:N(IDX:...)". The larger wins, so a
 // node is busy when either says so.
-func gpusInUse(fields map[string]string) (int, error) {
+func gpusInUse(fields nodeFields) (int, error) {
 	alloc := 0
-	for _, item := range strings.Split(fields["AllocTRES"], ",") {
+	for _, item := range strings.Split(fields.get("AllocTRES"), ",") {
 		k, v, ok := strings.Cut(item, "=")
 		if !ok || k != "gres/gpu" {
 			continue
@@ -132,7 +165,7 @@ func gpusInUse(fields map[string]string) (int, error) {
 		}
 	}
 	used := 0
-	for _, item := range splitGres(fields["GresUsed"]) {
+	for _, item := range splitGres(fields.get("GresUsed")) {
 		item, _, _ = strings.Cut(item, "(")
 		parts := strings.Split(item, ":")
 		if parts[0] != "gpu" || len(parts) < 2 {
