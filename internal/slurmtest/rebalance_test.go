@@ -2,12 +2,19 @@ package slurmtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 )
 
@@ -100,5 +107,123 @@ func TestRebalanceReadsSlurm(t *testing.T) {
 	})
 	if w := why(); w != "1 GPUs in use by running jobs" {
 		t.Errorf("busy node: %q", w)
+	}
+}
+
+// TestRebalanceRepartitions is rebalance's loop in real Slurm, on the
+// two-node cluster of the repartition tests: gpu01 in layout A (seven
+// 1g.10gb), idle; gpu02 in B (all-balanced), running a job on its
+// 3g.40gb and 2g.20gb. Jobs asking for a 3g.40gb and a 2g.20gb, types
+// no idle node offers, stay pending. (A type that no node declares at
+// all cannot be asked for: sbatch refuses such a job at once,
+// "Requested node configuration is not available", on 22.05; a site
+// keeps each type somewhere, which --keep is for.) rebalance, fed this
+// release's squeue and scontrol, proposes all-balanced for gpu01 and
+// leaves gpu02 alone; the repartition script applies it; the pending
+// jobs start on gpu01's new devices, each with its MIG UUID (from the
+// TaskProlog, 21.08 on), while gpu02's job runs on untouched, and gpu01
+// never drains for its counts.
+func TestRebalanceRepartitions(t *testing.T) {
+	t.Parallel() // its own cluster: own ports, own dir
+	requireCluster(t)
+	r := startRepartition(t, false, "gpu02")
+	rel02 := filepath.Join(r.dir, "release-gpu02")
+	job02 := r.sbatchWaiting(t, "gpu02", "gpu:h100_3g.40gb:1,gpu:h100_2g.20gb:1", rel02)
+	before02 := r.jobDetail(t, job02)
+
+	pending := map[string]string{} // job id -> the profile it asks for
+	for _, profile := range []string{"3g.40gb", "2g.20gb"} {
+		out, err := r.command(context.Background(), "sbatch", "--parsable", "-N1", "-n1", "--gres=gpu:h100_"+profile+":1",
+			"-o", filepath.Join(r.dir, "pending-%j.out"), "--wrap", "printenv CUDA_VISIBLE_DEVICES").CombinedOutput()
+		if err != nil {
+			t.Fatalf("sbatch --gres=gpu:h100_%s:1: %v\n%s", profile, err, out)
+		}
+		pending[strings.TrimSpace(string(out))] = profile
+	}
+	for id := range pending {
+		r.waitFor("job "+id+" to be held back by the scheduler", func() (bool, string) {
+			out, _ := r.command(context.Background(), "scontrol", "show", "job", "-o", id).CombinedOutput()
+			line := strings.TrimSpace(string(out))
+			return field(line, "JobState") == "PENDING" && field(line, "Reason") != "None", line
+		})
+	}
+
+	// rebalance reads what this release prints; one snapshot, layout A's,
+	// stands for both nodes, their layouts read from scontrol's Gres=.
+	queue, nodes := filepath.Join(r.dir, "queue.txt"), filepath.Join(r.dir, "nodes.txt")
+	for file, args := range map[string][]string{queue: append([]string{"squeue"}, queueArgs...), nodes: {"scontrol", "--details", "--oneliner", "show", "node"}} {
+		out, err := r.command(context.Background(), args[0], args[1:]...).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", strings.Join(args, " "), err)
+		}
+		must(t, os.WriteFile(file, out, 0o644))
+	}
+	now := time.Now().Add(time.Minute).Format(rebalance.TimeLayout) // the jobs have waited a minute
+	code, stdout, stderr := runSlurmMigCode(t, "rebalance", "--queue", queue, "--nodes", nodes, "--mig-config", r.migConfig,
+		"--min-wait", "30s", "--now", now, "--json", "--hardware", "gpu[01-02]="+filepath.Join(r.dir, "a.json"))
+	t.Logf("rebalance:\n%s", stdout)
+	var p rebalance.Proposal
+	if err := json.Unmarshal([]byte(stdout), &p); code != 1 || err != nil {
+		t.Fatalf("rebalance: exit %d (want 1, changes), %v\n%s%s", code, err, stdout, stderr)
+	}
+	planned := strings.TrimSpace(runSlurmMig(t, "plan", "--root", r.devDir, "--from", r.snapshotPath("gpu01"), "--node-name", "gpu01", "--mig-config", r.migConfig, "--select", "all-balanced"))
+	if len(p.Changes) != 1 || p.Changes[0].Node != "gpu01" || p.Changes[0].Config != "all-balanced" ||
+		!maps.Equal(nodeLineCounts(t, "NodeName=gpu01 Gres="+p.Changes[0].Gres), nodeLineCounts(t, planned)) {
+		t.Fatalf("rebalance proposes %+v, want gpu01 to all-balanced, %s (plan's)\n%s", p.Changes, planned, stdout)
+	}
+	if got, want := slices.Sorted(slices.Values(p.Changes[0].Jobs)), slices.Sorted(maps.Keys(pending)); !slices.Equal(got, want) {
+		t.Errorf("the change starts jobs %v, want the pending %v", got, want)
+	}
+	if len(p.Held) != 1 || p.Held[0].Node != "gpu02" {
+		t.Errorf("held %+v, want gpu02 (its job)", p.Held)
+	}
+
+	// The documented sequence applies it (scriptDriver: SELECT=all-balanced).
+	r.allowed = append(r.allowed, logLine{"slurmctld", regexp.MustCompile(`error: Node gpu02 appears to have a different slurm.conf than the slurmctld`)})
+	stop := r.watch("slurm-mig repartition to " + p.Changes[0].Config)
+	cmd := scriptDriver(r, t)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s:\n%s", cmd.Path, out)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", cmd.Path, err, r.daemonLogs())
+	}
+
+	b, err := model.LoadSnapshot(r.b)
+	must(t, err)
+	uuids := map[string]string{}
+	for _, m := range b.GPUs[0].MigDevices {
+		uuids[m.Profile] = m.UUID
+	}
+	for id, profile := range pending {
+		line := r.waitJob(id, "COMPLETED")
+		data, err := os.ReadFile(filepath.Join(r.dir, "pending-"+id+".out"))
+		got := strings.TrimSpace(string(data))
+		switch {
+		case err != nil || field(line, "NodeList") != "gpu01":
+			t.Errorf("job %s (%s): %v\n%s", id, profile, err, line)
+		case release.Before(gresIndexEnvSince):
+			// Slurm gives tasks device numbers before 21.08
+			// (docs/slurm-versions.md): a device, not a UUID.
+			if got == "" || strings.HasPrefix(got, "MIG-") {
+				t.Errorf("job %s (%s): CUDA_VISIBLE_DEVICES=%q", id, profile, got)
+			}
+		case got != uuids[profile]:
+			t.Errorf("job %s (%s): CUDA_VISIBLE_DEVICES=%q, want %s", id, profile, got, uuids[profile])
+		}
+	}
+	if bad := stop(); len(bad) > 0 {
+		t.Errorf("gpu01 went INVAL or drained for its counts:\n%s", strings.Join(bad, "\n"))
+	}
+	if data, err := os.ReadFile(filepath.Join(r.dir, "slurmctld.log")); err != nil || strings.Contains(string(data), "reported lower than configured") {
+		t.Errorf("slurmctld.log (%v) says a count was lower than configured", err)
+	}
+	after02 := r.jobDetail(t, job02)
+	if field(after02, "JobState") != "RUNNING" || field(before02, "StartTime") != field(after02, "StartTime") || field(after02, "NodeList") != "gpu02" ||
+		field(after02, "Restarts") != "0" || field(before02, "GRES") != field(after02, "GRES") {
+		t.Errorf("gpu02's job changed:\nbefore %s\nafter  %s", before02, after02)
+	}
+	must(t, os.WriteFile(rel02, nil, 0o644))
+	if line := r.waitJob(job02, "COMPLETED"); field(line, "ExitCode") != "0:0" {
+		t.Errorf("gpu02's job: %s", line)
 	}
 }
