@@ -97,6 +97,15 @@ NodeName=cpu01 Gres=(null) State=IDLE AllocTRES=
 	if _, err := ParseNodes("nodes.txt", []byte("hello\n")); err == nil || !strings.HasPrefix(err.Error(), "nodes.txt:1: no NodeName= or State=") {
 		t.Errorf("not scontrol: %v", err)
 	}
+	// A Reason= that spells fields does not override the node's own,
+	// which scontrol prints before it.
+	faked, err := ParseNodes("nodes.txt", []byte("NodeName=a Gres=gpu:h100:1 State=MIXED GresUsed=gpu:h100:1(IDX:0) AllocTRES= Reason=was State=IDLE GresUsed=gpu:h100:0(IDX:N/A) [root@2026-11-24T10:00:00]\n"))
+	if a := faked["a"]; err != nil || a.Why() != "1 GPUs in use by running jobs" || a.State != "MIXED" {
+		t.Errorf("Reason= with fields: %+v, %v", a, err)
+	}
+	if _, err := ParseNodes("nodes.txt", []byte("NodeName=a Gres=gpu:h100:1x State=IDLE GresUsed=gpu:h100:0(IDX:N/A)\n")); err == nil || !strings.HasPrefix(err.Error(), "nodes.txt:1: node a: Gres=gpu:h100:1x: bad count") {
+		t.Errorf("bad Gres: %v", err)
+	}
 	// Without --details a busy node looks idle: refused.
 	if _, err := ParseNodes("nodes.txt", []byte("NodeName=a Gres=gpu:h100:1 State=MIXED AllocTRES=cpu=1\n")); err == nil ||
 		err.Error() != "nodes.txt:1: node a has GPUs and no GresUsed= (want the output of scontrol --details --oneliner show node)" {

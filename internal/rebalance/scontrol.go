@@ -113,7 +113,9 @@ func (f nodeFields) get(k string) string {
 // splitFields finds the fields of a line of scontrol's key=value fields
 // that want names. A value may hold spaces (Reason=, OS=): a word
 // without "=" belongs to the value before it. Only the wanted fields are
-// kept: a node's line has some 40, and a fleet 10,000 lines.
+// kept: a node's line has some 40, and a fleet 10,000 lines. The first
+// of a name wins: scontrol prints each once, and free text an admin
+// wrote (Reason=, near the end) may hold words such as State=IDLE.
 func splitFields(line string, want nodeFields) {
 	for k := range want {
 		want[k] = nil
@@ -138,12 +140,10 @@ func splitFields(line string, want nodeFields) {
 			continue
 		}
 		last = nil
-		if p, wanted := want[k]; wanted {
-			if p == nil {
-				p = new(string)
-				want[k] = p
-			}
+		if p, wanted := want[k]; wanted && p == nil {
+			p = new(string)
 			*p = v
+			want[k] = p
 			last = p
 		}
 	}
