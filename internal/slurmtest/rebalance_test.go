@@ -116,13 +116,13 @@ func TestRebalanceReadsSlurm(t *testing.T) {
 // 3g.40gb and 2g.20gb. Jobs asking for a 3g.40gb and a 2g.20gb, types
 // no idle node offers, stay pending. (A type that no node declares at
 // all cannot be asked for: sbatch refuses such a job at once,
-// "Requested node configuration is not available", on 22.05; a site
-// keeps each type somewhere, which --keep is for.) rebalance, fed this
-// release's squeue and scontrol, proposes all-balanced for gpu01 and
-// leaves gpu02 alone; the repartition script applies it; the pending
-// jobs start on gpu01's new devices, each with its MIG UUID (from the
-// TaskProlog, 21.08 on), while gpu02's job runs on untouched, and gpu01
-// never drains for its counts.
+// "Requested node configuration is not available", which the test
+// checks too; a site keeps each type somewhere, which --keep is for.)
+// rebalance, fed this release's squeue and scontrol, proposes
+// all-balanced for gpu01 and leaves gpu02 alone; the repartition script
+// applies it; the pending jobs start on gpu01's new devices, each with
+// its MIG UUID (from the TaskProlog, 21.08 on), while gpu02's job runs
+// on untouched, and gpu01 never drains for its counts.
 func TestRebalanceRepartitions(t *testing.T) {
 	t.Parallel() // its own cluster: own ports, own dir
 	requireCluster(t)
@@ -131,6 +131,11 @@ func TestRebalanceRepartitions(t *testing.T) {
 	job02 := r.sbatchWaiting(t, "gpu02", "gpu:h100_3g.40gb:1,gpu:h100_2g.20gb:1", rel02)
 	before02 := r.jobDetail(t, job02)
 
+	// A type no node declares cannot even wait.
+	if out, err := r.command(context.Background(), "sbatch", "--parsable", "-N1", "-n1", "--gres=gpu:h100_7g.80gb:1", "--wrap", "true").CombinedOutput(); err == nil ||
+		!strings.Contains(string(out), "Requested node configuration is not available") {
+		t.Errorf("sbatch --gres=gpu:h100_7g.80gb:1, a type no node declares: %v\n%s\nwant it refused: Requested node configuration is not available", err, out)
+	}
 	pending := map[string]string{} // job id -> the profile it asks for
 	for _, profile := range []string{"3g.40gb", "2g.20gb"} {
 		out, err := r.command(context.Background(), "sbatch", "--parsable", "-N1", "-n1", "--gres=gpu:h100_"+profile+":1",
