@@ -262,7 +262,8 @@ type Hardware struct {
 }
 
 // Fleet is the nodes Propose weighs: one per snapshot, named by the short
-// name of its host, and the nodes of each Hardware, in the state
+// name of its host, the nodes of each Hardware, and slurmctld's other
+// nodes with GPUs, held (nothing says what their GPUs are), in the state
 // slurmctld gives them. A node of a snapshot that slurmctld does not know
 // is held; one of a Hardware is an error (its layout now is unknown). A
 // Hardware node whose Gres= is no layout of its kind is held: its
@@ -315,6 +316,14 @@ func Fleet(snaps []*model.Node, hw []Hardware, states map[string]NodeState, e *E
 				}
 			}
 			nodes = append(nodes, n)
+		}
+	}
+	// The rest of slurmctld's GPU nodes: their GPUs are unknown, so they
+	// are held; their counts are still the fleet's, for Keep and for the
+	// node lines.
+	for name, st := range states {
+		if _, known := from[name]; !known && len(st.Gres) > 0 {
+			nodes = append(nodes, Node{Name: name, Current: st.Gres, Why: "no snapshot gives its GPUs, neither its own nor one declared for it"})
 		}
 	}
 	return nodes, nil

@@ -285,6 +285,22 @@ NodeName=gpu05 Gres=gpu:h100:1 State=MIXED GresUsed=gpu:h100:1(IDX:0) AllocTRES=
 	js := []Job{job("1", "h100_1g.10gb", 1, 30), job("2", "h100_3g.40gb", 1, 30)}
 	check(t, Propose(nodes, js, lim), "gpu01=all-1g.10gb[1]")
 
+	// A GPU node slurmctld lists that neither a snapshot nor a
+	// declaration names is held, its counts from Gres=: its GPUs are
+	// unknown, and its counts are still the fleet's. A node without
+	// GPUs is none of rebalance's business.
+	states["gpu09"] = NodeState{Name: "gpu09", State: "IDLE", Gres: gres("h100_1g.10gb:7")}
+	states["cpu01"] = NodeState{Name: "cpu01", State: "IDLE"}
+	nodes, err = Fleet(nil, hw[:0], states, e)
+	if err != nil || len(nodes) != 6 || !slices.ContainsFunc(nodes, func(n Node) bool {
+		return n.Name == "gpu09" && n.Options == nil && slurmconf.GresList(n.Current) == "gpu:h100_1g.10gb:7" &&
+			n.Why == "no snapshot gives its GPUs, neither its own nor one declared for it"
+	}) {
+		t.Errorf("undeclared GPU node: %v, %+v", err, nodes)
+	}
+	delete(states, "gpu09")
+	delete(states, "cpu01")
+
 	missing := append(hw[:0:0], Hardware{Spec: "gpu[05-06]=h100.json", Nodes: []string{"gpu05", "gpu06"}, Snapshot: hw[0].Snapshot})
 	if _, err := Fleet(nil, missing, states, e); err == nil || err.Error() != "gpu[05-06]=h100.json: node gpu06 is not in the node states" {
 		t.Errorf("missing: %v", err)
