@@ -16,6 +16,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
 
 // queueArgs are rebalance.QueueFormat as squeue's arguments.
@@ -122,11 +123,28 @@ func TestRebalanceReadsSlurm(t *testing.T) {
 // all-balanced for gpu01 and leaves gpu02 alone; the repartition script
 // applies it; the pending jobs start on gpu01's new devices, each with
 // its MIG UUID (from the TaskProlog, 21.08 on), while gpu02's job runs
-// on untouched, and gpu01 never drains for its counts.
+// on untouched, and gpu01 never drains for its counts. The script runs
+// on a classic cluster, the playbook (repartition.yml, by
+// ansible-playbook) on a configless one, as TestRepartition and
+// TestRepartitionAnsible run them.
 func TestRebalanceRepartitions(t *testing.T) {
-	t.Parallel() // its own cluster: own ports, own dir
+	t.Parallel() // each its own cluster: own ports, own dir
 	requireCluster(t)
-	r := startRepartition(t, false, "gpu02")
+	t.Run("script", func(t *testing.T) {
+		t.Parallel()
+		rebalanceLoop(t, startRepartition(t, false, "gpu02"), scriptDriver)
+	})
+	t.Run("ansible", func(t *testing.T) {
+		t.Parallel()
+		Require(t, "munged")
+		testtools.Require(t, "ansible-core", "ansible-playbook")
+		rebalanceLoop(t, startRepartition(t, true, "gpu02"), ansibleDriver)
+	})
+}
+
+// rebalanceLoop is TestRebalanceRepartitions on the cluster r, applying
+// the proposal with start.
+func rebalanceLoop(t *testing.T, r *repartition, start driver) {
 	rel02 := filepath.Join(r.dir, "release-gpu02")
 	job02 := r.sbatchWaiting(t, "gpu02", "gpu:h100_3g.40gb:1,gpu:h100_2g.20gb:1", rel02)
 	before02 := r.jobDetail(t, job02)
@@ -183,10 +201,11 @@ func TestRebalanceRepartitions(t *testing.T) {
 		t.Errorf("held %+v, want gpu02 (its job)", p.Held)
 	}
 
-	// The documented sequence applies it (scriptDriver: SELECT=all-balanced).
+	// The documented sequence applies it (both drivers select
+	// all-balanced, the config checked above).
 	r.allowed = append(r.allowed, logLine{"slurmctld", regexp.MustCompile(`error: Node gpu02 appears to have a different slurm.conf than the slurmctld`)})
 	stop := r.watch("slurm-mig repartition to " + p.Changes[0].Config)
-	cmd := scriptDriver(r, t)
+	cmd := start(r, t)
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s:\n%s", cmd.Path, out)
 	if err != nil {
