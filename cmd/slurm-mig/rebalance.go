@@ -18,12 +18,12 @@ import (
 )
 
 type rebalanceCmd struct {
-	Snapshots []string          `arg:"" optional:"" name:"SNAPSHOT|DIR" help:"The nodes' snapshots (slurm-mig snapshot), files or directories of *.json; each names its node by its host."`
-	Hardware  []string          `sep:"none" placeholder:"NODES=SNAPSHOT" help:"The nodes of the hostlist NODES have the GPUs of SNAPSHOT's node; their layouts now are their Gres= in the node states (repeatable; in place of a snapshot per node)."`
+	Snapshots []string          `arg:"" optional:"" name:"SNAPSHOT|DIR" help:"The nodes' snapshots (slurm-mig snapshot), files or directories of *.json; each names its node by its host (or --hardware)."`
 	Queue     string            `type:"nonempty" required:"" placeholder:"FILE" help:"The pending jobs, as printed by: ${queue_format} (- for standard input)."`
 	Nodes     string            `type:"nonempty" required:"" placeholder:"FILE" help:"The nodes' states and jobs, as printed by: ${nodes_format} (- for standard input)."`
 	MigConfig string            `type:"nonempty" required:"" placeholder:"FILE" help:"The site's mig-parted config file (v1)."`
 	Configs   []string          `placeholder:"NAME,..." help:"The configs of FILE a node may take (default: all of them)."`
+	Hardware  []string          `sep:"none" placeholder:"NODES=SNAPSHOT" help:"The nodes of the hostlist NODES have the GPUs of SNAPSHOT's node; their layouts now are their Gres= in the node states (repeatable; in place of a snapshot per node)."`
 	MaxNodes  int               `default:"1" help:"Change at most this many nodes."`
 	MinWait   time.Duration     `default:"10m" help:"Act only for jobs that have waited longer than this."`
 	Keep      float64           `default:"0.1" help:"Keep at least this share (0 to 1) of the most the fleet could offer of each GPU type (each node now or under any allowed config)."`
