@@ -10,6 +10,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 	"io"
 	"os"
 	"strings"
@@ -83,21 +84,22 @@ type cli struct {
 	ShowVersion kong.VersionFlag `name:"version" short:"V" help:"Print the version and exit (-v alone does too)."`
 	Verbose     verboseFlag      `short:"v" hidden:"" help:"Refused: slurm-mig has no verbose mode."`
 
-	Gen      genCmd      `cmd:"" nvml:"" help:"Print gres.conf lines for this node's GPUs and MIG devices."`
-	Node     nodeCmd     `cmd:"" nvml:"" help:"Print the slurm.conf NodeName line with Gres= counts that match gen."`
-	Diff     diffCmd     `cmd:"" nvml:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
-	List     listCmd     `cmd:"" nvml:"" help:"Show a table of GPUs and MIG devices with their device files (--json: the same as JSON, for scripts)."`
-	Snapshot snapshotCmd `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
-	State    stateCmd    `cmd:"" nvml:"" help:"Write the device state (device files -> UUIDs) that env reads; gen -o and node -o/--update write it too."`
-	Env      envCmd      `cmd:"" help:"TaskProlog: print export CUDA_VISIBLE_DEVICES=<UUIDs> for the GPUs Slurm gave this task; never starts NVML."`
-	Jobmap   jobmapCmd   `cmd:"" help:"Prolog (--remove: Epilog): write the job's JOBID UID line into DIR/<UUID> for each of its GPUs, the map dcgm-exporter and jobstats read; never starts NVML."`
-	Free     freeCmd     `cmd:"" nvml:"" help:"Claim an idle MIG device among those the job may use and print its UUID for CUDA_VISIBLE_DEVICES; the claim ends when the job's shell does."`
-	Exec     execCmd     `cmd:"" nvml:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
-	Merge    mergeCmd    `cmd:"" help:"Merge gen outputs of many nodes into one cluster gres.conf (or, with --node-lines, the slurm.conf lines) for configless Slurm."`
-	Check    checkCmd    `cmd:"" help:"Read a cluster's gres.conf and slurm.conf as slurmd of a release will, node by node, and report what it would refuse, skip or drain; exit 0 clean, 1 errors or drains, 2 fatal."`
-	Plan     planCmd     `cmd:"" nvml:"" help:"Print the slurm.conf NodeName line with the Gres= counts this node will have once mig-parted applies a config (--mig-config FILE --select NAME)."`
-	Help     helpCmd     `cmd:"" whole:"" help:"Print the help of slurm-mig or of one command."`
-	Version  versionCmd  `cmd:"" help:"Print the version."`
+	Gen       genCmd       `cmd:"" nvml:"" help:"Print gres.conf lines for this node's GPUs and MIG devices."`
+	Node      nodeCmd      `cmd:"" nvml:"" help:"Print the slurm.conf NodeName line with Gres= counts that match gen."`
+	Diff      diffCmd      `cmd:"" nvml:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
+	List      listCmd      `cmd:"" nvml:"" help:"Show a table of GPUs and MIG devices with their device files (--json: the same as JSON, for scripts)."`
+	Snapshot  snapshotCmd  `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
+	State     stateCmd     `cmd:"" nvml:"" help:"Write the device state (device files -> UUIDs) that env reads; gen -o and node -o/--update write it too."`
+	Env       envCmd       `cmd:"" help:"TaskProlog: print export CUDA_VISIBLE_DEVICES=<UUIDs> for the GPUs Slurm gave this task; never starts NVML."`
+	Jobmap    jobmapCmd    `cmd:"" help:"Prolog (--remove: Epilog): write the job's JOBID UID line into DIR/<UUID> for each of its GPUs, the map dcgm-exporter and jobstats read; never starts NVML."`
+	Free      freeCmd      `cmd:"" nvml:"" help:"Claim an idle MIG device among those the job may use and print its UUID for CUDA_VISIBLE_DEVICES; the claim ends when the job's shell does."`
+	Exec      execCmd      `cmd:"" nvml:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
+	Merge     mergeCmd     `cmd:"" help:"Merge gen outputs of many nodes into one cluster gres.conf (or, with --node-lines, the slurm.conf lines) for configless Slurm."`
+	Check     checkCmd     `cmd:"" help:"Read a cluster's gres.conf and slurm.conf as slurmd of a release will, node by node, and report what it would refuse, skip or drain; exit 0 clean, 1 errors or drains, 2 fatal."`
+	Plan      planCmd      `cmd:"" nvml:"" help:"Print the slurm.conf NodeName line with the Gres= counts this node will have once mig-parted applies a config (--mig-config FILE --select NAME)."`
+	Rebalance rebalanceCmd `cmd:"" help:"Propose MIG configs for nodes whose GPUs are idle, from the pending queue; exit 0 nothing to do, 1 changes proposed. It changes nothing."`
+	Help      helpCmd      `cmd:"" whole:"" help:"Print the help of slurm-mig or of one command."`
+	Version   versionCmd   `cmd:"" help:"Print the version."`
 
 	Docs docsCmd `cmd:"" hidden:"" whole:"" help:"Print the man page or a shell completion script, made from this command line's model."`
 }
@@ -138,7 +140,8 @@ func (e *env) app() kongrun.App {
 	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr, Explain: explain,
 		Description: "Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices.",
 		Options: []kong.Option{
-			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath},
+			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath,
+				"queue_format": rebalance.QueueFormat, "nodes_format": rebalance.NodesFormat},
 			kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 			kong.NamedMapper("nonempty", nonemptyMapper{}),
 			kong.Bind(e),

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -271,11 +272,12 @@ func h100Layouts(t *testing.T, dir string) (a, b string) {
 	return a, b
 }
 
-// startRepartition starts the cluster: gpu01 and gpu02 with layout A,
-// gen -o on each, slurm.conf with each node's own line, the TaskProlog
-// running slurm-mig env (21.08 on: before, Slurm gives tasks device
-// numbers, which env does not read), both slurmd registered IDLE.
-func startRepartition(t *testing.T, served bool) *repartition {
+// startRepartition starts the cluster: gpu01 and gpu02 with layout A
+// (the nodes of inB with layout B), gen -o on each, slurm.conf with each
+// node's own line, the TaskProlog running slurm-mig env (21.08 on:
+// before, Slurm gives tasks device numbers, which env does not read),
+// both slurmd registered IDLE.
+func startRepartition(t *testing.T, served bool, inB ...string) *repartition {
 	t.Helper()
 	host := shortHostname(t)
 	dir := shortTempDir(t)
@@ -333,7 +335,11 @@ sed 's#/dev/#%[2]s/dev/#g' %[3]s/gen.out
 	}
 	hw := hardware(t)
 	for i, node := range []string{"gpu01", "gpu02"} {
-		copyFile(t, a, r.snapshotPath(node))
+		if slices.Contains(inB, node) {
+			copyFile(t, b, r.snapshotPath(node))
+		} else {
+			copyFile(t, a, r.snapshotPath(node))
+		}
 		line := strings.TrimSpace(runSlurmMig(t, r.slurmMigArgs(node, "node")...))
 		lines = append(lines, fmt.Sprintf("%s NodeAddr=127.0.0.1 Port=%d %s", line, nums[2+i], hw))
 	}
@@ -579,11 +585,12 @@ func (r *repartition) watch(ownReason string) (stop func() []string) {
 	}
 }
 
-// sbatchWaiting submits a job on node that holds a GPU of typ until the
-// file release exists, and returns its id once it runs.
-func (r *repartition) sbatchWaiting(t *testing.T, node, typ, release string) string {
+// sbatchWaiting submits a job on node that holds the GPUs of gres
+// (--gres=) until the file release exists, and returns its id once it
+// runs.
+func (r *repartition) sbatchWaiting(t *testing.T, node, gres, release string) string {
 	t.Helper()
-	out, err := r.command(context.Background(), "sbatch", "--parsable", "-w", node, "-N1", "-n1", "--gres=gpu:"+typ+":1", "-o", filepath.Join(r.dir, "job-"+node+".out"),
+	out, err := r.command(context.Background(), "sbatch", "--parsable", "-w", node, "-N1", "-n1", "--gres="+gres, "-o", filepath.Join(r.dir, "job-"+node+".out"),
 		"--wrap", fmt.Sprintf("while [ ! -e %s ]; do sleep 0.2; done; echo done", release)).CombinedOutput()
 	if err != nil {
 		t.Fatalf("sbatch on %s: %v\n%s", node, err, out)
@@ -715,8 +722,8 @@ func (r *repartition) run(t *testing.T, start driver) {
 	// gpu01 runs a job the drain must wait for; gpu02 one that must see
 	// nothing of the repartition.
 	rel01, rel02 := filepath.Join(r.dir, "release-gpu01"), filepath.Join(r.dir, "release-gpu02")
-	job01 := r.sbatchWaiting(t, "gpu01", "h100_1g.10gb", rel01)
-	job02 := r.sbatchWaiting(t, "gpu02", "h100_1g.10gb", rel02)
+	job01 := r.sbatchWaiting(t, "gpu01", "gpu:h100_1g.10gb:1", rel01)
+	job02 := r.sbatchWaiting(t, "gpu02", "gpu:h100_1g.10gb:1", rel02)
 	before02 := r.jobDetail(t, job02)
 
 	planned := strings.TrimSpace(runSlurmMig(t, "plan", "--root", r.devDir, "--from", r.snapshotPath("gpu01"), "--node-name", "gpu01", "--mig-config", r.migConfig, "--select", "all-balanced"))

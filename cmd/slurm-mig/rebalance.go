@@ -1,0 +1,176 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
+	"github.com/slurm-mig/slurm-mig/internal/kongrun"
+	"github.com/slurm-mig/slurm-mig/internal/migplan"
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/rebalance"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+type rebalanceCmd struct {
+	Snapshots []string          `arg:"" optional:"" name:"SNAPSHOT|DIR" help:"The nodes' snapshots (slurm-mig snapshot), files or directories of *.json; each names its node by its host (or --hardware)."`
+	Queue     string            `type:"nonempty" required:"" placeholder:"FILE" help:"The pending jobs, as printed by: ${queue_format} (- for standard input)."`
+	Nodes     string            `type:"nonempty" required:"" placeholder:"FILE" help:"The nodes' states and jobs, as printed by: ${nodes_format} (- for standard input)."`
+	MigConfig string            `type:"nonempty" required:"" placeholder:"FILE" help:"The site's mig-parted config file (v1)."`
+	Configs   []string          `placeholder:"NAME,..." help:"The configs of FILE a node may take (default: all of them)."`
+	Hardware  []string          `sep:"none" placeholder:"NODES=SNAPSHOT" help:"The nodes of the hostlist NODES have the GPUs of SNAPSHOT's node; their layouts now are their Gres= in the node states (repeatable; in place of a snapshot per node)."`
+	MaxNodes  int               `default:"1" help:"Change at most this many nodes."`
+	MinWait   time.Duration     `default:"10m" help:"Act only for jobs that have waited longer than this."`
+	Keep      float64           `default:"0.1" help:"Keep at least this share (0 to 1) of the most the fleet could offer of each GPU type (each node now or under any allowed config)."`
+	Now       string            `placeholder:"TIME" help:"The time to measure waits from, as squeue prints times (default: now)."`
+	TypeStyle string            `enum:"model,profile,autodetect" default:"model" help:"GRES type names, as gen names them. One of: ${enum}."`
+	TypeMap   map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"As gen takes it (repeatable)."`
+	JSON      bool              `name:"json" help:"Print the proposal as JSON: {\"changes\": [{\"node\", \"config\", \"gres\", \"was\", \"jobs\"}], \"node_lines\", \"pending\", \"demand\", \"waiting\", \"unserved\", \"held\": [{\"node\", \"why\"}]}."`
+}
+
+func (c *rebalanceCmd) Run(e *env) error {
+	if c.MaxNodes < 0 {
+		return fmt.Errorf("--max-nodes must be 0 or more, not %d", c.MaxNodes)
+	}
+	if c.Queue == "-" && c.Nodes == "-" {
+		return fmt.Errorf("--queue and --nodes cannot both read standard input")
+	}
+	if c.Keep < 0 || c.Keep > 1 {
+		return fmt.Errorf("--keep must be between 0 and 1, not %g", c.Keep)
+	}
+	now := time.Now()
+	if c.Now != "" {
+		t, err := time.ParseInLocation(rebalance.TimeLayout, c.Now, time.Local)
+		if err != nil {
+			return fmt.Errorf("--now %q: want %s", c.Now, rebalance.TimeLayout)
+		}
+		now = t
+	}
+	queue, err := readInput(c.Queue, "a queue")
+	if err != nil {
+		return err
+	}
+	jobs, err := rebalance.ParseQueue(c.Queue, queue, time.Local)
+	if err != nil {
+		return err
+	}
+	text, err := readInput(c.Nodes, "node states")
+	if err != nil {
+		return err
+	}
+	states, err := rebalance.ParseNodes(c.Nodes, text)
+	if err != nil {
+		return err
+	}
+	cfg, err := migplan.ReadConfig(c.MigConfig)
+	if err != nil {
+		return err
+	}
+	names := c.Configs
+	if len(names) == 0 {
+		names = cfg.Names()
+	}
+	ev := &rebalance.Evaluator{Gres: gresgen.Options{TypeStyle: gresgen.TypeStyle(c.TypeStyle), TypeMap: c.TypeMap}}
+	for _, name := range names {
+		sel, err := cfg.Select(name)
+		if err != nil {
+			return err
+		}
+		ev.Configs = append(ev.Configs, sel)
+	}
+	if len(c.Snapshots) == 0 && len(c.Hardware) == 0 {
+		return fmt.Errorf("give the nodes' snapshots, or --hardware NODES=SNAPSHOT")
+	}
+	var hw []rebalance.Hardware
+	for _, spec := range c.Hardware {
+		list, file, ok := strings.Cut(spec, "=")
+		if !ok || list == "" || file == "" {
+			return fmt.Errorf("--hardware %q: want NODES=SNAPSHOT", spec)
+		}
+		names, err := slurmconf.ExpandHostlist(list)
+		if err != nil {
+			return fmt.Errorf("--hardware %s: %v", spec, err)
+		}
+		snap, err := model.LoadSnapshot(file)
+		if err != nil {
+			return err
+		}
+		hw = append(hw, rebalance.Hardware{Spec: "--hardware " + spec, Nodes: names, Snapshot: snap})
+	}
+	var snaps []*model.Node
+	if len(c.Snapshots) > 0 {
+		if snaps, err = rebalance.ReadSnapshots(c.Snapshots); err != nil {
+			return err
+		}
+	}
+	nodes, err := rebalance.Fleet(snaps, hw, states, ev)
+	if err != nil {
+		return err
+	}
+	p := rebalance.Propose(nodes, jobs, rebalance.Limits{MaxNodes: c.MaxNodes, MinWait: c.MinWait, Keep: c.Keep, Now: now})
+	if err := kongrun.PrintReport(e.stdout, proposal{p, c.MinWait}, c.JSON); err != nil {
+		return err
+	}
+	if len(p.Changes) > 0 {
+		return kongrun.Status(1) // changes proposed
+	}
+	return nil
+}
+
+// readInput reads a file, or standard input for "-".
+func readInput(path, what string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(io.LimitReader(os.Stdin, 256<<20))
+	}
+	return fileio.ReadFile(path, 256<<20, what)
+}
+
+// proposal prints a proposal: each change with the jobs it lets start,
+// then the fleet's slurm.conf lines after the changes.
+type proposal struct {
+	*rebalance.Proposal
+	minWait time.Duration
+}
+
+func (p proposal) WriteText(w io.Writer) error {
+	if len(p.Changes) == 0 {
+		_, err := fmt.Fprintf(w, "nothing to do: %d pending jobs, %d asking one node for one GPU type, %d of them waiting longer than %s, %d that no change on an idle node would start\n",
+			p.Pending, p.Demand, p.Waiting, p.minWait, len(p.Unserved))
+		return err
+	}
+	for _, c := range p.Changes {
+		if _, err := fmt.Fprintf(w, "%s: apply %s (Gres=%s, was %s): starts jobs %s\n", c.Node, c.Config, c.Gres, c.Was, strings.Join(c.Jobs, ",")); err != nil {
+			return err
+		}
+	}
+	if n := len(p.Unserved); n > 0 {
+		const shown = 20 // a queue of thousands is said by its count
+		ids := strings.Join(p.Unserved[:min(n, shown)], ",")
+		if n > shown {
+			ids += fmt.Sprintf(" and %d more", n-shown)
+		}
+		if _, err := fmt.Fprintf(w, "still waiting longer than %s, which no allowed change starts: %s\n", p.minWait, ids); err != nil {
+			return err
+		}
+	}
+	if _, err := fmt.Fprintln(w, "# slurm.conf node lines after the changes:"); err != nil {
+		return err
+	}
+	for _, l := range p.NodeLines {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p proposal) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(p.Proposal)
+}

@@ -1,0 +1,384 @@
+package rebalance
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/migplan"
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// Evaluator works out, with migplan, the configs each node may take and
+// the Gres= counts each gives it, as plan prints them. Nodes whose GPUs
+// are alike (the same models, profile tables and layouts) are one kind,
+// worked out once: a fleet of 10,000 nodes has a handful of kinds.
+type Evaluator struct {
+	Configs []*migplan.Selected
+	Gres    gresgen.Options
+	kinds   map[string]*evaluated
+	tables  tables
+}
+
+// tables numbers the profile tables the evaluator has seen, so that a
+// node's kind names its GPUs' tables by number. A snapshot reader gives
+// GPUs with the same table one shared slice (model.SnapshotReader):
+// most are found by that slice, and only a table not seen before is
+// compared by its content.
+type tables struct {
+	bySlice   map[tableSlice]int
+	byContent map[string]int
+}
+
+type tableSlice struct {
+	first *model.GIProfile
+	n     int
+}
+
+// id is the table's number: equal tables, equal numbers.
+func (t *tables) id(table []model.GIProfile) int {
+	if len(table) == 0 {
+		return 0
+	}
+	key := tableSlice{&table[0], len(table)}
+	if id, ok := t.bySlice[key]; ok {
+		return id
+	}
+	if t.bySlice == nil {
+		t.bySlice, t.byContent = map[tableSlice]int{}, map[string]int{}
+	}
+	content := tableContent(table)
+	id, ok := t.byContent[content]
+	if !ok {
+		id = len(t.byContent) + 1
+		t.byContent[content] = id
+	}
+	t.bySlice[key] = id
+	return id
+}
+
+// tableContent is every field of a profile table that plan reads.
+func tableContent(table []model.GIProfile) string {
+	b := make([]byte, 0, 2048)
+	num := func(v int) { b = strconv.AppendInt(b, int64(v), 10); b = append(b, ',') }
+	for _, p := range table {
+		num(p.ID)
+		b = append(b, p.Name...)
+		b = append(b, ',')
+		num(p.Instances)
+		b = strconv.AppendUint(b, p.MemoryMiB, 10)
+		b = append(b, ',')
+		num(p.Slices)
+		for _, pl := range p.Placements {
+			num(pl.Start)
+			num(pl.Size)
+		}
+		b = append(b, '/')
+		for _, ci := range p.CIProfiles {
+			num(ci.ID)
+			b = append(b, ci.Name...)
+			b = append(b, ',')
+			num(ci.Slices)
+			num(ci.Instances)
+		}
+		b = append(b, ';')
+	}
+	return string(b)
+}
+
+type evaluated struct {
+	current []slurmconf.GresCount
+	options *Options
+}
+
+// Node is what the evaluator makes of one node's model: its counts now
+// and its options. An error other than a config's refusal (a type name
+// that clashes) is returned.
+func (e *Evaluator) Node(n *model.Node) ([]slurmconf.GresCount, *Options, error) {
+	key := e.nodeKind(n)
+	if k, ok := e.kinds[key]; ok {
+		return k.current, k.options, nil
+	}
+	per, err := gresgen.GPUCounts(n, e.Gres)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts, err := e.options(n, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	k := &evaluated{current: gresgen.SumCounts(per), options: opts}
+	if e.kinds == nil {
+		e.kinds = map[string]*evaluated{}
+	}
+	e.kinds[key] = k
+	return k.current, k.options, nil
+}
+
+// Kind is what the evaluator makes of a snapshot that stands for several
+// nodes of the same hardware (Hardware): the configs whose counts do not
+// depend on a node's own layout, and the layouts such a node may be in
+// now, keyed by layoutKey: the snapshot's own and each config's.
+type Kind struct {
+	Options *Options
+	layouts map[string]bool
+}
+
+// Kind works out ref's kind. A config that leaves one of its GPUs as it
+// is (no entry takes it) would give each node the counts of its own
+// layout there, which ref does not know: it is refused for the kind.
+func (e *Evaluator) Kind(ref *model.Node) (*Kind, error) {
+	per, err := gresgen.GPUCounts(ref, e.Gres)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := e.options(ref, true)
+	if err != nil {
+		return nil, err
+	}
+	k := &Kind{Options: opts, layouts: map[string]bool{layoutKey(gresgen.SumCounts(per)): true}}
+	for _, o := range opts.Configs {
+		k.layouts[layoutKey(o.Counts)] = true
+	}
+	return k, nil
+}
+
+// options works out n's configs with migplan. With shared, n stands for
+// other nodes too, and a config that leaves one of its MIG-capable GPUs
+// as it is, is refused.
+func (e *Evaluator) options(n *model.Node, shared bool) (*Options, error) {
+	opts := &Options{}
+	for _, sel := range e.Configs {
+		plan, err := migplan.Make(n, sel, func(error) {})
+		var refusal *migplan.Refusal
+		switch {
+		case errors.As(err, &refusal):
+			opts.Refused = append(opts.Refused, Refused{Config: sel.Name, Why: refusal.Error()})
+			continue
+		case err != nil:
+			return nil, err
+		}
+		if g := untouched(n, plan); shared && g != nil {
+			opts.Refused = append(opts.Refused, Refused{Config: sel.Name,
+				Why: fmt.Sprintf("it leaves GPU %d (%s) as it is, so its counts are each node's own; give the node's own snapshot", g.Index, g.Name)})
+			continue
+		}
+		slurm, err := plan.Counts("", e.Gres)
+		if err != nil {
+			return nil, err
+		}
+		opts.Configs = append(opts.Configs, Option{Config: sel.Name, Counts: countsOf(slurm)})
+	}
+	return opts, nil
+}
+
+// untouched is the first GPU of n that plan leaves in its layout, where
+// that layout is the node's own: a GPU no entry takes that could have
+// MIG devices. A GPU without MIG is whole on every node.
+func untouched(n *model.Node, plan *migplan.Plan) *model.GPU {
+	for i, gp := range plan.GPUs {
+		g := &n.GPUs[i]
+		if gp.Entry == nil && (len(g.MigProfiles) > 0 || g.MigEnabled) {
+			return g
+		}
+	}
+	return nil
+}
+
+// layoutKey is a Gres= list as a set: its types (without case) and
+// counts, in type order, without the types counted 0.
+func layoutKey(counts []slurmconf.GresCount) string {
+	m := map[string]int{}
+	for _, c := range counts {
+		m[strings.ToLower(c.Type)] += c.Count
+	}
+	items := make([]string, 0, len(m))
+	for t, c := range m {
+		if c != 0 {
+			items = append(items, t+":"+strconv.Itoa(c))
+		}
+	}
+	sort.Strings(items)
+	return strings.Join(items, ",")
+}
+
+// countsOf are plan's node counts, summed over its GPUs.
+func countsOf(s *migplan.Slurm) []slurmconf.GresCount {
+	per := make([][]slurmconf.GresCount, len(s.GPUs))
+	for i, g := range s.GPUs {
+		for _, c := range g.Gres {
+			per[i] = append(per[i], slurmconf.GresCount{Name: "gpu", Type: c.Type, Count: c.Count})
+		}
+	}
+	return gresgen.SumCounts(per)
+}
+
+// nodeKind is what decides what migplan and gresgen make of a node: for
+// each GPU its index, model, PCI id, MIG mode, MIG devices' profiles and
+// profile table (every field that plan reads).
+func (e *Evaluator) nodeKind(n *model.Node) string {
+	// Appended by hand, not with fmt, and the tables by number: this
+	// runs once for each node of the fleet.
+	b := make([]byte, 0, 256)
+	num := func(v int) { b = strconv.AppendInt(b, int64(v), 10); b = append(b, ',') }
+	str := func(v string) { b = append(b, v...); b = append(b, ',') }
+	for _, g := range n.GPUs {
+		num(g.Index)
+		str(g.Name)
+		str(g.PCIDeviceID)
+		b = strconv.AppendBool(b, g.MigEnabled)
+		b = strconv.AppendBool(b, g.MigPending)
+		b = append(b, '|')
+		for _, m := range g.MigDevices {
+			str(m.Profile)
+			num(m.GISlices)
+			b = strconv.AppendUint(b, m.MemoryMiB, 10)
+			b = append(b, ';')
+		}
+		b = append(b, '|')
+		num(e.tables.id(g.MigProfiles))
+		b = append(b, '\n')
+	}
+	return string(b)
+}
+
+// Hardware is nodes declared to have the GPUs of one snapshot's node
+// (rebalance's NODES=SNAPSHOT): their profile tables, number and models.
+// Their layouts now are their Gres= in slurm.conf, which scontrol gives;
+// one snapshot then serves a whole rack instead of one per node.
+type Hardware struct {
+	Spec     string // how messages name the declaration
+	Nodes    []string
+	Snapshot *model.Node
+}
+
+// Fleet is the nodes Propose weighs: one per snapshot, named by the short
+// name of its host, the nodes of each Hardware, and slurmctld's other
+// nodes with GPUs, held (nothing says what their GPUs are), in the state
+// slurmctld gives them. A node of a snapshot that slurmctld does not know
+// is held; one of a Hardware is an error (its layout now is unknown). A
+// Hardware node whose Gres= is no layout of its kind is held: its
+// hardware is not what was declared, or its layout is one no allowed
+// config makes, and either way the kind's counts are not its own. A node
+// given twice is an error naming both sources.
+func Fleet(snaps []*model.Node, hw []Hardware, states map[string]NodeState, e *Evaluator) ([]Node, error) {
+	nodes := make([]Node, 0, len(snaps))
+	from := map[string]string{}
+	for _, s := range snaps {
+		name, _, _ := strings.Cut(s.Hostname, ".")
+		if err := slurmconf.CheckNodeName(name); err != nil {
+			return nil, fmt.Errorf("%s: host %q: %v", s.Snapshot, s.Hostname, err)
+		}
+		if prev, dup := from[name]; dup {
+			return nil, fmt.Errorf("%s: node %s is given twice (also by %s)", s.Snapshot, name, prev)
+		}
+		from[name] = s.Snapshot
+		cur, opts, err := e.Node(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Snapshot, err)
+		}
+		n := Node{Name: name, Current: cur, Options: opts}
+		if st, ok := states[name]; ok {
+			n.Why = st.Why()
+		} else {
+			n.Why = "slurmctld does not know it (not in the node states)"
+		}
+		nodes = append(nodes, n)
+	}
+	for _, h := range hw {
+		k, err := e.Kind(h.Snapshot)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", h.Spec, err)
+		}
+		for _, name := range h.Nodes {
+			if prev, dup := from[name]; dup {
+				return nil, fmt.Errorf("%s: node %s is given twice (also by %s)", h.Spec, name, prev)
+			}
+			from[name] = h.Spec
+			st, ok := states[name]
+			if !ok {
+				return nil, fmt.Errorf("%s: node %s is not in the node states", h.Spec, name)
+			}
+			n := Node{Name: name, Current: st.Gres, Options: k.Options, Why: st.Why()}
+			if !k.layouts[layoutKey(st.Gres)] {
+				n.Options = nil
+				if n.Why == "" {
+					n.Why = fmt.Sprintf("its Gres=%s is no layout of the GPUs of %s (now or under an allowed config): give the node's own snapshot", slurmconf.GresList(st.Gres), h.Spec)
+				}
+			}
+			nodes = append(nodes, n)
+		}
+	}
+	// The rest of slurmctld's GPU nodes: their GPUs are unknown, so they
+	// are held; their counts are still the fleet's, for Keep and for the
+	// node lines.
+	for name, st := range states {
+		if _, known := from[name]; !known && len(st.Gres) > 0 {
+			nodes = append(nodes, Node{Name: name, Current: st.Gres, Why: "no snapshot gives its GPUs, neither its own nor one declared for it"})
+		}
+	}
+	return nodes, nil
+}
+
+// ReadSnapshots reads the snapshots args name: files as given, a
+// directory's *.json files in name order. It reads several at a time: a
+// fleet's snapshots are most of what rebalance reads (10,000 nodes of 8
+// GPUs are about 500 MB of JSON, indented as snapshot writes it). An
+// error names the file; with several bad files it is the first in the
+// order given.
+func ReadSnapshots(args []string) ([]*model.Node, error) {
+	var files []string
+	for _, arg := range args {
+		info, err := os.Stat(arg)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			files = append(files, arg)
+			continue
+		}
+		found, err := filepath.Glob(filepath.Join(arg, "*.json"))
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: no *.json snapshots in this directory", arg)
+		}
+		sort.Strings(found)
+		files = append(files, found...)
+	}
+	snaps := make([]*model.Node, len(files))
+	errs := make([]error, len(files))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reader := model.NewSnapshotReader() // one a goroutine: it keeps the tables it has decoded
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) {
+					return
+				}
+				snaps[i], errs[i] = reader.Load(files[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return snaps, nil
+}

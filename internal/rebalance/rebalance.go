@@ -1,0 +1,462 @@
+// Package rebalance proposes MIG layouts for a Slurm fleet from its
+// pending queue: for nodes whose GPUs are all idle, the config of the
+// site's mig-parted file that lets the most waiting jobs start. It
+// decides and nothing else: Propose is pure, reads nothing and changes
+// nothing; the readers of squeue's and scontrol's text beside it take
+// the text they are given.
+//
+// The decision, in order:
+//
+//  1. The demand is the pending jobs that ask one node for gpu GRES of
+//     one type. Jobs on several nodes, of several types or of any type
+//     are left out: no one node's layout decides whether they start.
+//  2. A node may change only when slurmctld says its GPUs are all idle
+//     and it is in service (NodeState.Why).
+//  3. Hysteresis: an idle node whose layout offers a type that any
+//     pending job asks for is held as it is, so a layout chosen for a
+//     demand is not switched away while that demand still waits. The
+//     pending jobs are fitted into the held nodes' room first, oldest
+//     first; what is left and has waited longer than the minimum is the
+//     unmet demand. Room is counted per type over the held nodes
+//     together, which is exact for jobs of one device (most MIG jobs)
+//     and may count a job of several devices as met where the room is
+//     split over nodes.
+//  4. Then, at most MaxNodes times, the change that starts the most
+//     unmet jobs is taken: a free node, one of its configs (as
+//     migplan counts it), the jobs it would start. A change never takes
+//     the fleet's count of a type below Keep of the most the fleet could
+//     offer of it (each node now or under any of its configs). Of
+//     changes that start as many jobs, the one that starts the oldest
+//     job wins, then the node first in hostlist order, then the config
+//     first by name, so the same input gives the same proposal.
+//
+// Applied, a proposal is stable: the nodes it changes now offer types
+// the pending jobs ask for, so step 3 holds them, and an unchanged queue
+// gives nothing more to do (TestStable).
+package rebalance
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/fleet"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// Node is one node of the fleet as Propose sees it.
+type Node struct {
+	Name string
+	// Current is the node's Gres= counts now.
+	Current []slurmconf.GresCount
+	// Why is why the node may not change ("" when it may): busy GPUs,
+	// a state out of service, no state known.
+	Why string
+	// Options are the configs the node may take, with the counts each
+	// gives it; nodes of one kind share them.
+	Options *Options
+}
+
+// Options are the configs a kind of node may take, sorted by name, and
+// those it cannot hold.
+type Options struct {
+	Configs []Option
+	Refused []Refused
+}
+
+// Option is one config and the node's Gres= counts under it.
+type Option struct {
+	Config string
+	Counts []slurmconf.GresCount
+}
+
+// Refused is a config a node cannot hold, and why (migplan's refusal).
+type Refused struct {
+	Config string `json:"config"`
+	Why    string `json:"why"`
+}
+
+// Limits bound a proposal.
+type Limits struct {
+	MaxNodes int
+	MinWait  time.Duration
+	// Keep is the share (0 to 1) of each type's count in the fleet that
+	// must remain after the changes.
+	Keep float64
+	Now  time.Time
+}
+
+// Proposal is what Propose proposes.
+type Proposal struct {
+	Changes []Change `json:"changes"`
+	// NodeLines are the fleet's slurm.conf lines once the changes are
+	// made, nodes of one Gres= on one line (fleet.GroupLines).
+	NodeLines []string `json:"node_lines"`
+	// Pending is the pending jobs read; Demand those that ask one node
+	// for one type of GPU; Waiting those of Demand that waited longer
+	// than MinWait.
+	Pending int `json:"pending"`
+	Demand  int `json:"demand"`
+	Waiting int `json:"waiting"`
+	// Unserved are the waiting jobs that neither a held layout nor a
+	// change serves.
+	Unserved []string `json:"unserved"`
+	// Held are the nodes that may not change, and why.
+	Held []Held `json:"held"`
+}
+
+// Change is one node's new config and the jobs it lets start.
+type Change struct {
+	Node   string   `json:"node"`
+	Config string   `json:"config"`
+	Gres   string   `json:"gres"`
+	Was    string   `json:"was"`
+	Jobs   []string `json:"jobs"`
+}
+
+// Held is a node left as it is, and why.
+type Held struct {
+	Node string `json:"node"`
+	Why  string `json:"why"`
+}
+
+// demandJob is a job of the demand: one type, a count, on one node.
+type demandJob struct {
+	id     string
+	submit time.Time
+	typ    string // lower case: Slurm compares types so
+	count  int
+	aged   bool
+	seq    int // the place in the queue
+}
+
+// Propose works out the changes. nodes may be in any order.
+func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
+	p := &Proposal{Pending: len(jobs), Changes: []Change{}, Unserved: []string{}, Held: []Held{}}
+	demand := demandOf(jobs, lim)
+	p.Demand = len(demand)
+	wanted := map[string]bool{}
+	for _, j := range demand {
+		wanted[j.typ] = true
+		if j.aged {
+			p.Waiting++
+		}
+	}
+
+	order := make([]string, len(nodes))
+	byName := make(map[string]*Node, len(nodes))
+	for i := range nodes {
+		order[i] = nodes[i].Name
+		byName[nodes[i].Name] = &nodes[i]
+	}
+	slurmconf.SortHostnames(order)
+
+	// Step 3: hold idle nodes offering a wanted type, and fit the demand
+	// into their room, oldest first: per type, the jobs are taken while
+	// the room of that type left on the held nodes, all together, holds
+	// the next one; from the first that it does not, the waiting jobs are
+	// the unmet demand. Counting room per type and stopping at the first
+	// job that does not fit make the met jobs grow only when room grows,
+	// which is what keeps the next run, with the changes made, from
+	// finding anything more to do.
+	var free []*Node
+	room := map[string]int{}   // type -> room on held nodes
+	totals := map[string]int{} // type -> the fleet's count now
+	floor := map[string]int{}  // type -> Keep of the most the fleet could offer
+	most := map[*Options]map[string]int{}
+	for _, name := range order {
+		n := byName[name]
+		for _, c := range n.Current {
+			totals[strings.ToLower(c.Type)] += c.Count
+		}
+		for t, c := range mostOf(n, most) {
+			floor[t] += c
+		}
+		switch {
+		case n.Why != "":
+			p.Held = append(p.Held, Held{n.Name, n.Why})
+		case offersAny(n.Current, wanted):
+			for _, c := range n.Current {
+				room[strings.ToLower(c.Type)] += c.Count
+			}
+		default:
+			free = append(free, n)
+		}
+	}
+	for t, n := range floor {
+		floor[t] = int(math.Floor(lim.Keep*float64(n) + 1e-9))
+	}
+	unmet := map[string][]int{} // type -> indices into demand, oldest first
+	blocked := map[string]bool{}
+	for i, j := range demand {
+		if !blocked[j.typ] && j.count <= room[j.typ] {
+			room[j.typ] -= j.count
+			continue
+		}
+		blocked[j.typ] = true
+		if j.aged {
+			unmet[j.typ] = append(unmet[j.typ], i)
+		}
+	}
+
+	// Step 4: the best change, again and again. Nodes of one kind (one
+	// Options and the same counts) are alike: only the first of each
+	// free kind is weighed.
+	type kind struct {
+		nodes []*Node
+	}
+	var kinds []*kind
+	kindOf := map[string]*kind{}
+	for _, n := range free {
+		key := kindKey(n)
+		k := kindOf[key]
+		if k == nil {
+			k = &kind{}
+			kindOf[key] = k
+			kinds = append(kinds, k)
+		}
+		k.nodes = append(k.nodes, n)
+	}
+	changed := map[string][]slurmconf.GresCount{}
+	for len(p.Changes) < lim.MaxNodes {
+		var best *Option
+		var bestNode *Node
+		bestKind, bestGain, bestOldest := -1, 0, 0
+		for ki, k := range kinds {
+			if len(k.nodes) == 0 || k.nodes[0].Options == nil {
+				continue
+			}
+			n := k.nodes[0]
+			for oi := range n.Options.Configs {
+				o := &n.Options.Configs[oi]
+				if sameCounts(o.Counts, n.Current) || !keeps(o.Counts, n.Current, totals, floor) {
+					continue
+				}
+				served := serve(o.Counts, unmet, demand, room, false)
+				gain := len(served)
+				if gain == 0 {
+					continue
+				}
+				// served is sorted, so served[0] is the oldest job the
+				// change starts: of changes that start as many jobs, the
+				// one that starts the oldest wins.
+				if gain > bestGain || gain == bestGain && (served[0] < bestOldest || served[0] == bestOldest && earlier(n.Name, bestNode.Name)) {
+					best, bestNode, bestKind, bestGain, bestOldest = o, n, ki, gain, served[0]
+				}
+			}
+		}
+		if bestGain == 0 {
+			break
+		}
+		served := serve(best.Counts, unmet, demand, room, true)
+		ch := Change{Node: bestNode.Name, Config: best.Config, Gres: slurmconf.GresList(best.Counts),
+			Was: slurmconf.GresList(bestNode.Current), Jobs: make([]string, len(served))}
+		for i, d := range served {
+			ch.Jobs[i] = demand[d].id
+		}
+		for _, c := range bestNode.Current {
+			totals[strings.ToLower(c.Type)] -= c.Count
+		}
+		for _, c := range best.Counts {
+			totals[strings.ToLower(c.Type)] += c.Count
+		}
+		p.Changes = append(p.Changes, ch)
+		changed[bestNode.Name] = best.Counts
+		kinds[bestKind].nodes = kinds[bestKind].nodes[1:]
+	}
+	for _, t := range sortedKeys(unmet) {
+		for _, d := range unmet[t] {
+			p.Unserved = append(p.Unserved, demand[d].id)
+		}
+	}
+	groups := make([]fleet.Group, len(order))
+	for i, name := range order {
+		counts, ok := changed[name]
+		if !ok {
+			counts = byName[name].Current
+		}
+		groups[i] = fleet.Group{Nodes: []string{name}, Counts: counts}
+	}
+	p.NodeLines = fleet.GroupLines(groups)
+	if p.NodeLines == nil {
+		p.NodeLines = []string{}
+	}
+	return p
+}
+
+// demandOf is the jobs that ask one node for one type of GPU, oldest
+// first (ties in job id order, so the order never depends on the input's).
+func demandOf(jobs []Job, lim Limits) []demandJob {
+	var out []demandJob
+	for _, j := range jobs {
+		if j.Nodes != 1 || len(j.GPU) != 1 || j.GPU[0].Type == "" {
+			continue
+		}
+		out = append(out, demandJob{id: j.ID, submit: j.Submit, typ: strings.ToLower(j.GPU[0].Type),
+			count: j.GPU[0].Count, aged: lim.Now.Sub(j.Submit) > lim.MinWait, seq: len(out)})
+	}
+	// The order is total (the place in the queue breaks the last ties),
+	// so an unstable sort gives one result: a stable sort of 100,000
+	// jobs, merging in place, took most of Propose's time.
+	slices.SortFunc(out, func(a, b demandJob) int {
+		if c := a.submit.Compare(b.submit); c != 0 {
+			return c
+		}
+		switch {
+		case idLess(a.id, b.id):
+			return -1
+		case idLess(b.id, a.id):
+			return 1
+		}
+		return a.seq - b.seq
+	})
+	return out
+}
+
+// idLess orders job ids as numbers where they are (123 before 1000),
+// array tasks after their job (123_2 before 123_10).
+func idLess(a, b string) bool {
+	ja, ta, _ := strings.Cut(a, "_")
+	jb, tb, _ := strings.Cut(b, "_")
+	if ja != jb {
+		return numLess(ja, jb)
+	}
+	return numLess(ta, tb)
+}
+
+func numLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+// earlier says whether node a comes before node b in hostlist order.
+func earlier(a, b string) bool {
+	names := []string{b, a}
+	slurmconf.SortHostnames(names)
+	return names[0] == a && a != b
+}
+
+func offersAny(counts []slurmconf.GresCount, wanted map[string]bool) bool {
+	for _, c := range counts {
+		if c.Count > 0 && wanted[strings.ToLower(c.Type)] {
+			return true
+		}
+	}
+	return false
+}
+
+// sameCounts says whether two Gres= lists count the same devices,
+// whatever their order.
+func sameCounts(a, b []slurmconf.GresCount) bool {
+	m := map[string]int{}
+	for _, c := range a {
+		m[strings.ToLower(c.Type)] += c.Count
+	}
+	for _, c := range b {
+		m[strings.ToLower(c.Type)] -= c.Count
+	}
+	for _, v := range m {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// keeps says whether changing a node from cur to next leaves every type
+// at or above its floor.
+func keeps(next, cur []slurmconf.GresCount, totals, floor map[string]int) bool {
+	delta := map[string]int{}
+	for _, c := range cur {
+		delta[strings.ToLower(c.Type)] -= c.Count
+	}
+	for _, c := range next {
+		delta[strings.ToLower(c.Type)] += c.Count
+	}
+	for t, d := range delta {
+		if d < 0 && totals[t]+d < floor[t] {
+			return false
+		}
+	}
+	return true
+}
+
+// serve is the unmet jobs a node with counts would let start, oldest
+// first: per type, the jobs at the head of the unmet demand that the
+// room of the held nodes and the node's own count hold. With update, the
+// node is counted as held: its room is added, and the jobs it serves are
+// taken out of the unmet demand.
+func serve(counts []slurmconf.GresCount, unmet map[string][]int, demand []demandJob, room map[string]int, update bool) []int {
+	var out []int
+	for _, c := range counts {
+		t := strings.ToLower(c.Type)
+		left := room[t] + c.Count
+		list := unmet[t]
+		k := 0
+		for k < len(list) && demand[list[k]].count <= left {
+			left -= demand[list[k]].count
+			out = append(out, list[k])
+			k++
+		}
+		if update {
+			room[t], unmet[t] = left, list[k:]
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// mostOf is the most of each type the node could offer: now, or under
+// any of its configs. Keep is a share of the fleet's sum of these, which
+// no change alters, so that a second run does not allow what the first
+// refused.
+func mostOf(n *Node, cache map[*Options]map[string]int) map[string]int {
+	opt, ok := cache[n.Options]
+	if !ok {
+		opt = map[string]int{}
+		if n.Options != nil {
+			for _, o := range n.Options.Configs {
+				for _, c := range o.Counts {
+					t := strings.ToLower(c.Type)
+					opt[t] = max(opt[t], c.Count)
+				}
+			}
+		}
+		cache[n.Options] = opt
+	}
+	out := make(map[string]int, len(opt)+len(n.Current))
+	for t, c := range opt {
+		out[t] = c
+	}
+	for _, c := range n.Current {
+		t := strings.ToLower(c.Type)
+		out[t] = max(out[t], c.Count)
+	}
+	return out
+}
+
+// kindKey is what nodes of one kind share: their options and counts.
+func kindKey(n *Node) string {
+	var b strings.Builder
+	b.WriteString(slurmconf.GresList(n.Current))
+	if n.Options != nil && len(n.Options.Configs) > 0 {
+		b.WriteByte('|')
+		// Options are shared by pointer among the nodes of a kind.
+		fmt.Fprintf(&b, "%p", n.Options)
+	}
+	return b.String()
+}
+
+func sortedKeys(m map[string][]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,205 @@
+package rebalance
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// NodesFormat is the command whose output ParseNodes reads: one node a
+// line, every field key=value. --details adds GresUsed=, the one field
+// that says which GPUs jobs hold: AllocTRES= counts gres/gpu only where
+// AccountingStorageTRES lists it (seen with 22.05: a running GPU job,
+// AllocTRES=cpu=1,mem=1M).
+const NodesFormat = "scontrol --details --oneliner show node"
+
+// NodeState is what slurmctld says of a node: whether rebalance may
+// change it.
+type NodeState struct {
+	Name  string
+	State string // as scontrol prints it: IDLE, MIXED, IDLE+DRAIN, ...
+	// GPUsInUse is how many gpu GRES are allocated to running jobs
+	// (GresUsed's counts, or AllocTRES's gres/gpu if that says more).
+	GPUsInUse int
+	// Gres is the gpu items of the node's Gres=: what slurm.conf gives it
+	// now. Nodes of a --hardware kind take their counts from it.
+	Gres []slurmconf.GresCount
+	Line int
+}
+
+// blockingStates are the state words of a node rebalance leaves alone:
+// one an admin or Slurm has taken out of service, one still cleaning up
+// after a job, one that is not up.
+var blockingStates = []string{"DOWN", "DRAIN", "FAIL", "COMPLETING", "MAINT", "REBOOT", "POWER", "INVAL", "UNKNOWN", "FUTURE", "RESERVED", "PLANNED", "BLOCKED"}
+
+// Why says why rebalance may not change the node, or "" when it may: its
+// GPUs are all idle and the node is in service.
+func (s *NodeState) Why() string {
+	if s.GPUsInUse > 0 {
+		return fmt.Sprintf("%d GPUs in use by running jobs", s.GPUsInUse)
+	}
+	state := strings.TrimSuffix(s.State, "*") // * is not responding
+	if state != s.State {
+		return "not responding (" + s.State + ")"
+	}
+	for _, w := range strings.FieldsFunc(state, func(r rune) bool { return r == '+' }) {
+		for _, b := range blockingStates {
+			if strings.HasPrefix(w, b) {
+				return "state " + s.State
+			}
+		}
+	}
+	return ""
+}
+
+// ParseNodes reads the output of NodesFormat, the file named file, into
+// each node's state by name. A line without NodeName= or State= is an
+// error naming the file and line.
+func ParseNodes(file string, data []byte) (map[string]NodeState, error) {
+	out := map[string]NodeState{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	fields := nodeFields{"NodeName": nil, "State": nil, "Gres": nil, "GresUsed": nil, "AllocTRES": nil}
+	num := 0
+	for sc.Scan() {
+		num++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		splitFields(line, fields)
+		s := NodeState{Name: fields.get("NodeName"), State: fields.get("State"), Line: num}
+		if s.Name == "" || s.State == "" {
+			return nil, fmt.Errorf("%s:%d: no NodeName= or State= (want the output of %s)", file, num, NodesFormat)
+		}
+		if fields["GresUsed"] == nil && strings.Contains(fields.get("Gres"), "gpu") {
+			// Without it a busy node would look idle.
+			return nil, fmt.Errorf("%s:%d: node %s has GPUs and no GresUsed= (want the output of %s)", file, num, s.Name, NodesFormat)
+		}
+		used, err := gpusInUse(fields)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: node %s: %v", file, num, s.Name, err)
+		}
+		s.GPUsInUse = used
+		if s.Gres, err = slurmconf.GresTypeCounts(fields.get("Gres"), "gpu"); err != nil {
+			return nil, fmt.Errorf("%s:%d: node %s: %v", file, num, s.Name, err)
+		}
+		if prev, dup := out[s.Name]; dup {
+			return nil, fmt.Errorf("%s:%d: node %s is given twice (first at line %d)", file, num, s.Name, prev.Line)
+		}
+		out[s.Name] = s
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %v", file, num+1, err)
+	}
+	return out, nil
+}
+
+// nodeFields are the fields of a scontrol line that ParseNodes reads,
+// each with whether the line has it.
+type nodeFields map[string]*string
+
+// get is the field's value, "" when the line lacks it.
+func (f nodeFields) get(k string) string {
+	if p := f[k]; p != nil {
+		return *p
+	}
+	return ""
+}
+
+// splitFields finds the fields of a line of scontrol's key=value fields
+// that want names. A value may hold spaces (Reason=, OS=): a word
+// without "=" belongs to the value before it. Only the wanted fields are
+// kept: a node's line has some 40, and a fleet 10,000 lines. The first
+// of a name wins: scontrol prints each once, and free text an admin
+// wrote (Reason=, near the end) may hold words such as State=IDLE.
+func splitFields(line string, want nodeFields) {
+	for k := range want {
+		want[k] = nil
+	}
+	var last *string
+	for len(line) > 0 {
+		line = strings.TrimLeft(line, " \t")
+		end := strings.IndexAny(line, " \t")
+		if end < 0 {
+			end = len(line)
+		}
+		w := line[:end]
+		line = line[end:]
+		if w == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(w, "=")
+		if !ok || k == "" || strings.ContainsAny(k, "[]:(") {
+			if last != nil {
+				*last += " " + w
+			}
+			continue
+		}
+		last = nil
+		if p, wanted := want[k]; wanted && p == nil {
+			p = new(string)
+			*p = v
+			want[k] = p
+			last = p
+		}
+	}
+}
+
+// gpusInUse counts the gpu GRES a node has allocated. AllocTRES counts
+// "gres/gpu=N" (and per type "gres/gpu:TYPE=N", the same devices again);
+// GresUsed, where printed, "gpu:TYPE:N(IDX:...)". The larger wins, so a
+// node is busy when either says so.
+func gpusInUse(fields nodeFields) (int, error) {
+	alloc := 0
+	for _, item := range strings.Split(fields.get("AllocTRES"), ",") {
+		k, v, ok := strings.Cut(item, "=")
+		if !ok || k != "gres/gpu" {
+			continue
+		}
+		if _, err := fmt.Sscan(v, &alloc); err != nil {
+			return 0, fmt.Errorf("AllocTRES %s: %q is not a count", k, v)
+		}
+	}
+	used := 0
+	for _, item := range splitGres(fields.get("GresUsed")) {
+		item, _, _ = strings.Cut(item, "(")
+		parts := strings.Split(item, ":")
+		if parts[0] != "gpu" || len(parts) < 2 {
+			continue
+		}
+		var n int
+		if _, err := fmt.Sscan(parts[len(parts)-1], &n); err != nil {
+			continue // gpu:TYPE with no count: not a use
+		}
+		used += n
+	}
+	return max(alloc, used), nil
+}
+
+// splitGres splits a GRES list at the commas between items, not those
+// inside an item's (IDX:0,2) part.
+func splitGres(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}

@@ -1,0 +1,120 @@
+package rebalance
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// QueueFormat is the squeue command whose output ParseQueue reads: one
+// pending job (array tasks one by one, -r) a line, with its id, its
+// submit time, its node count and its GRES request per node (%b,
+// tres_per_node). Every release from 20.11 to 26.05 prints these four
+// fields; what changed is only how %b spells a GRES: "gpu:a100:2" up to
+// 21.08, "gres:gpu:a100:2" from 21.08, "gres/gpu:a100:2" in later ones.
+const QueueFormat = "squeue --noheader --array --states=PD --format='%i %V %D %b'"
+
+// TimeLayout is how squeue prints a submit time (%V), in the local time
+// of the host that runs it, with no zone.
+const TimeLayout = "2006-01-02T15:04:05"
+
+// Job is one pending job of the queue.
+type Job struct {
+	ID     string
+	Submit time.Time
+	// Nodes is how many nodes the job asks for; GPU is what it asks of
+	// each (gpu GRES only; the job's other GRES do not matter here).
+	Nodes int
+	GPU   []Request
+	Line  int // the line of the queue file
+}
+
+// Request is a number of gpu GRES of one type; Type is empty when the
+// job takes any type.
+type Request struct {
+	Type  string
+	Count int
+}
+
+// ParseQueue reads the output of QueueFormat, the file named file. A
+// line it cannot read is an error naming the file and the line; a job
+// with no GPU request is kept, with no GPU requests, so that the counts
+// said are the queue's.
+func ParseQueue(file string, data []byte, loc *time.Location) ([]Job, error) {
+	var jobs []Job
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	num := 0
+	for sc.Scan() {
+		num++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			return nil, fmt.Errorf("%s:%d: want 4 fields (%s), got %d: %q", file, num, QueueFormat, len(f), line)
+		}
+		submit, err := time.ParseInLocation(TimeLayout, f[1], loc)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: submit time %q is not %s", file, num, f[1], TimeLayout)
+		}
+		nodes, err := strconv.Atoi(f[2])
+		if err != nil || nodes < 1 {
+			return nil, fmt.Errorf("%s:%d: node count %q is not a number of at least 1", file, num, f[2])
+		}
+		gpu, err := ParseTresPerNode(f[3])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", file, num, err)
+		}
+		jobs = append(jobs, Job{ID: f[0], Submit: submit, Nodes: nodes, GPU: gpu, Line: num})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %v", file, num+1, err)
+	}
+	return jobs, nil
+}
+
+// ParseTresPerNode reads squeue's %b: "N/A" or empty for none, else a
+// comma list of GRES, each "name[:type][:count]", with the prefix
+// "gres:" or "gres/" of newer releases. It returns the gpu ones; a count
+// left out is 1, as Slurm reads --gres=gpu.
+func ParseTresPerNode(s string) ([]Request, error) {
+	if s == "" || s == "N/A" || s == "(null)" {
+		return nil, nil
+	}
+	var out []Request
+	for _, item := range strings.Split(s, ",") {
+		spec := strings.TrimPrefix(strings.TrimPrefix(item, "gres:"), "gres/")
+		parts := strings.Split(spec, ":")
+		if parts[0] != "gpu" {
+			continue // another GRES (shard, mps, nic) or a TRES such as license
+		}
+		r := Request{Count: 1}
+		switch len(parts) {
+		case 1:
+		case 2:
+			if n, err := strconv.Atoi(parts[1]); err == nil {
+				r.Count = n
+			} else {
+				r.Type = parts[1]
+			}
+		case 3:
+			n, err := strconv.Atoi(parts[2])
+			if err != nil {
+				return nil, fmt.Errorf("GRES %q: count %q is not a number", item, parts[2])
+			}
+			r.Type, r.Count = parts[1], n
+		default:
+			return nil, fmt.Errorf("GRES %q is not name:type:count", item)
+		}
+		if r.Count < 1 {
+			return nil, fmt.Errorf("GRES %q: count must be at least 1", item)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
