@@ -13,7 +13,7 @@ import (
 type planCmd struct {
 	sourceFlags
 	countFlags
-	Snapshots []string `arg:"" optional:"" name:"SNAPSHOT|DIR" help:"Plan a fleet: the nodes' snapshots (slurm-mig snapshot), files, or directories of *.json files; each node is named by its snapshot's short hostname, and the grouped NodeName=<hostlist> Gres=... lines are printed, as merge --node-lines prints them (or --hardware)."`
+	Snapshots []string `arg:"" optional:"" name:"SNAPSHOT|DIR" help:"Plan a fleet: the nodes' snapshots (slurm-mig snapshot), files, or directories of *.json files; each node is named by its snapshot's short hostname, and the grouped NodeName=<hostlist> Gres=... lines are printed, as merge --node-lines prints them. Nodes of the same GPUs may share one snapshot instead: --hardware."`
 	Hardware  []string `sep:"none" placeholder:"NODES=SNAPSHOT" help:"Plan a fleet: the nodes of the hostlist NODES have the GPUs of SNAPSHOT's node, each planned as SNAPSHOT (repeatable; in place of a snapshot per node). A config is refused for them where no entry takes a MIG-capable GPU: that GPU keeps each node's own layout, which SNAPSHOT does not know."`
 	MigConfig string   `type:"nonempty" required:"" placeholder:"FILE" help:"The mig-parted config file (v1) that mig-parted will apply."`
 	Select    string   `type:"nonempty" required:"" placeholder:"NAME" help:"The config of FILE that mig-parted will apply (its --selected-config); in a fleet, that of every node --assign does not name."`

@@ -17,7 +17,8 @@ type Hardware struct {
 // GPU that could have MIG devices and that no entry of the config takes.
 // Its counts are then each node's own, which a snapshot standing for
 // several nodes (Hardware) does not know. A GPU without MIG is whole on
-// every node, and is no such GPU. Nil when there is none.
+// every node, and is no such GPU. Nil when there is none. It reads
+// p.Node, so it is asked before a caller drops that.
 func (p *Plan) OwnLayout() *model.GPU {
 	for i, gp := range p.GPUs {
 		g := &p.Node.GPUs[i] // as it is now: no entry changed it

@@ -125,9 +125,9 @@ func (e *Evaluator) Node(n *model.Node) ([]slurmconf.GresCount, *Options, error)
 }
 
 // Kind is what the evaluator makes of a snapshot that stands for several
-// nodes of the same hardware (migplan.Hardware): the configs whose counts do not
-// depend on a node's own layout, and the layouts such a node may be in
-// now, keyed by layoutKey: the snapshot's own and each config's.
+// nodes of the same hardware (migplan.Hardware): the configs whose counts
+// do not depend on a node's own layout, and the layouts such a node may
+// be in now, keyed by layoutKey: the snapshot's own and each config's.
 type Kind struct {
 	Options *Options
 	layouts map[string]bool
