@@ -9,11 +9,12 @@
 #     and a synthetic node of eight H100s;
 #   - a fleet of NODES nodes (10,000 unless given): `plan --assign` of their
 #     snapshots (internal/testkit/synth: eight H100s a node, the real
-#     H100's profile table, four layouts) beside real `slurmd -N <node> -G`
-#     reading the 10,000-node gres.conf that scripts/bench-cluster.sh
-#     times diff against; and, for scale, beside `slurmd -G` reading the
-#     much smaller gres.conf that merge makes of a fleet of four layouts
-#     (scripts/bench-merge.sh).
+#     H100's profile table, four layouts), and of one snapshot for them all
+#     (`--hardware 'gpu[00000-09999]=gpu00000.json'`), each beside real
+#     `slurmd -N <node> -G` reading the 10,000-node gres.conf that
+#     scripts/bench-cluster.sh times diff against, one line a device; and
+#     beside `slurmd -G` reading the much smaller gres.conf that merge
+#     makes of a fleet of four layouts, hostlists (scripts/bench-merge.sh).
 #
 # Needs root (mknod) and Debian's slurmd; run from the repository root:
 #
@@ -77,6 +78,10 @@ fleet="$work/fleet"
 mkdir -p "$fleet"
 "$work/gencluster" -plan -nodes "$nodes" -dir "$fleet"
 config=(--mig-config "$fleet/mig.yaml" --select all-balanced)
+# The same fleet declared to have the GPUs of its first node's snapshot
+# (gencluster names the nodes gpu00000, gpu00001, ...).
+hwlist="gpu[00000-$(printf %05d $((nodes - 1)))]"
+hardware=(--hardware "$hwlist=$fleet/snapshots/gpu00000.json")
 
 echo "one node: plan --from SNAPSHOT beside gen --from SNAPSHOT ($rounds rounds)"
 printf '%-44s %27s %27s %6s\n' "snapshot, gen" "plan (min/med ms, RSS)" "gen (min/med ms, RSS)" ratio
@@ -125,8 +130,10 @@ mknods "$merged" "$merged/fragments/$mnode.conf" "$mnode"
 
 # Each command must do the work it is timed for: plan prints one line a
 # layout, and slurmd reads its node's records from each file.
-lines=$("$work/slurm-mig" plan "${config[@]}" --assign "$fleet/assign.txt" "$fleet/snapshots" | wc -l)
+lines=$("$work/slurm-mig" plan "${config[@]}" --assign "$fleet/assign.txt" "$fleet/snapshots" | tee "$work/own.txt" | wc -l)
 [ "$lines" = 4 ] || { echo "bench-plan: plan printed $lines node lines, not one a layout (4)" >&2; exit 1; }
+"$work/slurm-mig" plan "${config[@]}" --assign "$fleet/assign.txt" "${hardware[@]}" | cmp - "$work/own.txt" ||
+  { echo "bench-plan: plan ${hardware[*]} does not print the lines of the nodes' own snapshots" >&2; exit 1; }
 for c in "$cluster:$cnode:28" "$merged:$mnode:$(grep -c "^NodeName=$mnode " "$merged/fragments/$mnode.conf")"; do
   IFS=: read -r dir node want <<<"$c"
   got=$(SLURM_CONF="$dir/slurm.conf" slurmd -N "$node" -G 2>&1)
@@ -138,13 +145,16 @@ for c in "$cluster:$cnode:28" "$merged:$mnode:$(grep -c "^NodeName=$mnode " "$me
 done
 
 echo
-echo "$nodes nodes: plan --assign of their snapshots ($(du -sh --apparent-size "$fleet/snapshots" | cut -f1)) beside slurmd -G ($rounds rounds)"
+echo "$nodes nodes: plan --assign of their snapshots ($(du -sh --apparent-size "$fleet/snapshots" | cut -f1)), and of one (--hardware '$hwlist=gpu00000.json'), beside slurmd -G ($rounds rounds)"
 rm -f "$work"/*.t "$work"/*.rss
 for ((r = 0; r < rounds; r++)); do
   timed plan "$work/slurm-mig" plan "${config[@]}" --assign "$fleet/assign.txt" "$fleet/snapshots"
+  timed hardware "$work/slurm-mig" plan "${config[@]}" --assign "$fleet/assign.txt" "${hardware[@]}"
   SLURM_CONF="$cluster/slurm.conf" timed cluster slurmd -N "$cnode" -G
   SLURM_CONF="$merged/slurm.conf" timed merged slurmd -N "$mnode" -G
 done
-printf '%-44s %27s %27s %6s\n' "slurmd -G reads" "plan (min/med ms, RSS)" "slurmd -G (min/med ms, RSS)" ratio
-row "cluster gres.conf ($(du -h --apparent-size "$cluster/gres.conf" | cut -f1))" plan cluster
-row "merged gres.conf ($(du -h --apparent-size "$merged/gres.conf" | cut -f1))" plan merged
+printf '%-44s %27s %27s %6s\n' "plan from, slurmd -G reads" "plan (min/med ms, RSS)" "slurmd -G (min/med ms, RSS)" ratio
+row "snapshots, cluster gres.conf ($(du -h --apparent-size "$cluster/gres.conf" | cut -f1))" plan cluster
+row "snapshots, merged gres.conf ($(du -h --apparent-size "$merged/gres.conf" | cut -f1))" plan merged
+row "--hardware, cluster gres.conf" hardware cluster
+row "--hardware, merged gres.conf" hardware merged

@@ -13,12 +13,13 @@ import (
 type planCmd struct {
 	sourceFlags
 	countFlags
-	Snapshots []string `arg:"" optional:"" name:"SNAPSHOT|DIR" help:"Plan a fleet: the nodes' snapshots (slurm-mig snapshot), files, or directories of *.json files; each node is named by its snapshot's short hostname, and the grouped NodeName=<hostlist> Gres=... lines are printed, as merge --node-lines prints them."`
+	Snapshots []string `arg:"" optional:"" name:"SNAPSHOT|DIR" help:"Plan a fleet: the nodes' snapshots (slurm-mig snapshot), files, or directories of *.json files; each node is named by its snapshot's short hostname, and the grouped NodeName=<hostlist> Gres=... lines are printed, as merge --node-lines prints them. Nodes of the same GPUs may share one snapshot instead: --hardware."`
+	Hardware  []string `sep:"none" placeholder:"NODES=SNAPSHOT" help:"Plan a fleet: the nodes of the hostlist NODES have the GPUs of SNAPSHOT's node, each planned as SNAPSHOT (repeatable; in place of a snapshot per node). A config is refused for them where no entry takes a MIG-capable GPU: that GPU keeps each node's own layout, which SNAPSHOT does not know."`
 	MigConfig string   `type:"nonempty" required:"" placeholder:"FILE" help:"The mig-parted config file (v1) that mig-parted will apply."`
 	Select    string   `type:"nonempty" required:"" placeholder:"NAME" help:"The config of FILE that mig-parted will apply (its --selected-config); in a fleet, that of every node --assign does not name."`
-	Assign    string   `type:"nonempty" placeholder:"ASSIGN" help:"With snapshots: the config each node gets, one line a node or hostlist and a config name (gpu[001-040] all-balanced), with # comments."`
-	SlurmConf string   `type:"nonempty" placeholder:"SLURM_CONF" help:"With snapshots: print instead what in SLURM_CONF must change, node by node: the Gres= counts declared and planned, and which nodes would drain (more declared than offered); exits 1 when something must change, as diff does."`
-	JSON      bool     `name:"json" help:"Print the plan as JSON: {\"node_line\", \"mig_config\", \"select\", \"gpus\": [{\"index\", \"name\", \"entry\": {\"number\", \"line\"} or null when no entry matches and the GPU keeps its layout, \"mig_enabled\", \"mig_devices\": [{\"profile\", \"count\"}], \"gres\": [{\"type\", \"count\"}]}]}; for a fleet {\"node_lines\", \"nodes\": [{\"node\", \"snapshot\", and the same}]}; with --slurm-conf {\"slurm_conf\", \"same\", \"nodes\": [{\"node\", \"planned\", \"source\", \"gres\", \"same\", \"counts\", \"drains\"}], \"verdict\"}."`
+	Assign    string   `type:"nonempty" placeholder:"ASSIGN" help:"With snapshots or --hardware: the config each node gets, one line a node or hostlist and a config name (gpu[001-040] all-balanced), with # comments."`
+	SlurmConf string   `type:"nonempty" placeholder:"SLURM_CONF" help:"With snapshots or --hardware: print instead what in SLURM_CONF must change, node by node: the Gres= counts declared and planned, and which nodes would drain (more declared than offered); exits 1 when something must change, as diff does."`
+	JSON      bool     `name:"json" help:"Print the plan as JSON: {\"node_line\", \"mig_config\", \"select\", \"gpus\": [{\"index\", \"name\", \"entry\": {\"number\", \"line\"} or null when no entry matches and the GPU keeps its layout, \"mig_enabled\", \"mig_devices\": [{\"profile\", \"count\"}], \"gres\": [{\"type\", \"count\"}]}]}; for a fleet {\"node_lines\", \"nodes\": [{\"node\", \"snapshot\" (its own, or --hardware's), and the same}]}; with --slurm-conf {\"slurm_conf\", \"same\", \"nodes\": [{\"node\", \"planned\", \"source\", \"gres\", \"same\", \"counts\", \"drains\"}], \"verdict\"}."`
 }
 
 func (c *planCmd) Run(e *env) error {
@@ -29,11 +30,11 @@ func (c *planCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if len(c.Snapshots) > 0 {
+	if len(c.Snapshots) > 0 || len(c.Hardware) > 0 {
 		return c.fleet(e, cfg)
 	}
 	if c.Assign != "" || c.SlurmConf != "" {
-		return errors.New("--assign and --slurm-conf plan a fleet: give the nodes' snapshots (SNAPSHOT|DIR)")
+		return errors.New("--assign and --slurm-conf plan a fleet: give the nodes' snapshots (SNAPSHOT|DIR), or --hardware NODES=SNAPSHOT")
 	}
 	sel, err := cfg.Select(c.Select)
 	if err != nil {
@@ -58,7 +59,7 @@ func (c *planCmd) Run(e *env) error {
 	return kongrun.PrintReport(e.stdout, slurm, c.JSON)
 }
 
-// fleet plans every node of the snapshots given.
+// fleet plans every node of the snapshots and --hardware given.
 func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 	switch {
 	case c.From != "":
@@ -79,7 +80,11 @@ func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 	if err != nil {
 		return err
 	}
-	f, err := fleetplan.Make(fleetplan.Inputs{Snapshots: paths, Assign: assign, Gres: c.gres(e), Warn: e.warn,
+	hw, err := readHardware(c.Hardware)
+	if err != nil {
+		return err
+	}
+	f, err := fleetplan.Make(fleetplan.Inputs{Snapshots: paths, Hardware: hw, Assign: assign, Gres: c.gres(e), Warn: e.warn,
 		Name: func(n *model.Node) (string, error) { return e.loader.NodeName(n, "", false) }})
 	if err != nil {
 		return err

@@ -14,7 +14,6 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
-	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 type rebalanceCmd struct {
@@ -86,21 +85,9 @@ func (c *rebalanceCmd) Run(e *env) error {
 	if len(c.Snapshots) == 0 && len(c.Hardware) == 0 {
 		return fmt.Errorf("give the nodes' snapshots, or --hardware NODES=SNAPSHOT")
 	}
-	var hw []rebalance.Hardware
-	for _, spec := range c.Hardware {
-		list, file, ok := strings.Cut(spec, "=")
-		if !ok || list == "" || file == "" {
-			return fmt.Errorf("--hardware %q: want NODES=SNAPSHOT", spec)
-		}
-		names, err := slurmconf.ExpandHostlist(list)
-		if err != nil {
-			return fmt.Errorf("--hardware %s: %v", spec, err)
-		}
-		snap, err := model.LoadSnapshot(file)
-		if err != nil {
-			return err
-		}
-		hw = append(hw, rebalance.Hardware{Spec: "--hardware " + spec, Nodes: names, Snapshot: snap})
+	hw, err := readHardware(c.Hardware)
+	if err != nil {
+		return err
 	}
 	var snaps []*model.Node
 	if len(c.Snapshots) > 0 {

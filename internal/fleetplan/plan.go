@@ -31,19 +31,27 @@ type Fleet struct {
 	Nodes []*Node `json:"nodes"`
 }
 
-// Node is one node's plan: its name, the snapshot it was read from, and
-// what single-node plan --json says of it.
+// Node is one node's plan: its name, the snapshot it was read from (its
+// own, or that of the hardware it is declared to have), and what
+// single-node plan --json says of it.
 type Node struct {
 	Node     string `json:"node"`
 	Snapshot string `json:"snapshot"`
 	*migplan.Slurm
+	// source is how messages name where the node comes from: its own
+	// snapshot, or its Hardware's Spec.
+	source string
 }
 
 // Inputs are what Make plans from.
 type Inputs struct {
 	Snapshots []string // snapshot files (Snapshots)
-	Assign    *Assign
-	Gres      gresgen.Options // type names, as gen and node name them; its Warn is replaced by Warn
+	// Hardware are nodes declared to have the GPUs of one snapshot's
+	// node, in place of a snapshot each: they are planned once a
+	// config, and their lines differ only in their names.
+	Hardware []migplan.Hardware
+	Assign   *Assign
+	Gres     gresgen.Options // type names, as gen and node name them; its Warn is replaced by Warn
 	// Name gives a snapshot's node its Slurm name, as single-node plan
 	// names it (its short hostname).
 	Name func(*model.Node) (string, error)
@@ -51,10 +59,11 @@ type Inputs struct {
 }
 
 // Make reads the snapshots, several at a time (they are small, and a
-// fleet has thousands), and plans each node. A node that cannot take its
-// config is refused as single-node plan refuses it, its node and
-// snapshot named; with several, the first in the order given. Warnings
-// come in that order too, each naming its node.
+// fleet has thousands), and plans each node, then the nodes of each
+// Hardware. A node that cannot take its config is refused as single-node
+// plan refuses it, its node and snapshot (or Hardware) named; with
+// several, the first in the order given. Warnings come in that order
+// too, each naming its node, or the nodes of a Hardware that share it.
 func Make(in Inputs) (*Fleet, error) {
 	paths := in.Snapshots
 	nodes := make([]*Node, len(paths))
@@ -85,6 +94,13 @@ func Make(in Inputs) (*Fleet, error) {
 			in.Warn(w)
 		}
 	}
+	for _, h := range in.Hardware {
+		hn, err := planHardware(h, in)
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, hn...)
+	}
 	return group(nodes, in.Assign)
 }
 
@@ -114,7 +130,63 @@ func planNode(reader *model.SnapshotReader, path string, in Inputs, warns *[]err
 	// those, or 10,000 nodes would keep every snapshot's profile tables
 	// in memory to the end.
 	s.Plan.Node = nil
-	return &Node{Node: name, Snapshot: path, Slurm: s}, nil
+	return &Node{Node: name, Snapshot: path, Slurm: s, source: path}, nil
+}
+
+// planHardware plans the nodes of h once for each config they are
+// assigned: their GPUs are the snapshot's, so their plans are one, and
+// their lines differ only in their names. A config that leaves a
+// MIG-capable GPU as it is would give each node the counts of its own
+// layout there, which the snapshot does not know: it is refused. Its
+// warnings are said once for the nodes that share them.
+func planHardware(h migplan.Hardware, in Inputs) ([]*Node, error) {
+	byConfig := map[*migplan.Selected][]string{}
+	var configs []*migplan.Selected
+	for _, name := range h.Nodes {
+		if err := slurmconf.CheckNodeName(name); err != nil {
+			return nil, fmt.Errorf("%s: node %q: %v", h.Spec, name, err)
+		}
+		sel := in.Assign.For(name)
+		if _, seen := byConfig[sel]; !seen {
+			configs = append(configs, sel)
+		}
+		byConfig[sel] = append(byConfig[sel], name)
+	}
+	nodes := make([]*Node, 0, len(h.Nodes))
+	for _, sel := range configs {
+		names := byConfig[sel]
+		who, them := "node "+names[0], "the node its own snapshot"
+		if len(names) > 1 {
+			who, them = "nodes "+slurmconf.CompressHostlist(names), "the nodes their own snapshots"
+		}
+		who += " (" + h.Spec + ")"
+		var warns []error
+		warn := func(err error) { warns = append(warns, fmt.Errorf("%s: %w", who, err)) }
+		p, err := migplan.Make(h.Snapshot, sel, warn)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", who, err)
+		}
+		if g := p.OwnLayout(); g != nil {
+			return nil, fmt.Errorf("%s: %s: config %q: GPU %d (%s): no entry takes it, so it keeps each node's own layout, which one snapshot for many nodes does not know; give %s",
+				who, sel.File, sel.Name, g.Index, g.Name, them)
+		}
+		o := in.Gres
+		o.Warn = warn
+		s, err := p.Counts("", o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", who, err)
+		}
+		s.Plan.Node = nil // as planNode drops it
+		for _, w := range warns {
+			in.Warn(w)
+		}
+		for _, name := range names {
+			named := *s
+			named.NodeLine = slurmconf.NodeLine(name, s.Counts)
+			nodes = append(nodes, &Node{Node: name, Snapshot: h.Snapshot.Snapshot, Slurm: &named, source: h.Spec})
+		}
+	}
+	return nodes, nil
 }
 
 // group refuses a node given twice, sorts the nodes as hostlists sort,
@@ -124,7 +196,7 @@ func group(nodes []*Node, assign *Assign) (*Fleet, error) {
 	names := make([]string, 0, len(nodes))
 	for _, n := range nodes {
 		if first, dup := byName[n.Node]; dup {
-			return nil, fmt.Errorf("node %s is given twice: %s and %s", n.Node, first.Snapshot, n.Snapshot)
+			return nil, fmt.Errorf("node %s is given twice: %s and %s", n.Node, first.source, n.source)
 		}
 		byName[n.Node] = n
 		names = append(names, n.Node)

@@ -125,9 +125,9 @@ func (e *Evaluator) Node(n *model.Node) ([]slurmconf.GresCount, *Options, error)
 }
 
 // Kind is what the evaluator makes of a snapshot that stands for several
-// nodes of the same hardware (Hardware): the configs whose counts do not
-// depend on a node's own layout, and the layouts such a node may be in
-// now, keyed by layoutKey: the snapshot's own and each config's.
+// nodes of the same hardware (migplan.Hardware): the configs whose counts
+// do not depend on a node's own layout, and the layouts such a node may
+// be in now, keyed by layoutKey: the snapshot's own and each config's.
 type Kind struct {
 	Options *Options
 	layouts map[string]bool
@@ -167,7 +167,7 @@ func (e *Evaluator) options(n *model.Node, shared bool) (*Options, error) {
 		case err != nil:
 			return nil, err
 		}
-		if g := untouched(n, plan); shared && g != nil {
+		if g := plan.OwnLayout(); shared && g != nil {
 			opts.Refused = append(opts.Refused, Refused{Config: sel.Name,
 				Why: fmt.Sprintf("it leaves GPU %d (%s) as it is, so its counts are each node's own; give the node's own snapshot", g.Index, g.Name)})
 			continue
@@ -179,19 +179,6 @@ func (e *Evaluator) options(n *model.Node, shared bool) (*Options, error) {
 		opts.Configs = append(opts.Configs, Option{Config: sel.Name, Counts: countsOf(slurm)})
 	}
 	return opts, nil
-}
-
-// untouched is the first GPU of n that plan leaves in its layout, where
-// that layout is the node's own: a GPU no entry takes that could have
-// MIG devices. A GPU without MIG is whole on every node.
-func untouched(n *model.Node, plan *migplan.Plan) *model.GPU {
-	for i, gp := range plan.GPUs {
-		g := &n.GPUs[i]
-		if gp.Entry == nil && (len(g.MigProfiles) > 0 || g.MigEnabled) {
-			return g
-		}
-	}
-	return nil
 }
 
 // layoutKey is a Gres= list as a set: its types (without case) and
@@ -251,26 +238,18 @@ func (e *Evaluator) nodeKind(n *model.Node) string {
 	return string(b)
 }
 
-// Hardware is nodes declared to have the GPUs of one snapshot's node
-// (rebalance's NODES=SNAPSHOT): their profile tables, number and models.
-// Their layouts now are their Gres= in slurm.conf, which scontrol gives;
-// one snapshot then serves a whole rack instead of one per node.
-type Hardware struct {
-	Spec     string // how messages name the declaration
-	Nodes    []string
-	Snapshot *model.Node
-}
-
 // Fleet is the nodes Propose weighs: one per snapshot, named by the short
-// name of its host, the nodes of each Hardware, and slurmctld's other
-// nodes with GPUs, held (nothing says what their GPUs are), in the state
-// slurmctld gives them. A node of a snapshot that slurmctld does not know
+// name of its host, the nodes of each Hardware (rebalance's
+// NODES=SNAPSHOT), and slurmctld's other nodes with GPUs, held (nothing
+// says what their GPUs are), in the state slurmctld gives them. A
+// Hardware node's layout now is its Gres= in the node states, as
+// scontrol gives it. A node of a snapshot that slurmctld does not know
 // is held; one of a Hardware is an error (its layout now is unknown). A
 // Hardware node whose Gres= is no layout of its kind is held: its
 // hardware is not what was declared, or its layout is one no allowed
 // config makes, and either way the kind's counts are not its own. A node
 // given twice is an error naming both sources.
-func Fleet(snaps []*model.Node, hw []Hardware, states map[string]NodeState, e *Evaluator) ([]Node, error) {
+func Fleet(snaps []*model.Node, hw []migplan.Hardware, states map[string]NodeState, e *Evaluator) ([]Node, error) {
 	nodes := make([]Node, 0, len(snaps))
 	from := map[string]string{}
 	for _, s := range snaps {

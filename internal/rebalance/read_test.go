@@ -248,7 +248,7 @@ NodeName=gpu05 Gres=gpu:h100:1 State=MIXED GresUsed=gpu:h100:1(IDX:0) AllocTRES=
 	if err != nil {
 		t.Fatal(err)
 	}
-	hw := []Hardware{{Spec: "gpu[01-05]=h100.json", Nodes: []string{"gpu01", "gpu02", "gpu03", "gpu04", "gpu05"}, Snapshot: h100Node(t, "ref")}}
+	hw := []migplan.Hardware{{Spec: "gpu[01-05]=h100.json", Nodes: []string{"gpu01", "gpu02", "gpu03", "gpu04", "gpu05"}, Snapshot: h100Node(t, "ref")}}
 	nodes, err := Fleet(nil, hw, states, e)
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +301,7 @@ NodeName=gpu05 Gres=gpu:h100:1 State=MIXED GresUsed=gpu:h100:1(IDX:0) AllocTRES=
 	delete(states, "gpu09")
 	delete(states, "cpu01")
 
-	missing := append(hw[:0:0], Hardware{Spec: "gpu[05-06]=h100.json", Nodes: []string{"gpu05", "gpu06"}, Snapshot: hw[0].Snapshot})
+	missing := append(hw[:0:0], migplan.Hardware{Spec: "gpu[05-06]=h100.json", Nodes: []string{"gpu05", "gpu06"}, Snapshot: hw[0].Snapshot})
 	if _, err := Fleet(nil, missing, states, e); err == nil || err.Error() != "gpu[05-06]=h100.json: node gpu06 is not in the node states" {
 		t.Errorf("missing: %v", err)
 	}

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/slurm-mig/slurm-mig/internal/migplan"
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// readHardware reads the --hardware NODES=SNAPSHOT declarations that
+// rebalance and plan take, one way for both: the hostlist expanded, the
+// snapshot read, and the declaration named as it was given.
+func readHardware(specs []string) ([]migplan.Hardware, error) {
+	var hw []migplan.Hardware
+	for _, spec := range specs {
+		list, file, ok := strings.Cut(spec, "=")
+		if !ok || list == "" || file == "" {
+			return nil, fmt.Errorf("--hardware %q: want NODES=SNAPSHOT", spec)
+		}
+		names, err := slurmconf.ExpandHostlist(list)
+		if err != nil {
+			return nil, fmt.Errorf("--hardware %s: %v", spec, err)
+		}
+		snap, err := model.LoadSnapshot(file)
+		if err != nil {
+			return nil, err
+		}
+		hw = append(hw, migplan.Hardware{Spec: "--hardware " + spec, Nodes: names, Snapshot: snap})
+	}
+	return hw, nil
+}
