@@ -76,7 +76,7 @@ func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 			return err
 		}
 	}
-	paths, err := fleetplan.Snapshots(c.Snapshots)
+	paths, err := model.SnapshotFiles(c.Snapshots)
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,6 @@ package fleetplan
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
@@ -139,36 +137,4 @@ func (a *Assign) checkGiven(nodes map[string]bool) error {
 		}
 	}
 	return nil
-}
-
-// Snapshots expands the command line's FILE and DIR arguments into the
-// snapshot files to read, as merge expands its fragments: a file as
-// given, a directory as its *.json files (not those starting with '.'),
-// in name order.
-func Snapshots(args []string) ([]string, error) {
-	var files []string
-	for _, arg := range args {
-		info, err := os.Stat(arg)
-		if err != nil {
-			return nil, err
-		}
-		if !info.IsDir() {
-			files = append(files, arg)
-			continue
-		}
-		entries, err := os.ReadDir(arg)
-		if err != nil {
-			return nil, err
-		}
-		n := len(files)
-		for _, e := range entries {
-			if name := e.Name(); strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") {
-				files = append(files, filepath.Join(arg, name))
-			}
-		}
-		if len(files) == n {
-			return nil, fmt.Errorf("%s: no *.json snapshots in this directory", arg)
-		}
-	}
-	return files, nil
 }

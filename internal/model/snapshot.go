@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -249,4 +251,37 @@ func WriteSnapshot(w io.Writer, n *Node) error {
 	}
 	_, err = w.Write(append(data, '\n'))
 	return err
+}
+
+// SnapshotFiles expands a command line's FILE and DIR arguments into the
+// snapshot files to read, as merge expands its fragments: a file as
+// given, a directory as its *.json files (not those starting with '.'),
+// in name order. plan and rebalance, which read a fleet's snapshots,
+// both take their arguments this way.
+func SnapshotFiles(args []string) ([]string, error) {
+	var files []string
+	for _, arg := range args {
+		info, err := os.Stat(arg)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			files = append(files, arg)
+			continue
+		}
+		entries, err := os.ReadDir(arg)
+		if err != nil {
+			return nil, err
+		}
+		n := len(files)
+		for _, e := range entries {
+			if name := e.Name(); strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") {
+				files = append(files, filepath.Join(arg, name))
+			}
+		}
+		if len(files) == n {
+			return nil, fmt.Errorf("%s: no *.json snapshots in this directory", arg)
+		}
+	}
+	return files, nil
 }

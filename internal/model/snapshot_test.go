@@ -2,6 +2,9 @@ package model
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -161,5 +164,36 @@ func TestSnapshotUUIDs(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("ParseSnapshot(%s)\n err = %v\nwant %s...", d, err, want)
 		}
+	}
+}
+
+// SnapshotFiles takes a file as given and a directory as its *.json files
+// in name order, leaving out hidden files and others; a directory with
+// none is an error naming it, since an empty fleet is surely a mistake.
+func TestSnapshotFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"b.json", "a.json", ".hidden.json", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	one := filepath.Join(dir, "notes.txt")
+	got, err := SnapshotFiles([]string{one, dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{one, filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")}
+	if !slices.Equal(got, want) {
+		t.Errorf("SnapshotFiles = %q, want %q", got, want)
+	}
+	if _, err := SnapshotFiles([]string{empty}); err == nil || !strings.Contains(err.Error(), empty+": no *.json snapshots") {
+		t.Errorf("an empty directory: %v", err)
+	}
+	if _, err := SnapshotFiles([]string{filepath.Join(dir, "nope.json")}); err == nil || !strings.Contains(err.Error(), "nope.json") {
+		t.Errorf("a missing file: %v", err)
 	}
 }

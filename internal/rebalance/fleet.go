@@ -3,8 +3,6 @@ package rebalance
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -308,32 +306,15 @@ func Fleet(snaps []*model.Node, hw []migplan.Hardware, states map[string]NodeSta
 	return nodes, nil
 }
 
-// ReadSnapshots reads the snapshots args name: files as given, a
-// directory's *.json files in name order. It reads several at a time: a
-// fleet's snapshots are most of what rebalance reads (10,000 nodes of 8
-// GPUs are about 500 MB of JSON, indented as snapshot writes it). An
-// error names the file; with several bad files it is the first in the
-// order given.
+// ReadSnapshots reads the snapshots args name (model.SnapshotFiles),
+// several at a time: a fleet's snapshots are most of what rebalance
+// reads (10,000 nodes of 8 GPUs are about 500 MB of JSON, indented as
+// snapshot writes it). An error names the file; with several bad files
+// it is the first in the order given.
 func ReadSnapshots(args []string) ([]*model.Node, error) {
-	var files []string
-	for _, arg := range args {
-		info, err := os.Stat(arg)
-		if err != nil {
-			return nil, err
-		}
-		if !info.IsDir() {
-			files = append(files, arg)
-			continue
-		}
-		found, err := filepath.Glob(filepath.Join(arg, "*.json"))
-		if err != nil {
-			return nil, err
-		}
-		if len(found) == 0 {
-			return nil, fmt.Errorf("%s: no *.json snapshots in this directory", arg)
-		}
-		sort.Strings(found)
-		files = append(files, found...)
+	files, err := model.SnapshotFiles(args)
+	if err != nil {
+		return nil, err
 	}
 	snaps := make([]*model.Node, len(files))
 	errs := make([]error, len(files))
