@@ -167,7 +167,7 @@ func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode 
 	conf.Records = kept
 	var items []string
 	said := map[string]bool{} // one error a name: its typed entries are one mistake
-	for _, item := range splitTopLevel(decl.Gres) {
+	for _, item := range SplitGresList(decl.Gres) {
 		name, _, _ := strings.Cut(item, ":")
 		if name = strings.TrimSpace(name); name != "" && name != "(null)" && !known(name) {
 			if !said[name] {
@@ -179,7 +179,7 @@ func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode 
 		}
 		items = append(items, item)
 	}
-	if len(items) == len(splitTopLevel(decl.Gres)) {
+	if len(items) == len(SplitGresList(decl.Gres)) {
 		return decl
 	}
 	d := *decl

@@ -189,7 +189,7 @@ func ParseGresList(s string) ([]GresCount, error) {
 		return nil, nil
 	}
 	var out []GresCount
-	for _, item := range splitTopLevel(s) {
+	for _, item := range SplitGresList(s) {
 		if i := strings.IndexByte(item, '('); i >= 0 {
 			item = item[:i]
 		}
@@ -225,8 +225,10 @@ func ParseGresList(s string) ([]GresCount, error) {
 	return out, nil
 }
 
-// splitTopLevel splits on commas outside parentheses.
-func splitTopLevel(s string) []string {
+// SplitGresList splits a GRES list (slurm.conf's Gres=, scontrol's
+// GresUsed=) at the commas between its items, not those inside an item's
+// parentheses, such as GresUsed's (IDX:0,2).
+func SplitGresList(s string) []string {
 	var out []string
 	depth, start := 0, 0
 	for i := 0; i < len(s); i++ {
@@ -368,7 +370,7 @@ func setGpuItems(old, gpus string) string {
 	var out []string
 	placed := false
 	if t := strings.TrimSpace(old); t != "" && t != "(null)" {
-		for _, item := range splitTopLevel(old) {
+		for _, item := range SplitGresList(old) {
 			if !isGpuItem(item) {
 				out = append(out, item)
 				continue
@@ -418,7 +420,7 @@ func GresTypeCounts(gres, name string) ([]GresCount, error) {
 		}
 		out = append(out, GresCount{Name: name, Type: typ, Count: n})
 	}
-	for _, item := range splitTopLevel(gres) {
+	for _, item := range SplitGresList(gres) {
 		if i := strings.IndexByte(item, '('); i >= 0 {
 			item = item[:i]
 		}

@@ -165,7 +165,7 @@ func gpusInUse(fields nodeFields) (int, error) {
 		}
 	}
 	used := 0
-	for _, item := range splitGres(fields.get("GresUsed")) {
+	for _, item := range slurmconf.SplitGresList(fields.get("GresUsed")) {
 		item, _, _ = strings.Cut(item, "(")
 		parts := strings.Split(item, ":")
 		if parts[0] != "gpu" || len(parts) < 2 {
@@ -178,28 +178,4 @@ func gpusInUse(fields nodeFields) (int, error) {
 		used += n
 	}
 	return max(alloc, used), nil
-}
-
-// splitGres splits a GRES list at the commas between items, not those
-// inside an item's (IDX:0,2) part.
-func splitGres(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	if start < len(s) {
-		out = append(out, s[start:])
-	}
-	return out
 }
