@@ -1,7 +1,8 @@
 // Package fileio holds the few rules that every reader and writer of
 // files in slurm-mig shares, so that each exists once: reading a whole
 // file within a bound, repeating a system call that a signal interrupted,
-// and taking the path off an error whose message names the file already.
+// taking the path off an error whose message names the file already, and
+// reading many files several at a time (Each).
 package fileio
 
 import (

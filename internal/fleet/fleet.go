@@ -34,13 +34,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -153,23 +151,9 @@ func Merge(args []string, output string) (*Fleet, error) {
 func Read(paths []string) (*Fleet, error) {
 	frags := make([][]assignment, len(paths))
 	errs := make([]error, len(paths))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(paths)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var r reader
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(paths) {
-					return
-				}
-				frags[i], errs[i] = r.read(paths[i])
-			}
-		}()
-	}
-	wg.Wait()
+	fileio.Each(len(paths), func() *reader { return new(reader) }, func(r *reader, i int) {
+		frags[i], errs[i] = r.read(paths[i])
+	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

@@ -11,12 +11,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/fleet"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
@@ -69,23 +67,10 @@ func Make(in Inputs) (*Fleet, error) {
 	nodes := make([]*Node, len(paths))
 	errs := make([]error, len(paths))
 	warns := make([][]error, len(paths))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(paths)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reader := model.NewSnapshotReader() // one a goroutine: it keeps what it learns
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(paths) {
-					return
-				}
-				nodes[i], errs[i] = planNode(reader, paths[i], in, &warns[i])
-			}
-		}()
-	}
-	wg.Wait()
+	// A reader a goroutine: it keeps what it learns.
+	fileio.Each(len(paths), model.NewSnapshotReader, func(reader *model.SnapshotReader, i int) {
+		nodes[i], errs[i] = planNode(reader, paths[i], in, &warns[i])
+	})
 	for i, err := range errs {
 		if err != nil {
 			return nil, err

@@ -3,14 +3,12 @@ package rebalance
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -318,23 +316,10 @@ func ReadSnapshots(args []string) ([]*model.Node, error) {
 	}
 	snaps := make([]*model.Node, len(files))
 	errs := make([]error, len(files))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(files)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reader := model.NewSnapshotReader() // one a goroutine: it keeps the tables it has decoded
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(files) {
-					return
-				}
-				snaps[i], errs[i] = reader.Load(files[i])
-			}
-		}()
-	}
-	wg.Wait()
+	// A reader a goroutine: it keeps the tables it has decoded.
+	fileio.Each(len(files), model.NewSnapshotReader, func(reader *model.SnapshotReader, i int) {
+		snaps[i], errs[i] = reader.Load(files[i])
+	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
