@@ -33,15 +33,7 @@ func profileOf(nvlib device.Interface, giProfileIndex int, attrs nvml.DeviceAttr
 	if !ok {
 		return "", fmt.Errorf("no compute instance profile has %d slices", attrs.ComputeInstanceSliceCount)
 	}
-	p, err := nvlib.NewMigProfile(giProfileIndex, ci, nvml.COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, attrs.MemorySizeMB, gpuMemoryBytes)
-	if err != nil {
-		return "", err
-	}
-	name := p.String()
-	if err := model.ValidProfile(name); err != nil {
-		return "", err
-	}
-	return name, nil
+	return migProfileName(nvlib, giProfileIndex, ci, attrs.MemorySizeMB, gpuMemoryBytes)
 }
 
 // ciProfileIndex is the compute instance profile index of a slice count:
