@@ -2,17 +2,11 @@ package slurmhost
 
 import (
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -77,26 +71,8 @@ func TestParseRelease(t *testing.T) {
 // the grandchild holding the pipe, and the probe waited for as long as the
 // grandchild lived.
 func TestInstalledVersionKillsAHungProbe(t *testing.T) {
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep command")
-	}
-	bin, pids := t.TempDir(), t.TempDir()
-	fake := "#!/bin/sh\n" +
-		sleep + " 600 &\necho $! >" + filepath.Join(pids, "grandchild") + "\n" +
-		"echo $$ >" + filepath.Join(pids, "child") + "\nwait\n"
-	if err := os.WriteFile(filepath.Join(bin, "slurmd"), []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin)
-	// Whatever happens, no sleep outlives the test.
-	t.Cleanup(func() {
-		for _, name := range []string{"child", "grandchild"} {
-			if pid := readPid(pids, name); pid > 0 {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
+	hung := testtools.NewHung(t)
+	hung.Command(t, "slurmd")
 
 	type answer struct {
 		asked string
@@ -120,25 +96,5 @@ func TestInstalledVersionKillsAHungProbe(t *testing.T) {
 	if want := "slurmd -V: no answer in 300ms"; a.asked != "slurmd -V" || a.err == nil || a.err.Error() != want {
 		t.Errorf("asked %q, err %v; want %s", a.asked, a.err, want)
 	}
-	for _, name := range []string{"child", "grandchild"} {
-		pid := readPid(pids, name)
-		if pid <= 0 {
-			t.Errorf("the fake slurmd wrote no %s pid", name)
-			continue
-		}
-		// Reaped or not, a killed process is gone or a zombie.
-		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(stat), ") Z ") {
-			t.Errorf("the hung slurmd -V's %s (pid %d) is still running", name, pid)
-		}
-	}
-}
-
-// readPid reads a pid the fake slurmd wrote to dir/name; 0 when none.
-func readPid(dir, name string) int {
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		return 0
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid
+	hung.CheckKilled(t)
 }

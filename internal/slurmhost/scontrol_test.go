@@ -4,16 +4,14 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
 
 // capturedLines are real answers of scontrol show node -o (testdata).
@@ -132,26 +130,9 @@ func TestRegistrationRefused(t *testing.T) {
 // replies, a hung munge) is given up, with its whole process group, and
 // said so: diff --running must not wait for ever.
 func TestShowNodeGivesUpAHungScontrol(t *testing.T) {
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep command")
-	}
-	bin, pids := t.TempDir(), t.TempDir()
-	fake := "#!/bin/sh\n" + sleep + " 600 &\necho $! >" + filepath.Join(pids, "grandchild") + "\n" +
-		"echo $$ >" + filepath.Join(pids, "child") + "\nwait\n"
-	if err := os.WriteFile(filepath.Join(bin, "scontrol"), []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin)
-	t.Cleanup(func() { // whatever happens, no sleep outlives the test
-		for _, name := range []string{"child", "grandchild"} {
-			if b, err := os.ReadFile(filepath.Join(pids, name)); err == nil {
-				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-					syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
-		}
-	})
+	hung := testtools.NewHung(t)
+	hung.Command(t, "scontrol")
+	var err error
 	done := make(chan error, 1)
 	go func() {
 		_, err := showNode("gpu01", 300*time.Millisecond)
