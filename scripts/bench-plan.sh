@@ -22,34 +22,8 @@
 set -euo pipefail
 rounds=${1:-11}
 nodes=${2:-10000}
-export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g -Wno-deprecated-declarations}"
-command -v slurmd >/dev/null || { echo "bench-plan: slurmd is needed (apt-get install slurmd)" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || { echo "bench-plan: run as root (mknod)" >&2; exit 2; }
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-go build -o "$work/slurm-mig" ./cmd/slurm-mig
-go build -o "$work/gencluster" ./internal/testkit/synth/gencluster
-
-# timed NAME CMD...: runs CMD once, appending its wall time (µs) to
-# $work/NAME.t and its peak RSS (KB) to $work/NAME.rss. A command that
-# fails stops the run: a refusal is never timed as if it were the work.
-timed() {
-  local name=$1 t0 t1
-  shift
-  t0=$(date +%s%N)
-  /usr/bin/time -f %M -o "$work/rss" "$@" >/dev/null 2>"$work/err" ||
-    { echo "bench-plan: $* failed:" >&2; cat "$work/err" >&2; exit 1; }
-  t1=$(date +%s%N)
-  echo $(((t1 - t0) / 1000)) >>"$work/$name.t"
-  tail -n 1 "$work/rss" >>"$work/$name.rss"
-}
-
-# stats NAME: "min median maxrss" in ms and KB.
-stats() {
-  sort -n "$work/$1.t" | awk -v rss="$(sort -n "$work/$1.rss" | tail -n 1)" \
-    '{a[NR]=$1} END {printf "%.1f %.1f %d\n", a[1]/1000, a[int((NR+1)/2)]/1000, rss}'
-}
+. "$(dirname "$0")/bench-lib.sh"
+bench_setup bench-plan
 
 # row LABEL A B: a table row of A's and B's figures and A's median / B's.
 row() {
@@ -58,19 +32,6 @@ row() {
   read -r bmin bmed brss < <(stats "$3")
   printf '%-44s %9s/%-9s %7d KB %9s/%-9s %7d KB %6s\n' "$1" "$amin" "$amed" "$arss" "$bmin" "$bmed" "$brss" \
     "$(awk -v a="$amed" -v b="$bmed" 'BEGIN {printf "%.2f", a / b}')"
-}
-
-# mknods DIR FILE NODE: makes the device files that NODE's own lines of
-# FILE name under DIR/dev real devices, which slurmd -G checks.
-mknods() {
-  local f b
-  for f in $(grep "^NodeName=$3 " "$2" | grep -o "$1/dev/[^ ,]*" | sort -u); do
-    b=$(basename "$f")
-    case $b in
-      nvidia-cap*) mknod "$f" c 241 "${b#nvidia-cap}" ;;
-      *) mknod "$f" c 195 "${b#nvidia}" ;;
-    esac
-  done
 }
 
 # The fleet, and the config and assignment plan reads.
@@ -114,19 +75,8 @@ CONF
 
 # merge's gres.conf of a fleet of four layouts (scripts/bench-merge.sh).
 merged="$work/merged"
-mkdir -p "$merged/dev/nvidia-caps" "$merged/spool"
-"$work/gencluster" -fleet -nodes "$nodes" -dir "$merged" -dev "$merged/dev"
-find "$merged/fragments" -name '*.conf' -print0 | xargs -0 sed -i 's/ Cores=[^ ]*//'
+merged_cluster "$merged" "$nodes"
 mnode=$(cat "$merged/node.txt")
-"$work/slurm-mig" merge "$merged/fragments" >"$merged/gres.conf"
-mknods "$merged" "$merged/fragments/$mnode.conf" "$mnode"
-{
-  echo "ClusterName=bench"
-  echo "SlurmctldHost=localhost"
-  echo "GresTypes=gpu"
-  echo "SlurmdSpoolDir=$merged/spool"
-  "$work/slurm-mig" merge --node-lines "$merged/fragments" | sed "s/\$/ CPUs=$(nproc)/"
-} >"$merged/slurm.conf"
 
 # Each command must do the work it is timed for: plan prints one line a
 # layout, and slurmd reads its node's records from each file.
@@ -134,15 +84,12 @@ lines=$("$work/slurm-mig" plan "${config[@]}" --assign "$fleet/assign.txt" "$fle
 [ "$lines" = 4 ] || { echo "bench-plan: plan printed $lines node lines, not one a layout (4)" >&2; exit 1; }
 "$work/slurm-mig" plan "${config[@]}" --assign "$fleet/assign.txt" "${hardware[@]}" | cmp - "$work/own.txt" ||
   { echo "bench-plan: plan ${hardware[*]} does not print the lines of the nodes' own snapshots" >&2; exit 1; }
-for c in "$cluster:$cnode:28" "$merged:$mnode:$(grep -c "^NodeName=$mnode " "$merged/fragments/$mnode.conf")"; do
-  IFS=: read -r dir node want <<<"$c"
-  got=$(SLURM_CONF="$dir/slurm.conf" slurmd -N "$node" -G 2>&1)
-  if [ "$(grep -c ": Gres Name=gpu " <<<"$got")" != "$want" ]; then
-    echo "bench-plan: slurmd -G does not read $node's $want records from $dir/gres.conf:" >&2
-    echo "$got" >&2
-    exit 1
-  fi
-done
+got=$(SLURM_CONF="$cluster/slurm.conf" slurmd -N "$cnode" -G 2>&1)
+if [ "$(grep -c ": Gres Name=gpu " <<<"$got")" != 28 ]; then
+  echo "bench-plan: slurmd -G does not read $cnode's 28 records from $cluster/gres.conf:" >&2
+  echo "$got" >&2
+  exit 1
+fi
 
 echo
 echo "$nodes nodes: plan --assign of their snapshots ($(du -sh --apparent-size "$fleet/snapshots" | cut -f1)), and of one (--hardware '$hwlist=gpu00000.json'), beside slurmd -G ($rounds rounds)"

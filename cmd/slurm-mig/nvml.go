@@ -13,8 +13,8 @@ import (
 
 // readsNVML guesses, before a command line is parsed, whether the run
 // will read NVML: args name a command of cli (a kong command-line struct)
-// whose field is tagged nvml:"", with no --from (a snapshot), --help or
-// --version. The tags are read with reflect in microseconds, while kong
+// whose field is tagged nvml:"", with no --from (a snapshot), --assign
+// (plan of a fleet), --help or --version. The tags are read with reflect in microseconds, while kong
 // takes 1-2 ms to build its parser, which Init then overlaps. The guess
 // only decides when Init starts; the parser alone decides what runs. A
 // wrong "no" costs the overlap; a wrong "yes" (flag values that look like
@@ -25,8 +25,12 @@ func readsNVML(args []string, cli any) bool {
 		if a == "--" {
 			break
 		}
-		if a == "--from" || strings.HasPrefix(a, "--from=") {
-			return false
+		// --from reads a snapshot, and plan --assign a fleet's snapshots,
+		// in place of this node's NVML.
+		for _, flag := range []string{"--from", "--assign"} {
+			if a == flag || strings.HasPrefix(a, flag+"=") {
+				return false
+			}
 		}
 	}
 	return nvmlCommands(cli)[kongrun.Named(args, cli)]

@@ -39,6 +39,9 @@ func TestReadsNVML(t *testing.T) {
 		{[]string{"--root", "/x", "env", "--state", "/run/s.json"}, false},
 		{[]string{"env", "--state", "gen"}, false}, // the command is the first word that names one
 		{[]string{"merge", "list", "gen"}, false},
+		{[]string{"plan", "--mig-config", "m.yaml", "--select", "x"}, true},
+		{[]string{"plan", "--mig-config", "m.yaml", "--select", "x", "--assign", "a.txt", "snaps/"}, false}, // a fleet: snapshots only
+		{[]string{"plan", "--assign=a.txt", "--hardware", "n[1-2]=s.json"}, false},
 	} {
 		if got := readsNVML(tc.args, cli{}); got != tc.want {
 			t.Errorf("ReadsNVML(%q) = %v, want %v", tc.args, got, tc.want)
