@@ -26,7 +26,6 @@ set -euo pipefail
 bin=$(realpath "${1:-bin/slurm-mig}")
 rounds=${2:-101}
 bursts=${3:-5}
-here=$(cd "$(dirname "$0")/.." && pwd)
 
 tmp=$(mktemp -d)
 # The map in production is under /run, a tmpfs, where jobmap's fsyncs cost
@@ -36,24 +35,8 @@ shm=/dev/shm
 mapdir=$(mktemp -d -p "$shm")
 trap 'rm -rf "$tmp" "$mapdir"' EXIT
 node=bench01
-src=()
-from=()
-if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
-  smi=1
-else
-  smi=0
-  src=(--root "$here/testdata/demo/root")
-  from=(--from "$here/testdata/demo/snapshot.json")
-fi
-"$bin" "${src[@]}" gen "${from[@]}" --node-name "$node" -o "$tmp/gres.conf" --state "$tmp/devices.json" >/dev/null
-{
-  echo "ClusterName=bench"
-  echo "SlurmctldHost=head"
-  for i in $(seq 1 500); do echo "NodeName=cpu$i CPUs=128 RealMemory=500000"; done
-  echo "$("$bin" "${src[@]}" node "${from[@]}" --node-name "$node") CPUs=128 RealMemory=1000000"
-  echo "PartitionName=gpu Nodes=$node Default=YES"
-} >"$tmp/slurm.conf"
-ndev=$(grep -c '^NodeName=' "$tmp/gres.conf")
+. "$(dirname "$0")/bench-node.sh"
+bench_node "$bin" "$tmp" "$node"
 map=$mapdir/jobmap
 export SLURM_CONF=$tmp/slurm.conf SLURMD_NODENAME=$node
 # jobmap ID UID GPUS [--remove]: one Prolog (or Epilog) of job ID.
