@@ -32,9 +32,8 @@ export SLURM_CONF=$tmp/slurm.conf SLURMD_NODENAME=$node SLURM_STEP_ID=0 SLURM_ST
 echo "task: SLURM_STEP_GPUS=$step of $ndev devices; env prints:"
 "$bin" env --state "$tmp/devices.json" | sed 's/^/  /'
 
-names=("slurm-mig env" "slurm-mig --version" "nvidia-smi --query-gpu=uuid")
-cmds=(0 1)
-[ "$smi" = 1 ] && cmds=(0 1 2)
+names=("slurm-mig env" "slurm-mig --version")
+[ "$smi" = 1 ] && names+=("nvidia-smi --query-gpu=uuid")
 run_one() {
   case $1 in
     0) "$bin" env --state "$tmp/devices.json" ;;
@@ -42,31 +41,11 @@ run_one() {
     2) nvidia-smi --query-gpu=uuid --format=csv,noheader ;;
   esac
 }
-for c in "${cmds[@]}"; do run_one "$c" >/dev/null; done # warm caches and the driver
-for ((r = 0; r < rounds; r++)); do
-  for c in "${cmds[@]}"; do
-    t0=$EPOCHREALTIME
-    run_one "$c" >/dev/null
-    t1=$EPOCHREALTIME
-    echo "$t0 $t1" | awk '{printf "%d\n", ($2 - $1) * 1e6}' >>"$tmp/t$c"
-  done
-done
-
-median() { sort -n "$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-if [ "$smi" = 1 ]; then
-  echo "$(nvidia-smi -L | head -n 1); driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1); $rounds rounds"
-else
-  echo "no nvidia-smi: demo node's state; $rounds rounds"
-fi
-printf '%-30s %9s %10s\n' command "min ms" "median ms"
-for c in "${cmds[@]}"; do
-  awk -v n="${names[$c]}" -v a="$(sort -n "$tmp/t$c" | head -n 1)" -v m="$(median "$tmp/t$c")" \
-    'BEGIN {printf "%-30s %9.2f %10.2f\n", n, a/1000, m/1000}'
-done
-env_med=$(median "$tmp/t0")
-awk -v e="$env_med" -v v="$(median "$tmp/t1")" \
+bench_rounds "$tmp" "$rounds" "${names[@]}"
+env_med=$(bench_median "$tmp/t0")
+awk -v e="$env_med" -v v="$(bench_median "$tmp/t1")" \
   'BEGIN {printf "env / --version: %.2fx (target <= 1.5x)\n", e/v}'
 if [ "$smi" = 1 ]; then
-  awk -v e="$env_med" -v s="$(median "$tmp/t2")" \
+  awk -v e="$env_med" -v s="$(bench_median "$tmp/t2")" \
     'BEGIN {printf "env / nvidia-smi --query-gpu=uuid: %.3fx (target <= 0.25x)\n", e/s}'
 fi

@@ -52,9 +52,8 @@ echo "job: SLURM_JOB_GPUS=$gpus of $ndev devices; the map then holds:"
 for f in "$map"/*; do echo "  ${f##*/}: $(tr '\n' ';' <"$f")"; done
 jobmap 1 1000 "$gpus" --remove
 
-names=("slurm-mig jobmap (Prolog)" "slurm-mig jobmap --remove" "slurm-mig --version" "nvidia-smi --query-gpu=uuid")
-cmds=(0 1 2)
-[ "$smi" = 1 ] && cmds=(0 1 2 3)
+names=("slurm-mig jobmap (Prolog)" "slurm-mig jobmap --remove" "slurm-mig --version")
+[ "$smi" = 1 ] && names+=("nvidia-smi --query-gpu=uuid")
 run_one() { # $1 command, $2 the round (the job id)
   case $1 in
     0) jobmap "$2" 1000 "$gpus" ;;
@@ -63,31 +62,11 @@ run_one() { # $1 command, $2 the round (the job id)
     3) nvidia-smi --query-gpu=uuid --format=csv,noheader ;;
   esac
 }
-for c in "${cmds[@]}"; do run_one "$c" 1 >/dev/null; done # warm caches and the driver
-for ((r = 0; r < rounds; r++)); do
-  for c in "${cmds[@]}"; do
-    t0=$EPOCHREALTIME
-    run_one "$c" $((r + 2)) >/dev/null
-    t1=$EPOCHREALTIME
-    echo "$t0 $t1" | awk '{printf "%d\n", ($2 - $1) * 1e6}' >>"$tmp/t$c"
-  done
-done
-
-median() { sort -n "$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+bench_rounds "$tmp" "$rounds" "${names[@]}"
+pro=$(bench_median "$tmp/t0")
+awk -v e="$pro" -v v="$(bench_median "$tmp/t2")" 'BEGIN {printf "jobmap / --version: %.2fx\n", e/v}'
 if [ "$smi" = 1 ]; then
-  echo "$(nvidia-smi -L | head -n 1); driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1); $rounds rounds"
-else
-  echo "no nvidia-smi: demo node's state; $rounds rounds"
-fi
-printf '%-30s %9s %10s\n' command "min ms" "median ms"
-for c in "${cmds[@]}"; do
-  awk -v n="${names[$c]}" -v a="$(sort -n "$tmp/t$c" | head -n 1)" -v m="$(median "$tmp/t$c")" \
-    'BEGIN {printf "%-30s %9.2f %10.2f\n", n, a/1000, m/1000}'
-done
-pro=$(median "$tmp/t0")
-awk -v e="$pro" -v v="$(median "$tmp/t2")" 'BEGIN {printf "jobmap / --version: %.2fx\n", e/v}'
-if [ "$smi" = 1 ]; then
-  awk -v e="$pro" -v s="$(median "$tmp/t3")" \
+  awk -v e="$pro" -v s="$(bench_median "$tmp/t3")" \
     'BEGIN {printf "jobmap / nvidia-smi --query-gpu=uuid: %.3fx (target <= 0.25x)\n", e/s}'
 fi
 

@@ -77,3 +77,22 @@ merged_cluster() {
     exit 1
   fi
 }
+
+# device_cluster DIR NODES: a cluster of NODES nodes as
+# scripts/bench-cluster.sh times diff against: one gres.conf line a
+# device (DIR/gres.conf), with real device files for the node named in
+# DIR/node.txt, whose lines come last, and DIR/slurm.conf declaring it.
+device_cluster() {
+  local dir=$1 node
+  mkdir -p "$dir/dev/nvidia-caps" "$dir/spool"
+  "$work/gencluster" -nodes "$2" -dir "$dir" -dev "$dir/dev"
+  node=$(cat "$dir/node.txt")
+  mknods "$dir" "$dir/gres.conf" "$node"
+  cat >"$dir/slurm.conf" <<CONF
+ClusterName=bench
+SlurmctldHost=localhost
+GresTypes=gpu
+SlurmdSpoolDir=$dir/spool
+NodeName=$node CPUs=$(nproc) Gres=gpu:a100_1g.10gb:28
+CONF
+}

@@ -27,3 +27,36 @@ bench_node() {
   } >"$dir/slurm.conf"
   ndev=$(grep -c '^NodeName=' "$dir/gres.conf")
 }
+
+# bench_rounds DIR ROUNDS NAME...: times run_one (the caller's: run_one I
+# R runs command I, in round R) for every named command in interleaved
+# rounds, after one round that warms caches and the driver, and prints
+# the machine and each command's min and median. Each command's times
+# (µs) stay in DIR/tI for bench_median.
+bench_rounds() {
+  local dir=$1 rounds=$2 c r t0 t1
+  shift 2
+  local names=("$@")
+  for c in "${!names[@]}"; do run_one "$c" 1 >/dev/null; done
+  for ((r = 0; r < rounds; r++)); do
+    for c in "${!names[@]}"; do
+      t0=$EPOCHREALTIME
+      run_one "$c" $((r + 2)) >/dev/null
+      t1=$EPOCHREALTIME
+      echo "$t0 $t1" | awk '{printf "%d\n", ($2 - $1) * 1e6}' >>"$dir/t$c"
+    done
+  done
+  if [ "$smi" = 1 ]; then
+    echo "$(nvidia-smi -L | head -n 1); driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1); $rounds rounds"
+  else
+    echo "no nvidia-smi: demo node's state; $rounds rounds"
+  fi
+  printf '%-30s %9s %10s\n' command "min ms" "median ms"
+  for c in "${!names[@]}"; do
+    awk -v n="${names[$c]}" -v a="$(sort -n "$dir/t$c" | head -n 1)" -v m="$(bench_median "$dir/t$c")" \
+      'BEGIN {printf "%-30s %9.2f %10.2f\n", n, a/1000, m/1000}'
+  done
+}
+
+# bench_median FILE: the median of FILE's numbers.
+bench_median() { sort -n "$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }

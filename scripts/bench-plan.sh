@@ -61,17 +61,8 @@ done
 # The 10,000-node gres.conf of scripts/bench-cluster.sh, with a slurm.conf
 # of its last node, whose lines come last.
 cluster="$work/cluster"
-mkdir -p "$cluster/dev/nvidia-caps" "$cluster/spool"
-"$work/gencluster" -nodes "$nodes" -dir "$cluster" -dev "$cluster/dev"
+device_cluster "$cluster" "$nodes"
 cnode=$(cat "$cluster/node.txt")
-mknods "$cluster" "$cluster/gres.conf" "$cnode"
-cat >"$cluster/slurm.conf" <<CONF
-ClusterName=bench
-SlurmctldHost=localhost
-GresTypes=gpu
-SlurmdSpoolDir=$cluster/spool
-NodeName=$cnode CPUs=$(nproc) Gres=gpu:a100_1g.10gb:28
-CONF
 
 # merge's gres.conf of a fleet of four layouts (scripts/bench-merge.sh).
 merged="$work/merged"
