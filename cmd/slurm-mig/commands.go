@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/slurm-mig/slurm-mig/internal/drift"
+	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
@@ -149,6 +151,11 @@ type stateCmd struct {
 func (c *stateCmd) Run(e *env) error {
 	if err := checkNodeName(c.NodeName); err != nil {
 		return err
+	}
+	if c.From != "" && c.State == "" {
+		// As gen -o and node -o with --from: the default place is this
+		// node's own state, which its TaskProlog reads.
+		return fmt.Errorf("state --from writes the snapshot's devices: name the file with --state (the default, %s, is this node's own state, which env reads)", jobenv.StatePath("", os.Getenv))
 	}
 	return e.build.WriteState(c.From, c.NodeName, c.State, c.JSON)
 }

@@ -94,8 +94,13 @@ type renderFlags struct {
 // output.
 func (r *renderFlags) output(file outputPath) (nodegres.Output, error) {
 	out := nodegres.Output{File: string(file), Backup: r.Backup, JSON: r.JSON, State: r.State, NoState: r.NoState}
-	if out.ToStdout() && (out.Backup || out.JSON) {
+	switch {
+	case out.ToStdout() && (out.Backup || out.JSON):
 		return out, errors.New("--backup and --json go with -o FILE (or node --update)")
+	case out.ToStdout() && out.State != "":
+		return out, errors.New("--state goes with -o FILE (or node --update): printed output writes no device state")
+	case out.State != "" && out.NoState:
+		return out, errors.New("--state and --no-state exclude each other")
 	}
 	return out, nil
 }
@@ -111,7 +116,7 @@ type outputFlags struct {
 // stateFlags say where gen and node write the device state that env
 // reads, along with the file they write.
 type stateFlags struct {
-	State   string `type:"nonempty" placeholder:"FILE" help:"With -o or --update, also write the device state that slurm-mig env reads here (default ${state_env}, else ${state_default}); a state that cannot be written fails the run, the file untouched."`
+	State   string `type:"nonempty" placeholder:"FILE" help:"With -o or --update, also write the device state that slurm-mig env reads here (default ${state_env}, else ${state_default}; with --from, none unless this flag is given); a state that cannot be written fails the run, the file untouched, and a file that cannot be written puts the state back."`
 	NoState bool   `help:"With -o or --update, do not write the device state."`
 }
 

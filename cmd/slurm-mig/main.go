@@ -78,7 +78,7 @@ func (e *env) warnText(msg string) { e.warn(errors.New(msg)) }
 // A command tagged nvml:"" reads NVML unless given --from: NVML's Init
 // starts for it before the command line is parsed (readsNVML).
 type cli struct {
-	Root    string        `type:"nonempty" default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree or a chroot). Printed device paths stay /dev/..."`
+	Root    string        `type:"nonempty" default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree, a chroot, a copy of a GPU node's tree). Printed device paths stay /dev/... With --from, DIR other than / is the snapshot's node: its CPU topology gives the Cores= and hardware a snapshot lacks."`
 	Timeout time.Duration `default:"60s" help:"Give up, writing nothing, when NVML has not answered in this time (a hung GPU or driver)."`
 	// -V as Slurm's commands take it (sinfo -V, slurmd -V); -v is verboseFlag.
 	ShowVersion kong.VersionFlag `name:"version" short:"V" help:"Print the version and exit (-v alone does too)."`

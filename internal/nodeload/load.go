@@ -214,12 +214,13 @@ func (l *Loader) NodeName(node *model.Node, given string, none bool) (string, er
 // Cores fills in each GPU's Cores= from its CPU affinity and the CPU
 // topology under the root. Without the topology the config is still
 // right, only less precise: a warning. A snapshot's node is another
-// host's, whose Cores= are those the snapshot carries: this host's
-// topology says nothing of it, so a GPU the snapshot gives no cores for
-// goes without, and the warning names the snapshot, with the fix: a
-// snapshot taken on the node, or leaving Cores= out.
+// host's, whose Cores= are those the snapshot carries, or those of the
+// node's own tree when --root names one: this host's topology says
+// nothing of it. So at the default root, this host, a GPU the snapshot
+// gives no cores for goes without, and the warning names the snapshot,
+// with the fix: a snapshot taken on the node, or leaving Cores= out.
 func (l *Loader) Cores(node *model.Node) {
-	if node.Snapshot != "" {
+	if node.Snapshot != "" && l.Host.fs.ThisHost() {
 		if gpus := withoutCores(node); gpus != "" {
 			l.warn(advice.Wrap(fmt.Errorf("%s has no cores for GPU %s: Cores= is left out for them, as this host's CPU topology is not that node's", node.Snapshot, gpus), advice.SnapshotCores))
 		}
@@ -244,11 +245,12 @@ func withoutCores(node *model.Node) string {
 
 // Hardware fills in Cores= and the node's hardware, as slurmd -C reads
 // it; a line of the whole node cannot do without. A snapshot's node has
-// the hardware the snapshot carries, or none: this host's is not its,
-// and the error carries the fix (a snapshot taken on the node, or a line
-// without the hardware).
+// the hardware the snapshot carries, or that of the node's own tree when
+// --root names one; at the default root this host's is not its, and the
+// error carries the fix (a snapshot taken on the node, or a line without
+// the hardware).
 func (l *Loader) Hardware(node *model.Node) error {
-	if node.Snapshot != "" {
+	if node.Snapshot != "" && l.Host.fs.ThisHost() {
 		if node.Hardware == nil {
 			return advice.Wrap(fmt.Errorf("%s has no hardware (CPUs, sockets, cores, threads, memory): this host's are not that node's", node.Snapshot), advice.SnapshotHardware)
 		}
