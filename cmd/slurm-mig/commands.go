@@ -35,7 +35,7 @@ func (c *genCmd) Run(e *env) error {
 type nodeCmd struct {
 	renderFlags
 	Compact bool   `help:"Accepted as gen takes it; no effect on the node line, whose counts are the same either way."`
-	Update  string `type:"nonempty" placeholder:"SLURM_CONF" help:"Set the gpu items of Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other GRES (mps, shard, nic, ...), key and byte."`
+	Update  string `type:"nonempty" placeholder:"FILE" help:"Set the gpu items of Gres= on this node's own NodeName= line of FILE, a slurm.conf, in place, keeping every other GRES (mps, shard, nic, ...), key and byte."`
 	Full    bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
 }
 

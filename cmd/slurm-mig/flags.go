@@ -24,7 +24,7 @@ type sourceFlags struct {
 type countFlags struct {
 	NodeName   string            `type:"nonempty" placeholder:"NAME" help:"NodeName= to write (default: the short hostname; with --from, the snapshot's)."`
 	NoNodeName bool              `help:"Leave NodeName= out."`
-	TypeStyle  string            `enum:"model,profile,autodetect" default:"model" help:"GRES type names: model (a100, a100_1g.10gb), profile (a100, 1g.10gb), autodetect (the names of Slurm's AutoDetect=nvml). One of: ${enum}."`
+	TypeStyle  string            `enum:"model,profile,autodetect" default:"model" placeholder:"STYLE" help:"GRES type names: model (a100, a100_1g.10gb), profile (a100, 1g.10gb), autodetect (the names of Slurm's AutoDetect=nvml). One of: ${enum} (default model)."`
 	TypeMap    map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"Use TYPE as the model part of types for GPUs whose NVML name or short model is NAME (repeatable)."`
 }
 
@@ -41,7 +41,7 @@ func (f *countFlags) check() error {
 // that their types and counts always agree.
 type recordFlags struct {
 	countFlags
-	Files        string `enum:"auto,multiple,ci" default:"auto" help:"MIG device files: multiple (MultipleFiles=/dev/nvidiaN,GI cap,CI cap; Slurm >= 21.08: 20.11 refuses MIG devices sharing their GPU's file), ci (File=CI cap; every Slurm), or auto: ci for a Slurm older than 21.08, else multiple. One of: ${enum}."`
+	Files        string `enum:"auto,multiple,ci" default:"auto" placeholder:"STYLE" help:"MIG device files: multiple (MultipleFiles=/dev/nvidiaN,GI cap,CI cap; Slurm >= 21.08: 20.11 refuses MIG devices sharing their GPU's file), ci (File=CI cap; every Slurm), or auto (the default): ci for a Slurm older than 21.08, else multiple. One of: ${enum}."`
 	NoCores      bool   `help:"Leave out Cores= (the abstract core ids near each GPU, from NVML's CPU affinity and the CPU topology under --root)."`
 	NoLinks      bool   `help:"Leave out Links= (active NVLinks between whole GPUs)."`
 	Flags        string `type:"nonempty" placeholder:"FLAGS" help:"Write Flags=FLAGS on every line (nvidia_gpu_env, ...); checked against the flags Slurm knows."`

@@ -79,7 +79,7 @@ func (e *env) warnText(msg string) { e.warn(errors.New(msg)) }
 // starts for it before the command line is parsed (readsNVML).
 type cli struct {
 	Root    string        `type:"nonempty" default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree, a chroot, a copy of a GPU node's tree). Printed device paths stay /dev/... With --from, DIR other than / is the snapshot's node: its CPU topology gives the Cores= and hardware a snapshot lacks."`
-	Timeout time.Duration `default:"60s" help:"Give up, writing nothing, when NVML has not answered in this time (a hung GPU or driver)."`
+	Timeout time.Duration `default:"60s" placeholder:"DURATION" help:"Give up, writing nothing, when NVML has not answered in this time (a hung GPU or driver; default 60s)."`
 	// -V as Slurm's commands take it (sinfo -V, slurmd -V); -v is verboseFlag.
 	ShowVersion kong.VersionFlag `name:"version" short:"V" help:"Print the version and exit (-v alone does too)."`
 	Verbose     verboseFlag      `short:"v" hidden:"" help:"Refused: slurm-mig has no verbose mode."`

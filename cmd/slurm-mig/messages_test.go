@@ -64,7 +64,7 @@ func TestMessagesNamingFlags(t *testing.T) {
 			exit: 0, stderr: `slurm-mig: warning: GPUs "NVIDIA A100-PCIE-40GB", "NVIDIA A100-SXM4-80GB" all get type "a100"; use --type-map NAME=TYPE to tell them apart`},
 		{name: "slurm version not one",
 			args: []string{"--root", root, "gen", "--from", snap, "--slurm-version", "2x"},
-			exit: 2, stderr: `slurm-mig: --slurm-version: Slurm version "2x" is not X.Y or X.Y.Z`},
+			exit: 2, stderr: `slurm-mig: --slurm-version: Slurm release "2x" is not X.Y or X.Y.Z (24.11, 23.02.7)`},
 		{name: "slurmd -V fails", fixture: twoA100s, hostnames: []string{"ok:n1"},
 			files: map[string]string{"bin/slurmd": "#!/bin/sh\nexit 3\n"}, path: "bin",
 			args: []string{"gen", "--no-cores", "--type-map", "NVIDIA A100-PCIE-40GB=pcie"},

@@ -61,8 +61,13 @@ func TestParseRelease(t *testing.T) {
 	if v, err := ParseRelease("20.11"); err != nil || v != (slurmconf.Version{Major: 20, Minor: 11, Micro: -1}) {
 		t.Errorf(`ParseRelease("20.11"): %v, %v`, v, err)
 	}
-	if _, err := ParseRelease("2x"); err == nil {
-		t.Error(`ParseRelease("2x"): no error`)
+	for _, bad := range []string{"2x", "24.11.0.1", "24.11.0-1", "slurm 24.11", "24.13", " 24.11"} {
+		if _, err := ParseRelease(bad); err == nil || err.Error() != `Slurm release "`+bad+`" is not X.Y or X.Y.Z (24.11, 23.02.7)` {
+			t.Errorf("ParseRelease(%q): %v", bad, err)
+		}
+	}
+	if v, err := ParseRelease("23.02.7"); err != nil || v != (slurmconf.Version{Major: 23, Minor: 2, Micro: 7}) {
+		t.Errorf(`ParseRelease("23.02.7"): %v, %v`, v, err)
 	}
 }
 
