@@ -104,7 +104,7 @@ func (c *diffCmd) Run(e *env) error {
 	if err != nil {
 		return explainRefusal(err)
 	}
-	if err := kongrun.PrintReport(e.stdout, rep, c.JSON); err != nil {
+	if err := kongrun.PrintReport(e.stdout, kongrun.Clipped{Report: rep}, c.JSON); err != nil {
 		return err
 	}
 	if !rep.Same {

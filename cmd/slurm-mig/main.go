@@ -69,7 +69,9 @@ func (e *env) report(rep *nodegres.Report, asJSON bool) error {
 // warn is the run's one warning channel: the packages below say through
 // it what the run goes without, and a warning that carries a fix is said
 // with the fix's words (explain).
-func (e *env) warn(err error) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", explain(err)) }
+func (e *env) warn(err error) {
+	fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", kongrun.Clip(explain(err)))
+}
 
 // warnText is warn for the packages whose warnings are plain text, with
 // no fix to word (claim).

@@ -98,6 +98,11 @@ func TestMessagesNamingFlags(t *testing.T) {
 			args:  []string{"merge", "--node-lines", "$DIR/frags", "-o", "$DIR/nodes.conf"},
 			files: map[string]string{"frags/n1.conf": frag, "nodes.conf": "NodeName=n1\x00\n"},
 			exit:  2, stderr: "slurm-mig: merge --node-lines -o cannot tell what it would replace in $DIR/nodes.conf: $DIR/nodes.conf: binary data (NUL byte); not a Slurm config"},
+		// A line of megabytes is quoted cut short, never echoed whole.
+		{name: "a 3 MB line",
+			args:  []string{"merge", "$DIR/big.conf"},
+			files: map[string]string{"big.conf": "NodeName=x Name=gpu File=/dev/nvidia0 B" + strings.Repeat("a", 3_000_000) + "=1\n"},
+			exit:  2, stderr: `slurm-mig: $DIR/big.conf:1: unknown gres.conf keyword "B` + strings.Repeat("a", 62) + `...[3000003 bytes]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -68,7 +68,7 @@ func (a App) Run(cli any, args []string, ready func()) (status int) {
 		ctx, err = a.Parse(cli, args)
 	}
 	if err != nil {
-		fmt.Fprintf(a.Stderr, "%s: %s\n", a.Name, a.usage(cli, args, err))
+		fmt.Fprintf(a.Stderr, "%s: %s\n", a.Name, Clip(a.usage(cli, args, err)))
 		return statusError
 	}
 	ready()
@@ -84,7 +84,7 @@ func (a App) Run(cli any, args []string, ready func()) (status int) {
 	if a.Explain != nil {
 		msg = a.Explain(err)
 	}
-	fmt.Fprintf(a.Stderr, "%s: %s\n", a.Name, oneLine(msg))
+	fmt.Fprintf(a.Stderr, "%s: %s\n", a.Name, Clip(oneLine(msg)))
 	if coded := (interface{ ExitCode() int })(nil); errors.As(err, &coded) {
 		return coded.ExitCode()
 	}
