@@ -13,6 +13,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/nodegres"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload"
 )
@@ -90,7 +92,7 @@ type cli struct {
 	Node      nodeCmd      `cmd:"" nvml:"" help:"Print the slurm.conf NodeName line with Gres= counts that match gen."`
 	Diff      diffCmd      `cmd:"" nvml:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
 	List      listCmd      `cmd:"" nvml:"" help:"Show a table of GPUs and MIG devices with their device files (--json: the same as JSON, for scripts)."`
-	Snapshot  snapshotCmd  `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
+	Snapshot  snapshotCmd  `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (snapshot schema ${schema}; older ones are still read) for --from."`
 	State     stateCmd     `cmd:"" nvml:"" help:"Write the device state (device files -> UUIDs) that env reads; gen -o and node -o/--update write it too."`
 	Env       envCmd       `cmd:"" help:"TaskProlog: print export CUDA_VISIBLE_DEVICES=<UUIDs> for the GPUs Slurm gave this task; never starts NVML."`
 	Jobmap    jobmapCmd    `cmd:"" help:"Prolog (--remove: Epilog): write the job's JOBID UID line into DIR/<UUID> for each of its GPUs, the map dcgm-exporter and jobstats read; never starts NVML."`
@@ -142,7 +144,7 @@ func (e *env) app() kongrun.App {
 	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr, Explain: explain,
 		Description: "Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices.",
 		Options: []kong.Option{
-			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath,
+			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "command_words": strings.Join(kongrun.Commands(cli{}), ", "), "schema": strconv.Itoa(model.SchemaVersion), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath,
 				"queue_format": rebalance.QueueFormat, "nodes_format": rebalance.NodesFormat},
 			kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 			kong.NamedMapper("nonempty", nonemptyMapper{}),

@@ -30,7 +30,7 @@ type rebalanceCmd struct {
 	Now       string            `placeholder:"TIME" help:"The time to measure waits from, as squeue prints times (default: now)."`
 	TypeStyle string            `enum:"model,profile,autodetect" default:"model" placeholder:"STYLE" help:"GRES type names, as gen names them. One of: ${enum} (default model)."`
 	TypeMap   map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"As gen takes it (repeatable)."`
-	JSON      bool              `name:"json" help:"Print the proposal as JSON: {\"changes\": [{\"node\", \"config\", \"gres\", \"was\", \"jobs\"}], \"node_lines\", \"pending\", \"demand\", \"waiting\", \"unserved\", \"held\": [{\"node\", \"why\"}]}."`
+	JSON      bool              `name:"json" help:"Print the proposal as JSON: {\"changes\": [{\"node\", \"config\", \"gres\", \"was\", \"jobs\"}], \"node_lines\", \"pending\", \"demand\", \"waiting\", \"unserved\", \"held\": [{\"node\", \"why\"}], \"unoffered\" (the types waiting jobs ask for that no node offers; absent when none)}."`
 }
 
 func (c *rebalanceCmd) Run(e *env) error {

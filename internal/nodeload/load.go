@@ -62,15 +62,39 @@ func (l *Loader) Load(snapshot string) (*model.Node, error) {
 // the one the snapshot carries. A GPU read without its table would look
 // like a GPU without MIG, and plan would leave it whole, so a table NVML
 // will not give is an error here, where snapshot only warns.
+//
+// A snapshot of schema 1 has no tables (nor the PCI device ids that
+// mig-parted's device filters match): one that carries none is refused
+// as soon as it is read, with the fix, a new snapshot, before anything else it lacks (the
+// cap minors under --root) is looked for.
 func (l *Loader) LoadProfiles(snapshot string) (*model.Node, error) {
+	if snapshot != "" {
+		return l.loadWith(snapshot, func(node *model.Node) error {
+			if node.SchemaVersion < 2 && !carriesProfiles(node) {
+				return fmt.Errorf("%s is a snapshot of schema %d, without the MIG profiles and PCI device ids that plan needs: take a new one on the node with slurm-mig snapshot", snapshot, node.SchemaVersion)
+			}
+			return nil
+		})
+	}
 	node, err := l.Load(snapshot)
-	if err != nil || snapshot != "" {
+	if err != nil {
 		return node, err
 	}
 	if err := l.migProfiles(node); err != nil {
 		return nil, err
 	}
 	return node, nil
+}
+
+// carriesProfiles says whether a snapshot carries what schema 2 added for
+// plan, for some GPU at least: a GPU without it may be one without MIG.
+func carriesProfiles(node *model.Node) bool {
+	for _, g := range node.GPUs {
+		if g.PCIDeviceID != "" || len(g.MigProfiles) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // LoadBusy loads the node as Load does, with the compute processes on
@@ -113,6 +137,12 @@ func (l *Loader) Snapshot() (*model.Node, error) {
 }
 
 func (l *Loader) load(snapshot string) (*model.Node, error) {
+	return l.loadWith(snapshot, func(*model.Node) error { return nil })
+}
+
+// loadWith is load, with check run on the node once read, before its
+// cap minors are resolved.
+func (l *Loader) loadWith(snapshot string, check func(*model.Node) error) (*model.Node, error) {
 	var node *model.Node
 	var err error
 	if snapshot != "" {
@@ -121,6 +151,9 @@ func (l *Loader) load(snapshot string) (*model.Node, error) {
 		node, err = l.discover()
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := check(node); err != nil {
 		return nil, err
 	}
 	if err := capmap.Resolve(node, l.Host.capMap); err != nil {
