@@ -1,8 +1,11 @@
 package gresgen
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/internal/advice"
@@ -93,6 +96,26 @@ func isHeader(num int, line string) bool {
 		num == 2 && strings.HasPrefix(line, "# "+headerNodeLine)
 }
 
+// writtenFor is the node a gres.conf that GresConf wrote was written
+// for, as its header's slurm.conf line names it; "" when the file has no
+// such header or cannot be read.
+func writtenFor(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, 64<<10))
+	for num := 1; num <= 2 && sc.Scan(); num++ {
+		rest, ok := strings.CutPrefix(sc.Text(), "# "+headerNodeLine+"NodeName=")
+		if num == 2 && ok {
+			name, _, _ := strings.Cut(rest, " ")
+			return name
+		}
+	}
+	return ""
+}
+
 // Unchanged reads the gres.conf at path that gen -o is about to replace
 // and reports whether it holds the config's records already, compared as
 // diff compares them (slurmconf.DiffUnits: the same devices with the same
@@ -111,6 +134,15 @@ func (c *Config) Unchanged(path string) (bool, error) {
 	recs, err := slurmconf.ReadOwnGpuRecords(path, c.NodeName, isHeader)
 	var foreign *slurmconf.ForeignLine
 	switch {
+	case errors.As(err, &foreign) && c.NodeName != "":
+		if old := writtenFor(path); old != "" && old != c.NodeName {
+			if _, err := slurmconf.ReadOwnGpuRecords(path, old, isHeader); err == nil {
+				// The whole file is gen's, for a node called old: the
+				// node was renamed, or --node-name is not the one used.
+				return false, advice.Wrap(fmt.Errorf("%s was written by slurm-mig for node %s, and this node is %s", path, old, c.NodeName), advice.GresConfRenamed, path, old, c.NodeName)
+			}
+		}
+		return false, advice.Wrap(foreign, advice.GresConfForeignLine, path)
 	case errors.As(err, &foreign):
 		return false, advice.Wrap(foreign, advice.GresConfForeignLine, path)
 	case err != nil:

@@ -141,11 +141,6 @@ func nodeLines(path string, visit func(hostlist string, ng NodeGres) error) erro
 // walkConf calls visit for each logical line of path and its Includes, in
 // order, until visit returns false. file is the file the line is in.
 func walkConf(path string, chain []string, visit func(l *logicalLine, file string) bool) error {
-	for _, p := range chain {
-		if p == path {
-			return fmt.Errorf("%s: Include loop: %s", chain[0], strings.Join(append(chain, path), " -> "))
-		}
-	}
 	if len(chain) >= maxIncludeDepth {
 		return fmt.Errorf("%s: Includes nested deeper than %d", path, maxIncludeDepth)
 	}
@@ -170,13 +165,57 @@ func walkConf(path string, chain []string, visit func(l *logicalLine, file strin
 			}
 			inc = filepath.Join(filepath.Dir(path), inc)
 		}
+		if loop := includeLoop(chain, inc); loop != nil {
+			loop.at = fmt.Sprintf("%s:%d", src.name, l.num)
+			incErr = loop
+			return false
+		}
 		if err := walkConf(inc, chain, visit); err != nil {
-			incErr = fmt.Errorf("%s:%d: %w", src.name, l.num, err)
+			if _, ok := err.(*includeLoopError); !ok {
+				err = fmt.Errorf("%s:%d: %w", src.name, l.num, err)
+			}
+			incErr = err // a loop names the Include that closes it, once
 			return false
 		}
 		return true
 	})
 	return incErr
+}
+
+// includeLoopError is an Include of a file that is being read already.
+// It is said once, at the Include that closes the loop, with the files
+// of the loop each named once: not again at every Include on the way.
+type includeLoopError struct {
+	at    string   // file:line of the Include that closes the loop
+	chain []string // the files of the loop, from the one included again
+}
+
+func (e *includeLoopError) Error() string {
+	if len(e.chain) == 1 {
+		return fmt.Sprintf("%s: Include loop: %s includes itself", e.at, e.chain[0])
+	}
+	return fmt.Sprintf("%s: Include loop: %s -> back to %s", e.at, strings.Join(e.chain, " -> "), e.chain[0])
+}
+
+// includeLoop is the loop that including inc from the last file of chain
+// makes, nil if none: inc is a file being read already, whatever path
+// names it (relative, absolute, through a link).
+func includeLoop(chain []string, inc string) *includeLoopError {
+	incInfo, incErr := os.Stat(inc)
+	incAbs, _ := filepath.Abs(inc)
+	for i, p := range chain {
+		pAbs, _ := filepath.Abs(p)
+		same := pAbs == incAbs
+		if !same && incErr == nil {
+			if info, err := os.Stat(p); err == nil {
+				same = os.SameFile(info, incInfo)
+			}
+		}
+		if same {
+			return &includeLoopError{chain: append([]string(nil), chain[i:]...)}
+		}
+	}
+	return nil
 }
 
 // ParseGresList reads a Gres= value, from slurm.conf

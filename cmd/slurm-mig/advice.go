@@ -55,6 +55,8 @@ func fixWords(fix advice.Fix) string {
 		return "%s (-o): a merged file among the fragments would be read back as one next time; write it elsewhere"
 	case advice.GresConfForeignLine:
 		return "%s, which gen -o does not write: it replaces the whole file, so it refuses to drop the line (keep such lines in a gres.conf of your own that Includes a file gen -o writes, or move %s away)"
+	case advice.GresConfRenamed:
+		return "%s: has the node been renamed? gen -o leaves the file as it is; pass --node-name %[3]s to keep the old name, or move %[2]s away to write it for %[4]s"
 	case advice.GresConfUnreadable:
 		return "gen -o cannot tell what it would replace in %[2]s: %[1]s"
 	case advice.NodeLineForeignLine:

@@ -36,7 +36,7 @@ func (c *checkCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := kongrun.PrintReport(e.stdout, rep, c.JSON); err != nil {
+	if err := kongrun.PrintReport(e.stdout, kongrun.Clipped{Report: rep}, c.JSON); err != nil {
 		return err
 	}
 	if rep.Status != 0 {

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/slurm-mig/slurm-mig/internal/drift"
+	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
@@ -33,7 +35,7 @@ func (c *genCmd) Run(e *env) error {
 type nodeCmd struct {
 	renderFlags
 	Compact bool   `help:"Accepted as gen takes it; no effect on the node line, whose counts are the same either way."`
-	Update  string `type:"nonempty" placeholder:"SLURM_CONF" help:"Set the gpu items of Gres= on this node's own NodeName= line of SLURM_CONF in place, keeping every other GRES (mps, shard, nic, ...), key and byte."`
+	Update  string `type:"nonempty" placeholder:"FILE" help:"Set the gpu items of Gres= on this node's own NodeName= line of FILE, a slurm.conf, in place, keeping every other GRES (mps, shard, nic, ...), key and byte."`
 	Full    bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
 }
 
@@ -102,7 +104,7 @@ func (c *diffCmd) Run(e *env) error {
 	if err != nil {
 		return explainRefusal(err)
 	}
-	if err := kongrun.PrintReport(e.stdout, rep, c.JSON); err != nil {
+	if err := kongrun.PrintReport(e.stdout, kongrun.Clipped{Report: rep}, c.JSON); err != nil {
 		return err
 	}
 	if !rep.Same {
@@ -149,6 +151,11 @@ type stateCmd struct {
 func (c *stateCmd) Run(e *env) error {
 	if err := checkNodeName(c.NodeName); err != nil {
 		return err
+	}
+	if c.From != "" && c.State == "" {
+		// As gen -o and node -o with --from: the default place is this
+		// node's own state, which its TaskProlog reads.
+		return fmt.Errorf("state --from writes the snapshot's devices: name the file with --state (the default, %s, is this node's own state, which env reads)", jobenv.StatePath("", os.Getenv))
 	}
 	return e.build.WriteState(c.From, c.NodeName, c.State, c.JSON)
 }

@@ -391,3 +391,19 @@ func sorted(s []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// The man page slurm-mig ships renders without a warning in groff -ww
+// (man-db's own check): a long word that cannot be broken, a roff request
+// it does not know. A list of the commands as one comma-joined word
+// could not be adjusted.
+func TestManPageRendersWithoutWarnings(t *testing.T) {
+	if _, err := exec.LookPath("groff"); err != nil {
+		t.Skip("no groff")
+	}
+	cmd := exec.Command("groff", "-man", "-Tutf8", "-ww", "-z")
+	cmd.Stdin = strings.NewReader(docsOutput(t, "man"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(out) > 0 {
+		t.Errorf("groff -man -Tutf8 -ww -z: %v\n%s", err, out)
+	}
+}

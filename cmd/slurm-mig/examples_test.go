@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	hooks "github.com/NVIDIA/mig-parted/api/hooks/v1"
+	k8syaml "sigs.k8s.io/yaml"
 
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
@@ -307,5 +310,49 @@ func TestJobmapExample(t *testing.T) {
 	}
 	if !strings.Contains(conf, "--hpc-job-mapping-dir "+dir+"\n") {
 		t.Errorf("slurm.conf does not point dcgm-exporter at %s", dir)
+	}
+}
+
+// The mig-parted hook, read and run by mig-parted's own hooks package
+// (apply-exit, with no PATH), restarts slurmd only where slurmctld holds
+// the node's counts already (diff --running exits 0): a slurmd restarted
+// with counts slurmctld does not hold is drained (docs/repartition.md).
+// slurm-mig and systemctl are stand-ins that record how they were run.
+func TestMigPartedHookRestartsOnlyOnSameCounts(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(fixture.Root(t), "scripts", "mig-parted", "hooks.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		diffExit int
+		restart  bool
+	}{{0, true}, {1, false}, {2, false}} {
+		dir := t.TempDir()
+		log := filepath.Join(dir, "log")
+		fakeMig := filepath.Join(dir, "slurm-mig")
+		fakeCtl := filepath.Join(dir, "systemctl")
+		mustWrite(t, fakeMig, fmt.Sprintf("#!/bin/sh\necho \"slurm-mig $*\" >>%s\n[ \"$1\" = diff ] && exit %d\nexit 0\n", log, tc.diffExit))
+		mustWrite(t, fakeCtl, fmt.Sprintf("#!/bin/sh\necho \"systemctl $*\" >>%s\n", log))
+		for _, f := range []string{fakeMig, fakeCtl} {
+			if err := os.Chmod(f, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		yaml := strings.NewReplacer(slurmMigPath, fakeMig, "/bin/systemctl", fakeCtl, `"/etc/slurm"`, `"`+dir+`"`).Replace(string(data))
+		var spec hooks.Spec
+		if err := k8syaml.UnmarshalStrict([]byte(yaml), &spec); err != nil {
+			t.Fatalf("hooks.yaml as mig-parted reads it: %v", err)
+		}
+		if err := spec.Hooks.Run("apply-exit", hooks.EnvsMap{}, false); err != nil {
+			t.Errorf("diff exit %d: apply-exit hooks failed: %v", tc.diffExit, err)
+		}
+		got, _ := os.ReadFile(log)
+		want := "slurm-mig gen -o /etc/slurm/gres.conf --backup\nslurm-mig diff --running\n"
+		if tc.restart {
+			want += "systemctl try-restart slurmd.service\n"
+		}
+		if string(got) != want {
+			t.Errorf("diff exit %d: the hooks ran\n%s\nwant\n%s", tc.diffExit, got, want)
+		}
 	}
 }

@@ -189,7 +189,7 @@ func faults() []fault {
 				mustWrite(t, filepath.Join(dir, "b.conf"), "Include a.conf\n")
 			},
 			args: []string{"--root", "$DIR/root", "diff", "--node-name", "n1", "--gres-conf", "$DIR/a.conf"}, exit: 2,
-			stderr: "slurm-mig: $DIR/a.conf:1: $DIR/b.conf:1: $DIR/a.conf: Include loop: $DIR/a.conf -> $DIR/b.conf -> $DIR/a.conf"},
+			stderr: "slurm-mig: $DIR/b.conf:1: Include loop: $DIR/a.conf -> $DIR/b.conf -> back to $DIR/a.conf"},
 		{name: "Compute processes unreadable", injected: "MIG device GetComputeRunningProcesses: ERROR_NO_PERMISSION", behaviour: "fail (free, exec): whether a device is in use is never guessed",
 			fixture: with(func(f *nvmlfake.Fixture) {
 				f.GPUs[1].MigDevices[0].Errors = map[string]string{"GetComputeRunningProcesses": "ERROR_NO_PERMISSION"}

@@ -24,7 +24,7 @@ type sourceFlags struct {
 type countFlags struct {
 	NodeName   string            `type:"nonempty" placeholder:"NAME" help:"NodeName= to write (default: the short hostname; with --from, the snapshot's)."`
 	NoNodeName bool              `help:"Leave NodeName= out."`
-	TypeStyle  string            `enum:"model,profile,autodetect" default:"model" help:"GRES type names: model (a100, a100_1g.10gb), profile (a100, 1g.10gb), autodetect (the names of Slurm's AutoDetect=nvml). One of: ${enum}."`
+	TypeStyle  string            `enum:"model,profile,autodetect" default:"model" placeholder:"STYLE" help:"GRES type names: model (a100, a100_1g.10gb), profile (a100, 1g.10gb), autodetect (the names of Slurm's AutoDetect=nvml). One of: ${enum} (default model)."`
 	TypeMap    map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"Use TYPE as the model part of types for GPUs whose NVML name or short model is NAME (repeatable)."`
 }
 
@@ -41,7 +41,7 @@ func (f *countFlags) check() error {
 // that their types and counts always agree.
 type recordFlags struct {
 	countFlags
-	Files        string `enum:"auto,multiple,ci" default:"auto" help:"MIG device files: multiple (MultipleFiles=/dev/nvidiaN,GI cap,CI cap; Slurm >= 21.08: 20.11 refuses MIG devices sharing their GPU's file), ci (File=CI cap; every Slurm), or auto: ci for a Slurm older than 21.08, else multiple. One of: ${enum}."`
+	Files        string `enum:"auto,multiple,ci" default:"auto" placeholder:"STYLE" help:"MIG device files: multiple (MultipleFiles=/dev/nvidiaN,GI cap,CI cap; Slurm >= 21.08: 20.11 refuses MIG devices sharing their GPU's file), ci (File=CI cap; every Slurm), or auto (the default): ci for a Slurm older than 21.08, else multiple. One of: ${enum}."`
 	NoCores      bool   `help:"Leave out Cores= (the abstract core ids near each GPU, from NVML's CPU affinity and the CPU topology under --root)."`
 	NoLinks      bool   `help:"Leave out Links= (active NVLinks between whole GPUs)."`
 	Flags        string `type:"nonempty" placeholder:"FLAGS" help:"Write Flags=FLAGS on every line (nvidia_gpu_env, ...); checked against the flags Slurm knows."`
@@ -94,8 +94,13 @@ type renderFlags struct {
 // output.
 func (r *renderFlags) output(file outputPath) (nodegres.Output, error) {
 	out := nodegres.Output{File: string(file), Backup: r.Backup, JSON: r.JSON, State: r.State, NoState: r.NoState}
-	if out.ToStdout() && (out.Backup || out.JSON) {
+	switch {
+	case out.ToStdout() && (out.Backup || out.JSON):
 		return out, errors.New("--backup and --json go with -o FILE (or node --update)")
+	case out.ToStdout() && out.State != "":
+		return out, errors.New("--state goes with -o FILE (or node --update): printed output writes no device state")
+	case out.State != "" && out.NoState:
+		return out, errors.New("--state and --no-state exclude each other")
 	}
 	return out, nil
 }
@@ -111,7 +116,7 @@ type outputFlags struct {
 // stateFlags say where gen and node write the device state that env
 // reads, along with the file they write.
 type stateFlags struct {
-	State   string `type:"nonempty" placeholder:"FILE" help:"With -o or --update, also write the device state that slurm-mig env reads here (default ${state_env}, else ${state_default}); a state that cannot be written fails the run, the file untouched."`
+	State   string `type:"nonempty" placeholder:"FILE" help:"With -o or --update, also write the device state that slurm-mig env reads here (default ${state_env}, else ${state_default}; with --from, none unless this flag is given); a state that cannot be written fails the run, the file untouched, and a file that cannot be written puts the state back."`
 	NoState bool   `help:"With -o or --update, do not write the device state."`
 }
 

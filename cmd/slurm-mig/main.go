@@ -13,6 +13,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/nodegres"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload"
 )
@@ -69,7 +71,9 @@ func (e *env) report(rep *nodegres.Report, asJSON bool) error {
 // warn is the run's one warning channel: the packages below say through
 // it what the run goes without, and a warning that carries a fix is said
 // with the fix's words (explain).
-func (e *env) warn(err error) { fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", explain(err)) }
+func (e *env) warn(err error) {
+	fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", kongrun.Clip(explain(err)))
+}
 
 // warnText is warn for the packages whose warnings are plain text, with
 // no fix to word (claim).
@@ -78,8 +82,8 @@ func (e *env) warnText(msg string) { e.warn(errors.New(msg)) }
 // A command tagged nvml:"" reads NVML unless given --from: NVML's Init
 // starts for it before the command line is parsed (readsNVML).
 type cli struct {
-	Root    string        `type:"nonempty" default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree or a chroot). Printed device paths stay /dev/..."`
-	Timeout time.Duration `default:"60s" help:"Give up, writing nothing, when NVML has not answered in this time (a hung GPU or driver)."`
+	Root    string        `type:"nonempty" default:"/" placeholder:"DIR" help:"Read every /proc, /sys and /dev file under DIR (a fixture tree, a chroot, a copy of a GPU node's tree). Printed device paths stay /dev/... With --from, DIR other than / is the snapshot's node: its CPU topology gives the Cores= and hardware a snapshot lacks."`
+	Timeout time.Duration `default:"60s" placeholder:"DURATION" help:"Give up, writing nothing, when NVML has not answered in this time (a hung GPU or driver; default 60s)."`
 	// -V as Slurm's commands take it (sinfo -V, slurmd -V); -v is verboseFlag.
 	ShowVersion kong.VersionFlag `name:"version" short:"V" help:"Print the version and exit (-v alone does too)."`
 	Verbose     verboseFlag      `short:"v" hidden:"" help:"Refused: slurm-mig has no verbose mode."`
@@ -88,7 +92,7 @@ type cli struct {
 	Node      nodeCmd      `cmd:"" nvml:"" help:"Print the slurm.conf NodeName line with Gres= counts that match gen."`
 	Diff      diffCmd      `cmd:"" nvml:"" help:"Compare what gen and node would write with gres.conf, slurm.conf or slurmctld; exit 0 same, 1 different, 2 trouble."`
 	List      listCmd      `cmd:"" nvml:"" help:"Show a table of GPUs and MIG devices with their device files (--json: the same as JSON, for scripts)."`
-	Snapshot  snapshotCmd  `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (schema v1) for --from."`
+	Snapshot  snapshotCmd  `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (snapshot schema ${schema}; older ones are still read) for --from."`
 	State     stateCmd     `cmd:"" nvml:"" help:"Write the device state (device files -> UUIDs) that env reads; gen -o and node -o/--update write it too."`
 	Env       envCmd       `cmd:"" help:"TaskProlog: print export CUDA_VISIBLE_DEVICES=<UUIDs> for the GPUs Slurm gave this task; never starts NVML."`
 	Jobmap    jobmapCmd    `cmd:"" help:"Prolog (--remove: Epilog): write the job's JOBID UID line into DIR/<UUID> for each of its GPUs, the map dcgm-exporter and jobstats read; never starts NVML."`
@@ -140,7 +144,7 @@ func (e *env) app() kongrun.App {
 	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr, Explain: explain,
 		Description: "Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices.",
 		Options: []kong.Option{
-			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath,
+			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "command_words": strings.Join(kongrun.Commands(cli{}), ", "), "schema": strconv.Itoa(model.SchemaVersion), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath,
 				"queue_format": rebalance.QueueFormat, "nodes_format": rebalance.NodesFormat},
 			kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 			kong.NamedMapper("nonempty", nonemptyMapper{}),

@@ -42,5 +42,5 @@ func (c *mergeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return kongrun.PrintReport(e.stdout, rep, c.JSON)
+	return kongrun.PrintReport(e.stdout, kongrun.Clipped{Report: rep}, c.JSON)
 }

@@ -64,7 +64,7 @@ func TestMessagesNamingFlags(t *testing.T) {
 			exit: 0, stderr: `slurm-mig: warning: GPUs "NVIDIA A100-PCIE-40GB", "NVIDIA A100-SXM4-80GB" all get type "a100"; use --type-map NAME=TYPE to tell them apart`},
 		{name: "slurm version not one",
 			args: []string{"--root", root, "gen", "--from", snap, "--slurm-version", "2x"},
-			exit: 2, stderr: `slurm-mig: --slurm-version: Slurm version "2x" is not X.Y or X.Y.Z`},
+			exit: 2, stderr: `slurm-mig: --slurm-version: Slurm release "2x" is not X.Y or X.Y.Z (24.11, 23.02.7)`},
 		{name: "slurmd -V fails", fixture: twoA100s, hostnames: []string{"ok:n1"},
 			files: map[string]string{"bin/slurmd": "#!/bin/sh\nexit 3\n"}, path: "bin",
 			args: []string{"gen", "--no-cores", "--type-map", "NVIDIA A100-PCIE-40GB=pcie"},
@@ -98,6 +98,11 @@ func TestMessagesNamingFlags(t *testing.T) {
 			args:  []string{"merge", "--node-lines", "$DIR/frags", "-o", "$DIR/nodes.conf"},
 			files: map[string]string{"frags/n1.conf": frag, "nodes.conf": "NodeName=n1\x00\n"},
 			exit:  2, stderr: "slurm-mig: merge --node-lines -o cannot tell what it would replace in $DIR/nodes.conf: $DIR/nodes.conf: binary data (NUL byte); not a Slurm config"},
+		// A line of megabytes is quoted cut short, never echoed whole.
+		{name: "a 3 MB line",
+			args:  []string{"merge", "$DIR/big.conf"},
+			files: map[string]string{"big.conf": "NodeName=x Name=gpu File=/dev/nvidia0 B" + strings.Repeat("a", 3_000_000) + "=1\n"},
+			exit:  2, stderr: `slurm-mig: $DIR/big.conf:1: unknown gres.conf keyword "B` + strings.Repeat("a", 62) + `...[3000003 bytes]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

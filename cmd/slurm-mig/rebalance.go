@@ -14,6 +14,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 type rebalanceCmd struct {
@@ -21,20 +22,20 @@ type rebalanceCmd struct {
 	Queue     string            `type:"nonempty" required:"" placeholder:"FILE" help:"The pending jobs, as printed by: ${queue_format} (- for standard input)."`
 	Nodes     string            `type:"nonempty" required:"" placeholder:"FILE" help:"The nodes' states and jobs, as printed by: ${nodes_format} (- for standard input)."`
 	MigConfig string            `type:"nonempty" required:"" placeholder:"FILE" help:"The site's mig-parted config file (v1)."`
-	Configs   []string          `placeholder:"NAME,..." help:"The configs of FILE a node may take (default: all of them)."`
+	Configs   []string          `placeholder:"NAME" help:"The configs of FILE a node may take (default: all of them)."`
 	Hardware  []string          `sep:"none" placeholder:"NODES=SNAPSHOT" help:"The nodes of the hostlist NODES have the GPUs of SNAPSHOT's node; their layouts now are their Gres= in the node states (repeatable; in place of a snapshot per node)."`
-	MaxNodes  int               `default:"1" help:"Change at most this many nodes."`
-	MinWait   time.Duration     `default:"10m" help:"Act only for jobs that have waited longer than this."`
-	Keep      float64           `default:"0.1" help:"Keep at least this share (0 to 1) of the most the fleet could offer of each GPU type (each node now or under any allowed config)."`
+	MaxNodes  int               `default:"1" placeholder:"N" help:"Change at most N nodes, 1 or more (default 1)."`
+	MinWait   time.Duration     `default:"10m" placeholder:"DURATION" help:"Act only for jobs that have waited longer than this (default 10m)."`
+	Keep      float64           `default:"0.1" placeholder:"SHARE" help:"Keep at least this share (0 to 1, default 0.1) of the most the fleet could offer of each GPU type (each node now or under any allowed config)."`
 	Now       string            `placeholder:"TIME" help:"The time to measure waits from, as squeue prints times (default: now)."`
-	TypeStyle string            `enum:"model,profile,autodetect" default:"model" help:"GRES type names, as gen names them. One of: ${enum}."`
+	TypeStyle string            `enum:"model,profile,autodetect" default:"model" placeholder:"STYLE" help:"GRES type names, as gen names them. One of: ${enum} (default model)."`
 	TypeMap   map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"As gen takes it (repeatable)."`
-	JSON      bool              `name:"json" help:"Print the proposal as JSON: {\"changes\": [{\"node\", \"config\", \"gres\", \"was\", \"jobs\"}], \"node_lines\", \"pending\", \"demand\", \"waiting\", \"unserved\", \"held\": [{\"node\", \"why\"}]}."`
+	JSON      bool              `name:"json" help:"Print the proposal as JSON: {\"changes\": [{\"node\", \"config\", \"gres\", \"was\", \"jobs\"}], \"node_lines\", \"pending\", \"demand\", \"waiting\", \"unserved\", \"held\": [{\"node\", \"why\"}], \"unoffered\" (the types waiting jobs ask for that no node offers; absent when none)}."`
 }
 
 func (c *rebalanceCmd) Run(e *env) error {
-	if c.MaxNodes < 0 {
-		return fmt.Errorf("--max-nodes must be 0 or more, not %d", c.MaxNodes)
+	if c.MaxNodes < 1 {
+		return fmt.Errorf("--max-nodes must be 1 or more, not %d: rebalance proposes changes to at most that many nodes", c.MaxNodes)
 	}
 	if c.Queue == "-" && c.Nodes == "-" {
 		return fmt.Errorf("--queue and --nodes cannot both read standard input")
@@ -126,9 +127,11 @@ type proposal struct {
 
 func (p proposal) WriteText(w io.Writer) error {
 	if len(p.Changes) == 0 {
-		_, err := fmt.Fprintf(w, "nothing to do: %d pending jobs, %d asking one node for one GPU type, %d of them waiting longer than %s, %d that no change on an idle node would start\n",
-			p.Pending, p.Demand, p.Waiting, p.minWait, len(p.Unserved))
-		return err
+		if _, err := fmt.Fprintf(w, "nothing to do: %d pending jobs, %d asking one node for one GPU type, %d of them waiting longer than %s, %d that no change on an idle node would start\n",
+			p.Pending, p.Demand, p.Waiting, p.minWait, len(p.Unserved)); err != nil {
+			return err
+		}
+		return p.writeWhy(w)
 	}
 	for _, c := range p.Changes {
 		if _, err := fmt.Fprintf(w, "%s: apply %s (Gres=%s, was %s): starts jobs %s\n", c.Node, c.Config, c.Gres, c.Was, strings.Join(c.Jobs, ",")); err != nil {
@@ -145,11 +148,40 @@ func (p proposal) WriteText(w io.Writer) error {
 			return err
 		}
 	}
+	if err := p.writeWhy(w); err != nil {
+		return err
+	}
 	if _, err := fmt.Fprintln(w, "# slurm.conf node lines after the changes:"); err != nil {
 		return err
 	}
 	for _, l := range p.NodeLines {
 		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeWhy says what kept nodes and jobs out of the proposal, as --json
+// does: the nodes held, nodes of one reason on one line under a hostlist
+// (a fleet of busy nodes is a few lines), and the types waiting jobs ask
+// for that no node offers.
+func (p proposal) writeWhy(w io.Writer) error {
+	var reasons []string
+	nodes := map[string][]string{}
+	for _, h := range p.Held {
+		if nodes[h.Why] == nil {
+			reasons = append(reasons, h.Why)
+		}
+		nodes[h.Why] = append(nodes[h.Why], h.Node)
+	}
+	for _, why := range reasons {
+		if _, err := fmt.Fprintf(w, "held %s: %s\n", slurmconf.CompressHostlist(nodes[why]), why); err != nil {
+			return err
+		}
+	}
+	for _, t := range p.Unoffered {
+		if _, err := fmt.Fprintf(w, "no node offers gpu:%s, now or under an allowed config, though waiting jobs ask for it: do the queue's type names match the nodes' (--type-style, --type-map)?\n", t); err != nil {
 			return err
 		}
 	}

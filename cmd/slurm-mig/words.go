@@ -11,7 +11,7 @@ import (
 // does. It needs the whole model (whole:""), the other commands' included.
 // Command is a pointer so that kong checks the enum only when one is given.
 type helpCmd struct {
-	Command *string `arg:"" optional:"" enum:"${commands}" help:"The command whose help to print (default: slurm-mig's own). One of: ${enum}."`
+	Command *string `arg:"" optional:"" enum:"${commands}" help:"The command whose help to print (default: slurm-mig's own). One of: ${command_words}."`
 }
 
 func (h *helpCmd) Run(ctx *kong.Context) error {

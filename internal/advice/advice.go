@@ -72,6 +72,10 @@ const (
 	// GresConfUnreadable: gen cannot read the node's gres.conf it would
 	// replace. Args: the file.
 	GresConfUnreadable
+	// GresConfRenamed: the node's gres.conf that gen would replace is
+	// gen's own, written for the node under another name. Args: the
+	// file, the name it was written for, the name now.
+	GresConfRenamed
 	// NodeLineForeignLine: the file of the node's slurm.conf line that
 	// node would replace holds a line, or a key, it does not write.
 	// Args: the file.

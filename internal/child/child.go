@@ -21,10 +21,16 @@ func (e *TimeoutError) Error() string { return fmt.Sprintf("no answer in %v", e.
 // its whole process group: killing the command alone would leave any
 // child it started holding the output pipes open, and the wait for their
 // end would last as long as that child. The command runs in a process
-// group of its own for that. WaitDelay bounds the wait for the pipes even
-// so, for a child that left the group, or one left behind by a command
-// that exited. The error is a *TimeoutError at the timeout, else what
-// exec gives (an *exec.ExitError for a non-zero exit).
+// group of its own for that. The error is a *TimeoutError at the
+// timeout, else what exec gives (an *exec.ExitError for a non-zero exit).
+//
+// WaitDelay bounds the wait for the pipes once the command has exited or
+// been killed, for a child that left the group, or one left behind by a
+// command that exited. It is as long as the timeout: on a loaded node the
+// last of the output can take more than a second to be read after the
+// command exits, and a shorter bound then fails a command that answered
+// ("WaitDelay expired before I/O complete") or cuts its answer short. A
+// command is thus given up in at most twice its timeout.
 func Run(path string, args []string, timeout time.Duration) (stdout, stderr []byte, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -33,7 +39,7 @@ func Run(path string, args []string, timeout time.Duration) (stdout, stderr []by
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
+	cmd.WaitDelay = timeout
 	err = cmd.Run()
 	if err != nil && ctx.Err() != nil {
 		err = &TimeoutError{timeout}

@@ -7,6 +7,8 @@ package drift
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
@@ -34,6 +36,8 @@ type Report struct {
 type GresConfReport struct {
 	Path string `json:"path"`
 	Same bool   `json:"same"`
+	// Missing says the file does not exist yet: every device is to add.
+	Missing bool `json:"missing,omitempty"`
 	// AutoDetect is the AutoDetect= in force for the node, and where it
 	// is set: with nvml, slurmd adds what NVML finds to these lines.
 	AutoDetect    string `json:"autodetect,omitempty"`
@@ -180,6 +184,9 @@ func Compare(in Inputs) (*Report, error) {
 func compareGresConf(path, node string, generated []slurmconf.GresRecord) (*GresConfReport, error) {
 	conf, err := slurmconf.ReadGresConf(path, node)
 	if err != nil {
+		if _, statErr := os.Lstat(path); errors.Is(err, fs.ErrNotExist) && errors.Is(statErr, fs.ErrNotExist) {
+			return missingGresConf(path, generated)
+		}
 		return nil, err
 	}
 	if node != "" && !conf.Named && len(conf.Records) == 0 && len(conf.Others.Names) > 0 && len(generated) > 0 {
@@ -195,6 +202,20 @@ func compareGresConf(path, node string, generated []slurmconf.GresRecord) (*Gres
 	}
 	d := slurmconf.DiffUnits(gpuUnits(cur), gen)
 	return &GresConfReport{Path: path, Same: d.Same(), AutoDetect: conf.AutoDetect, AutoDetectPos: conf.AutoDetectPos, Problems: conf.Problems, GresDiff: d}, nil
+}
+
+// missingGresConf compares a gres.conf that does not exist yet, a node's
+// before its first gen: a difference, every device to add, as a diff of
+// an empty file says, and not trouble, as a file that cannot be read is.
+// An Include that does not exist stays an error: it names a file the
+// admin meant to be there.
+func missingGresConf(path string, generated []slurmconf.GresRecord) (*GresConfReport, error) {
+	gen, err := slurmconf.SplitUnits(generated)
+	if err != nil {
+		return nil, err
+	}
+	d := slurmconf.DiffUnits(nil, gen)
+	return &GresConfReport{Path: path, Same: d.Same(), Missing: true, GresDiff: d}, nil
 }
 
 // notNamed says that no line of the gres.conf at path names node, though
@@ -254,7 +275,9 @@ func verdict(r *Report, devices int, explain func(error) string) string {
 		return fmt.Sprintf("same: %s matches this node's %s", sources(r), gresgen.DeviceCount(devices))
 	}
 	var parts []string
-	if g := r.GresConf; g != nil && !g.Same {
+	if g := r.GresConf; g != nil && g.Missing && !g.Same {
+		parts = append(parts, fmt.Sprintf("%s does not exist yet: all %s to add", g.Path, gresgen.DeviceCount(len(g.Added))))
+	} else if g != nil && !g.Same {
 		parts = append(parts, fmt.Sprintf("gres.conf has %d to add, %d to remove, %d to change", len(g.Added), len(g.Removed), len(g.Changed)))
 	}
 	if run := r.Running; run != nil && run.refused {

@@ -48,7 +48,11 @@ func writeGresDiff(b *strings.Builder, g *GresConfReport, node string) {
 	if node == "" {
 		target = "generated for every node (no NodeName=)"
 	}
-	fmt.Fprintf(b, "--- %s (in force)\n+++ %s\n", g.Path, target)
+	state := "in force"
+	if g.Missing {
+		state = "does not exist yet"
+	}
+	fmt.Fprintf(b, "--- %s (%s)\n+++ %s\n", g.Path, state, target)
 	for _, u := range g.Removed {
 		fmt.Fprintf(b, "- %s %s%s\n", slurmconf.GresName(u.Name, u.Type), strings.Join(u.Files, ","), at(u.Pos))
 	}

@@ -17,6 +17,12 @@ import (
 // each read that does happen names the whole path when it fails.
 type FS string
 
+// ThisHost reports whether the root is this machine's own /, the default
+// of --root. Any other root is a tree of the node the run describes (a
+// copy of a GPU node's /sys and /proc, a chroot): what it holds is that
+// node's, where this host's would not be.
+func (fs FS) ThisHost() bool { return filepath.Clean(string(fs)) == "/" }
+
 // Path is the file at the node path elems (relative to /, as
 // "proc/driver/nvidia-caps/mig-minors") under the root.
 func (fs FS) Path(elems ...string) string {

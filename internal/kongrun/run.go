@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -67,7 +68,7 @@ func (a App) Run(cli any, args []string, ready func()) (status int) {
 		ctx, err = a.Parse(cli, args)
 	}
 	if err != nil {
-		fmt.Fprintf(a.Stderr, "%s: %v (see %s --help)\n", a.Name, usageError(err), a.Name)
+		fmt.Fprintf(a.Stderr, "%s: %s\n", a.Name, Clip(a.usage(cli, args, err)))
 		return statusError
 	}
 	ready()
@@ -83,7 +84,7 @@ func (a App) Run(cli any, args []string, ready func()) (status int) {
 	if a.Explain != nil {
 		msg = a.Explain(err)
 	}
-	fmt.Fprintf(a.Stderr, "%s: %s\n", a.Name, oneLine(msg))
+	fmt.Fprintf(a.Stderr, "%s: %s\n", a.Name, Clip(oneLine(msg)))
 	if coded := (interface{ ExitCode() int })(nil); errors.As(err, &coded) {
 		return coded.ExitCode()
 	}
@@ -146,6 +147,74 @@ var (
 	noValue   = regexp.MustCompile(`^--([\w-]+): (?:expected [\w ]+ value but got "EOL" \(<EOL>\)|missing value, expecting ".*")$`)
 	flagValue = regexp.MustCompile(`^--([\w-]+): expected [\w ]+ value but got "(-[^"]*)" \((?:long|short) flag\); perhaps try .*$`)
 )
+
+var (
+	unknownFlag   = regexp.MustCompile(`^unknown flag (--[\w-]+)$`)
+	unexpectedArg = regexp.MustCompile(`^unexpected argument (.*)$`)
+	notACommand   = regexp.MustCompile(`^\[?<command>\]? must be one of .* but got "(.*)"$`)
+)
+
+// usage says a parse error (usageError) and points at the help that
+// answers it: the help of the command given, which lists its flags, else
+// the program's. Given no command, the error is said for what a new user
+// most likely meant: a word that names no command is told the commands
+// there are, and a flag of a command given before the command ("--from X
+// gen") is told that it goes after it.
+func (a App) usage(cli any, args []string, err error) string {
+	msg := usageError(err).Error()
+	help := a.Name + " --help"
+	var parse *kong.ParseError
+	if !errors.As(err, &parse) || parse.Context == nil {
+		return fmt.Sprintf("%s (see %s)", msg, help)
+	}
+	commands := Commands(reflect.ValueOf(cli).Elem().Interface())
+	noCommand := func(word string) string {
+		return fmt.Sprintf("no command %q; the commands are %s", word, strings.Join(commands, ", "))
+	}
+	command := ""
+	for _, p := range parse.Context.Path {
+		if p.Command != nil {
+			command = p.Command.Name
+			break
+		}
+	}
+	switch {
+	case command == "help":
+		if m := notACommand.FindStringSubmatch(msg); m != nil {
+			msg = noCommand(m[1])
+		}
+	case command != "":
+		help = a.Name + " " + command + " --help"
+	case strings.HasPrefix(msg, "expected one of "):
+		msg = "no command given; the commands are " + strings.Join(commands, ", ")
+	case unexpectedArg.MatchString(msg):
+		msg = noCommand(unexpectedArg.FindStringSubmatch(msg)[1])
+	case unknownFlag.MatchString(msg):
+		flag := unknownFlag.FindStringSubmatch(msg)[1]
+		named := Named(args, reflect.ValueOf(cli).Elem().Interface())
+		if named != "" && hasFlag(parse.Context.Model.Node, named, strings.TrimPrefix(flag, "--")) {
+			msg = fmt.Sprintf("%s is a flag of %s, and goes after it: %s %s %s ...", flag, named, a.Name, named, flag)
+			help = a.Name + " " + named + " --help"
+		}
+	}
+	return fmt.Sprintf("%s (see %s)", msg, help)
+}
+
+// hasFlag reports whether the command named command of the model app
+// takes the flag named flag.
+func hasFlag(app *kong.Node, command, flag string) bool {
+	for _, c := range app.Children {
+		if c.Name != command {
+			continue
+		}
+		for _, f := range c.Flags {
+			if f.Name == flag {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // usageError says in a sentence what kong says of a flag given no value,
 // naming the flag as --help does (flagName); other parse errors

@@ -56,17 +56,23 @@ func TestRunStatuses(t *testing.T) {
 		{"wrapped status", []string{"do"}, fmt.Errorf("comparing: %w", Status(3)), 3, "", ""},
 		{"error with its code", []string{"do"}, coded{126}, 126, "", "x: none idle\n"},
 		{"error on one line", []string{"do"}, errors.New("a\n  b\tc"), 2, "", "x: a b c\n"},
-		{"parse error", []string{"do", "--bogus"}, nil, 2, "", "x: unknown flag --bogus (see x --help)\n"},
+		{"parse error", []string{"do", "--bogus"}, nil, 2, "", "x: unknown flag --bogus (see x do --help)\n"},
 		{"no command", []string{}, nil, 2, "", "x: expected \"do\" (see x --help)\n"},
 		{"help", []string{"--help"}, nil, 0, "", ""},
+		// A usage error points at the help of the command given; given
+		// none, a word that is no command is told the commands, and a
+		// command's flag before the command that it goes after it.
+		{"no such command", []string{"bogus"}, nil, 2, "", "x: no command \"bogus\"; the commands are do (see x --help)\n"},
+		{"flag before its command", []string{"--say", "hi", "do"}, nil, 2, "", "x: --say is a flag of do, and goes after it: x do --say ... (see x do --help)\n"},
+		{"no flag anywhere", []string{"--bogus", "do"}, nil, 2, "", "x: unknown flag --bogus (see x --help)\n"},
 		// A flag with no value, or with a flag where its value should be,
 		// is said in a sentence, not in kong's "expected string value but
 		// got EOL".
-		{"flag with no value", []string{"do", "-o"}, nil, 2, "", "x: -o, --out=FILE needs a value, and none was given (see x --help)\n"},
-		{"long flag with no value", []string{"do", "--say"}, nil, 2, "", "x: --say needs a value, and none was given (see x --help)\n"},
-		{"map flag with no value", []string{"do", "--alias"}, nil, 2, "", "x: --alias=NAME=TYPE needs a value, and none was given (see x --help)\n"},
-		{"enum flag with no value", []string{"do", "--style"}, nil, 2, "", "x: --style (one of plain,loud) needs a value, and none was given (see x --help)\n"},
-		{"flag for a value", []string{"do", "-o", "--say", "hi"}, nil, 2, "", `x: -o, --out=FILE needs a value, and was given the flag --say; a value that starts with - is written --out=--say (see x --help)` + "\n"},
+		{"flag with no value", []string{"do", "-o"}, nil, 2, "", "x: -o, --out=FILE needs a value, and none was given (see x do --help)\n"},
+		{"long flag with no value", []string{"do", "--say"}, nil, 2, "", "x: --say needs a value, and none was given (see x do --help)\n"},
+		{"map flag with no value", []string{"do", "--alias"}, nil, 2, "", "x: --alias=NAME=TYPE needs a value, and none was given (see x do --help)\n"},
+		{"enum flag with no value", []string{"do", "--style"}, nil, 2, "", "x: --style (one of plain,loud) needs a value, and none was given (see x do --help)\n"},
+		{"flag for a value", []string{"do", "-o", "--say", "hi"}, nil, 2, "", `x: -o, --out=FILE needs a value, and was given the flag --say; a value that starts with - is written --out=--say (see x do --help)` + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

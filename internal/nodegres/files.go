@@ -7,8 +7,10 @@ package nodegres
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
@@ -43,19 +45,29 @@ type Files struct {
 	Unchanged func(path string) (bool, error)
 }
 
-// Write writes the state, then the config file atomically (atomicfile).
-// A state that cannot be written is an error with the config file left as
-// it was: slurm-mig env fails every GPU task of a node without its state,
-// so the run must fail where automation sees it, not leave a new config
-// that the node's jobs cannot use. The error carries the fix for a node
-// without a TaskProlog: to write no state.
+// Write writes the state, then the config file atomically (atomicfile),
+// so that the two always agree, whatever fails:
+//   - a state that cannot be written is an error with the config file
+//     left as it was: slurm-mig env fails every GPU task of a node without
+//     its state, so the run must fail where automation sees it, not leave
+//     a new config that the node's jobs cannot use. The error carries the
+//     fix for a node without a TaskProlog: to write no state.
+//   - a config file that cannot be written (a read-only directory, a
+//     .bak that is a directory, a full disk) puts the state back as it
+//     was before the run, or removes it where there was none: a new state
+//     beside the old config would give tasks the devices of a layout
+//     slurmd does not have. The state goes first because it is the file
+//     slurm-mig owns, in a directory it made, so putting it back is the
+//     step least likely to fail; the error says when even that failed.
 func (f Files) Write() (*Report, error) {
 	target, unchanged, err := f.unchanged()
 	if err != nil {
 		return nil, err
 	}
 	var state *Report
+	var putBack func() error
 	if f.State != nil {
+		putBack = f.State.saved()
 		if state, err = f.State.Write(); err != nil {
 			return nil, advice.Wrap(fmt.Errorf("%w; %s left as it was", err, f.Path), advice.StateNotWritten)
 		}
@@ -66,7 +78,13 @@ func (f Files) Write() (*Report, error) {
 	}
 	res, err := atomicfile.Write(f.Path, f.Data, atomicfile.Options{Backup: f.Backup})
 	if err != nil {
-		return nil, err
+		if state == nil || !state.Changed {
+			return nil, err
+		}
+		if perr := putBack(); perr != nil {
+			return nil, fmt.Errorf("%w; the device state %s, already written for it, could not be put back (%v): run it again once %s can be written", err, state.Path, perr, f.Path)
+		}
+		return nil, fmt.Errorf("%w; device state %s put back as it was", err, state.Path)
 	}
 	rep.Result = res
 	return rep, nil
@@ -93,6 +111,30 @@ type State struct {
 	Node      *model.Node
 	Name      string // the node's Slurm NodeName
 	WrittenBy string
+}
+
+// saved reads the state file as it is before a write, and returns what
+// puts it back: its old content, or no file where there was none. A file
+// that cannot be read is not put back (the write would fail on it too,
+// and the error then says so).
+func (s State) saved() func() error {
+	path := s.File.Path()
+	old, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return func() error {
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			return nil
+		}
+	case err != nil:
+		return func() error { return fmt.Errorf("its old content was not read: %w", err) }
+	}
+	return func() error {
+		_, err := atomicfile.Write(path, old, atomicfile.Options{})
+		return err
+	}
 }
 
 // Write writes the state.

@@ -147,3 +147,83 @@ func TestFilesUnchanged(t *testing.T) {
 		t.Errorf("asked about %q, want only %s", asked, conf)
 	}
 }
+
+// A config file that cannot be written, after its state was, puts the
+// state back: the old content where there was one, no file where there
+// was none, so that state and config always agree. The file fails as a
+// .bak that is a directory and as a directory that cannot be written
+// (as root, one in sysfs, where no file can be made).
+func TestConfigFailurePutsTheStateBack(t *testing.T) {
+	unwritable := filepath.Join(t.TempDir(), "ro")
+	if os.Geteuid() == 0 {
+		unwritable = "/sys/kernel"
+		if _, err := os.Stat(unwritable); err != nil {
+			t.Skip("no /sys/kernel to stand for a directory root cannot write")
+		}
+	} else if err := os.Mkdir(unwritable, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	old := &model.Node{GPUs: []model.GPU{{Minor: 0, UUID: "GPU-0"}}}
+	repartitioned := &model.Node{GPUs: []model.GPU{{Minor: 0, UUID: "GPU-1"}}}
+	for _, c := range []struct {
+		name    string
+		conf    func(dir string) string
+		earlier bool // a state was there before
+	}{
+		{"bak is a directory", func(dir string) string {
+			must(t, os.Mkdir(filepath.Join(dir, "gres.conf.bak"), 0o755))
+			must(t, os.WriteFile(filepath.Join(dir, "gres.conf"), []byte("old\n"), 0o644))
+			return filepath.Join(dir, "gres.conf")
+		}, true},
+		{"bak is a directory, no state before", func(dir string) string {
+			must(t, os.Mkdir(filepath.Join(dir, "gres.conf.bak"), 0o755))
+			must(t, os.WriteFile(filepath.Join(dir, "gres.conf"), []byte("old\n"), 0o644))
+			return filepath.Join(dir, "gres.conf")
+		}, false},
+		{"unwritable directory", func(string) string { return filepath.Join(unwritable, "slurm-mig-test-gres.conf") }, true},
+		{"unwritable directory, no state before", func(string) string { return filepath.Join(unwritable, "slurm-mig-test-gres.conf") }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "state", "devices.json")
+			file := jobenv.StateFile{Flag: path, Getenv: os.Getenv}
+			var before []byte
+			if c.earlier {
+				if _, err := (State{File: file, Node: old, Name: "n1", WrittenBy: "test"}).Write(); err != nil {
+					t.Fatal(err)
+				}
+				before = read(t, path)
+			}
+			conf := c.conf(dir)
+			files := Files{Path: conf, Data: []byte("new\n"), Devices: 1, Backup: true,
+				State: &State{File: file, Node: repartitioned, Name: "n1", WrittenBy: "test"}}
+			_, err := files.Write()
+			if err == nil || !strings.Contains(err.Error(), "device state "+path+" put back as it was") {
+				t.Errorf("err = %v, want the config's error and the state put back", err)
+			}
+			after, rerr := os.ReadFile(path)
+			switch {
+			case c.earlier && !bytes.Equal(after, before):
+				t.Errorf("state after the failure:\n%s\nwant it as it was:\n%s", after, before)
+			case !c.earlier && !errors.Is(rerr, os.ErrNotExist):
+				t.Errorf("a state is left where there was none: %s (%v)", after, rerr)
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}

@@ -129,9 +129,20 @@ type Output struct {
 	Backup bool   // keep the replaced file as File.bak; only with a file
 	JSON   bool   // report the write as JSON; only with a file
 	// State is where the device state goes with the file ("": its
-	// default place); NoState writes none.
+	// default place, for a node read from NVML only: WritesState);
+	// NoState writes none.
 	State   string
 	NoState bool
+}
+
+// WritesState reports whether a file written from the node read from
+// (a snapshot, or NVML when from is "") goes with the device state. A
+// snapshot's devices are written only where State names: they may be
+// another node's, or this node's as they were, and in the default place
+// they would replace the state this node's TaskProlog reads, with UUIDs
+// its GPUs do not have.
+func (o Output) WritesState(from string) bool {
+	return !o.NoState && (from == "" || o.State != "")
 }
 
 // ToStdout reports whether the output goes to standard output.
@@ -187,7 +198,7 @@ func (b *Builder) write(out Output, data []byte, built *Built, unchanged func(st
 	}
 	b.Loader.Done() // before waiting on the lock and the disk
 	files := Files{Path: out.File, Data: data, Devices: built.Config.Devices(), Backup: out.Backup, Unchanged: unchanged}
-	if !out.NoState {
+	if out.WritesState(built.From) {
 		files.State = b.state(out.State, built.From, built.Node, built.Config.NodeName)
 	}
 	rep, err := files.Write()

@@ -62,15 +62,39 @@ func (l *Loader) Load(snapshot string) (*model.Node, error) {
 // the one the snapshot carries. A GPU read without its table would look
 // like a GPU without MIG, and plan would leave it whole, so a table NVML
 // will not give is an error here, where snapshot only warns.
+//
+// A snapshot of schema 1 has no tables (nor the PCI device ids that
+// mig-parted's device filters match): one that carries none is refused
+// as soon as it is read, with the fix, a new snapshot, before anything else it lacks (the
+// cap minors under --root) is looked for.
 func (l *Loader) LoadProfiles(snapshot string) (*model.Node, error) {
+	if snapshot != "" {
+		return l.loadWith(snapshot, func(node *model.Node) error {
+			if node.SchemaVersion < 2 && !carriesProfiles(node) {
+				return fmt.Errorf("%s is a snapshot of schema %d, without the MIG profiles and PCI device ids that plan needs: take a new one on the node with slurm-mig snapshot", snapshot, node.SchemaVersion)
+			}
+			return nil
+		})
+	}
 	node, err := l.Load(snapshot)
-	if err != nil || snapshot != "" {
+	if err != nil {
 		return node, err
 	}
 	if err := l.migProfiles(node); err != nil {
 		return nil, err
 	}
 	return node, nil
+}
+
+// carriesProfiles says whether a snapshot carries what schema 2 added for
+// plan, for some GPU at least: a GPU without it may be one without MIG.
+func carriesProfiles(node *model.Node) bool {
+	for _, g := range node.GPUs {
+		if g.PCIDeviceID != "" || len(g.MigProfiles) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // LoadBusy loads the node as Load does, with the compute processes on
@@ -113,6 +137,12 @@ func (l *Loader) Snapshot() (*model.Node, error) {
 }
 
 func (l *Loader) load(snapshot string) (*model.Node, error) {
+	return l.loadWith(snapshot, func(*model.Node) error { return nil })
+}
+
+// loadWith is load, with check run on the node once read, before its
+// cap minors are resolved.
+func (l *Loader) loadWith(snapshot string, check func(*model.Node) error) (*model.Node, error) {
 	var node *model.Node
 	var err error
 	if snapshot != "" {
@@ -121,6 +151,9 @@ func (l *Loader) load(snapshot string) (*model.Node, error) {
 		node, err = l.discover()
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := check(node); err != nil {
 		return nil, err
 	}
 	if err := capmap.Resolve(node, l.Host.capMap); err != nil {
@@ -214,12 +247,13 @@ func (l *Loader) NodeName(node *model.Node, given string, none bool) (string, er
 // Cores fills in each GPU's Cores= from its CPU affinity and the CPU
 // topology under the root. Without the topology the config is still
 // right, only less precise: a warning. A snapshot's node is another
-// host's, whose Cores= are those the snapshot carries: this host's
-// topology says nothing of it, so a GPU the snapshot gives no cores for
-// goes without, and the warning names the snapshot, with the fix: a
-// snapshot taken on the node, or leaving Cores= out.
+// host's, whose Cores= are those the snapshot carries, or those of the
+// node's own tree when --root names one: this host's topology says
+// nothing of it. So at the default root, this host, a GPU the snapshot
+// gives no cores for goes without, and the warning names the snapshot,
+// with the fix: a snapshot taken on the node, or leaving Cores= out.
 func (l *Loader) Cores(node *model.Node) {
-	if node.Snapshot != "" {
+	if node.Snapshot != "" && l.Host.fs.ThisHost() {
 		if gpus := withoutCores(node); gpus != "" {
 			l.warn(advice.Wrap(fmt.Errorf("%s has no cores for GPU %s: Cores= is left out for them, as this host's CPU topology is not that node's", node.Snapshot, gpus), advice.SnapshotCores))
 		}
@@ -244,11 +278,12 @@ func withoutCores(node *model.Node) string {
 
 // Hardware fills in Cores= and the node's hardware, as slurmd -C reads
 // it; a line of the whole node cannot do without. A snapshot's node has
-// the hardware the snapshot carries, or none: this host's is not its,
-// and the error carries the fix (a snapshot taken on the node, or a line
-// without the hardware).
+// the hardware the snapshot carries, or that of the node's own tree when
+// --root names one; at the default root this host's is not its, and the
+// error carries the fix (a snapshot taken on the node, or a line without
+// the hardware).
 func (l *Loader) Hardware(node *model.Node) error {
-	if node.Snapshot != "" {
+	if node.Snapshot != "" && l.Host.fs.ThisHost() {
 		if node.Hardware == nil {
 			return advice.Wrap(fmt.Errorf("%s has no hardware (CPUs, sockets, cores, threads, memory): this host's are not that node's", node.Snapshot), advice.SnapshotHardware)
 		}

@@ -188,12 +188,15 @@ func TestNVMLNodeChecked(t *testing.T) {
 	}
 }
 
-// A snapshot's node is another host's: the cores it lacks are a warning,
-// and the hardware it lacks an error, each with its fix (a snapshot taken
-// on the node, or going without), which the command line words.
+// A snapshot's node is another host's: at the default root, this host,
+// the cores it lacks are a warning, and the hardware it lacks an error,
+// each with its fix (a snapshot taken on the node, or going without),
+// which the command line words. Under an explicit --root, the node's own
+// tree, they are read from that tree's CPU topology (here there is none,
+// and that is what is said).
 func TestSnapshotWithoutCoresOrHardware(t *testing.T) {
 	var warned []error
-	l := loader(t, nil, t.TempDir(), nil)
+	l := loader(t, nil, "/", nil)
 	l.Warn = func(err error) { warned = append(warned, err) }
 	node := &model.Node{Snapshot: "s.json", GPUs: []model.GPU{{Index: 0, CPUAffinity: "0-7"}, {Index: 1, CPUAffinity: "8-15", Cores: "4-7"}}}
 	l.Cores(node)
@@ -203,5 +206,16 @@ func TestSnapshotWithoutCoresOrHardware(t *testing.T) {
 	err := l.Hardware(node)
 	if want := "s.json has no hardware (CPUs, sockets, cores, threads, memory): this host's are not that node's"; !hasFix(err, advice.SnapshotHardware) || err.Error() != want {
 		t.Errorf("Hardware: %v; want %q with advice.SnapshotHardware", err, want)
+	}
+
+	warned = nil
+	tree := loader(t, nil, t.TempDir(), nil)
+	tree.Warn = func(err error) { warned = append(warned, err) }
+	tree.Cores(node)
+	if len(warned) != 1 || !strings.HasPrefix(warned[0].Error(), "CPU topology: topology: open ") {
+		t.Errorf("under a --root tree: warnings %q; want the tree's CPU topology read", warned)
+	}
+	if err := tree.Hardware(node); err == nil || !strings.HasPrefix(err.Error(), "CPU topology: topology: open ") {
+		t.Errorf("under a --root tree: Hardware: %v; want the tree's CPU topology read", err)
 	}
 }

@@ -106,6 +106,11 @@ type Proposal struct {
 	Unserved []string `json:"unserved"`
 	// Held are the nodes that may not change, and why.
 	Held []Held `json:"held"`
+	// Unoffered are the types that waiting jobs ask for and that no node
+	// offers, now or under an allowed config, sorted. No change can serve
+	// them: most often the queue names types otherwise than the nodes'
+	// snapshots are read (gen's type style and type map).
+	Unoffered []string `json:"unoffered,omitempty"`
 }
 
 // Change is one node's new config and the jobs it lets start.
@@ -186,6 +191,16 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 			free = append(free, n)
 		}
 	}
+	unoffered := map[string]bool{}
+	for _, j := range demand {
+		if _, offered := floor[j.typ]; j.aged && !offered {
+			unoffered[j.typ] = true
+		}
+	}
+	for t := range unoffered {
+		p.Unoffered = append(p.Unoffered, t)
+	}
+	sort.Strings(p.Unoffered)
 	for t, n := range floor {
 		floor[t] = int(math.Floor(lim.Keep*float64(n) + 1e-9))
 	}

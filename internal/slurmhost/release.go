@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"sync"
 	"time"
 
@@ -75,8 +76,19 @@ func ProbeInstalled() Probe {
 	}
 }
 
-// ParseRelease reads a Slurm release that the admin names: X.Y or X.Y.Z.
-func ParseRelease(s string) (slurmconf.Version, error) { return slurmconf.ParseVersion(s) }
+// ParseRelease reads a Slurm release that the admin names: X.Y or X.Y.Z,
+// digits only. slurmd -V's answer is read more loosely (a package's
+// suffix, "slurm-wlm 22.05.8"); a release the admin writes is checked
+// whole, so that a typo such as 24.11.0.1 is refused, not read as 24.11.0.
+func ParseRelease(s string) (slurmconf.Version, error) {
+	v, err := slurmconf.ParseVersion(s)
+	if err != nil || !releaseWord.MatchString(s) {
+		return slurmconf.Version{}, fmt.Errorf("Slurm release %q is not X.Y or X.Y.Z (24.11, 23.02.7)", s)
+	}
+	return v, nil
+}
+
+var releaseWord = regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?$`)
 
 // Release is the Slurm release that reads the output: given (the release
 // the admin named, ParseRelease) when known, else what probe finds (nil:

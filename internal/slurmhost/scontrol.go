@@ -46,13 +46,40 @@ func showNode(name string, timeout time.Duration) (Node, error) {
 	}
 	stdout, stderr, err := child.Run(path, []string{"show", "node", "-o", name}, timeout)
 	if err != nil {
-		msg := strings.Join(strings.Fields(string(stderr)), " ")
+		msg := scontrolMessage(string(stderr))
 		if msg == "" || errors.As(err, new(*child.TimeoutError)) {
 			msg = err.Error()
 		}
 		return Node{}, fmt.Errorf("scontrol show node %s: %s", name, msg)
 	}
 	return ParseNode(name, string(stdout))
+}
+
+// scontrolMessage makes one readable line of what a failed scontrol
+// printed on stderr: a line a step, each "scontrol: error: ...", the
+// last the one that ended it ("scontrol: fatal: Could not establish a
+// configuration source"). That conclusion comes first, the steps that led
+// to it after it in parentheses, each without the "scontrol: " and
+// "error: " that every line repeats.
+func scontrolMessage(stderr string) string {
+	var lines []string
+	for _, line := range strings.Split(stderr, "\n") {
+		line = strings.Join(strings.Fields(line), " ")
+		line = strings.TrimPrefix(line, "scontrol: ")
+		line = strings.TrimPrefix(line, "error: ")
+		line = strings.TrimPrefix(line, "fatal: ")
+		if line != "" {
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	last := lines[len(lines)-1]
+	if len(lines) == 1 {
+		return last
+	}
+	return last + " (" + strings.Join(lines[:len(lines)-1], "; ") + ")"
 }
 
 // reasonField is Reason='s value: free text, up to the next key or the

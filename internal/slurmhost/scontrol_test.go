@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +157,30 @@ func TestShowNodeWithoutScontrol(t *testing.T) {
 	var a *advice.Error
 	if !errors.As(err, &a) || a.Fix != advice.NoScontrol || !errors.Is(err, exec.ErrNotFound) {
 		t.Errorf("err = %v, want exec.ErrNotFound with advice.NoScontrol", err)
+	}
+}
+
+// A failed scontrol is said in one readable line: its conclusion, then
+// the steps that led to it, without the "scontrol: error: " of each line
+// (the answer of Debian's scontrol 22.05.8 on a host with no slurm.conf).
+func TestShowNodeFailureInOneLine(t *testing.T) {
+	bin := t.TempDir()
+	script := "#!/bin/sh\ncat >&2 <<'EOF'\n" +
+		"scontrol: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\n" +
+		"scontrol: error: fetch_config: DNS SRV lookup failed\n" +
+		"scontrol: error: _establish_config_source: failed to fetch config\n" +
+		"scontrol: fatal: Could not establish a configuration source\n" +
+		"EOF\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "scontrol"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":/bin:/usr/bin")
+	_, err := ShowNode("gpu01")
+	want := "scontrol show node gpu01: Could not establish a configuration source (resolve_ctls_from_dns_srv: res_nsearch error: Unknown host; fetch_config: DNS SRV lookup failed; _establish_config_source: failed to fetch config)"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	if got := scontrolMessage("slurm_load_node error: Invalid node name specified\n"); got != "slurm_load_node error: Invalid node name specified" {
+		t.Errorf("one line: %q", got)
 	}
 }

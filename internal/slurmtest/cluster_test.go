@@ -187,6 +187,10 @@ func startCluster(t *testing.T, host, gresConf, nodeLine, hw string) *cluster {
 // short: shortTempDir.
 func startClusterIn(t *testing.T, dir, host, conf string) *cluster {
 	t.Helper()
+	if data, err := os.ReadFile(conf); err != nil || !strings.Contains(string(data), "\nSlurmctldPort=") || !strings.Contains(string(data), "\nSlurmdPort=") {
+		// Without them the daemons take Slurm's default ports, the host's.
+		t.Fatalf("%s names no SlurmctldPort= and SlurmdPort= of freeTCPPorts (%v)", conf, err)
+	}
 	c := &cluster{t: t, dir: dir, host: host, env: slurmEnv(conf)}
 	t.Cleanup(c.checkLogs) // after the daemons' cleanups have stopped them
 	c.start("slurmctld", "-D", "-i")
@@ -524,12 +528,29 @@ func freePorts(t *testing.T) ports {
 	return ports{slurmctld: nums[0], slurmd: nums[1]}
 }
 
-// freeTCPPorts picks n free ports for daemons, below the kernel's
-// ephemeral range (32768 and up on Linux): a port there, free when
-// picked, is soon the source port of some srun's or scontrol's outgoing
-// connection (tests of several clusters run at once), and the daemon
-// then fails with "Address already in use". All are held until all are
-// known, so they differ.
+// freeTCPPorts picks n free ports for daemons and reserves them until t
+// ends, after the daemons' cleanups have stopped them.
+//
+// The ports lie below the kernel's ephemeral range (32768 and up on
+// Linux): a port there, free when picked, is soon the source port of some
+// srun's or scontrol's outgoing connection (tests of several clusters run
+// at once), and the daemon then fails with "Address already in use". They
+// lie above Slurm's default ports (6817 slurmctld, 6818 slurmd, 6819
+// slurmdbd), where the host's own Slurm, or a client without a port in
+// its slurm.conf, would reach a test daemon.
+//
+// A free port is not enough: between the check that it is free and the
+// daemon's bind, and for as long as the daemon lives, another test process
+// picking ports the same way could take it too. Test binaries of other
+// packages, of another checkout, or of another release's run (make
+// test-slurm-versions runs the clients in a chroot, under a TMPDIR of
+// their own) then give one cluster's client another's daemon ("protocol
+// version ... not supported", "invalid request msg type"). So each port
+// picked is reserved for the whole machine by binding a Linux abstract
+// Unix socket named after it (portReservation): the name is shared by
+// every process of this network namespace, chroots included, whatever
+// their TMPDIR; it writes no file; and the kernel frees it when the holder
+// closes it or dies, so a killed test leaves no stale reservation.
 func freeTCPPorts(t *testing.T, n int) []int {
 	t.Helper()
 	var ls []net.Listener
@@ -544,10 +565,16 @@ func freeTCPPorts(t *testing.T, n int) []int {
 		if handedOut.ports[port] {
 			continue
 		}
+		held, err := net.Listen("unix", portReservation(port))
+		if err != nil {
+			continue // another test process holds it
+		}
 		l, err := net.Listen("tcp", fmt.Sprintf(":%d", port)) // the daemons listen on every address
 		if err != nil {
+			held.Close()
 			continue
 		}
+		t.Cleanup(func() { held.Close() })
 		ls = append(ls, l)
 		handedOut.ports[port] = true
 		nums = append(nums, port)
@@ -558,9 +585,14 @@ func freeTCPPorts(t *testing.T, n int) []int {
 	return nums
 }
 
-// handedOut are the ports freePorts gave out in this run: once closed, a
-// port is free again for the next cluster while the one before has not
-// bound it yet.
+// portReservation is the abstract Unix socket name (the leading @) that
+// reserves a TCP port for a test cluster (freeTCPPorts).
+func portReservation(port int) string {
+	return fmt.Sprintf("@slurm-mig-slurmtest-port-%d", port)
+}
+
+// handedOut are the ports freeTCPPorts gave out in this run, never given
+// twice: a cluster stopped may leave connections to its ports behind.
 var handedOut = struct {
 	sync.Mutex
 	ports map[int]bool
@@ -680,4 +712,32 @@ func hardware(t *testing.T) string {
 		t.Fatal(machine.err)
 	}
 	return machine.conf
+}
+
+// The ports freeTCPPorts hands out are reserved for the whole machine
+// until the test ends: another process picking ports cannot take them
+// (binding the same abstract name fails there as here), they are none
+// of Slurm's default ports, and the reservation ends with the test.
+func TestFreeTCPPortsAreReservedMachineWide(t *testing.T) {
+	var nums []int
+	t.Run("hold", func(t *testing.T) {
+		nums = freeTCPPorts(t, 3)
+		for _, p := range nums {
+			if p < 12000 || p > 31999 {
+				t.Errorf("port %d: outside 12000-31999", p)
+			}
+			if l, err := net.Listen("unix", portReservation(p)); err == nil {
+				l.Close()
+				t.Errorf("port %d: its reservation %s could be taken again while held", p, portReservation(p))
+			}
+		}
+	})
+	for _, p := range nums {
+		l, err := net.Listen("unix", portReservation(p))
+		if err != nil {
+			t.Errorf("port %d: still reserved after its test ended: %v", p, err)
+			continue
+		}
+		l.Close()
+	}
 }

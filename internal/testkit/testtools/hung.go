@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Hung is a shell script that never answers, and whose child holds its
@@ -21,17 +22,26 @@ type Hung struct {
 	pids   string
 }
 
-// NewHung makes the script. It skips t where there is no sleep command,
+// NewHung makes the script. It skips t where there is no sleep or mv command,
 // and kills whatever is left of both processes when t ends.
 func NewHung(t testing.TB) *Hung {
 	t.Helper()
+	// Absolute paths: Command gives the script a PATH of its own.
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
 		t.Skip("no sleep command")
 	}
+	mv, err := exec.LookPath("mv")
+	if err != nil {
+		t.Skip("no mv command")
+	}
 	h := &Hung{pids: t.TempDir()}
-	h.Script = sleep + " 600 &\necho $! >" + filepath.Join(h.pids, "grandchild") + "\n" +
-		"echo $$ >" + filepath.Join(h.pids, "child") + "\nwait\n"
+	// Each pid is written beside its file and renamed into place, so that
+	// a pid file, once there, is whole even if the script is killed while
+	// writing it.
+	g, c := filepath.Join(h.pids, "grandchild"), filepath.Join(h.pids, "child")
+	h.Script = sleep + " 600 &\necho $! >" + g + ".new && " + mv + " " + g + ".new " + g + "\n" +
+		"echo $$ >" + c + ".new && " + mv + " " + c + ".new " + c + "\nwait\n"
 	t.Cleanup(func() {
 		for _, name := range []string{"child", "grandchild"} {
 			if pid := h.pid(name); pid > 0 {
@@ -54,20 +64,41 @@ func (h *Hung) Command(t testing.TB, name string) {
 	t.Setenv("PATH", bin)
 }
 
+// Started says whether both processes of the script have run and written
+// their pids. On a loaded machine a short timeout can end the script
+// before that: the test should then run it again with a longer one, as
+// it can tell nothing of a child that was never started.
+func (h *Hung) Started() bool {
+	return h.pid("child") > 0 && h.pid("grandchild") > 0
+}
+
 // CheckKilled fails t unless both processes ran and neither runs now
-// (reaped or not, a killed process is gone or a zombie).
+// (reaped or not, a killed process is gone or a zombie). A process sent
+// SIGKILL is not gone at once, least of all on a loaded machine, so each
+// is watched for up to 10 seconds before it counts as running.
 func (h *Hung) CheckKilled(t testing.TB) {
 	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
 	for _, name := range []string{"child", "grandchild"} {
 		pid := h.pid(name)
 		if pid <= 0 {
 			t.Errorf("the hung command wrote no %s pid", name)
 			continue
 		}
-		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(stat), ") Z ") {
-			t.Errorf("the hung command's %s (pid %d) is still running", name, pid)
+		for running(pid) {
+			if time.Now().After(deadline) {
+				t.Errorf("the hung command's %s (pid %d) still runs 10s after its timeout", name, pid)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
+}
+
+// running says whether process pid exists and is no zombie.
+func running(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.Contains(string(stat), ") Z ")
 }
 
 // pid reads the pid a process of the script wrote; 0 when none.
