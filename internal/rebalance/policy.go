@@ -77,12 +77,12 @@ type PolicyState struct {
 	Configs [][]int
 	// Rate is each type's arrival rate (jobs a minute) over the recent
 	// window; Mean its mean run time (minutes); Backlog its pending jobs.
-	Rate    []float64
-	Mean    []float64
+	Rate []float64
+	Mean []float64
 	// LongRate is each type's arrival rate over a long window (a day).
 	LongRate []float64
-	Backlog []int
-	Nodes   []PolicyNode
+	Backlog  []int
+	Nodes    []PolicyNode
 }
 
 // Move is one change Decide makes: drain Node and give it Config.
