@@ -39,13 +39,17 @@ type PolicyLimits struct {
 	// of other jobs) comes back, and a node is slow to win back once
 	// busy.
 	LongLoad float64
+	// Blend is how fast (minutes) the forecast rate moves from the
+	// recent rate to the long-run one over the horizon: demand that
+	// shifted may shift back. 0 keeps the recent rate throughout.
+	Blend float64
 }
 
 // DefaultPolicyLimits are the bounds the simulator's figures were
 // taken with (docs/rebalance.md).
 func DefaultPolicyLimits() PolicyLimits {
 	return PolicyLimits{Horizon: 240, MaxBusy: 0.25, MaxDraining: 2, Dwell: 120, MinGain: 120, MinGainShare: 0.2,
-		Reconfig: 5, Starve: 1.25, StarveSlack: 2, LongLoad: 0.9}
+		Reconfig: 5, Starve: 1.25, StarveSlack: 2, LongLoad: 0.9, Blend: 120}
 }
 
 // PolicyNode is one node as the policy sees it. Counts are devices of
@@ -129,7 +133,7 @@ func Decide(s PolicyState, lim PolicyLimits) []Move {
 	var moves []Move
 	used := map[int]bool{}
 	for draining < lim.MaxDraining {
-		base, baseWait := forecast(s, segs, lim.Horizon)
+		base, baseWait := forecast(s, segs, lim)
 		bestGain, bestNode, bestConfig := 0.0, -1, -1
 		for i, n := range s.Nodes {
 			if n.Held || n.Draining || used[i] || n.Config < 0 || n.SinceChange < lim.Dwell || busyShare(n, s.Configs[n.Config]) > lim.MaxBusy {
@@ -145,7 +149,7 @@ func Decide(s PolicyState, lim PolicyLimits) []Move {
 					try[t] = append(append([]segment(nil), segs[t]...),
 						segment{0, -s.Configs[n.Config][t]}, segment{ready, s.Configs[k][t]})
 				}
-				cost, wait := forecast(s, try, lim.Horizon)
+				cost, wait := forecast(s, try, lim)
 				gain := base - cost
 				if gain < lim.MinGain || gain < lim.MinGainShare*base || gain <= bestGain || starves(wait, baseWait, lim) {
 					continue
@@ -232,70 +236,111 @@ func starves(wait, base []float64, lim PolicyLimits) bool {
 // forecast is the waiting (job-minutes) over the horizon, all types
 // together, and each type's mean wait per job, given each type's
 // capacity as segments (a device count added from a time on).
-func forecast(s PolicyState, segs [][]segment, horizon float64) (float64, []float64) {
+func forecast(s PolicyState, segs [][]segment, lim PolicyLimits) (float64, []float64) {
 	total := 0.0
 	waits := make([]float64, len(s.Types))
 	for t := range s.Types {
-		cost := typeCost(s.Rate[t], s.Mean[t], float64(s.Backlog[t]), segs[t], horizon)
+		rates := rateSteps(s, t, lim)
+		cost := typeCost(rates, s.Mean[t], float64(s.Backlog[t]), segs[t], lim.Horizon)
 		total += cost
-		if jobs := s.Rate[t]*horizon + float64(s.Backlog[t]); jobs > 0 {
+		jobs := float64(s.Backlog[t])
+		for i, r := range rates {
+			end := lim.Horizon
+			if i+1 < len(rates) {
+				end = rates[i+1].from
+			}
+			jobs += r.rate * (end - r.from)
+		}
+		if jobs > 0 {
 			waits[t] = cost / jobs
 		}
 	}
 	return total, waits
 }
 
+// rateStep is a forecast arrival rate from a time on.
+type rateStep struct {
+	from, rate float64
+}
+
+// rateSteps is type t's forecast rate over the horizon: the recent rate
+// at first, moving to the long-run rate with time constant Blend, in
+// steps of half of it.
+func rateSteps(s PolicyState, t int, lim PolicyLimits) []rateStep {
+	if s.LongRate == nil || lim.Blend <= 0 {
+		return []rateStep{{0, s.Rate[t]}}
+	}
+	var out []rateStep
+	step := lim.Blend / 2
+	for at := 0.0; at < lim.Horizon; at += step {
+		w := math.Exp(-(at + step/2) / lim.Blend)
+		out = append(out, rateStep{at, s.LongRate[t] + (s.Rate[t]-s.LongRate[t])*w})
+	}
+	return out
+}
+
 // typeCost is one type's waiting over the horizon: a fluid backlog that
 // drains at the rate the devices free beyond arrivals (or grows where
 // they cannot keep up), and, while no backlog stands, arrivals waiting
 // as in an M/M/c queue (Erlang C).
-func typeCost(rate, mean, backlog float64, segs []segment, horizon float64) float64 {
+func typeCost(rates []rateStep, mean, backlog float64, segs []segment, horizon float64) float64 {
 	if mean <= 0 {
 		mean = 60
 	}
-	// The capacity steps, in time order.
+	// The capacity and rate changes, in time order.
 	type step struct {
-		at float64
-		dc int
+		at   float64
+		dc   int
+		rate float64
+		isR  bool
 	}
-	steps := make([]step, 0, len(segs))
+	steps := make([]step, 0, len(segs)+len(rates))
 	for _, sg := range segs {
-		steps = append(steps, step{min(sg.from, horizon), sg.c})
+		steps = append(steps, step{at: min(sg.from, horizon), dc: sg.c})
+	}
+	for _, r := range rates {
+		steps = append(steps, step{at: r.from, rate: r.rate, isR: true})
 	}
 	for i := 1; i < len(steps); i++ {
 		for j := i; j > 0 && steps[j].at < steps[j-1].at; j-- {
 			steps[j], steps[j-1] = steps[j-1], steps[j]
 		}
 	}
-	cost, q, c, now := 0.0, backlog, 0, 0.0
+	cost, q, c, now, rate := 0.0, backlog, 0, 0.0, 0.0
 	i := 0
 	for now < horizon {
 		for i < len(steps) && steps[i].at <= now {
-			c += steps[i].dc
+			if steps[i].isR {
+				rate = steps[i].rate
+			} else {
+				c += steps[i].dc
+			}
 			i++
 		}
 		end := horizon
 		if i < len(steps) {
-			end = steps[i].at
+			end = min(steps[i].at, horizon)
 		}
 		if end <= now {
 			continue
 		}
 		d := end - now
 		r := float64(max(c, 0))/mean - rate // net drain rate of the backlog
+		// The backlog as a fluid: it drains at r, or grows where the
+		// devices cannot keep up.
 		switch {
-		case r <= 0:
+		case r <= 0 || q/r >= d:
 			cost += q*d - r*d*d/2
-			q -= r * d
-		case q > 0 && q/r >= d:
-			cost += q*d - r*d*d/2
-			q -= r * d
+			q = max(0, q-r*d)
 		default:
-			clear := q / r
-			cost += q * clear / 2
+			cost += q * (q / r) / 2
 			q = 0
-			cost += rate * (d - clear) * erlangWait(rate, mean, max(c, 0))
 		}
+		// Arrivals wait besides as in an M/M/c queue (Erlang C). That is
+		// a steady state; a segment waits at most half its length on
+		// average, and an overloaded one that much. Fewer devices never
+		// forecast less waiting.
+		cost += rate * d * min(erlangWait(rate, mean, max(c, 0)), d/2)
 		now = end
 	}
 	return cost

@@ -95,10 +95,12 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 	arrivals := make([][]float64, nt)
 	arrHead := make([]int, nt)
 	longHead := make([]int, nt)
-	meanRun := make([]float64, nt)
-	for t := range meanRun {
-		meanRun[t] = -1
-	}
+	// The jobs that ended over the long window: what sacct gives of run
+	// times, whose mean is the policy's service time.
+	type completion struct{ at, dur float64 }
+	done := make([][]completion, nt)
+	doneHead := make([]int, nt)
+	doneSum := make([]float64, nt)
 	inMeasure := func(a, b float64) float64 { // overlap of [a,b) with the measured window
 		return max(0, min(b, win.to)-max(a, win.from))
 	}
@@ -147,11 +149,8 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 					break
 				}
 			}
-			if meanRun[t] < 0 {
-				meanRun[t] = jobs[j].dur
-			} else {
-				meanRun[t] += 0.05 * (jobs[j].dur - meanRun[t])
-			}
+			done[t] = append(done[t], completion{now, jobs[j].dur})
+			doneSum[t] += jobs[j].dur
 			if nd.draining && len(nd.run) == 0 {
 				beginReconfig(n, now)
 			} else if !nd.draining && heads[t] < len(queues[t]) {
@@ -204,9 +203,13 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 					longHead[t]++
 				}
 				s.LongRate[t] = float64(len(arrivals[t])-longHead[t]) / min(p.long, now)
-				s.Mean[t] = meanRun[t]
-				if s.Mean[t] < 0 {
-					s.Mean[t] = 60
+				for doneHead[t] < len(done[t]) && done[t][doneHead[t]].at <= now-p.long {
+					doneSum[t] -= done[t][doneHead[t]].dur
+					doneHead[t]++
+				}
+				s.Mean[t] = 60
+				if n := len(done[t]) - doneHead[t]; n > 0 {
+					s.Mean[t] = doneSum[t] / float64(n)
 				}
 				s.Backlog[t] = len(queues[t]) - heads[t]
 			}

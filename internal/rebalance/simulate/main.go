@@ -79,6 +79,7 @@ func main() {
 	flag.Float64Var(&o.dyn.window, "window", 60, "minutes of arrivals the policy's rates are taken over")
 	flag.Float64Var(&o.dyn.long, "long-window", 1440, "minutes of arrivals the policy's long-run rates are taken over")
 	flag.Float64Var(&lim.LongLoad, "long-load", lim.LongLoad, "most load, at its long-run rate, a type losing devices may be left with")
+	flag.Float64Var(&lim.Blend, "blend", lim.Blend, "minutes over which the forecast moves from the recent rates to the long-run ones")
 	flag.Float64Var(&lim.Horizon, "horizon", lim.Horizon, "minutes of waiting the policy forecasts")
 	flag.Float64Var(&lim.MaxBusy, "max-busy", lim.MaxBusy, "largest share of busy devices on a node the policy drains")
 	flag.IntVar(&lim.MaxDraining, "max-draining", lim.MaxDraining, "nodes draining or changing at once")
@@ -323,6 +324,7 @@ type policyResult struct {
 	Seed      uint64                `json:"seed"`
 	Workload  string                `json:"workload"`
 	Load      float64               `json:"load"`
+	win       window
 }
 
 // summarise makes a result from each measured job's wait (-1 when
@@ -514,7 +516,7 @@ func runSeed(o options, f *fleetDef, seed uint64) ([]policyResult, error) {
 	pol.Drained = dr.drained / 60
 	out = append(out, pol)
 	for i := range out {
-		out[i].Seed, out[i].Workload, out[i].Load = seed, nameOf(o), in.load
+		out[i].Seed, out[i].Workload, out[i].Load, out[i].win = seed, nameOf(o), in.load, in.win
 	}
 	return out, nil
 }
@@ -558,8 +560,8 @@ func run(o options, w io.Writer) error {
 // policy against the best static layout.
 func printTables(w io.Writer, o options, all [][]policyResult, took time.Duration) {
 	first := all[0][0]
-	fmt.Fprintf(w, "%s, %d nodes x %d GPUs, load %.2f of what the best layout serves, measured %g..%g min (%d seeds, %.1f s)\n\n",
-		first.Workload, o.nodes, o.gpus, first.Load, o.warmup, o.measure, len(all), took.Seconds())
+	fmt.Fprintf(w, "%s, %d nodes x %d GPUs, load %.2f of what the best layout serves, jobs submitted in minutes %g..%g measured, run to %g (%d seeds, %.1f s)\n\n",
+		first.Workload, o.nodes, o.gpus, first.Load, first.win.from, first.win.to, first.win.end, len(all), took.Seconds())
 	if len(all) == 1 {
 		fmt.Fprintln(w, "| policy | layout | mean wait (min) | p95 (min) | jobs | unstarted | reconf./node-h | drained node-h |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
