@@ -49,7 +49,7 @@ type PolicyLimits struct {
 // taken with (docs/rebalance.md).
 func DefaultPolicyLimits() PolicyLimits {
 	return PolicyLimits{Horizon: 240, MaxBusy: 0.25, MaxDraining: 2, Dwell: 120, MinGain: 120, MinGainShare: 0.2,
-		Reconfig: 5, Starve: 1.25, StarveSlack: 2, LongLoad: 0.9, Blend: 120}
+		Reconfig: 5, Starve: 1.25, StarveSlack: 2, LongLoad: 0.7, Blend: 120}
 }
 
 // PolicyNode is one node as the policy sees it. Counts are devices of
@@ -85,6 +85,10 @@ type PolicyState struct {
 	Mean []float64
 	// LongRate is each type's arrival rate over a long window (a day).
 	LongRate []float64
+	// Window is the minutes Rate was counted over: a recent count
+	// within chance of the long-run rate (three standard deviations of
+	// a Poisson count) is no shift, and the long-run rate stands.
+	Window float64
 	Backlog  []int
 	Nodes    []PolicyNode
 }
@@ -267,7 +271,16 @@ type rateStep struct {
 // at first, moving to the long-run rate with time constant Blend, in
 // steps of half of it.
 func rateSteps(s PolicyState, t int, lim PolicyLimits) []rateStep {
-	if s.LongRate == nil || lim.Blend <= 0 {
+	if s.LongRate == nil {
+		return []rateStep{{0, s.Rate[t]}}
+	}
+	if s.Window > 0 {
+		n, e := s.Rate[t]*s.Window, s.LongRate[t]*s.Window
+		if math.Abs(n-e) < 3*math.Sqrt(max(e, 1)) {
+			return []rateStep{{0, s.LongRate[t]}}
+		}
+	}
+	if lim.Blend <= 0 {
 		return []rateStep{{0, s.Rate[t]}}
 	}
 	var out []rateStep

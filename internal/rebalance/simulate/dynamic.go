@@ -190,7 +190,7 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 				continue
 			}
 			s := rebalance.PolicyState{Types: types, Configs: make([][]int, len(configs)),
-				Rate: make([]float64, nt), LongRate: make([]float64, nt), Mean: make([]float64, nt), Backlog: make([]int, nt), Nodes: make([]rebalance.PolicyNode, len(nodes))}
+				Window: min(p.window, now), Rate: make([]float64, nt), LongRate: make([]float64, nt), Mean: make([]float64, nt), Backlog: make([]int, nt), Nodes: make([]rebalance.PolicyNode, len(nodes))}
 			for k, c := range configs {
 				s.Configs[k] = c.counts
 			}
