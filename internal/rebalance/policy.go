@@ -43,13 +43,18 @@ type PolicyLimits struct {
 	// recent rate to the long-run one over the horizon: demand that
 	// shifted may shift back. 0 keeps the recent rate throughout.
 	Blend float64
+	// Undo is how long (minutes) a change is reckoned to last: a change
+	// must save more than the waiting it adds over that long should
+	// demand go back to its long-run rates (a busy fleet is slow to
+	// change back).
+	Undo float64
 }
 
 // DefaultPolicyLimits are the bounds the simulator's figures were
 // taken with (docs/rebalance.md).
 func DefaultPolicyLimits() PolicyLimits {
 	return PolicyLimits{Horizon: 240, MaxBusy: 0.25, MaxDraining: 2, Dwell: 120, MinGain: 120, MinGainShare: 0.2,
-		Reconfig: 5, Starve: 1.25, StarveSlack: 2, LongLoad: 0.7, Blend: 120}
+		Reconfig: 5, Starve: 1.25, StarveSlack: 2, LongLoad: 0.7, Blend: 120, Undo: 1440}
 }
 
 // PolicyNode is one node as the policy sees it. Counts are devices of
@@ -138,6 +143,7 @@ func Decide(s PolicyState, lim PolicyLimits) []Move {
 	used := map[int]bool{}
 	for draining < lim.MaxDraining {
 		base, baseWait := forecast(s, segs, lim)
+		steadyBase := steadyWaiting(s, segs)
 		bestGain, bestNode, bestConfig := 0.0, -1, -1
 		for i, n := range s.Nodes {
 			if n.Held || n.Draining || used[i] || n.Config < 0 || n.SinceChange < lim.Dwell || busyShare(n, s.Configs[n.Config]) > lim.MaxBusy {
@@ -156,6 +162,12 @@ func Decide(s PolicyState, lim PolicyLimits) []Move {
 				cost, wait := forecast(s, try, lim)
 				gain := base - cost
 				if gain < lim.MinGain || gain < lim.MinGainShare*base || gain <= bestGain || starves(wait, baseWait, lim) {
+					continue
+				}
+				// A change that pays only while the recent rates last, and
+				// costs more than it saved should demand go back to its
+				// long-run rates, is a bet the fleet is slow to undo.
+				if s.LongRate != nil && (steadyWaiting(s, try)-steadyBase)*lim.Undo > gain {
 					continue
 				}
 				bestGain, bestNode, bestConfig = gain, i, k
@@ -201,6 +213,23 @@ func keepsLongRun(s PolicyState, a, b int, lim PolicyLimits) bool {
 		}
 	}
 	return true
+}
+
+// steadyWaiting is the waiting a minute (job-minutes) of the layout the
+// segments end in, at the long-run rates, in steady state (Erlang C):
+// +Inf where a type cannot keep up.
+func steadyWaiting(s PolicyState, segs [][]segment) float64 {
+	total := 0.0
+	for t := range s.Types {
+		c := 0
+		for _, sg := range segs[t] {
+			c += sg.c
+		}
+		if s.LongRate[t] > 0 {
+			total += s.LongRate[t] * erlangWait(s.LongRate[t], s.Mean[t], max(c, 0))
+		}
+	}
+	return total
 }
 
 func busyShare(n PolicyNode, counts []int) float64 {

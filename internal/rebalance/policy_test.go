@@ -53,7 +53,7 @@ func TestDecideKeepsLongRunDemand(t *testing.T) {
 	// Forecasting from the recent rates alone (no blend to the long-run
 	// rates, no bound) would take one.
 	lim := DefaultPolicyLimits()
-	lim.LongLoad, lim.Blend = 100, 0
+	lim.LongLoad, lim.Blend, lim.Undo = 100, 0, 0
 	took := false
 	for _, mv := range Decide(s, lim) {
 		took = took || s.Nodes[mv.Node].Config == 1
