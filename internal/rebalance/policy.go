@@ -93,9 +93,9 @@ type PolicyState struct {
 	// Window is the minutes Rate was counted over: a recent count
 	// within chance of the long-run rate (three standard deviations of
 	// a Poisson count) is no shift, and the long-run rate stands.
-	Window float64
-	Backlog  []int
-	Nodes    []PolicyNode
+	Window  float64
+	Backlog []int
+	Nodes   []PolicyNode
 }
 
 // Move is one change Decide makes: drain Node and give it Config.
