@@ -2,6 +2,9 @@ package main
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -113,5 +116,44 @@ func TestLoadIsOfBestLayout(t *testing.T) {
 	}
 	if got, _ := capacityLP(f.configs, demand, 16); math.Abs(got-1) > 1e-9 {
 		t.Errorf("all-1g demand of 896 devices on 16 nodes: capacity factor %.4f, want 1", got)
+	}
+}
+
+// A trace is read with its header, spaces, quotes and CRLF allowed; a
+// bad line is an error naming the file and line, and a profile no config
+// offers is an error naming it.
+func TestReadTrace(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.csv")
+	os.WriteFile(good, []byte("submit_min, duration_min, time_limit_min, profile\r\n12,50,40,\"3g.40gb\"\r\n10,5,30,1g.10gb\r\n13,70,90,H100\r\n"), 0o644)
+	jobs, err := readTrace(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 3 || jobs[0].profile != "1g.10gb" || jobs[1].limit != 50 || jobs[2].profile != "H100" {
+		t.Errorf("read %+v: want three jobs in submit order, a limit below the run raised to it", jobs)
+	}
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("submit_min,duration_min,time_limit_min,profile\n1,2,3,1g.10gb\n1,x,3,1g.10gb\n"), 0o644)
+	if _, err := readTrace(bad); err == nil || !strings.Contains(err.Error(), "bad.csv:3:") {
+		t.Errorf("bad line: %v, want an error naming bad.csv:3", err)
+	}
+	o := testOptions()
+	f, err := loadFleet(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := filepath.Join(dir, "unknown.csv")
+	os.WriteFile(unknown, []byte("submit_min,duration_min,time_limit_min,profile\n1,2,3,5g.50gb\n"), 0o644)
+	o.trace = unknown
+	if _, err := makeInstance(o, f, 1); err == nil || !strings.Contains(err.Error(), "5g.50gb") {
+		t.Errorf("unknown profile: %v, want an error naming 5g.50gb", err)
+	}
+	for _, p := range []string{"1g.10gb", "h100_1g.10gb", "H100", "NVIDIA H100 80GB HBM3", "1g."} {
+		if typ, ok := f.resolve(p); !ok {
+			t.Errorf("profile %q not resolved", p)
+		} else if p == "1g." && f.types[typ] != "h100_1g.10gb" {
+			t.Errorf("generator size 1g. is %s, want h100_1g.10gb", f.types[typ])
+		}
 	}
 }

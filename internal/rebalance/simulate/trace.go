@@ -45,8 +45,11 @@ func readTrace(path string) ([]traceJob, error) {
 			continue
 		}
 		f := strings.Split(line, ",")
+		for i := range f {
+			f[i] = strings.Trim(strings.TrimSpace(f[i]), `"`)
+		}
 		if num == 1 {
-			if line != "submit_min,duration_min,time_limit_min,profile" {
+			if strings.Join(f, ",") != "submit_min,duration_min,time_limit_min,profile" {
 				return nil, fmt.Errorf("%s:1: want the header submit_min,duration_min,time_limit_min,profile, got %q", path, line)
 			}
 			continue
