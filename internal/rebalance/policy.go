@@ -90,6 +90,10 @@ type PolicyState struct {
 	Mean []float64
 	// LongRate is each type's arrival rate over a long window (a day).
 	LongRate []float64
+	// Peak is, for each type, the most devices of it in use at once over
+	// the long window (sacct's jobs): a type never loses devices below
+	// it, whatever the rates say, for bursts (job arrays) come back.
+	Peak []int
 	// Window is the minutes Rate was counted over: a recent count
 	// within chance of the long-run rate (three standard deviations of
 	// a Poisson count) is no shift, and the long-run rate stands.
@@ -141,6 +145,7 @@ func Decide(s PolicyState, lim PolicyLimits) []Move {
 	}
 	var moves []Move
 	used := map[int]bool{}
+	moved := map[int]int{} // node -> its new config, this round
 	for draining < lim.MaxDraining {
 		base, baseWait := forecast(s, segs, lim)
 		steadyBase := steadyWaiting(s, segs)
@@ -151,7 +156,7 @@ func Decide(s PolicyState, lim PolicyLimits) []Move {
 			}
 			ready := n.EmptyIn + lim.Reconfig
 			for k := range s.Configs {
-				if k == n.Config || sameVec(s.Configs[k], s.Configs[n.Config]) || !keepsLongRun(s, n.Config, k, lim) {
+				if k == n.Config || sameVec(s.Configs[k], s.Configs[n.Config]) || !keepsLongRun(s, n.Config, k, moved, lim) {
 					continue
 				}
 				try := make([][]segment, nt)
@@ -182,6 +187,7 @@ func Decide(s PolicyState, lim PolicyLimits) []Move {
 			segs[t] = append(segs[t], segment{0, -s.Configs[n.Config][t]}, segment{ready, s.Configs[bestConfig][t]})
 		}
 		used[bestNode] = true
+		moved[bestNode] = bestConfig
 		moves = append(moves, Move{Node: bestNode, Config: bestConfig, Gain: bestGain})
 		draining++
 	}
@@ -189,8 +195,9 @@ func Decide(s PolicyState, lim PolicyLimits) []Move {
 }
 
 // keepsLongRun says whether every type the change from config a to b
-// takes devices from keeps enough of them for its long-run rate.
-func keepsLongRun(s PolicyState, a, b int, lim PolicyLimits) bool {
+// takes devices from keeps enough of them for its long-run rate and its
+// peak, counting the changes already chosen (moved).
+func keepsLongRun(s PolicyState, a, b int, moved map[int]int, lim PolicyLimits) bool {
 	if s.LongRate == nil {
 		return true
 	}
@@ -200,7 +207,11 @@ func keepsLongRun(s PolicyState, a, b int, lim PolicyLimits) bool {
 			continue
 		}
 		c := -lose
-		for _, n := range s.Nodes {
+		for i, n := range s.Nodes {
+			if k, ok := moved[i]; ok {
+				c += s.Configs[k][t]
+				continue
+			}
 			switch {
 			case n.Draining && n.Target >= 0:
 				c += s.Configs[n.Target][t]
@@ -208,7 +219,7 @@ func keepsLongRun(s PolicyState, a, b int, lim PolicyLimits) bool {
 				c += s.Configs[n.Config][t]
 			}
 		}
-		if s.LongRate[t]*s.Mean[t] > lim.LongLoad*float64(c) {
+		if s.LongRate[t]*s.Mean[t] > lim.LongLoad*float64(c) || s.Peak != nil && c < s.Peak[t] {
 			return false
 		}
 	}

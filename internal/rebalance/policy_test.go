@@ -77,3 +77,22 @@ func TestTypeCostMonotone(t *testing.T) {
 		}
 	}
 }
+
+// A type never loses devices below the most of it that ran at once over
+// the long window, counting every change of the round: two idle nodes
+// may not both leave it.
+func TestDecideKeepsPeak(t *testing.T) {
+	s := policyFleet([]int{0, 0, 0, 1}, nil)
+	s.Rate, s.LongRate, s.Mean, s.Backlog = []float64{0.05, 1}, []float64{0.05, 0.05}, []float64{60, 60}, []int{0, 40}
+	s.Peak = []int{100, 8}
+	lim := DefaultPolicyLimits()
+	lim.MinGain, lim.MinGainShare, lim.Undo, lim.LongLoad = 0, 0, 0, 100
+	m := Decide(s, lim)
+	if len(m) != 1 {
+		t.Errorf("moves %+v: want one small node to change (168 small devices, a peak of 100: one may go, not two)", m)
+	}
+	s.Peak = nil
+	if m := Decide(s, lim); len(m) != 2 {
+		t.Errorf("without a peak, moves %+v: want two (the case tests nothing)", m)
+	}
+}

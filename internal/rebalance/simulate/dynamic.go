@@ -101,12 +101,25 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 	done := make([][]completion, nt)
 	doneHead := make([]int, nt)
 	doneSum := make([]float64, nt)
+	// The most devices of each type in use at once, by hour: the peak
+	// over the long window is the largest of its hours.
+	inUse := make([]int, nt)
+	hourly := map[int][]int{}
+	use := func(t, d int, now float64) {
+		inUse[t] += d
+		h := int(now / 60)
+		if hourly[h] == nil {
+			hourly[h] = append([]int(nil), inUse...) // what runs on into the hour
+		}
+		hourly[h][t] = max(hourly[h][t], inUse[t])
+	}
 	inMeasure := func(a, b float64) float64 { // overlap of [a,b) with the measured window
 		return max(0, min(b, win.to)-max(a, win.from))
 	}
 	startOn := func(n, j int, now float64) {
 		nd := &nodes[n]
 		nd.used[jobs[j].typ]++
+		use(jobs[j].typ, 1, now)
 		nd.run = append(nd.run, running{j, now})
 		res.start[j] = now
 		heap.Push(ev, event{at: now + jobs[j].dur, kind: 0, a: j, b: n})
@@ -143,6 +156,7 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 			nd := &nodes[n]
 			t := jobs[j].typ
 			nd.used[t]--
+			use(t, -1, now)
 			for i, rj := range nd.run {
 				if rj.job == j {
 					nd.run = append(nd.run[:i], nd.run[i+1:]...)
@@ -190,7 +204,7 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 				continue
 			}
 			s := rebalance.PolicyState{Types: types, Configs: make([][]int, len(configs)),
-				Window: min(p.window, now), Rate: make([]float64, nt), LongRate: make([]float64, nt), Mean: make([]float64, nt), Backlog: make([]int, nt), Nodes: make([]rebalance.PolicyNode, len(nodes))}
+				Window: min(p.window, now), Peak: make([]int, nt), Rate: make([]float64, nt), LongRate: make([]float64, nt), Mean: make([]float64, nt), Backlog: make([]int, nt), Nodes: make([]rebalance.PolicyNode, len(nodes))}
 			for k, c := range configs {
 				s.Configs[k] = c.counts
 			}
@@ -212,6 +226,14 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 					s.Mean[t] = doneSum[t] / float64(n)
 				}
 				s.Backlog[t] = len(queues[t]) - heads[t]
+			}
+			for h := int((now - p.long) / 60); h <= int(now/60); h++ {
+				for t, n := range hourly[h] {
+					s.Peak[t] = max(s.Peak[t], n)
+				}
+			}
+			for t := range nt {
+				s.Peak[t] = max(s.Peak[t], inUse[t])
 			}
 			for i := range nodes {
 				nd := &nodes[i]
