@@ -17,6 +17,7 @@ type dynParams struct {
 	fail     float64 // chance that a reconfiguration fails (the node comes back as it was)
 	seed     uint64
 	noPolicy bool // a static run through the event model (tests hold it to statics)
+	noPeak   bool // the policy is not told the peaks
 }
 
 type running struct {
@@ -243,6 +244,9 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 				}
 				s.Nodes[i] = rebalance.PolicyNode{Config: nd.config, Busy: nd.used, EmptyIn: empty,
 					Draining: nd.draining || nd.out, Target: nd.target, SinceChange: now - nd.lastChange}
+			}
+			if p.noPeak {
+				s.Peak = nil
 			}
 			for _, m := range rebalance.Decide(s, p.lim) {
 				nd := &nodes[m.Node]

@@ -80,6 +80,8 @@ func main() {
 	flag.Float64Var(&o.dyn.long, "long-window", 1440, "minutes of arrivals the policy's long-run rates are taken over")
 	flag.Float64Var(&lim.LongLoad, "long-load", lim.LongLoad, "most load, at its long-run rate, a type losing devices may be left with")
 	flag.Float64Var(&lim.Blend, "blend", lim.Blend, "minutes over which the forecast moves from the recent rates to the long-run ones")
+	flag.Float64Var(&lim.Undo, "undo", lim.Undo, "minutes a change is reckoned to last, against its cost should demand go back to its long-run rates")
+	flag.BoolVar(&o.dyn.noPeak, "no-peak", false, "let a type lose devices below the most of it in use at once over the long window")
 	flag.Float64Var(&lim.Horizon, "horizon", lim.Horizon, "minutes of waiting the policy forecasts")
 	flag.Float64Var(&lim.MaxBusy, "max-busy", lim.MaxBusy, "largest share of busy devices on a node the policy drains")
 	flag.IntVar(&lim.MaxDraining, "max-draining", lim.MaxDraining, "nodes draining or changing at once")
