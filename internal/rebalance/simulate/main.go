@@ -53,6 +53,7 @@ type options struct {
 	warmup, measure, cooldown, mean             float64
 	dyn                                         dynParams
 	json                                        bool
+	oracle                                      float64
 }
 
 func main() {
@@ -88,6 +89,7 @@ func main() {
 	flag.Float64Var(&lim.Dwell, "dwell", lim.Dwell, "minutes a node keeps a config before it may change again")
 	flag.Float64Var(&lim.MinGain, "min-gain", lim.MinGain, "least waiting saved (job-minutes over the horizon) for a change")
 	flag.Float64Var(&lim.MinGainShare, "min-gain-share", lim.MinGainShare, "least share of the forecast waiting saved for a change")
+	flag.Float64Var(&o.oracle, "oracle", 0, "also print a bound: the best static layout of each slot of this many minutes, switched instantly (text output)")
 	flag.BoolVar(&o.json, "json", false, "print one JSON object per policy and seed, a line each")
 	flag.Parse()
 	flag.Visit(func(f *flag.Flag) { o.loadSet = o.loadSet || f.Name == "load" })
@@ -517,6 +519,11 @@ func runSeed(o options, f *fleetDef, seed uint64) ([]policyResult, error) {
 	pol.Reconfigs = float64(dr.reconfigs) / float64(o.nodes) / hours
 	pol.Drained = dr.drained / 60
 	out = append(out, pol)
+	if o.oracle > 0 {
+		r := policyResult{Policy: "oracle", Layout: fmt.Sprintf("best static of each %g min, switched instantly, each from empty", o.oracle)}
+		r.MeanWait, r.Unstarted = oracleBound(in.jobs, len(f.types), in.win, search, o.nodes, o.oracle, seed)
+		out = append(out, r)
+	}
 	for i := range out {
 		out[i].Seed, out[i].Workload, out[i].Load, out[i].win = seed, nameOf(o), in.load, in.win
 	}
@@ -577,7 +584,7 @@ func printTables(w io.Writer, o options, all [][]policyResult, took time.Duratio
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| size | static-best mean wait | rebalance mean wait | jobs |")
 		fmt.Fprintln(w, "|---|---|---|---|")
-		best, pol := all[0][0], all[0][len(all[0])-1]
+		best, pol := all[0][0], byPolicy(all[0], "rebalance")
 		for _, k := range sortedSizes(best.PerSize) {
 			fmt.Fprintf(w, "| %s | %.1f | %.1f | %d |\n", k, best.PerSize[k].MeanWait, pol.PerSize[k].MeanWait, best.PerSize[k].Jobs)
 		}
@@ -588,7 +595,7 @@ func printTables(w io.Writer, o options, all [][]policyResult, took time.Duratio
 	var ratios []float64
 	worst := 0.0
 	for _, rs := range all {
-		best, pol := rs[0], rs[len(rs)-1]
+		best, pol := rs[0], byPolicy(rs, "rebalance")
 		ratio := pol.MeanWait / best.MeanWait
 		sizeWorst := 0.0
 		for k, s := range best.PerSize {
@@ -616,6 +623,9 @@ func printTables(w io.Writer, o options, all [][]policyResult, took time.Duratio
 		if len(miss) > 0 {
 			tg = strings.Join(miss, "; ")
 		}
+		if or := byPolicy(rs, "oracle"); or.Policy != "" {
+			tg += fmt.Sprintf("; oracle bound %.1f (%.3f)", or.MeanWait, or.MeanWait/best.MeanWait)
+		}
 		fmt.Fprintf(w, "| %d | %s | %.1f | %.1f | %.3f | %.2f | %.3f | %s |\n", best.Seed, best.Layout, best.MeanWait, pol.MeanWait, ratio, sizeWorst, pol.Reconfigs, tg)
 	}
 	if len(ratios) == 0 {
@@ -625,6 +635,15 @@ func printTables(w io.Writer, o options, all [][]policyResult, took time.Duratio
 	lo, hi := bootstrapMedian(ratios, 2000, o.seed)
 	fmt.Fprintf(w, "\nratio rebalance/static-best over %d seeds not failing: median %.3f (bootstrap 95%% interval %.3f..%.3f), mean %.3f, worst %.3f\n",
 		len(ratios), median(ratios), lo, hi, mean(ratios), worst)
+}
+
+func byPolicy(rs []policyResult, name string) policyResult {
+	for _, r := range rs {
+		if r.Policy == name {
+			return r
+		}
+	}
+	return policyResult{}
 }
 
 func sortedSizes(m map[string]sizeResult) []string {

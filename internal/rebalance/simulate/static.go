@@ -401,3 +401,39 @@ func simplex(rows [][]float64, rhs, obj []float64) []float64 {
 	}
 	return x
 }
+
+// oracleBound is a bound on what any policy that changes whole nodes
+// could reach: the measured window cut into slots of slot minutes, each
+// slot served by the best static layout for its own jobs, switched
+// instantly and starting empty (no drain, no backlog carried over). It
+// returns the mean wait of the measured jobs that started, and how many
+// did not.
+func oracleBound(jobs []job, ntypes int, win window, configs []config, nodes int, slot float64, seed uint64) (float64, int) {
+	sum, started, unstarted := 0.0, 0, 0
+	for from := win.from; from < win.to; from += slot {
+		to := min(from+slot, win.to)
+		var part []job
+		for _, j := range jobs {
+			if j.submit >= from && j.submit < to+slot/2 {
+				part = append(part, j)
+			}
+		}
+		w := window{from: from, to: to, end: to + (win.end - win.to)}
+		st := newStatics(part, ntypes, w)
+		x, _ := st.searchStatic(configs, nodes, nil, seed, 2)
+		for t := range ntypes {
+			c := 0
+			for k, n := range x {
+				c += n * configs[k].counts[t]
+			}
+			ts := st.typeRun(t, c, nil)
+			sum += ts.sumWait
+			started += ts.started
+			unstarted += ts.unstarted
+		}
+	}
+	if started == 0 {
+		return 0, unstarted
+	}
+	return sum / float64(started), unstarted
+}
