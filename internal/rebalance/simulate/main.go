@@ -297,6 +297,15 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 	}
 	t0 := in.jobs[0].submit
 	in.win = window{from: t0 + warm, to: t0 + warm + meas, end: t0 + warm + meas + cool}
+	measured := 0
+	for i := range in.jobs {
+		if in.win.measured(&in.jobs[i]) {
+			measured++
+		}
+	}
+	if measured == 0 {
+		return nil, fmt.Errorf("%s: no job is submitted in the measured window (minutes %g to %g of the run): set -warmup and -measure", nameOf(o), in.win.from, in.win.to)
+	}
 	return in, nil
 }
 
