@@ -31,8 +31,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,11 +131,11 @@ func loadFleet(o options) (*fleetDef, error) {
 	}
 	path := o.migConfig
 	if path == "" {
-		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/NVIDIA/mig-parted").Output()
+		dir, err := migPartedDir()
 		if err != nil {
-			return nil, fmt.Errorf("no -mig-config, and the mig-parted module is not found (go list: %v)", err)
+			return nil, err
 		}
-		path = filepath.Join(strings.TrimSpace(string(out)), "deployments/systemd/config-default.yaml")
+		path = filepath.Join(dir, "deployments/systemd/config-default.yaml")
 	}
 	cfg, err := migplan.ReadConfig(path)
 	if err != nil {
@@ -172,6 +172,47 @@ func loadFleet(o options) (*fleetDef, error) {
 		f.configs = append(f.configs, c)
 	}
 	return f, nil
+}
+
+// migPartedDir is the mig-parted module's directory in the module
+// cache, at the version this program was built with: its default config
+// file is read from there, not copied.
+func migPartedDir() (string, error) {
+	const mod = "github.com/NVIDIA/mig-parted"
+	version := ""
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range info.Deps {
+			if d.Path == mod {
+				version = d.Version
+			}
+		}
+	}
+	cache := os.Getenv("GOMODCACHE")
+	if cache == "" {
+		gopath := os.Getenv("GOPATH")
+		if gopath == "" {
+			home, _ := os.UserHomeDir()
+			gopath = filepath.Join(home, "go")
+		}
+		cache = filepath.Join(filepath.SplitList(gopath)[0], "pkg", "mod")
+	}
+	// The module cache spells an upper-case letter as ! and the letter.
+	var esc strings.Builder
+	for _, r := range mod {
+		if r >= 'A' && r <= 'Z' {
+			esc.WriteByte('!')
+			r += 'a' - 'A'
+		}
+		esc.WriteRune(r)
+	}
+	dir := filepath.Join(cache, esc.String()+"@"+version)
+	if version == "" {
+		return "", fmt.Errorf("no -mig-config, and this build does not say its mig-parted version")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("no -mig-config, and the mig-parted module is not in the module cache (%v)", err)
+	}
+	return dir, nil
 }
 
 // profileOf is a type's name without the model: the size a trace names.
