@@ -30,6 +30,7 @@ type rebalanceCmd struct {
 	Now       string            `placeholder:"TIME" help:"The time to measure waits from, as squeue prints times (default: now)."`
 	TypeStyle string            `enum:"model,profile,autodetect" default:"model" placeholder:"STYLE" help:"GRES type names, as gen names them. One of: ${enum} (default model)."`
 	TypeMap   map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"As gen takes it (repeatable)."`
+	Explain   bool              `help:"Say, for each pending job that asks one node for one MIG type, why it waits: busy (every device of its type busy), layout (no node has its type), fragmentation (idle slices enough on a node, cut into other sizes), or other."`
 	JSON      bool              `name:"json" help:"Print the proposal as JSON: {\"changes\": [{\"node\", \"config\", \"gres\", \"was\", \"jobs\"}], \"node_lines\", \"pending\", \"demand\", \"waiting\", \"unserved\", \"held\": [{\"node\", \"why\"}], \"unoffered\" (the types waiting jobs ask for that no node offers; absent when none)}."`
 }
 
@@ -95,6 +96,13 @@ func (c *rebalanceCmd) Run(e *env) error {
 		if snaps, err = rebalance.ReadSnapshots(c.Snapshots); err != nil {
 			return err
 		}
+	}
+	if c.Explain {
+		tables := snaps
+		for _, h := range hw {
+			tables = append(tables, h.Snapshot)
+		}
+		return kongrun.PrintReport(e.stdout, explanation(rebalance.Explain(states, jobs, rebalance.ProfileSlices(tables))), c.JSON)
 	}
 	nodes, err := rebalance.Fleet(snaps, hw, states, ev)
 	if err != nil {
@@ -192,4 +200,28 @@ func (p proposal) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(p.Proposal)
+}
+
+// explanation prints why each pending MIG job waits, a line a job.
+type explanation []rebalance.Explanation
+
+func (x explanation) WriteText(w io.Writer) error {
+	if len(x) == 0 {
+		_, err := fmt.Fprintln(w, "no pending job asks one node for one MIG type")
+		return err
+	}
+	for _, e := range x {
+		if _, err := fmt.Fprintf(w, "%s (%s:%d): %s: %s\n", e.Job, e.Type, e.Count, e.Why, e.Detail); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x explanation) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Pending []rebalance.Explanation `json:"pending"`
+	}{append([]rebalance.Explanation{}, x...)})
 }

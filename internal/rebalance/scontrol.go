@@ -24,6 +24,8 @@ type NodeState struct {
 	// GPUsInUse is how many gpu GRES are allocated to running jobs
 	// (GresUsed's counts, or AllocTRES's gres/gpu if that says more).
 	GPUsInUse int
+	// Used is GresUsed's gpu counts by type: which types are busy.
+	Used []slurmconf.GresCount
 	// Gres is the gpu items of the node's Gres=: what slurm.conf gives it
 	// now. Nodes of a --hardware kind take their counts from it.
 	Gres []slurmconf.GresCount
@@ -35,12 +37,9 @@ type NodeState struct {
 // after a job, one that is not up.
 var blockingStates = []string{"DOWN", "DRAIN", "FAIL", "COMPLETING", "MAINT", "REBOOT", "POWER", "INVAL", "UNKNOWN", "FUTURE", "RESERVED", "PLANNED", "BLOCKED"}
 
-// Why says why rebalance may not change the node, or "" when it may: its
-// GPUs are all idle and the node is in service.
-func (s *NodeState) Why() string {
-	if s.GPUsInUse > 0 {
-		return fmt.Sprintf("%d GPUs in use by running jobs", s.GPUsInUse)
-	}
+// OutOfService says why no job starts on the node ("" when jobs may):
+// its state, whatever its GPUs.
+func (s *NodeState) OutOfService() string {
 	state := strings.TrimSuffix(s.State, "*") // * is not responding
 	if state != s.State {
 		return "not responding (" + s.State + ")"
@@ -53,6 +52,15 @@ func (s *NodeState) Why() string {
 		}
 	}
 	return ""
+}
+
+// Why says why rebalance may not change the node, or "" when it may: its
+// GPUs are all idle and the node is in service.
+func (s *NodeState) Why() string {
+	if s.GPUsInUse > 0 {
+		return fmt.Sprintf("%d GPUs in use by running jobs", s.GPUsInUse)
+	}
+	return s.OutOfService()
 }
 
 // ParseNodes reads the output of NodesFormat, the file named file, into
@@ -84,6 +92,7 @@ func ParseNodes(file string, data []byte) (map[string]NodeState, error) {
 			return nil, fmt.Errorf("%s:%d: node %s: %v", file, num, s.Name, err)
 		}
 		s.GPUsInUse = used
+		s.Used = usedByType(fields.get("GresUsed"))
 		if s.Gres, err = slurmconf.GresTypeCounts(fields.get("Gres"), "gpu"); err != nil {
 			return nil, fmt.Errorf("%s:%d: node %s: %v", file, num, s.Name, err)
 		}
@@ -147,6 +156,24 @@ func splitFields(line string, want nodeFields) {
 			last = p
 		}
 	}
+}
+
+// usedByType is GresUsed's typed gpu counts, "gpu:TYPE:N(IDX:...)".
+func usedByType(gresUsed string) []slurmconf.GresCount {
+	var out []slurmconf.GresCount
+	for _, item := range slurmconf.SplitGresList(gresUsed) {
+		item, _, _ = strings.Cut(item, "(")
+		parts := strings.Split(item, ":")
+		if parts[0] != "gpu" || len(parts) != 3 {
+			continue
+		}
+		var n int
+		if _, err := fmt.Sscan(parts[2], &n); err != nil || n == 0 {
+			continue
+		}
+		out = append(out, slurmconf.GresCount{Name: "gpu", Type: parts[1], Count: n})
+	}
+	return out
 }
 
 // gpusInUse counts the gpu GRES a node has allocated. AllocTRES counts

@@ -1,38 +1,40 @@
-// Command simulate replays a synthetic MIG job trace through a
-// discrete-event model of a Slurm fleet, once with rebalance proposing
-// configs as the queue changes and once for every static layout of a
-// mig-parted file (plus the best static mix found in hindsight), and
-// prints mean and 95th-percentile queue wait and used memory slices, as
-// docs/rebalance.md reports them.
+// Command simulate is the benchmark of rebalance's policy: it replays a
+// MIG job trace (a CSV file or a built-in generator) through an event
+// model of a fleet, for the best static layout, every uniform static
+// layout, and the policy (rebalance.Decide) starting from the best
+// static layout, and prints their waits over the measured jobs
+// (docs/rebalance.md says how to read them).
 //
-//	go run ./internal/rebalance/simulate -seed 1 \
-//	  -mig-config "$(go list -m -f '{{.Dir}}' github.com/NVIDIA/mig-parted)/deployments/systemd/config-default.yaml"
+//	go run ./internal/rebalance/simulate -workload phases -load 0.8 -seeds 10
+//	go run ./internal/rebalance/simulate -trace jobs.csv -json
 //
-// The model, kept simple on purpose:
-//   - N nodes, each the real H100 of testdata/real/h100-snapshot-v2 eight
-//     times over; a node's Gres= counts under each config are migplan's.
-//   - Jobs ask one node for one MIG device of 1g.10gb, 2g.20gb, 3g.40gb
-//     or 7g.80gb; they arrive as a Poisson process and run for an
-//     exponential time. The mix of sizes changes from phase to phase (a
-//     day of small inference jobs, a night of training), which is the
-//     demand a static layout cannot follow.
-//   - The scheduler starts queued jobs oldest first wherever a device of
-//     their type is free (first node in order), as Slurm does with
-//     backfill and no reservations.
-//   - Every tick the policy runs rebalance.Propose on the nodes (a node
-//     with any job is busy) and the queue. A change takes the node out
-//     for the drain time (zero: the policy only changes idle nodes) plus
-//     a fixed reconfiguration time.
+// The model:
+//   - N nodes, each the snapshot's first GPU -gpus times over; a node's
+//     devices under each config of the mig-parted file are migplan's.
+//   - A job asks one node for one device of one type and runs its
+//     duration. Jobs of a type start first come first served on any
+//     node in service with a free device of that type.
+//   - Load is of what the best layout can serve: 1 is the largest
+//     arrival rate of the trace's average mix that any fractional layout
+//     (a linear programme) could carry.
+//   - Jobs submitted in the measured window count; arrivals go on
+//     through the cooldown, and a measured job still waiting at the end
+//     is unstarted (a size with more than 0.5% unstarted fails the run).
 package main
 
 import (
 	"container/heap"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,297 +42,104 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
-	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// size is a job's MIG device: its Slurm type and memory slices.
-type size struct {
-	typ    string
-	slices int
-}
-
-var sizes = []size{{"h100_1g.10gb", 1}, {"h100_2g.20gb", 2}, {"h100_3g.40gb", 4}, {"h100_7g.80gb", 8}}
-
-// phases are the mixes of sizes (shares of jobs) the trace moves between.
-var phases = [][]float64{
-	{0.80, 0.15, 0.05, 0.00}, // inference: small devices
-	{0.10, 0.10, 0.40, 0.40}, // training: large ones
-	{0.30, 0.30, 0.30, 0.10}, // a bit of everything
-}
-
-type params struct {
-	seed          uint64
-	nodes         int
-	gpus          int
-	hours         float64
-	phaseHours    float64
-	meanMinutes   float64
-	load          float64
-	reconfMinutes float64
-	tick          float64 // minutes
-	maxNodes      int
-	minWait       float64 // minutes
-	keep          float64
-	policyOnly    bool
-}
-
-type job struct {
-	id       int
-	submit   float64 // minutes
-	duration float64
-	size     int // index into sizes
-	start    float64
-}
-
-// trace makes the jobs: Poisson arrivals at the rate that offers load of
-// the fleet's memory slices, each phase drawing sizes from its mix.
-func trace(p params) []job {
-	r := rand.New(rand.NewPCG(p.seed, 0x5eed))
-	order := r.Perm(len(phases))
-	capacity := float64(p.nodes * p.gpus * 8)
-	var out []job
-	t := 0.0
-	for id := 1; ; id++ {
-		phase := order[int(t/(p.phaseHours*60))%len(order)]
-		mix := phases[phase]
-		mean := 0.0
-		for i, s := range sizes {
-			mean += mix[i] * float64(s.slices)
-		}
-		rate := p.load * capacity / (mean * p.meanMinutes) // jobs a minute
-		t += r.ExpFloat64() / rate
-		if t >= p.hours*60 {
-			return out
-		}
-		u, k := r.Float64(), 0
-		for k < len(mix)-1 && u >= mix[k] {
-			u -= mix[k]
-			k++
-		}
-		out = append(out, job{id: id, submit: t, duration: r.ExpFloat64() * p.meanMinutes, size: k, start: -1})
-	}
-}
-
-type node struct {
-	counts []int // devices of each size
-	used   []int
-	until  float64 // out for reconfiguration until then
-	config string
-}
-
-type event struct {
-	at   float64
-	kind int // 0 end of a job, 1 arrival, 2 node back, 3 tick
-	job  int
-	node int
-}
-
-type events []event
-
-func (e events) Len() int { return len(e) }
-func (e events) Less(a, b int) bool {
-	if e[a].at != e[b].at {
-		return e[a].at < e[b].at
-	}
-	return e[a].kind < e[b].kind
-}
-func (e events) Swap(a, b int) { e[a], e[b] = e[b], e[a] }
-func (e *events) Push(x any)   { *e = append(*e, x.(event)) }
-func (e *events) Pop() any {
-	old := *e
-	x := old[len(old)-1]
-	*e = old[:len(old)-1]
-	return x
-}
-
-// result is one run's figures.
-type result struct {
-	name             string
-	meanWait, p95    float64 // minutes
-	used             float64 // share of memory slices in use, over the run
-	started, waiting int
-	reconfs          int
-}
-
-// countsOf maps a node's Gres= counts to the sizes.
-func countsOf(gres []slurmconf.GresCount) []int {
-	out := make([]int, len(sizes))
-	for _, c := range gres {
-		for i, s := range sizes {
-			if strings.EqualFold(c.Type, s.typ) {
-				out[i] += c.Count
-			}
-		}
-	}
-	return out
-}
-
-// simulate runs the trace on a fleet starting with layout (a config per
-// node); with policy, rebalance changes it as it goes.
-func simulate(p params, jobs []job, layout []string, opts *rebalance.Options, policy bool) result {
-	jobs = append([]job(nil), jobs...)
-	byConfig := map[string][]slurmconf.GresCount{}
-	for _, o := range opts.Configs {
-		byConfig[o.Config] = o.Counts
-	}
-	nodes := make([]node, p.nodes)
-	for i := range nodes {
-		nodes[i] = node{counts: countsOf(byConfig[layout[i]]), used: make([]int, len(sizes)), config: layout[i]}
-	}
-	ev := &events{}
-	for i := range jobs {
-		heap.Push(ev, event{at: jobs[i].submit, kind: 1, job: i})
-	}
-	if policy {
-		heap.Push(ev, event{at: p.tick, kind: 3})
-	}
-	var queue []int // waiting jobs, oldest first
-	end := p.hours * 60
-	usedSlices, last, busySlices := 0.0, 0.0, 0
-	reconfs := 0
-	schedule := func(now float64) {
-		kept := queue[:0]
-		for _, j := range queue {
-			s := jobs[j].size
-			placed := false
-			for n := range nodes {
-				if nodes[n].until <= now && nodes[n].used[s] < nodes[n].counts[s] {
-					nodes[n].used[s]++
-					jobs[j].start = now
-					busySlices += sizes[s].slices
-					heap.Push(ev, event{at: now + jobs[j].duration, kind: 0, job: j, node: n})
-					placed = true
-					break
-				}
-			}
-			if !placed {
-				kept = append(kept, j)
-			}
-		}
-		queue = kept
-	}
-	for ev.Len() > 0 {
-		e := heap.Pop(ev).(event)
-		if e.at > end {
-			break
-		}
-		usedSlices += float64(busySlices) * (e.at - last)
-		last = e.at
-		switch e.kind {
-		case 0:
-			nodes[e.node].used[jobs[e.job].size]--
-			busySlices -= sizes[jobs[e.job].size].slices
-		case 1:
-			queue = append(queue, e.job)
-		case 3:
-			reconfs += propose(p, e.at, nodes, jobs, queue, opts, byConfig, ev)
-			heap.Push(ev, event{at: e.at + p.tick, kind: 3})
-		}
-		schedule(e.at)
-	}
-	usedSlices += float64(busySlices) * (end - last)
-	var waits []float64
-	r := result{reconfs: reconfs}
-	for _, j := range jobs {
-		switch {
-		case j.start >= 0:
-			waits = append(waits, j.start-j.submit)
-			r.started++
-		default: // still waiting at the end: its wait so far
-			waits = append(waits, end-j.submit)
-			r.waiting++
-		}
-	}
-	sort.Float64s(waits)
-	sum := 0.0
-	for _, w := range waits {
-		sum += w
-	}
-	if len(waits) > 0 {
-		r.meanWait = sum / float64(len(waits))
-		r.p95 = waits[int(math.Ceil(0.95*float64(len(waits))))-1]
-	}
-	r.used = usedSlices / (end * float64(p.nodes*p.gpus*8))
-	return r
-}
-
-// propose runs rebalance on the model's state and applies its changes.
-func propose(p params, now float64, nodes []node, jobs []job, queue []int, opts *rebalance.Options,
-	byConfig map[string][]slurmconf.GresCount, ev *events) int {
-	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(m float64) time.Time { return epoch.Add(time.Duration(m * float64(time.Minute))) }
-	rn := make([]rebalance.Node, len(nodes))
-	for i, n := range nodes {
-		rn[i] = rebalance.Node{Name: fmt.Sprintf("n%03d", i), Current: byConfig[n.config], Options: opts}
-		busy := 0
-		for _, u := range n.used {
-			busy += u
-		}
-		if busy > 0 || n.until > now {
-			rn[i].Why = "busy"
-		}
-	}
-	rj := make([]rebalance.Job, len(queue))
-	for i, j := range queue {
-		rj[i] = rebalance.Job{ID: fmt.Sprint(jobs[j].id), Submit: at(jobs[j].submit), Nodes: 1,
-			GPU: []rebalance.Request{{Type: sizes[jobs[j].size].typ, Count: 1}}}
-	}
-	prop := rebalance.Propose(rn, rj, rebalance.Limits{MaxNodes: p.maxNodes,
-		MinWait: time.Duration(p.minWait * float64(time.Minute)), Keep: p.keep, Now: at(now)})
-	for _, c := range prop.Changes {
-		var i int
-		fmt.Sscanf(c.Node, "n%d", &i)
-		nodes[i].config = c.Config
-		nodes[i].counts = countsOf(byConfig[c.Config])
-		nodes[i].until = now + p.reconfMinutes // drain time is 0: the node is idle
-		heap.Push(ev, event{at: nodes[i].until, kind: 2, node: i})
-	}
-	return len(prop.Changes)
+type options struct {
+	trace, workload, snapshot, migConfig, start string
+	nodes, gpus, seeds, restarts                int
+	load                                        float64
+	loadSet                                     bool
+	seed                                        uint64
+	warmup, measure, cooldown, mean             float64
+	dyn                                         dynParams
+	json                                        bool
+	oracle                                      float64
 }
 
 func main() {
-	var p params
-	var cfgPath, snapPath, loads string
-	flag.Uint64Var(&p.seed, "seed", 1, "trace seed")
-	flag.IntVar(&p.nodes, "nodes", 16, "nodes")
-	flag.IntVar(&p.gpus, "gpus", 8, "H100s a node")
-	flag.Float64Var(&p.hours, "hours", 24, "simulated hours")
-	flag.Float64Var(&p.phaseHours, "phase-hours", 8, "hours of each demand phase")
-	flag.Float64Var(&p.meanMinutes, "mean-minutes", 60, "mean job duration")
-	flag.StringVar(&loads, "loads", "0.5,0.8,0.95", "offered loads (share of memory slices)")
-	flag.Float64Var(&p.reconfMinutes, "reconf-minutes", 5, "fixed minutes a reconfiguration takes")
-	flag.Float64Var(&p.tick, "tick", 5, "minutes between rebalance runs")
-	flag.IntVar(&p.maxNodes, "max-nodes", 2, "rebalance's max nodes per run")
-	flag.Float64Var(&p.minWait, "min-wait", 5, "rebalance's min wait, minutes")
-	flag.Float64Var(&p.keep, "keep", 0, "rebalance's keep share")
-	flag.StringVar(&cfgPath, "mig-config", "", "mig-parted config file (NVIDIA's config-default.yaml)")
-	flag.BoolVar(&p.policyOnly, "policy-only", false, "run only the policy, not the static layouts")
-	flag.StringVar(&snapPath, "snapshot", "testdata/real/h100-snapshot-v2/snapshot.json", "a one-GPU H100 snapshot")
+	var o options
+	lim := rebalance.DefaultPolicyLimits()
+	flag.StringVar(&o.trace, "trace", "", "a CSV trace: submit_min,duration_min,time_limit_min,profile (in place of -workload)")
+	flag.StringVar(&o.workload, "workload", "phases", "a built-in generator: "+workloadNames())
+	flag.StringVar(&o.snapshot, "snapshot", "testdata/real/h100-snapshot-v2/snapshot.json", "a node snapshot: its first GPU, -gpus times, is each node")
+	flag.StringVar(&o.migConfig, "mig-config", "", "mig-parted config file (default: NVIDIA's config-default.yaml of the mig-parted module)")
+	flag.StringVar(&o.start, "start", "static-best", "the policy's starting layout: static-best, a config, or N*CONFIG+M*CONFIG")
+	flag.IntVar(&o.nodes, "nodes", 16, "nodes")
+	flag.IntVar(&o.gpus, "gpus", 8, "GPUs a node")
+	flag.Float64Var(&o.load, "load", 0.8, "offered load, of what the best layout can serve (a -trace is rescaled in time only when given)")
+	flag.Uint64Var(&o.seed, "seed", 1, "first seed (trace, restarts, failures)")
+	flag.IntVar(&o.seeds, "seeds", 1, "seeds to run from -seed on; more than one prints a summary with a bootstrap interval")
+	flag.IntVar(&o.restarts, "restarts", 8, "random restarts of the static search")
+	flag.Float64Var(&o.warmup, "warmup", -1, "minutes before the measured window (default 1440, or 10% of a trace)")
+	flag.Float64Var(&o.measure, "measure", -1, "minutes of the measured window (default 2880, or 80% of a trace)")
+	flag.Float64Var(&o.cooldown, "cooldown", -1, "minutes after it, arrivals going on (default 480, or the rest of a trace)")
+	flag.Float64Var(&o.mean, "mean", 60, "mean run of generated jobs, minutes")
+	flag.Float64Var(&lim.Reconfig, "reconfig-min", lim.Reconfig, "minutes a node is out to change its layout once empty")
+	flag.Float64Var(&o.dyn.fail, "reconfig-fail", 0, "chance that a change fails (the node comes back as it was)")
+	flag.Float64Var(&o.dyn.tick, "tick", 10, "minutes between the policy's decisions")
+	flag.Float64Var(&o.dyn.window, "window", 60, "minutes of arrivals the policy's rates are taken over")
+	flag.Float64Var(&o.dyn.long, "long-window", 1440, "minutes of arrivals the policy's long-run rates are taken over")
+	flag.Float64Var(&lim.LongLoad, "long-load", lim.LongLoad, "most load, at its long-run rate, a type losing devices may be left with")
+	flag.Float64Var(&lim.Blend, "blend", lim.Blend, "minutes over which the forecast moves from the recent rates to the long-run ones")
+	flag.Float64Var(&lim.Undo, "undo", lim.Undo, "minutes a change is reckoned to last, against its cost should demand go back to its long-run rates")
+	flag.BoolVar(&o.dyn.noPeak, "no-peak", false, "let a type lose devices below the most of it in use at once over the long window")
+	flag.Float64Var(&lim.Horizon, "horizon", lim.Horizon, "minutes of waiting the policy forecasts")
+	flag.Float64Var(&lim.MaxBusy, "max-busy", lim.MaxBusy, "largest share of busy devices on a node the policy drains")
+	flag.IntVar(&lim.MaxDraining, "max-draining", lim.MaxDraining, "nodes draining or changing at once")
+	flag.Float64Var(&lim.Dwell, "dwell", lim.Dwell, "minutes a node keeps a config before it may change again")
+	flag.Float64Var(&lim.MinGain, "min-gain", lim.MinGain, "least waiting saved (job-minutes over the horizon) for a change")
+	flag.Float64Var(&lim.MinGainShare, "min-gain-share", lim.MinGainShare, "least share of the forecast waiting saved for a change")
+	flag.Float64Var(&o.oracle, "oracle", 0, "also print a bound: the best static layout of each slot of this many minutes, switched instantly (text output)")
+	flag.BoolVar(&o.json, "json", false, "print one JSON object per policy and seed, a line each")
 	flag.Parse()
-	if err := run(p, cfgPath, snapPath, loads); err != nil {
+	flag.Visit(func(f *flag.Flag) { o.loadSet = o.loadSet || f.Name == "load" })
+	o.dyn.lim = lim
+	if err := run(o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "simulate:", err)
 		os.Exit(2)
 	}
 }
 
-func run(p params, cfgPath, snapPath, loads string) error {
-	if cfgPath == "" {
-		return fmt.Errorf("-mig-config is needed")
+func workloadNames() string {
+	var names []string
+	for _, w := range workloads {
+		names = append(names, w.name)
 	}
-	snap, err := model.LoadSnapshot(snapPath)
+	return strings.Join(names, ", ")
+}
+
+// fleetDef is the fleet's types and configs, worked out with migplan.
+type fleetDef struct {
+	types   []string // Slurm GRES types, lower case
+	configs []config
+}
+
+func loadFleet(o options) (*fleetDef, error) {
+	snap, err := model.LoadSnapshot(o.snapshot)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if len(snap.GPUs) == 0 {
+		return nil, fmt.Errorf("%s: no GPUs", o.snapshot)
 	}
 	gpu := snap.GPUs[0]
 	snap.GPUs = nil
-	for i := range p.gpus {
+	for i := range o.gpus {
 		g := gpu
 		g.Index, g.Minor = i, i
 		snap.GPUs = append(snap.GPUs, g)
 	}
-	cfg, err := migplan.ReadConfig(cfgPath)
+	path := o.migConfig
+	if path == "" {
+		dir, err := migPartedDir()
+		if err != nil {
+			return nil, err
+		}
+		path = filepath.Join(dir, "deployments/systemd/config-default.yaml")
+	}
+	cfg, err := migplan.ReadConfig(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ev := &rebalance.Evaluator{Gres: gresgen.Options{TypeStyle: gresgen.StyleModel}}
 	for _, name := range cfg.Names() {
@@ -339,123 +148,592 @@ func run(p params, cfgPath, snapPath, loads string) error {
 	}
 	_, opts, err := ev.Node(snap)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Printf("seed %d, %d nodes x %d H100, %g h, phases of %g h, mean job %g min, reconfiguration %g min, rebalance every %g min (max %d nodes, min wait %g min, keep %g)\n",
-		p.seed, p.nodes, p.gpus, p.hours, p.phaseHours, p.meanMinutes, p.reconfMinutes, p.tick, p.maxNodes, p.minWait, p.keep)
-	fmt.Printf("configs the H100 holds: %d of %d\n\n", len(opts.Configs), len(cfg.Names()))
-	fmt.Println("| load | layout | mean wait (min) | p95 wait (min) | used memory slices | still waiting | reconf./node/h |")
-	fmt.Println("|---|---|---|---|---|---|---|")
-	for _, ls := range strings.Split(loads, ",") {
-		var load float64
-		fmt.Sscan(ls, &load)
-		p.load = load
-		jobs := trace(p)
-		var rows []result
-		uniform := func(c string) []string {
-			l := make([]string, p.nodes)
-			for i := range l {
-				l[i] = c
-			}
-			return l
-		}
-		bestUniform := result{meanWait: math.Inf(1)}
-		for _, o := range opts.Configs {
-			if p.policyOnly {
-				break
-			}
-			r := simulate(p, jobs, uniform(o.Config), opts, false)
-			r.name = "static " + o.Config
-			rows = append(rows, r)
-			if r.meanWait < bestUniform.meanWait {
-				bestUniform = r
-			}
-		}
-		best := result{meanWait: math.NaN()}
-		var bestLayout []string
-		if !p.policyOnly {
-			var mix string
-			best, mix, bestLayout = hindsight(p, jobs, opts, uniform(strings.TrimPrefix(bestUniform.name, "static ")))
-			best.name = "best static in hindsight: " + mix
-			rows = append(rows, best)
-		}
-		start := uniform("all-balanced")
-		pol := simulate(p, jobs, start, opts, true)
-		pol.name = "rebalance (from all-balanced)"
-		rows = append(rows, pol)
-		if bestLayout != nil {
-			// The policy from the best static mix: what rebalance adds to a
-			// fleet that already has the layout hindsight would choose.
-			r := simulate(p, jobs, bestLayout, opts, true)
-			r.name = "rebalance (from the best static mix)"
-			rows = append(rows, r)
-		}
-		for _, r := range rows {
-			fmt.Printf("| %.0f%% | %s | %.1f | %.1f | %.1f%% | %d | %.2f |\n", load*100, r.name, r.meanWait, r.p95, r.used*100, r.waiting,
-				float64(r.reconfs)/float64(p.nodes)/p.hours)
-		}
-		fmt.Printf("| %.0f%% | rebalance vs best static | %+.1f%% | | | | |\n", load*100, (pol.meanWait/best.meanWait-1)*100)
+	if len(opts.Configs) == 0 {
+		return nil, fmt.Errorf("%s: no config of %s holds the GPUs of %s", path, path, o.snapshot)
 	}
-	return nil
+	f := &fleetDef{}
+	index := map[string]int{}
+	for _, op := range opts.Configs {
+		for _, c := range op.Counts {
+			t := strings.ToLower(c.Type)
+			if _, ok := index[t]; !ok {
+				index[t] = len(f.types)
+				f.types = append(f.types, t)
+			}
+		}
+	}
+	for _, op := range opts.Configs {
+		c := config{name: op.Config, counts: make([]int, len(f.types))}
+		for _, g := range op.Counts {
+			c.counts[index[strings.ToLower(g.Type)]] += g.Count
+		}
+		f.configs = append(f.configs, c)
+	}
+	return f, nil
 }
 
-// hindsight searches the static mixes (a config per node, fixed for
-// the run) for the lowest mean wait on this very trace: from the best
-// uniform layout, it moves nodes from one config to another while that
-// lowers the mean wait, a sixteenth of the fleet at a time, then half as
-// many, down to one. It is a local search, so the mix it finds is the
-// best it found, not proven the best there is.
-func hindsight(p params, jobs []job, opts *rebalance.Options, layout []string) (result, string, []string) {
-	best := simulate(p, jobs, layout, opts, false)
-	// Nodes move step at a time, a sixteenth of the fleet at first, then
-	// fewer; with 16 nodes, one at a time from the start.
-	for step := max(1, len(layout)/16); step >= 1; step /= 2 {
-		for improved := true; improved; {
-			improved = false
-			for _, from := range distinct(layout) {
-				for _, o := range opts.Configs {
-					if o.Config == from {
-						continue
-					}
-					try := append([]string(nil), layout...)
-					moved := 0
-					for i := range try {
-						if try[i] == from && moved < step {
-							try[i] = o.Config
-							moved++
-						}
-					}
-					if moved < step {
-						continue
-					}
-					sort.Strings(try)
-					if r := simulate(p, jobs, try, opts, false); r.meanWait < best.meanWait-1e-9 {
-						best, layout, improved = r, try, true
-					}
+// migPartedDir is the mig-parted module's directory in the module
+// cache, at the version this program was built with: its default config
+// file is read from there, not copied.
+func migPartedDir() (string, error) {
+	const mod = "github.com/NVIDIA/mig-parted"
+	version := ""
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range info.Deps {
+			if d.Path == mod {
+				version = d.Version
+			}
+		}
+	}
+	cache := os.Getenv("GOMODCACHE")
+	if cache == "" {
+		gopath := os.Getenv("GOPATH")
+		if gopath == "" {
+			home, _ := os.UserHomeDir()
+			gopath = filepath.Join(home, "go")
+		}
+		cache = filepath.Join(filepath.SplitList(gopath)[0], "pkg", "mod")
+	}
+	// The module cache spells an upper-case letter as ! and the letter.
+	var esc strings.Builder
+	for _, r := range mod {
+		if r >= 'A' && r <= 'Z' {
+			esc.WriteByte('!')
+			r += 'a' - 'A'
+		}
+		esc.WriteRune(r)
+	}
+	dir := filepath.Join(cache, esc.String()+"@"+version)
+	if version == "" {
+		return "", fmt.Errorf("no -mig-config, and this build does not say its mig-parted version")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("no -mig-config, and the mig-parted module is not in the module cache (%v)", err)
+	}
+	return dir, nil
+}
+
+// profileOf is a type's name without the model: the size a trace names.
+func profileOf(typ string) string {
+	if _, p, ok := strings.Cut(typ, "_"); ok {
+		return p
+	}
+	return typ
+}
+
+// resolve maps a trace's profile to a type of the fleet: the type
+// itself, its profile (1g.10gb), a generator's prefix (1g.: the
+// smallest such profile), or a whole GPU's model name.
+func (f *fleetDef) resolve(profile string) (int, bool) {
+	p := strings.ToLower(profile)
+	best := -1
+	for t, typ := range f.types {
+		switch {
+		case typ == p || profileOf(typ) == p || typ == strings.ToLower(gresgen.ShortModel(profile)):
+			return t, true
+		case strings.HasSuffix(p, ".") && strings.HasPrefix(profileOf(typ), p) && !strings.Contains(typ, "+"):
+			if best < 0 || profileOf(typ) < profileOf(f.types[best]) {
+				best = t
+			}
+		}
+	}
+	return best, best >= 0
+}
+
+// instance is one seed's trace, ready to run.
+type instance struct {
+	jobs   []job
+	win    window
+	load   float64 // offered, of what the best layout serves
+	lp     []float64
+	wanted []bool
+}
+
+func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
+	var raw []traceJob
+	var err error
+	warm, meas, cool := o.warmup, o.measure, o.cooldown
+	if o.trace != "" {
+		if raw, err = readTrace(o.trace); err != nil {
+			return nil, err
+		}
+	} else {
+		if warm < 0 {
+			warm = 1440
+		}
+		if meas < 0 {
+			meas = 2880
+		}
+		if cool < 0 {
+			cool = 480
+		}
+		// At one job a minute: the time scale comes from the load below,
+		// so make enough for the run at the load asked for.
+		if raw, err = generate(o.workload, seed, 1.3*(warm+meas+cool)*o.load*float64(o.nodes*o.gpus)*2/o.mean, o.mean); err != nil {
+			return nil, err
+		}
+	}
+	in := &instance{wanted: make([]bool, len(f.types))}
+	unknown := map[string]int{}
+	for _, r := range raw {
+		t, ok := f.resolve(r.profile)
+		if !ok {
+			unknown[r.profile]++
+			continue
+		}
+		in.wanted[t] = true
+		in.jobs = append(in.jobs, job{submit: r.submit, dur: r.dur, limit: max(r.limit, r.dur), typ: t})
+	}
+	if len(unknown) > 0 {
+		var names []string
+		for p, n := range unknown {
+			names = append(names, fmt.Sprintf("%s (%d jobs)", p, n))
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("%s: no config offers %s on the GPUs of %s", nameOf(o), strings.Join(names, ", "), o.snapshot)
+	}
+	if len(in.jobs) == 0 {
+		return nil, fmt.Errorf("%s: no jobs", nameOf(o))
+	}
+	span := in.jobs[len(in.jobs)-1].submit - in.jobs[0].submit
+	if span <= 0 {
+		span = 1
+	}
+	demand := func() []float64 {
+		d := make([]float64, len(f.types))
+		for _, j := range in.jobs {
+			d[j.typ] += j.dur / span
+		}
+		return d
+	}
+	cap, lp := capacityLP(f.configs, demand(), o.nodes)
+	if cap <= 0 {
+		return nil, fmt.Errorf("%s: no layout serves the trace", nameOf(o))
+	}
+	in.load = 1 / cap
+	if o.trace == "" || o.loadSet {
+		// Rescale time: submit times spread out by load/L, runs kept.
+		scale := in.load / o.load
+		t0 := in.jobs[0].submit
+		for i := range in.jobs {
+			in.jobs[i].submit = (in.jobs[i].submit - t0) * scale
+		}
+		span *= scale
+		cap, lp = capacityLP(f.configs, demand(), o.nodes)
+		in.load = 1 / cap
+	}
+	in.lp = lp
+	if o.trace != "" {
+		if warm < 0 {
+			warm = 0.1 * span
+		}
+		if meas < 0 {
+			meas = 0.8 * span
+		}
+		if cool < 0 {
+			cool = max(0, span-warm-meas)
+		}
+	}
+	t0 := in.jobs[0].submit
+	in.win = window{from: t0 + warm, to: t0 + warm + meas, end: t0 + warm + meas + cool}
+	measured := 0
+	for i := range in.jobs {
+		if in.win.measured(&in.jobs[i]) {
+			measured++
+		}
+	}
+	if measured == 0 {
+		return nil, fmt.Errorf("%s: no job is submitted in the measured window (minutes %g to %g of the run): set -warmup and -measure", nameOf(o), in.win.from, in.win.to)
+	}
+	return in, nil
+}
+
+func nameOf(o options) string {
+	if o.trace != "" {
+		return o.trace
+	}
+	return "-workload " + o.workload
+}
+
+// sizeResult and policyResult are the JSON a run prints.
+type sizeResult struct {
+	MeanWait  float64 `json:"mean_wait_min"`
+	Jobs      int     `json:"jobs"`
+	Unstarted int     `json:"unstarted"`
+}
+
+type policyResult struct {
+	Policy    string                `json:"policy"`
+	Layout    string                `json:"layout"`
+	MeanWait  float64               `json:"mean_wait_min"`
+	P95       float64               `json:"p95_wait_min"`
+	PerSize   map[string]sizeResult `json:"per_size"`
+	Jobs      int                   `json:"jobs"`
+	Unstarted int                   `json:"unstarted"`
+	Failing   bool                  `json:"failing"`
+	Reconfigs float64               `json:"reconfigs_per_node_hour"`
+	Drained   float64               `json:"drained_node_hours"`
+	Seed      uint64                `json:"seed"`
+	Workload  string                `json:"workload"`
+	Load      float64               `json:"load"`
+	win       window
+}
+
+// summarise makes a result from each measured job's wait (-1 when
+// unstarted).
+func summarise(f *fleetDef, in *instance, start func(i int) float64) policyResult {
+	r := policyResult{PerSize: map[string]sizeResult{}}
+	var waits []float64
+	sums := make([]float64, len(f.types))
+	jobs := make([]int, len(f.types))
+	unst := make([]int, len(f.types))
+	for i := range in.jobs {
+		j := &in.jobs[i]
+		if !in.win.measured(j) {
+			continue
+		}
+		jobs[j.typ]++
+		s := start(i)
+		if s < 0 {
+			unst[j.typ]++
+			continue
+		}
+		waits = append(waits, s-j.submit)
+		sums[j.typ] += s - j.submit
+	}
+	total := 0.0
+	for t := range f.types {
+		if jobs[t] == 0 {
+			continue
+		}
+		sr := sizeResult{Jobs: jobs[t], Unstarted: unst[t]}
+		if n := jobs[t] - unst[t]; n > 0 {
+			sr.MeanWait = sums[t] / float64(n)
+		}
+		r.PerSize[profileOf(f.types[t])] = sr
+		r.Jobs += jobs[t]
+		r.Unstarted += unst[t]
+		total += sums[t]
+		if float64(unst[t]) > 0.005*float64(jobs[t]) {
+			r.Failing = true
+		}
+	}
+	if len(waits) > 0 {
+		sort.Float64s(waits)
+		r.MeanWait = total / float64(len(waits))
+		r.P95 = waits[int(math.Ceil(0.95*float64(len(waits))))-1]
+	}
+	return r
+}
+
+// staticResult is a static layout's result, from the per-type queues.
+func staticResult(f *fleetDef, in *instance, st *statics, counts []int) policyResult {
+	starts := make([]float64, len(in.jobs))
+	for i := range starts {
+		starts[i] = -1
+	}
+	// Replay each type's queue with its devices to get each job's start.
+	for t, idx := range st.byType {
+		c := counts[t]
+		free := make(floatHeap, min(c, len(idx)))
+		for _, i := range idx {
+			j := &in.jobs[i]
+			if len(free) == 0 {
+				break
+			}
+			s := max(j.submit, free[0])
+			if s > in.win.end {
+				break
+			}
+			starts[i] = s
+			free[0] = s + j.dur
+			heap.Fix(&free, 0)
+		}
+	}
+	return summarise(f, in, func(i int) float64 { return starts[i] })
+}
+
+// fleetCounts is the devices of each type a layout (nodes per config)
+// offers.
+func fleetCounts(f *fleetDef, configs []config, x []int) []int {
+	out := make([]int, len(f.types))
+	for k, n := range x {
+		for t, c := range configs[k].counts {
+			out[t] += n * c
+		}
+	}
+	return out
+}
+
+func layoutName(configs []config, x []int) string {
+	var parts []string
+	for k, n := range x {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d*%s", n, configs[k].name))
+		}
+	}
+	return strings.Join(parts, "+")
+}
+
+// parseLayout reads -start: a config (every node) or N*CONFIG+...
+func parseLayout(s string, f *fleetDef, nodes int) ([]int, error) {
+	x := make([]int, len(f.configs))
+	total := 0
+	for _, part := range strings.Split(s, "+") {
+		n, name := nodes, part
+		if a, b, ok := strings.Cut(part, "*"); ok {
+			v, err := strconv.Atoi(a)
+			if err != nil || v < 0 {
+				return nil, fmt.Errorf("-start %q: %q is not a count", s, a)
+			}
+			n, name = v, b
+		}
+		k := -1
+		for i, c := range f.configs {
+			if c.name == name {
+				k = i
+			}
+		}
+		if k < 0 {
+			return nil, fmt.Errorf("-start %q: no config %q holds these GPUs", s, name)
+		}
+		x[k] += n
+		total += n
+	}
+	if total != nodes {
+		return nil, fmt.Errorf("-start %q: %d nodes, not %d", s, total, nodes)
+	}
+	return x, nil
+}
+
+// runSeed runs one seed: every uniform static layout, the best static
+// layout, and the policy.
+func runSeed(o options, f *fleetDef, seed uint64) ([]policyResult, error) {
+	in, err := makeInstance(o, f, seed)
+	if err != nil {
+		return nil, err
+	}
+	st := newStatics(in.jobs, len(f.types), in.win)
+	search := distinctConfigs(f.configs, in.wanted)
+	// The LP's layout is over all configs; map it onto the distinct ones.
+	var lp []float64
+	if len(search) > 0 {
+		lp = make([]float64, len(search))
+		for k, v := range in.lp {
+			for i, c := range search {
+				if c.name == f.configs[k].name {
+					lp[i] += v
 				}
 			}
 		}
 	}
-	counts := map[string]int{}
-	for _, c := range layout {
-		counts[c]++
+	var out []policyResult
+	bestX, _ := st.searchStatic(search, o.nodes, lp, seed, o.restarts)
+	best := staticResult(f, in, st, fleetCounts(f, search, bestX))
+	best.Policy, best.Layout = "static-best", layoutName(search, bestX)
+	out = append(out, best)
+	for k, c := range f.configs {
+		x := make([]int, len(f.configs))
+		x[k] = o.nodes
+		r := staticResult(f, in, st, fleetCounts(f, f.configs, x))
+		r.Policy, r.Layout = "static:"+c.name, layoutName(f.configs, x)
+		out = append(out, r)
 	}
-	var parts []string
-	for _, c := range distinct(layout) {
-		parts = append(parts, fmt.Sprintf("%d x %s", counts[c], c))
+	// The policy, from the best static layout or the one asked for.
+	startX := make([]int, len(f.configs))
+	if o.start == "static-best" {
+		for i, n := range bestX {
+			for k, c := range f.configs {
+				if c.name == search[i].name {
+					startX[k] += n
+				}
+			}
+		}
+	} else if startX, err = parseLayout(o.start, f, o.nodes); err != nil {
+		return nil, err
 	}
-	return best, strings.Join(parts, " + "), layout
+	var layout []int
+	for k, n := range startX {
+		for range n {
+			layout = append(layout, k)
+		}
+	}
+	dp := o.dyn
+	dp.seed = seed
+	dr := dynamic(in.jobs, f.types, f.configs, layout, in.win, dp)
+	pol := summarise(f, in, func(i int) float64 { return dr.start[i] })
+	pol.Policy, pol.Layout = "rebalance", "from "+layoutName(f.configs, startX)
+	hours := (in.win.to - in.win.from) / 60
+	pol.Reconfigs = float64(dr.reconfigs) / float64(o.nodes) / hours
+	pol.Drained = dr.drained / 60
+	out = append(out, pol)
+	if o.oracle > 0 {
+		r := policyResult{Policy: "oracle", Layout: fmt.Sprintf("best static of each %g min, switched instantly, each from empty", o.oracle)}
+		r.MeanWait, r.Unstarted = oracleBound(in.jobs, len(f.types), in.win, search, o.nodes, o.oracle, seed)
+		out = append(out, r)
+	}
+	for i := range out {
+		out[i].Seed, out[i].Workload, out[i].Load, out[i].win = seed, nameOf(o), in.load, in.win
+	}
+	return out, nil
 }
 
-func distinct(layout []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, c := range layout {
-		if !seen[c] {
-			seen[c] = true
-			out = append(out, c)
+func run(o options, w io.Writer) error {
+	if o.nodes < 1 || o.gpus < 1 || o.seeds < 1 || o.load <= 0 {
+		return fmt.Errorf("-nodes, -gpus, -seeds and -load must be positive")
+	}
+	if o.dyn.fail < 0 || o.dyn.fail > 1 {
+		return fmt.Errorf("-reconfig-fail %g: want a chance from 0 to 1", o.dyn.fail)
+	}
+	f, err := loadFleet(o)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	var all [][]policyResult
+	for s := range o.seeds {
+		rs, err := runSeed(o, f, o.seed+uint64(s))
+		if err != nil {
+			return err
 		}
+		all = append(all, rs)
+		if o.json {
+			enc := json.NewEncoder(w)
+			for _, r := range rs {
+				if err := enc.Encode(r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if o.json {
+		return nil
+	}
+	printTables(w, o, all, time.Since(began))
+	return nil
+}
+
+// printTables prints each seed's policies, then, over the seeds, the
+// policy against the best static layout.
+func printTables(w io.Writer, o options, all [][]policyResult, took time.Duration) {
+	first := all[0][0]
+	fmt.Fprintf(w, "%s, %d nodes x %d GPUs, load %.2f of what the best layout serves, jobs submitted in minutes %g..%g measured, run to %g (%d seeds, %.1f s)\n\n",
+		first.Workload, o.nodes, o.gpus, first.Load, first.win.from, first.win.to, first.win.end, len(all), took.Seconds())
+	if len(all) == 1 {
+		fmt.Fprintln(w, "| policy | layout | mean wait (min) | p95 (min) | jobs | unstarted | reconf./node-h | drained node-h |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+		for _, r := range all[0] {
+			fail := ""
+			if r.Failing {
+				fail = " (failing)"
+			}
+			fmt.Fprintf(w, "| %s | %s | %.1f%s | %.1f | %d | %d | %.3f | %.1f |\n", r.Policy, r.Layout, r.MeanWait, fail, r.P95, r.Jobs, r.Unstarted, r.Reconfigs, r.Drained)
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| size | static-best mean wait | rebalance mean wait | jobs |")
+		fmt.Fprintln(w, "|---|---|---|---|")
+		best, pol := all[0][0], byPolicy(all[0], "rebalance")
+		for _, k := range sortedSizes(best.PerSize) {
+			fmt.Fprintf(w, "| %s | %.1f | %.1f | %d |\n", k, best.PerSize[k].MeanWait, pol.PerSize[k].MeanWait, best.PerSize[k].Jobs)
+		}
+		return
+	}
+	fmt.Fprintln(w, "| seed | static-best layout | static-best mean wait | rebalance mean wait | ratio | worst size ratio | reconf./node-h | targets |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	var ratios []float64
+	worst := 0.0
+	for _, rs := range all {
+		best, pol := rs[0], byPolicy(rs, "rebalance")
+		ratio := pol.MeanWait / best.MeanWait
+		sizeWorst := 0.0
+		for k, s := range best.PerSize {
+			if s.MeanWait > 0 {
+				sizeWorst = max(sizeWorst, pol.PerSize[k].MeanWait/s.MeanWait)
+			}
+		}
+		var miss []string
+		if best.Failing || pol.Failing {
+			miss = append(miss, fmt.Sprintf("failing (unstarted: static %d, rebalance %d)", best.Unstarted, pol.Unstarted))
+		} else {
+			ratios = append(ratios, ratio)
+			worst = max(worst, ratio)
+		}
+		if pol.MeanWait-best.MeanWait > max(0.05*best.MeanWait, 2) {
+			miss = append(miss, "worse than static")
+		}
+		if sizeWorst > 1.25 {
+			miss = append(miss, "a size above 1.25x")
+		}
+		if pol.Reconfigs > 1 {
+			miss = append(miss, "over 1 reconf./node-h")
+		}
+		tg := "met"
+		if len(miss) > 0 {
+			tg = strings.Join(miss, "; ")
+		}
+		if or := byPolicy(rs, "oracle"); or.Policy != "" {
+			tg += fmt.Sprintf("; oracle bound %.1f (%.3f)", or.MeanWait, or.MeanWait/best.MeanWait)
+		}
+		fmt.Fprintf(w, "| %d | %s | %.1f | %.1f | %.3f | %.2f | %.3f | %s |\n", best.Seed, best.Layout, best.MeanWait, pol.MeanWait, ratio, sizeWorst, pol.Reconfigs, tg)
+	}
+	if len(ratios) == 0 {
+		fmt.Fprintln(w, "\nevery seed failing: no ratio averaged")
+		return
+	}
+	lo, hi := bootstrapMedian(ratios, 2000, o.seed)
+	fmt.Fprintf(w, "\nratio rebalance/static-best over %d seeds not failing: median %.3f (bootstrap 95%% interval %.3f..%.3f), mean %.3f, worst %.3f\n",
+		len(ratios), median(ratios), lo, hi, mean(ratios), worst)
+}
+
+func byPolicy(rs []policyResult, name string) policyResult {
+	for _, r := range rs {
+		if r.Policy == name {
+			return r
+		}
+	}
+	return policyResult{}
+}
+
+func sortedSizes(m map[string]sizeResult) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
 	}
 	sort.Strings(out)
 	return out
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func mean(v []float64) float64 {
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	return sum / float64(len(v))
+}
+
+// bootstrapMedian is a 95% percentile bootstrap interval of the median.
+func bootstrapMedian(v []float64, rounds int, seed uint64) (float64, float64) {
+	r := rand.New(rand.NewPCG(seed, 0xb007))
+	meds := make([]float64, rounds)
+	s := make([]float64, len(v))
+	for i := range meds {
+		for k := range s {
+			s[k] = v[r.IntN(len(v))]
+		}
+		meds[i] = median(s)
+	}
+	sort.Float64s(meds)
+	return meds[int(0.025*float64(rounds))], meds[int(0.975*float64(rounds))-1]
 }

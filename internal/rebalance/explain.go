@@ -1,0 +1,148 @@
+package rebalance
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// Why a pending job waits, as Explain says it.
+const (
+	// WaitBusy: nodes in service have its type, every device of it busy.
+	WaitBusy = "busy"
+	// WaitLayout: no node in service has its type in its layout.
+	WaitLayout = "layout"
+	// WaitFragmented: a node in service has enough idle memory slices
+	// (idle devices of other sizes) for it, cut into other sizes.
+	WaitFragmented = "fragmentation"
+	// WaitOther: a node has free devices of its type; the job waits for
+	// something else (priority, CPUs, memory, limits: squeue's reason).
+	WaitOther = "other"
+)
+
+// Explanation is why one pending job waits.
+type Explanation struct {
+	Job    string `json:"job"`
+	Type   string `json:"type"`
+	Count  int    `json:"count"`
+	Why    string `json:"why"`
+	Detail string `json:"detail"`
+}
+
+// ProfileSlices is the memory slices of each MIG profile of the GPUs
+// given (a profile's placement size), by profile name in lower case.
+func ProfileSlices(gpus []*model.Node) map[string]int {
+	out := map[string]int{}
+	for _, n := range gpus {
+		for _, g := range n.GPUs {
+			for _, p := range g.MigProfiles {
+				if len(p.Placements) > 0 {
+					out[strings.ToLower(p.Name)] = p.Placements[0].Size
+				}
+			}
+		}
+	}
+	return out
+}
+
+// slicesOf is a type's memory slices: its name ends in its profile
+// (h100_3g.40gb), found in slices; 0 when it is no MIG profile known.
+func slicesOf(typ string, slices map[string]int) int {
+	t := strings.ToLower(typ)
+	for {
+		if n, ok := slices[t]; ok {
+			return n
+		}
+		i := strings.IndexAny(t, "_-")
+		if i < 0 {
+			return 0
+		}
+		t = t[i+1:]
+	}
+}
+
+// Explain says, for each pending job that asks one node for one MIG
+// type, why it waits, from slurmctld's view of the nodes: their Gres=
+// (layouts) and GresUsed= (busy devices) and states. Idle slices are
+// counted per node: the idle devices of other MIG types, each its
+// profile's memory slices. slices maps profiles to memory slices
+// (ProfileSlices); a type it does not know is no MIG type and is left
+// out.
+func Explain(states map[string]NodeState, jobs []Job, slices map[string]int) []Explanation {
+	type nodeView struct {
+		name       string
+		free       map[string]int // idle devices by type
+		total      map[string]int
+		idleSlices int
+	}
+	var names []string
+	for name := range states {
+		names = append(names, name)
+	}
+	slurmconf.SortHostnames(names)
+	var nodes []nodeView
+	for _, name := range names {
+		st := states[name]
+		if st.OutOfService() != "" || len(st.Gres) == 0 {
+			continue
+		}
+		v := nodeView{name: name, free: map[string]int{}, total: map[string]int{}}
+		for _, c := range st.Gres {
+			t := strings.ToLower(c.Type)
+			v.total[t] += c.Count
+			v.free[t] += c.Count
+		}
+		for _, c := range st.Used {
+			v.free[strings.ToLower(c.Type)] -= c.Count
+		}
+		for t, n := range v.free {
+			if n > 0 {
+				v.idleSlices += n * slicesOf(t, slices)
+			}
+		}
+		nodes = append(nodes, v)
+	}
+	var out []Explanation
+	for _, d := range demandOf(jobs, Limits{}) {
+		need := slicesOf(d.typ, slices)
+		if need == 0 {
+			continue // a whole GPU or a type no profile table names
+		}
+		e := Explanation{Job: d.id, Type: d.typ, Count: d.count}
+		var having, freeOn, fragOn []string
+		devices := 0
+		for _, n := range nodes {
+			if n.total[d.typ] > 0 {
+				having = append(having, n.name)
+				devices += n.total[d.typ]
+			}
+			switch {
+			case n.free[d.typ] >= d.count:
+				freeOn = append(freeOn, n.name)
+			case n.idleSlices-max(n.free[d.typ], 0)*need >= d.count*need:
+				fragOn = append(fragOn, n.name)
+			}
+		}
+		switch {
+		case len(freeOn) > 0:
+			e.Why, e.Detail = WaitOther, fmt.Sprintf("%d free on %s: it waits for something else (squeue's reason: priority, CPUs, memory, limits)", d.count, slurmconf.CompressHostlist(freeOn))
+		case len(having) == 0:
+			e.Why, e.Detail = WaitLayout, fmt.Sprintf("no node in service has %s in its layout", d.typ)
+		case len(fragOn) > 0:
+			e.Why, e.Detail = WaitFragmented, fmt.Sprintf("%s %s idle memory slices enough for %d x %d, cut into other sizes; no node has %d free %s", slurmconf.CompressHostlist(fragOn), haveHas(len(fragOn)), d.count, need, d.count, d.typ)
+		default:
+			e.Why, e.Detail = WaitBusy, fmt.Sprintf("all %d %s devices (on %s) are busy, and no node has idle slices enough", devices, d.typ, slurmconf.CompressHostlist(having))
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func haveHas(n int) string {
+	if n == 1 {
+		return "has"
+	}
+	return "have"
+}

@@ -1,0 +1,98 @@
+package rebalance
+
+import "testing"
+
+// Two configs over two types: "small" 56 of type 0, "large" 8 of type 1.
+func policyFleet(layout []int, busy [][]int) PolicyState {
+	s := PolicyState{Types: []string{"1g", "7g"}, Configs: [][]int{{56, 0}, {0, 8}}}
+	for i, c := range layout {
+		n := PolicyNode{Config: c, Busy: []int{0, 0}, SinceChange: 1e9}
+		if busy != nil {
+			n.Busy = busy[i]
+		}
+		s.Nodes = append(s.Nodes, n)
+	}
+	return s
+}
+
+// With demand that has not shifted (the recent rates are the long-run
+// ones) and a layout that serves it, nothing changes.
+func TestDecideStillDemandChangesNothing(t *testing.T) {
+	s := policyFleet([]int{0, 0, 1, 1}, nil)
+	// 1g: 1.4 a minute x 60 min = 84 busy of 112; 7g: 0.2 x 60 = 12 of 16.
+	s.Rate, s.LongRate, s.Mean, s.Backlog = []float64{1.4, 0.2}, []float64{1.4, 0.2}, []float64{60, 60}, []int{0, 0}
+	if m := Decide(s, DefaultPolicyLimits()); len(m) != 0 {
+		t.Errorf("moves %+v with unchanged demand", m)
+	}
+}
+
+// Demand shifted to 7g jobs for good (recent and long-run rates alike):
+// an idle small node changes to large, and a busy one (over MaxBusy)
+// does not.
+func TestDecideFollowsShift(t *testing.T) {
+	s := policyFleet([]int{0, 0, 1}, [][]int{{40, 0}, {0, 0}, {0, 8}})
+	s.Rate, s.LongRate, s.Mean, s.Backlog = []float64{0.3, 0.25}, []float64{0.3, 0.25}, []float64{60, 60}, []int{0, 20}
+	m := Decide(s, DefaultPolicyLimits())
+	if len(m) != 1 || m[0].Node != 1 || m[0].Config != 1 {
+		t.Errorf("moves %+v, want node 1 to config 1 only", m)
+	}
+}
+
+// A change that would leave a type short of its long-run demand is not
+// made, however much the recent rates favour it: the 7g jobs paused, and
+// they come back (the forecast blends to the long-run rates, and
+// LongLoad bounds what a type may lose).
+func TestDecideKeepsLongRunDemand(t *testing.T) {
+	s := policyFleet([]int{0, 1, 1}, nil)
+	s.Rate, s.LongRate, s.Mean, s.Backlog = []float64{1.2, 0}, []float64{0.6, 0.2}, []float64{60, 60}, []int{30, 0}
+	for _, mv := range Decide(s, DefaultPolicyLimits()) {
+		if s.Nodes[mv.Node].Config == 1 {
+			t.Errorf("move %+v takes a large node while 7g's long-run demand (12 devices) needs both", mv)
+		}
+	}
+	// Forecasting from the recent rates alone (no blend to the long-run
+	// rates, no bound) would take one.
+	lim := DefaultPolicyLimits()
+	lim.LongLoad, lim.Blend, lim.Undo = 100, 0, 0
+	took := false
+	for _, mv := range Decide(s, lim) {
+		took = took || s.Nodes[mv.Node].Config == 1
+	}
+	if !took {
+		t.Errorf("without LongLoad no large node changes: the case tests nothing")
+	}
+}
+
+// Fewer devices never forecast less waiting.
+func TestTypeCostMonotone(t *testing.T) {
+	for _, rate := range []float64{0.1, 0.5, 0.8, 1.2} {
+		rates := []rateStep{{0, rate}, {60, rate * 1.5}, {120, rate / 2}}
+		prev := -1.0
+		for c := 80; c >= 0; c-- {
+			cost := typeCost(rates, 60, 5, []segment{{0, c}}, 240)
+			if prev >= 0 && cost < prev-1e-9 {
+				t.Fatalf("rate %.1f: %d devices forecast %.2f, %d forecast %.2f", rate, c, cost, c+1, prev)
+			}
+			prev = cost
+		}
+	}
+}
+
+// A type never loses devices below the most of it that ran at once over
+// the long window, counting every change of the round: two idle nodes
+// may not both leave it.
+func TestDecideKeepsPeak(t *testing.T) {
+	s := policyFleet([]int{0, 0, 0, 1}, nil)
+	s.Rate, s.LongRate, s.Mean, s.Backlog = []float64{0.05, 1}, []float64{0.05, 0.05}, []float64{60, 60}, []int{0, 40}
+	s.Peak = []int{100, 8}
+	lim := DefaultPolicyLimits()
+	lim.MinGain, lim.MinGainShare, lim.Undo, lim.LongLoad = 0, 0, 0, 100
+	m := Decide(s, lim)
+	if len(m) != 1 {
+		t.Errorf("moves %+v: want one small node to change (168 small devices, a peak of 100: one may go, not two)", m)
+	}
+	s.Peak = nil
+	if m := Decide(s, lim); len(m) != 2 {
+		t.Errorf("without a peak, moves %+v: want two (the case tests nothing)", m)
+	}
+}

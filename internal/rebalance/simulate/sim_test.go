@@ -1,0 +1,159 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func testOptions() options {
+	o := options{workload: "phases", snapshot: "../../../testdata/real/h100-snapshot-v2/snapshot.json",
+		migConfig: "testdata/h100-configs.yaml", nodes: 16, gpus: 8, seeds: 1, restarts: 4, load: 0.8,
+		warmup: 240, measure: 1440, cooldown: 240, mean: 60}
+	o.dyn = dynParams{tick: 10, window: 60}
+	return o
+}
+
+// The event model with no policy is the static model: with no change of
+// layout, each type's jobs start as its own first-come-first-served
+// queue would start them, so the two agree job for job.
+func TestDynamicWithoutPolicyIsStatic(t *testing.T) {
+	o := testOptions()
+	f, err := loadFleet(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := makeInstance(o, f, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newStatics(in.jobs, len(f.types), in.win)
+	search := distinctConfigs(f.configs, in.wanted)
+	x, _ := st.searchStatic(search, o.nodes, nil, 1, 0)
+	want := staticResult(f, in, st, fleetCounts(f, search, x))
+	var layout []int
+	for i, n := range x {
+		for k, c := range f.configs {
+			if c.name == search[i].name {
+				for range n {
+					layout = append(layout, k)
+				}
+			}
+		}
+	}
+	dp := o.dyn
+	dp.noPolicy = true
+	dr := dynamic(in.jobs, f.types, f.configs, layout, in.win, dp)
+	got := summarise(f, in, func(i int) float64 { return dr.start[i] })
+	if math.Abs(got.MeanWait-want.MeanWait) > 1e-6 || got.Unstarted != want.Unstarted {
+		t.Errorf("event model: mean %.4f, %d unstarted; static model: mean %.4f, %d unstarted", got.MeanWait, got.Unstarted, want.MeanWait, want.Unstarted)
+	}
+}
+
+// The static search is not trapped: on 16 nodes it finds the layout an
+// exhaustive search of every layout finds, on shifting and stationary
+// workloads alike.
+func TestStaticSearchMatchesExhaustive(t *testing.T) {
+	for _, w := range []string{"phases", "random", "stationary", "arrays"} {
+		for seed := uint64(1); seed <= 2; seed++ {
+			o := testOptions()
+			o.workload = w
+			f, err := loadFleet(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := makeInstance(o, f, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := newStatics(in.jobs, len(f.types), in.win)
+			configs := distinctConfigs(f.configs, in.wanted)
+			lp := make([]float64, len(configs))
+			for k, v := range in.lp {
+				for i, c := range configs {
+					if c.name == f.configs[k].name {
+						lp[i] += v
+					}
+				}
+			}
+			x, got := st.searchStatic(configs, o.nodes, lp, seed, o.restarts)
+			y, want := st.exhaustive(configs, o.nodes)
+			if want.less(got) {
+				t.Errorf("%s seed %d: search found %s (%d unstarted, mean %.3f), exhaustive %s (%d, %.3f)", w, seed,
+					layoutName(configs, x), got.unstarted, got.mean, layoutName(configs, y), want.unstarted, want.mean)
+			}
+		}
+	}
+}
+
+// Load is of what the best layout serves: at load 1 the LP's best
+// fractional layout is exactly busy, whatever the mix (all-1g.10gb's
+// seven devices a GPU count, not its memory slices).
+func TestLoadIsOfBestLayout(t *testing.T) {
+	o := testOptions()
+	f, err := loadFleet(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, load := range []float64{0.5, 0.8, 1} {
+		o.load = load
+		in, err := makeInstance(o, f, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(in.load-load) > 0.01 {
+			t.Errorf("asked load %.2f, got %.3f", load, in.load)
+		}
+	}
+	// All small jobs: the best layout is all-1g.10gb, 7 devices a GPU.
+	demand := make([]float64, len(f.types))
+	for t, typ := range f.types {
+		if profileOf(typ) == "1g.10gb" {
+			demand[t] = 7 * 8 * 16
+		}
+	}
+	if got, _ := capacityLP(f.configs, demand, 16); math.Abs(got-1) > 1e-9 {
+		t.Errorf("all-1g demand of 896 devices on 16 nodes: capacity factor %.4f, want 1", got)
+	}
+}
+
+// A trace is read with its header, spaces, quotes and CRLF allowed; a
+// bad line is an error naming the file and line, and a profile no config
+// offers is an error naming it.
+func TestReadTrace(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.csv")
+	os.WriteFile(good, []byte("submit_min, duration_min, time_limit_min, profile\r\n12,50,40,\"3g.40gb\"\r\n10,5,30,1g.10gb\r\n13,70,90,H100\r\n"), 0o644)
+	jobs, err := readTrace(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 3 || jobs[0].profile != "1g.10gb" || jobs[1].limit != 50 || jobs[2].profile != "H100" {
+		t.Errorf("read %+v: want three jobs in submit order, a limit below the run raised to it", jobs)
+	}
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("submit_min,duration_min,time_limit_min,profile\n1,2,3,1g.10gb\n1,x,3,1g.10gb\n"), 0o644)
+	if _, err := readTrace(bad); err == nil || !strings.Contains(err.Error(), "bad.csv:3:") {
+		t.Errorf("bad line: %v, want an error naming bad.csv:3", err)
+	}
+	o := testOptions()
+	f, err := loadFleet(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := filepath.Join(dir, "unknown.csv")
+	os.WriteFile(unknown, []byte("submit_min,duration_min,time_limit_min,profile\n1,2,3,5g.50gb\n"), 0o644)
+	o.trace = unknown
+	if _, err := makeInstance(o, f, 1); err == nil || !strings.Contains(err.Error(), "5g.50gb") {
+		t.Errorf("unknown profile: %v, want an error naming 5g.50gb", err)
+	}
+	for _, p := range []string{"1g.10gb", "h100_1g.10gb", "H100", "NVIDIA H100 80GB HBM3", "1g."} {
+		if typ, ok := f.resolve(p); !ok {
+			t.Errorf("profile %q not resolved", p)
+		} else if p == "1g." && f.types[typ] != "h100_1g.10gb" {
+			t.Errorf("generator size 1g. is %s, want h100_1g.10gb", f.types[typ])
+		}
+	}
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// job is one job of a trace: it asks one node for one device of type
+// typ (an index into the fleet's types).
+type job struct {
+	submit, dur, limit float64 // minutes
+	typ                int
+}
+
+// traceJob is a job as a trace file or a generator gives it: its
+// profile is a MIG profile (1g.10gb) or a whole GPU's model name.
+type traceJob struct {
+	submit, dur, limit float64
+	profile            string
+}
+
+// readTrace reads a -trace CSV: header submit_min,duration_min,
+// time_limit_min,profile. A bad line is an error naming the file and
+// line.
+func readTrace(path string) ([]traceJob, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var out []traceJob
+	num := 0
+	for sc.Scan() {
+		num++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, ",")
+		for i := range f {
+			f[i] = strings.Trim(strings.TrimSpace(f[i]), `"`)
+		}
+		if num == 1 {
+			if strings.Join(f, ",") != "submit_min,duration_min,time_limit_min,profile" {
+				return nil, fmt.Errorf("%s:1: want the header submit_min,duration_min,time_limit_min,profile, got %q", path, line)
+			}
+			continue
+		}
+		if len(f) != 4 {
+			return nil, fmt.Errorf("%s:%d: want 4 fields, got %d: %q", path, num, len(f), line)
+		}
+		var v [3]float64
+		for i := range v {
+			x, err := strconv.ParseFloat(strings.TrimSpace(f[i]), 64)
+			if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+				return nil, fmt.Errorf("%s:%d: field %d %q is not a number of minutes", path, num, i+1, f[i])
+			}
+			v[i] = x
+		}
+		if v[2] < v[1] {
+			v[2] = v[1] // Slurm ends a job at its limit: a longer run is read as the limit
+		}
+		out = append(out, traceJob{submit: v[0], dur: v[1], limit: v[2], profile: strings.TrimSpace(f[3])})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no jobs", path)
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].submit < out[b].submit })
+	return out, nil
+}
+
+// workloads are the built-in generators; shifting says which change
+// their mix of sizes over time (the demand rebalance is for).
+var workloads = []struct {
+	name, what string
+	shifting   bool
+}{
+	{"phases", "the mix moves every 8 h between inference (80/15/5/0 % of 1g/2g/3g/7g), training (10/10/40/40) and mixed (30/30/30/10), in an order drawn from the seed", true},
+	{"random", "a random mix (Dirichlet) every 6 h", true},
+	{"diurnal", "the rate and the mix follow the day: inference by day at 1.5x the mean rate, training by night at 0.5x", true},
+	{"stationary", "one mix (30/30/30/10) throughout", false},
+	{"lognormal", "the stationary mix with lognormal runs (sigma 1.5, same mean)", false},
+	{"arrays", "the stationary mix in job arrays of 5 to 50 tasks of one size", false},
+	{"services", "the stationary mix, 5% of jobs long-lived services (20x the mean run)", false},
+}
+
+func shifting(name string) bool {
+	for _, w := range workloads {
+		if w.name == name {
+			return w.shifting
+		}
+	}
+	return false
+}
+
+// genSizes are the generators' sizes, by profile prefix; each maps to
+// the fleet's smallest profile of that many compute slices.
+var genSizes = []string{"1g.", "2g.", "3g.", "7g."}
+
+var (
+	inference = []float64{0.80, 0.15, 0.05, 0.00}
+	training  = []float64{0.10, 0.10, 0.40, 0.40}
+	mixed     = []float64{0.30, 0.30, 0.30, 0.10}
+)
+
+// generate makes a trace of the named workload over minutes, with mean
+// run mean, at one job a minute on average (the rate is scaled to the
+// load afterwards). Profiles are genSizes' prefixes; resolve maps them.
+func generate(name string, seed uint64, minutes, mean float64) ([]traceJob, error) {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	var out []traceJob
+	add := func(t float64, mix []float64, dur float64) {
+		u, k := r.Float64(), 0
+		for k < len(mix)-1 && u >= mix[k] {
+			u -= mix[k]
+			k++
+		}
+		out = append(out, traceJob{submit: t, dur: dur, limit: limitFor(r, dur), profile: genSizes[k]})
+	}
+	exp := func() float64 { return r.ExpFloat64() * mean }
+	switch name {
+	case "phases":
+		order := r.Perm(3)
+		mixes := [][]float64{inference, training, mixed}
+		for t := r.ExpFloat64(); t < minutes; t += r.ExpFloat64() {
+			add(t, mixes[order[int(t/480)%3]], exp())
+		}
+	case "random":
+		var mixes [][]float64
+		for t := r.ExpFloat64(); t < minutes; t += r.ExpFloat64() {
+			p := int(t / 360)
+			for len(mixes) <= p {
+				mixes = append(mixes, dirichlet(r, 4))
+			}
+			add(t, mixes[p], exp())
+		}
+	case "diurnal":
+		// A thinned Poisson process: rate 1.5 by day (8:00 to 20:00) and
+		// 0.5 by night, one a minute on average.
+		for t := r.ExpFloat64() / 1.5; t < minutes; t += r.ExpFloat64() / 1.5 {
+			day := math.Mod(t, 1440) >= 480 && math.Mod(t, 1440) < 1200
+			if day {
+				add(t, inference, exp())
+			} else if r.Float64() < 0.5/1.5 {
+				add(t, training, exp())
+			}
+		}
+	case "stationary":
+		for t := r.ExpFloat64(); t < minutes; t += r.ExpFloat64() {
+			add(t, mixed, exp())
+		}
+	case "lognormal":
+		const sigma = 1.5
+		mu := math.Log(mean) - sigma*sigma/2
+		for t := r.ExpFloat64(); t < minutes; t += r.ExpFloat64() {
+			add(t, mixed, math.Exp(mu+sigma*r.NormFloat64()))
+		}
+	case "arrays":
+		// Arrays of 5 to 50 tasks (27.5 on average) at 1/27.5 a minute.
+		for t := r.ExpFloat64() * 27.5; t < minutes; t += r.ExpFloat64() * 27.5 {
+			n := 5 + r.IntN(46)
+			u, k := r.Float64(), 0
+			for k < len(mixed)-1 && u >= mixed[k] {
+				u -= mixed[k]
+				k++
+			}
+			for range n {
+				d := exp()
+				out = append(out, traceJob{submit: t, dur: d, limit: limitFor(r, d), profile: genSizes[k]})
+			}
+		}
+	case "services":
+		// 5% of jobs run 20 times longer; the others are shorter so that
+		// the mean stays mean.
+		short := mean / (0.95 + 0.05*20)
+		for t := r.ExpFloat64(); t < minutes; t += r.ExpFloat64() {
+			d := r.ExpFloat64() * short
+			if r.Float64() < 0.05 {
+				d *= 20
+			}
+			add(t, mixed, d)
+		}
+	default:
+		var names []string
+		for _, w := range workloads {
+			names = append(names, w.name)
+		}
+		return nil, fmt.Errorf("-workload %q: want one of %s", name, strings.Join(names, ", "))
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].submit < out[b].submit })
+	return out, nil
+}
+
+// limitFor is a time limit as users give them: above the run, by a
+// factor of 1 to 4, rounded up to a half hour.
+func limitFor(r *rand.Rand, dur float64) float64 {
+	return math.Ceil(dur*(1+3*r.Float64())/30) * 30
+}
+
+func dirichlet(r *rand.Rand, n int) []float64 {
+	out := make([]float64, n)
+	sum := 0.0
+	for i := range out {
+		out[i] = r.ExpFloat64()
+		sum += out[i]
+	}
+	for i := range out {
+		out[i] /= sum
+	}
+	return out
+}
