@@ -32,7 +32,7 @@ Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap30,/dev/n
 Name=gpu Type=a100 File=/dev/nvidia2
 Name=gpu Type=3g File=/dev/nvidia-caps/nvidia-cap[41,51]
 `
-	slurmConf = "NodeName=n1 CPUs=8 Gres=gpu:3g:3,gpu:1g:2,gpu:a100:2\n"
+	slurmConf = "NodeName=n1 CPUs=8 Gres=gpu:3g:3,gpu:1g:2,gpu:a100:2\nGresTypes=gpu\n"
 )
 
 func uuid(prefix string, n int) string {
