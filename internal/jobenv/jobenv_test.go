@@ -1,8 +1,8 @@
 package jobenv
 
 import (
-	"fmt"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
