@@ -285,3 +285,63 @@ func TestRunLeavesAloneWithoutReadingFiles(t *testing.T) {
 		t.Errorf("missing slurm.conf: err = %v", err)
 	}
 }
+
+// TestLoadRefusesWhatSlurmdMisreads: env and jobmap refuse, naming the
+// line, where slurmd reads the node as other devices than the lines and
+// the device state name; a task never gets a device slurmd did not give
+// it. On the old code env numbered these as written.
+func TestLoadRefusesWhatSlurmdMisreads(t *testing.T) {
+	const migs = "Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap156,/dev/nvidia-caps/nvidia-cap157\n" +
+		"Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap156,/dev/nvidia-caps/nvidia-cap158\n"
+	release := func(s string) func() (slurmconf.Version, error) {
+		return func() (slurmconf.Version, error) { return slurmconf.ParseVersion(s) }
+	}
+	for _, tc := range []struct {
+		name, slurm, gres string
+		release           func() (slurmconf.Version, error)
+		err               string // "" for none
+	}{
+		{"MultipleFiles beside shard, 22.05: split", "GresTypes=gpu,shard\nNodeName=n1 Gres=gpu:1g:2,shard:8\n", migs + "Name=shard Count=8\n",
+			release("22.05.8"), "gres.conf:1: MultipleFiles= where mps or shard is configured: slurmd 22.05.8 splits the record into 3 GPUs"},
+		{"MultipleFiles beside shard, release not known", "GresTypes=gpu,shard\nNodeName=n1 Gres=gpu:1g:2,shard:8\n", migs + "Name=shard Count=8\n",
+			nil, "gres.conf:1: how slurmd numbers this node's GPUs depends on its release"},
+		{"MultipleFiles beside shard, 24.11: kept", "GresTypes=gpu,shard\nNodeName=n1 Gres=gpu:1g:2,shard:8\n", migs + "Name=shard Count=8\n",
+			release("24.11.1"), ""},
+		{"more records than Gres= declares", "GresTypes=gpu\nNodeName=n1 Gres=gpu:1g:1\n", migs,
+			nil, "gres.conf:2: Gres=gpu:1g:1 (" + "slurm.conf:2) declares fewer; slurmd: \"A line in gres.conf for GRES gpu:1g has 1 more configured than expected in slurm.conf. Ignoring extra GRES.\""},
+		{"a type slurm.conf lacks", "GresTypes=gpu\nNodeName=n1 Gres=gpu:1g:2\n", migs + "Name=gpu Type=a100 File=/dev/nvidia0\n",
+			nil, "gres.conf:3: Gres=gpu:1g:2 (slurm.conf:2) declares no gpu:a100"},
+		{"slurmd dies", "GresTypes=gpu\nNodeName=n1 Gres=gpu:1g:2,gpu:1\n", migs, nil, "slurm.conf:2: Gres=gpu:1g:2,gpu:1 gives GPUs with a type and without"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			st := testState(t)
+			st.BootID = ""
+			for name, data := range map[string]string{"slurm.conf": tc.slurm, "gres.conf": tc.gres, "devices.json": string(st.Encode())} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Positions are said with the path; the test's wants are
+			// relative to dir.
+			opts := Options{SlurmConf: filepath.Join(dir, "slurm.conf"), State: filepath.Join(dir, "devices.json"), Root: "/", Release: tc.release}
+			n, err := Load(opts, "n1", lookup(nil))
+			got := ""
+			if err != nil {
+				got = strings.ReplaceAll(err.Error(), dir+"/", "")
+			}
+			if tc.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if picked, err := n.Pick("SLURM_STEP_GPUS", []int{1}); err != nil || picked[0].UUID != migB {
+					t.Errorf("index 1: %v, %v", picked, err)
+				}
+				return
+			}
+			if !strings.HasPrefix(got, tc.err) || strings.Contains(got, "\n") {
+				t.Errorf("err = %s\nwant %s...", got, tc.err)
+			}
+		})
+	}
+}
