@@ -174,8 +174,9 @@ var sharedCountsSince = Version{22, 5, -1}
 // checkGresTypes: slurmd ignores, with an error each, the gres.conf
 // records and the Gres= items of a GRES that slurm.conf's GresTypes=
 // does not name ("Ignoring gres.conf record, invalid name", "Invalid
-// GRES configured on node"). It returns decl with those items left out
-// of Gres=, as slurmd reads it on.
+// GRES configured on node"). That is one mistake, said once a name, at
+// GresTypes=. It returns decl with those items left out of Gres=, as
+// slurmd reads it on.
 func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode {
 	known := func(name string) bool {
 		for _, t := range strings.Split(decl.GresTypes, ",") {
@@ -185,29 +186,63 @@ func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode 
 		}
 		return false
 	}
+	type unknown struct {
+		name, first string // first: file:line of its first gres.conf record
+		declared    bool
+	}
+	var missing []unknown
+	note := func(name, pos string, declared bool) {
+		for i := range missing {
+			if strings.EqualFold(missing[i].name, name) {
+				missing[i].declared = missing[i].declared || declared
+				if missing[i].first == "" {
+					missing[i].first = pos
+				}
+				return
+			}
+		}
+		missing = append(missing, unknown{name, pos, declared})
+	}
 	kept := conf.Records[:0:0]
 	for _, r := range conf.Records {
 		if !known(r.Name) {
-			out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Error,
-				Message: fmt.Sprintf("Name=%s is not in slurm.conf's GresTypes=%s; slurmd ignores the record (\"Ignoring gres.conf record, invalid name\")", r.Name, decl.GresTypes)})
+			note(r.Name, r.Pos, false)
+			if strings.EqualFold(r.Name, "gpu") {
+				out.Misread = append(out.Misread, Problem{Pos: r.Pos, Severity: Error,
+					Message: fmt.Sprintf("Name=%s is not in slurm.conf's GresTypes=%s; slurmd ignores the record", r.Name, decl.GresTypes)})
+			}
 			continue
 		}
 		kept = append(kept, r)
 	}
 	conf.Records = kept
 	var items []string
-	said := map[string]bool{} // one error a name: its typed entries are one mistake
 	for _, item := range SplitGresList(decl.Gres) {
 		name, _, _ := strings.Cut(item, ":")
 		if name = strings.TrimSpace(name); name != "" && name != "(null)" && !known(name) {
-			if !said[name] {
-				said[name] = true
-				out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Error,
-					Message: fmt.Sprintf("Gres=%s: %s is not in GresTypes=%s; slurmd logs \"Invalid GRES configured on node\"", decl.Gres, name, decl.GresTypes)})
-			}
+			note(name, "", true)
 			continue
 		}
 		items = append(items, item)
+	}
+	pos := decl.GresTypesPos
+	if pos == "" {
+		pos = decl.Pos
+	}
+	for _, m := range missing {
+		var what []string
+		if m.first != "" {
+			what = append(what, fmt.Sprintf("gres.conf's records (first at %s: \"Ignoring gres.conf record, invalid name\")", m.first))
+		}
+		if m.declared {
+			what = append(what, fmt.Sprintf("Gres= of the node line (%s: \"Invalid GRES configured on node\")", decl.Pos))
+		}
+		types := "GresTypes=" + decl.GresTypes + " does not name " + m.name
+		if decl.GresTypes == "" {
+			types = "slurm.conf sets no GresTypes=, which must name " + m.name
+		}
+		out.Problems = append(out.Problems, Problem{Pos: pos, Severity: Error,
+			Message: fmt.Sprintf("%s; slurmd ignores %s", types, strings.Join(what, " and "))})
 	}
 	if len(items) == len(SplitGresList(decl.Gres)) {
 		return decl
@@ -386,6 +421,7 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 	if err := checkDuplicateFiles(gpus, v.Before(SharedFilesSince)); err != nil {
 		return nil, err
 	}
+	checkListedTwice(out, gpus)
 	if decl != nil {
 		checkSharedGresFiles(out, conf, gpus, decl)
 	}
@@ -493,6 +529,27 @@ func checkDuplicateFiles(gpus []SlurmdRecord, all bool) error {
 		}
 	}
 	return nil
+}
+
+// checkListedTwice: two MultipleFiles= records that end in the same file
+// (a MIG device's CI cap, the one file that is its own) offer one device
+// as two GPUs. slurmd reads them without a word from 21.08 (it leaves
+// MultipleFiles= out of its duplicate check), and a job given both runs
+// on one device; merge refuses it.
+func checkListedTwice(out *NodeCheck, gpus []SlurmdRecord) {
+	seen := map[string]string{}
+	for _, g := range gpus {
+		if !g.multiple || g.splitLater || g.Name != "gpu" || len(g.Files) < 2 {
+			continue
+		}
+		own := g.Files[len(g.Files)-1]
+		if first, ok := seen[own]; ok {
+			out.misread(Problem{Pos: g.Pos, Severity: Error,
+				Message: fmt.Sprintf("the device %s is listed twice (first at %s): slurmd counts it as two GPUs and may give a job both", own, first)})
+			continue
+		}
+		seen[own] = g.Pos
+	}
 }
 
 // mergeDeclared orders the GPU records as slurmd merges them with the

@@ -404,8 +404,9 @@ type SlurmNode struct {
 	// gresFrom is the file:line of the NodeName=DEFAULT whose Gres= the
 	// line inherits; "" for its own, or none.
 	gresFrom string
-	// GresTypes is slurm.conf's GresTypes=, which every node shares.
-	GresTypes string
+	// GresTypes is slurm.conf's GresTypes=, which every node shares,
+	// with the file:line it is set at ("" where it is not).
+	GresTypes, GresTypesPos string
 	// The CPU layout words, 0 where not given.
 	CPUs, Boards, Sockets, SocketsPerBoard, CoresPerSocket, ThreadsPerCore int
 }
@@ -444,6 +445,7 @@ func ReadSlurmNodes(path string) ([]SlurmNode, error) {
 		out       []SlurmNode
 		deflt     SlurmNode
 		gresTypes string
+		typesPos  string
 		ws        []word
 		lineErr   error
 	)
@@ -452,7 +454,7 @@ func ReadSlurmNodes(path string) ([]SlurmNode, error) {
 			return false
 		}
 		if len(ws) > 0 && strings.EqualFold(ws[0].key, "GresTypes") {
-			gresTypes = ws[0].value
+			gresTypes, typesPos = ws[0].value, linePos(file, l)
 		}
 		if len(ws) == 0 || !strings.EqualFold(ws[0].key, "NodeName") {
 			return true
@@ -502,7 +504,7 @@ func ReadSlurmNodes(path string) ([]SlurmNode, error) {
 		return nil, err
 	}
 	for i := range out {
-		out[i].GresTypes = gresTypes
+		out[i].GresTypes, out[i].GresTypesPos = gresTypes, typesPos
 	}
 	return out, lineErr
 }
