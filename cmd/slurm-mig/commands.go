@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/slurm-mig/slurm-mig/internal/drift"
+	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
@@ -88,6 +90,9 @@ type diffCmd struct {
 
 func (c *diffCmd) Run(e *env) error {
 	in := drift.Inputs{GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running, Explain: explain}
+	if c.SlurmConf == "" {
+		in.SlurmdConf = hostSlurmConf(e.build.Root)
+	}
 	if in.ReadStdinTwice() {
 		return fmt.Errorf("--gres-conf and --slurm-conf cannot both read standard input")
 	}
@@ -109,6 +114,22 @@ func (c *diffCmd) Run(e *env) error {
 		return kongrun.Status(1) // different, as diff(1) exits
 	}
 	return nil
+}
+
+// hostSlurmConf is the slurm.conf this host's slurmd reads, where none is
+// named: $SLURM_CONF, else /etc/slurm/slurm.conf when it exists; "" under
+// another --root, whose files are another machine's.
+func hostSlurmConf(root hostfs.FS) string {
+	if root != "/" {
+		return ""
+	}
+	if p := os.Getenv("SLURM_CONF"); p != "" {
+		return p
+	}
+	if _, err := os.Stat("/etc/slurm/slurm.conf"); err == nil {
+		return "/etc/slurm/slurm.conf"
+	}
+	return ""
 }
 
 type listCmd struct {
