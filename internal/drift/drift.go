@@ -30,7 +30,7 @@ type Report struct {
 	// Slurmd is how slurmd reads the node's gres.conf and slurm.conf,
 	// against the devices the node has.
 	Slurmd  *SlurmdReport `json:"slurmd,omitempty"`
-	Verdict string              `json:"verdict"`
+	Verdict string        `json:"verdict"`
 }
 
 // GresConfReport compares a gres.conf device by device. Units read from
