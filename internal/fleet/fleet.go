@@ -199,6 +199,14 @@ func (r *reader) read(path string) ([]assignment, error) {
 		if l.Nodes == "" {
 			return nil, advice.Wrap(fmt.Errorf("%s:%d: record without NodeName=: a fleet fragment must name its node", path, l.Num), advice.FragmentNodeName)
 		}
+		if rec := l.Record; strings.EqualFold(rec.Name, "gpu") && rec.File == "" && len(rec.MultipleFiles) == 0 {
+			// slurmd drops it where mps or shard is configured, and
+			// dies where other GPU records have files.
+			return nil, fmt.Errorf("%s:%d: a gpu record without File= or MultipleFiles=: slurmd gives a job no device file for it; gen writes every GPU with its files", path, l.Num)
+		}
+	}
+	if err := checkHeader(path, r.records.Header(), lines); err != nil {
+		return nil, err
 	}
 	// gen names one node on every line: all its lines are the node's.
 	if one := lines[0].Nodes; slurmconf.OneHost(one) && allFor(lines, one) {
@@ -236,6 +244,49 @@ func (r *reader) read(path string) ([]assignment, error) {
 		out[i] = assignment{n, r.layout(lines, mine[n]), nums}
 	}
 	return out, nil
+}
+
+// checkHeader refuses a fragment whose records do not add up to the
+// slurm.conf line its own header says they need (gen's `# slurm.conf:`
+// comment): a fragment cut short, or edited after gen wrote it. slurmd
+// would read other GPUs than the header declares: it ignores records
+// beyond a type's count, and slurmctld drains a node with fewer.
+func checkHeader(path string, h slurmconf.Header, lines []slurmconf.RecordLine) error {
+	if h.Num == 0 || h.Node == "" {
+		return nil
+	}
+	declared, err := slurmconf.GresTypeCounts(h.Gres, "gpu")
+	if err != nil {
+		return fmt.Errorf("%s:%d: the header's %v", path, h.Num, err)
+	}
+	var recs []slurmconf.GresRecord
+	for _, l := range lines {
+		if l.Nodes == h.Node && strings.EqualFold(l.Record.Name, "gpu") {
+			recs = append(recs, l.Record.GresRecord)
+		}
+	}
+	have, err := slurmconf.CountGres(recs)
+	if err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	count := func(counts []slurmconf.GresCount, typ string) int {
+		n := 0
+		for _, c := range counts {
+			if strings.EqualFold(c.Name, "gpu") && strings.EqualFold(c.Type, typ) {
+				n += c.Count
+			}
+		}
+		return n
+	}
+	for _, list := range [][]slurmconf.GresCount{declared, have} {
+		for _, c := range list {
+			if d, g := count(declared, c.Type), count(have, c.Type); d != g {
+				return fmt.Errorf("%s:%d: the header declares %s:%d for node %s, but the fragment's records give %d: a fragment cut short or edited after gen wrote it; slurmd would read other GPUs than declared (run gen again on the node)",
+					path, h.Num, slurmconf.GresName("gpu", c.Type), d, h.Node, g)
+			}
+		}
+	}
+	return nil
 }
 
 func allFor(lines []slurmconf.RecordLine, nodes string) bool {
