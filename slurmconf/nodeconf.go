@@ -227,6 +227,7 @@ func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, err
 	}
 	var own []hit
 	var shared []string
+	var declared []string // every line that declares node, own or shared: file:line
 	var lineErr error
 	scanLines(data, func(l *logicalLine) bool {
 		pos := fmt.Sprintf("%s:%d", name, l.num)
@@ -245,6 +246,7 @@ func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, err
 			line := *l
 			line.segs = append([]segment(nil), l.segs...) // l is reused for the next line
 			own = append(own, hit{&line, ws, pos})
+			declared = append(declared, pos)
 			return true
 		}
 		if strings.EqualFold(ws[0].value, "DEFAULT") {
@@ -252,6 +254,7 @@ func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, err
 		}
 		if ok, err := hostlistHas(ws[0].value, node); err == nil && ok {
 			shared = append(shared, fmt.Sprintf("NodeName=%s (%s)", ws[0].value, pos))
+			declared = append(declared, pos)
 		}
 		return true
 	})
@@ -259,8 +262,10 @@ func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, err
 		return "", lineErr
 	}
 	switch {
-	case len(own) > 1:
-		return "", fmt.Errorf("%s: %s has two NodeName lines, %s and %s", name, node, own[0].pos, own[1].pos)
+	case len(declared) > 1:
+		// slurmctld and slurmd die of it (FindNode): no line is the one
+		// to set.
+		return "", DeclaredTwice(name, node, declared[0], declared[1])
 	case len(own) == 0 && len(shared) > 0:
 		return "", fmt.Errorf("%s: %s is declared only in %s, together with other nodes; give it a NodeName=%s line of its own (taking it out of that hostlist), or set Gres= for the whole group by hand",
 			name, node, strings.Join(shared, ", "), node)

@@ -156,6 +156,10 @@ func TestNodeDeclaredTwice(t *testing.T) {
 	if _, err := ReadNodesGres(path, []string{"n1", "n2"}); err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("ReadNodesGres: %v, want %s", err, want)
 	}
+	// node --update: neither line is the one to set.
+	if _, err := UpdateNodeGresFile(path, "n2", "gpu:b:1"); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("UpdateNodeGresFile: %v, want %s", err, want)
+	}
 	if n, err := ReadSlurmNode(path, "n1"); err != nil || n.Gres != "gpu:a:1" {
 		t.Errorf("n1: %v, %v", n, err)
 	}
