@@ -176,9 +176,19 @@ func Compare(in Inputs) (*Report, error) {
 		// (another node's files) leaves slurmd's reading unsaid.
 		decl, _ = slurmconf.ReadSlurmNode(in.SlurmdConf, node)
 	}
-	if gf != nil && decl != nil {
+	switch {
+	case gf != nil && decl != nil:
 		r := compareSlurmd(gf.CheckNode(node, in.Release, decl), in.Config.Records, in.Release)
 		rep.Slurmd, rep.Same = r, rep.Same && r.Same
+	case gf != nil && node != "":
+		// Without the node's slurm.conf line, what slurmd reads of the
+		// lines alone: a split beside the file's own mps or shard lines,
+		// a device listed twice, a line it dies of.
+		nc := gf.CheckNode(node, in.Release, nil)
+		if nc.Fatal() || len(nc.Misread) > 0 {
+			r := compareSlurmd(nc, in.Config.Records, in.Release)
+			rep.Slurmd, rep.Same = r, rep.Same && r.Same
+		}
 	}
 	if in.Running {
 		show := in.ShowNode

@@ -397,3 +397,34 @@ func TestSlurmdReadsOtherDevices(t *testing.T) {
 		t.Errorf("declared twice: %v", err)
 	}
 }
+
+// Without slurm.conf, diff still says different where slurmd reads the
+// gres.conf's lines alone as other devices: a MultipleFiles= record
+// beside the file's own shard line before 23.02.7, a device listed twice.
+func TestSlurmdReadsOtherDevicesWithoutSlurmConf(t *testing.T) {
+	recs := "NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia0\n" +
+		"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap137,/dev/nvidia-caps/nvidia-cap138\n" +
+		"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap146,/dev/nvidia-caps/nvidia-cap147\n"
+	shard := writeFile(t, "gres.conf", recs+"NodeName=n1 Name=shard Count=8\n")
+	for _, tc := range []struct {
+		release string
+		same    bool
+	}{{"22.05.8", false}, {"23.02.7", true}} {
+		v, _ := slurmconf.ParseVersion(tc.release)
+		r, err := Compare(Inputs{Config: generated, GresConf: shard, Release: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Same != tc.same || !tc.same && !strings.Contains(r.Verdict, "splits the record into 3 GPUs") {
+			t.Errorf("%s: same %v, verdict %q", tc.release, r.Same, r.Verdict)
+		}
+	}
+	twice := writeFile(t, "gres.conf", recs+"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap146,/dev/nvidia-caps/nvidia-cap147\n")
+	r, err := Compare(Inputs{Config: generated, GresConf: twice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Same || !strings.Contains(r.Verdict, "is listed twice") {
+		t.Errorf("listed twice: same %v, verdict %q", r.Same, r.Verdict)
+	}
+}
