@@ -83,6 +83,27 @@ func ReadNode(gresPath, slurmPath, node string, v Version) (NodeCheck, error) {
 	return g.f.CheckNode(node, v, decl), nil
 }
 
+// Line is a gres.conf record already read and checked (a RecordReader's),
+// with its NodeName= as written and where it is.
+type Line struct {
+	Record GresRecord
+	Nodes  string
+	Pos    string // file:line
+}
+
+// ReadLines reads node from records already read (a fragment of merge)
+// as slurmd of release v reads them with the slurm.conf line decl: the
+// model ReadNode asks, for lines that are no file to read again.
+func ReadLines(lines []Line, node string, v Version, decl *SlurmNode) NodeCheck {
+	f := &GresFile{lines: make([]gresLine, 0, len(lines))}
+	for _, l := range lines {
+		units, err := l.Record.Units()
+		f.lines = append(f.lines, gresLine{rec: ParsedRecord{GresRecord: l.Record, Nodes: l.Nodes, Pos: l.Pos},
+			checked: true, units: units, checkErr: err})
+	}
+	return f.CheckNode(node, v, decl)
+}
+
 // ReadSlurmNode is node's NodeName= line of a slurm.conf (following
 // Includes), with what it inherits from NodeName=DEFAULT (FindNode).
 func ReadSlurmNode(path, node string) (*SlurmNode, error) {

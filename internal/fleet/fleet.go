@@ -168,6 +168,15 @@ type reader struct {
 	layouts   map[string]*readLayout // by the IDs of their records
 	hostlists map[string][]string    // NodeName= hostlists, expanded
 	sig       []byte
+	// headerOK: the layouts whose records were found to add up to a
+	// header's Gres=; a fleet's fragments share a few layouts.
+	headerOK map[headerKey]bool
+}
+
+// headerKey is a layout with the Gres= of a header.
+type headerKey struct {
+	layout *readLayout
+	gres   string
 }
 
 // readLayout is one list of records as a reader met it first.
@@ -205,16 +214,31 @@ func (r *reader) read(path string) ([]assignment, error) {
 			return nil, fmt.Errorf("%s:%d: a gpu record without File= or MultipleFiles=: slurmd gives a job no device file for it; gen writes every GPU with its files", path, l.Num)
 		}
 	}
-	if err := checkHeader(path, r.records.Header(), lines); err != nil {
-		return nil, err
-	}
+	h := r.records.Header()
 	// gen names one node on every line: all its lines are the node's.
 	if one := lines[0].Nodes; slurmconf.OneHost(one) && allFor(lines, one) {
 		nums := make([]int, len(lines))
 		for i, l := range lines {
 			nums[i] = l.Num
 		}
-		return []assignment{{one, r.layout(lines, nil), nums}}, nil
+		l := r.layout(lines, nil)
+		// The same records under the same header read the same, whatever
+		// node they name: checked once.
+		if k := (headerKey{l, h.Gres}); h.Node != one || !r.headerOK[k] {
+			if err := checkHeader(path, h, lines); err != nil {
+				return nil, err
+			}
+			if h.Node == one {
+				if r.headerOK == nil {
+					r.headerOK = map[headerKey]bool{}
+				}
+				r.headerOK[k] = true
+			}
+		}
+		return []assignment{{one, l, nums}}, nil
+	}
+	if err := checkHeader(path, h, lines); err != nil {
+		return nil, err
 	}
 	// Otherwise each node gets the lines whose hostlists name it.
 	var order []string
@@ -246,47 +270,50 @@ func (r *reader) read(path string) ([]assignment, error) {
 	return out, nil
 }
 
-// checkHeader refuses a fragment whose records do not add up to the
-// slurm.conf line its own header says they need (gen's `# slurm.conf:`
-// comment): a fragment cut short, or edited after gen wrote it. slurmd
-// would read other GPUs than the header declares: it ignores records
-// beyond a type's count, and slurmctld drains a node with fewer.
+// checkHeader refuses a fragment that slurmd, given the slurm.conf line
+// its own header says it needs (gen's `# slurm.conf:` comment), would
+// read as other GPUs than its records: a fragment cut short (slurmctld
+// drains a node with fewer than declared), or edited after gen wrote it
+// (slurmd ignores records beyond a type's count). It asks the one model
+// of slurmd's reading (slurmconf.ReadLines), with the newest rules: gen
+// wrote the fragment for its node's release.
 func checkHeader(path string, h slurmconf.Header, lines []slurmconf.RecordLine) error {
 	if h.Num == 0 || h.Node == "" {
 		return nil
 	}
-	declared, err := slurmconf.GresTypeCounts(h.Gres, "gpu")
-	if err != nil {
-		return fmt.Errorf("%s:%d: the header's %v", path, h.Num, err)
-	}
-	var recs []slurmconf.GresRecord
+	var recs []slurmconf.Line
 	for _, l := range lines {
-		if l.Nodes == h.Node && strings.EqualFold(l.Record.Name, "gpu") {
-			recs = append(recs, l.Record.GresRecord)
+		recs = append(recs, slurmconf.Line{Record: l.Record.GresRecord, Nodes: l.Nodes, Pos: fmt.Sprintf("%s:%d", path, l.Num)})
+	}
+	// GresTypes= is the cluster's: the header names the node's GRES.
+	types := []string{"gpu"}
+	for _, item := range slurmconf.SplitGresList(h.Gres) {
+		name, _, _ := strings.Cut(item, ":")
+		if name = strings.TrimSpace(name); name != "" && !slices.Contains(types, name) {
+			types = append(types, name)
 		}
 	}
-	have, err := slurmconf.CountGres(recs)
-	if err != nil {
-		return fmt.Errorf("%s: %v", path, err)
-	}
-	count := func(counts []slurmconf.GresCount, typ string) int {
-		n := 0
-		for _, c := range counts {
-			if strings.EqualFold(c.Name, "gpu") && strings.EqualFold(c.Type, typ) {
-				n += c.Count
-			}
-		}
-		return n
-	}
-	for _, list := range [][]slurmconf.GresCount{declared, have} {
-		for _, c := range list {
-			if d, g := count(declared, c.Type), count(have, c.Type); d != g {
-				return fmt.Errorf("%s:%d: the header declares %s:%d for node %s, but the fragment's records give %d: a fragment cut short or edited after gen wrote it; slurmd would read other GPUs than declared (run gen again on the node)",
-					path, h.Num, slurmconf.GresName("gpu", c.Type), d, h.Node, g)
-			}
+	decl := &slurmconf.SlurmNode{Nodes: h.Node, Gres: h.Gres, GresTypes: strings.Join(types, ","), Pos: fmt.Sprintf("%s:%d", path, h.Num)}
+	nc := slurmconf.ReadLines(recs, h.Node, slurmconf.Version{}, decl)
+	// A device given twice, a file in two GPUs: merge's own checks say
+	// those, of the records alone.
+	var why *slurmconf.Problem
+	for i := range nc.Problems {
+		if p := &nc.Problems[i]; p.Severity == slurmconf.Drain {
+			why = p
+			break
 		}
 	}
-	return nil
+	for i := range nc.Misread {
+		if p := &nc.Misread[i]; why == nil && p.Severity == slurmconf.Warning {
+			why = p
+		}
+	}
+	if why == nil {
+		return nil
+	}
+	return fmt.Errorf("%s:%d: the records do not add up to this header (NodeName=%s Gres=%s): %s: %s; a fragment cut short or edited after gen wrote it (run gen again on the node)",
+		path, h.Num, h.Node, h.Gres, why.Pos, why.Message)
 }
 
 func allFor(lines []slurmconf.RecordLine, nodes string) bool {

@@ -201,10 +201,10 @@ func TestMergeRefuses(t *testing.T) {
 		// records give (a full disk, a copy interrupted).
 		{"truncated", map[string]string{
 			"a.conf": strings.TrimSuffix(fragment("gpu01", wholeA, migA, migB), "NodeName=gpu01 "+migB),
-		}, "a.conf:2: the header declares gpu:a100_1g.10gb:2 for node gpu01, but the fragment's records give 1: a fragment cut short or edited after gen wrote it; slurmd would read other GPUs than declared (run gen again on the node)"},
+		}, "a.conf:2: the records do not add up to this header (NodeName=gpu01 Gres=gpu:a100:1,gpu:a100_1g.10gb:2): a.conf:2: Gres=gpu:a100_1g.10gb:2 declared, but the records have 1; slurmctld drains the node (\"gres/gpu count reported lower than configured (1 < 2)\"); a fragment cut short or edited after gen wrote it (run gen again on the node)"},
 		{"more records than the header", map[string]string{
 			"a.conf": fragment("gpu01", wholeA, migA) + "NodeName=gpu01 " + migB,
-		}, "a.conf:2: the header declares gpu:a100_1g.10gb:1 for node gpu01, but the fragment's records give 2: a fragment cut short or edited after gen wrote it; slurmd would read other GPUs than declared (run gen again on the node)"},
+		}, "a.conf:2: the records do not add up to this header (NodeName=gpu01 Gres=gpu:a100:1,gpu:a100_1g.10gb:1): a.conf:5: Gres=gpu:a100:1,gpu:a100_1g.10gb:1 (a.conf:2) declares fewer; slurmd: \"A line in gres.conf for GRES gpu:a100_1g.10gb has 1 more configured than expected in slurm.conf. Ignoring extra GRES.\"; a fragment cut short or edited after gen wrote it (run gen again on the node)"},
 		{"a gpu record without files", map[string]string{
 			"a.conf": fragment("gpu01", wholeA, "Name=gpu Type=a100 Count=1\n"),
 		}, "a.conf:4: a gpu record without File= or MultipleFiles=: slurmd gives a job no device file for it; gen writes every GPU with its files"},
