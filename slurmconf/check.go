@@ -338,6 +338,7 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 	splitSomewhere := split
 	split = split && beforeMicro(v, multipleFilesKeptSince)
 	var gpus, others []SlurmdRecord
+	var splits []*ParsedRecord // the MultipleFiles= records split: one cause, said once
 	for pass := 0; pass < 2; pass++ {
 		for i := range conf.Records {
 			r := &conf.Records[i]
@@ -351,8 +352,7 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 				rec.Count, rec.Files, rec.multiple = 1, r.MultipleFiles, true
 				rec.splitLater = split
 				if split {
-					out.misread(Problem{Pos: r.Pos, Severity: Warning,
-						Message: fmt.Sprintf("MultipleFiles= where mps or shard is configured: slurmd %s splits the record into %d GPUs, one per file, without a word (kept one from %s)", v, len(r.MultipleFiles), multipleFilesKeptSince)})
+					splits = append(splits, r)
 				} else if splitSomewhere && !v.Known() && out.ReleaseMatters == "" {
 					out.ReleaseMatters = r.Pos
 				}
@@ -387,6 +387,14 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 			}
 			gpus = append(gpus, rec)
 		}
+	}
+	if len(splits) > 0 {
+		r := splits[0]
+		msg := fmt.Sprintf("MultipleFiles= where mps or shard is configured: slurmd %s splits the record into %d GPUs, one per file, without a word (kept one from %s)", v, len(r.MultipleFiles), multipleFilesKeptSince)
+		if n := len(splits) - 1; n > 0 {
+			msg += fmt.Sprintf("; so it does the %d MultipleFiles= records after it (to %s)", n, splits[n].Pos)
+		}
+		out.misread(Problem{Pos: r.Pos, Severity: Warning, Message: msg})
 	}
 	if decl != nil {
 		gpus = mergeDeclared(out, gpus, decl, perDevice)
