@@ -74,6 +74,12 @@ type Options struct {
 	// when not known. It picks FilesAuto's style, and Records refuses
 	// records it would refuse or misread (slurmconf.CheckGres).
 	Slurm slurmconf.Version
+	// Sharing: the slurm.conf that will be read configures mps or shard
+	// (its GresTypes=). slurmd before 23.02.7 then splits a
+	// MultipleFiles= record into one GPU per file: FilesAuto takes
+	// FilesCI there (and where the release is not known), and
+	// FilesMultiple is refused (slurmconf.CheckSharing).
+	Sharing bool
 }
 
 // Records builds one record per device: GPUs in NVML index order, a
@@ -90,6 +96,9 @@ func Records(n *model.Node, o Options) ([]slurmconf.GresRecord, error) {
 	}
 	if o.FileStyle == "" || o.FileStyle == FilesAuto {
 		o.FileStyle = FileStyleFor(o.Slurm)
+		if o.Sharing && slurmconf.SplitsMultipleFiles(o.Slurm) {
+			o.FileStyle = FilesCI
+		}
 	}
 	var warnings []error
 	links := nvlinkMatrix(n)
@@ -138,6 +147,11 @@ func Records(n *model.Node, o Options) ([]slurmconf.GresRecord, error) {
 				r.MultipleFiles = []string{g.DevicePath(), model.CapPath(*m.GICapMinor), model.CapPath(*m.CICapMinor)}
 			}
 			recs = append(recs, r)
+		}
+	}
+	if o.Sharing {
+		if err := slurmconf.CheckSharing(o.Slurm, recs); err != nil {
+			return nil, err
 		}
 	}
 	if err := slurmconf.CheckGres(o.Slurm, recs); err != nil {

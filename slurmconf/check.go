@@ -35,6 +35,31 @@ type NodeCheck struct {
 	Node     string
 	Records  []SlurmdRecord
 	Problems []Problem
+	// GPUs are the node's GPU indices, as slurmd numbers them (GPUs).
+	GPUs []GPUIndex
+	// Misread are the problems, among Problems, where slurmd reads the
+	// lines as other devices than they are written: a record split,
+	// records ignored, a GPU record dropped. A job's indices then name
+	// devices that the lines do not.
+	Misread []Problem
+	// Decl is the node's slurm.conf line; nil where none was given.
+	Decl *SlurmNode
+	// Elsewhere, where gres.conf has no line for the node but lines
+	// for others, says which names those lines use (OtherNodes.Said).
+	Elsewhere string
+	// ReleaseMatters, where the release was not known and slurmd reads
+	// the lines otherwise on some releases than on others (MultipleFiles=
+	// beside mps or shard), is the file:line of the first such record;
+	// the records are the newest releases'.
+	ReleaseMatters string
+	// AutoDetect is the node's AutoDetect= (GresConf.AutoDetect).
+	AutoDetect string
+}
+
+// misread notes a problem that is also a misreading.
+func (c *NodeCheck) misread(p Problem) {
+	c.Problems = append(c.Problems, p)
+	c.Misread = append(c.Misread, p)
 }
 
 // Fatal reports whether slurmd dies on the node's config.
@@ -74,9 +99,13 @@ func beforeMicro(v, r Version) bool {
 // known: the newest rules), with its slurm.conf line decl (nil: none
 // given, and the records are taken as slurm.conf had declared them).
 func (f *GresFile) CheckNode(node string, v Version, decl *SlurmNode) NodeCheck {
-	out := NodeCheck{Node: node}
+	out := NodeCheck{Node: node, Decl: decl}
 	conf, err := f.Node(node)
 	out.Problems = append(out.Problems, conf.Problems...)
+	out.AutoDetect = conf.AutoDetect
+	if len(conf.Records) == 0 && !conf.Named && len(conf.Others.Names) > 0 {
+		out.Elsewhere = conf.Others.Said(node)
+	}
 	if err == nil && decl != nil {
 		decl = checkGresTypes(&out, conf, decl)
 	}
@@ -109,6 +138,7 @@ func (f *GresFile) CheckNode(node string, v Version, decl *SlurmNode) NodeCheck 
 		checkCounts(&out, recs, decl)
 	}
 	out.Records = recs
+	out.GPUs = gpuIndices(recs)
 	return out
 }
 
@@ -144,8 +174,9 @@ var sharedCountsSince = Version{22, 5, -1}
 // checkGresTypes: slurmd ignores, with an error each, the gres.conf
 // records and the Gres= items of a GRES that slurm.conf's GresTypes=
 // does not name ("Ignoring gres.conf record, invalid name", "Invalid
-// GRES configured on node"). It returns decl with those items left out
-// of Gres=, as slurmd reads it on.
+// GRES configured on node"). That is one mistake, said once a name, at
+// GresTypes=. It returns decl with those items left out of Gres=, as
+// slurmd reads it on.
 func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode {
 	known := func(name string) bool {
 		for _, t := range strings.Split(decl.GresTypes, ",") {
@@ -155,29 +186,63 @@ func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode 
 		}
 		return false
 	}
+	type unknown struct {
+		name, first string // first: file:line of its first gres.conf record
+		declared    bool
+	}
+	var missing []unknown
+	note := func(name, pos string, declared bool) {
+		for i := range missing {
+			if strings.EqualFold(missing[i].name, name) {
+				missing[i].declared = missing[i].declared || declared
+				if missing[i].first == "" {
+					missing[i].first = pos
+				}
+				return
+			}
+		}
+		missing = append(missing, unknown{name, pos, declared})
+	}
 	kept := conf.Records[:0:0]
 	for _, r := range conf.Records {
 		if !known(r.Name) {
-			out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Error,
-				Message: fmt.Sprintf("Name=%s is not in slurm.conf's GresTypes=%s; slurmd ignores the record (\"Ignoring gres.conf record, invalid name\")", r.Name, decl.GresTypes)})
+			note(r.Name, r.Pos, false)
+			if strings.EqualFold(r.Name, "gpu") {
+				out.Misread = append(out.Misread, Problem{Pos: r.Pos, Severity: Error,
+					Message: fmt.Sprintf("Name=%s is not in slurm.conf's GresTypes=%s; slurmd ignores the record", r.Name, decl.GresTypes)})
+			}
 			continue
 		}
 		kept = append(kept, r)
 	}
 	conf.Records = kept
 	var items []string
-	said := map[string]bool{} // one error a name: its typed entries are one mistake
 	for _, item := range SplitGresList(decl.Gres) {
 		name, _, _ := strings.Cut(item, ":")
 		if name = strings.TrimSpace(name); name != "" && name != "(null)" && !known(name) {
-			if !said[name] {
-				said[name] = true
-				out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Error,
-					Message: fmt.Sprintf("Gres=%s: %s is not in GresTypes=%s; slurmd logs \"Invalid GRES configured on node\"", decl.Gres, name, decl.GresTypes)})
-			}
+			note(name, "", true)
 			continue
 		}
 		items = append(items, item)
+	}
+	pos := decl.GresTypesPos
+	if pos == "" {
+		pos = decl.Pos
+	}
+	for _, m := range missing {
+		var what []string
+		if m.first != "" {
+			what = append(what, fmt.Sprintf("gres.conf's records (first at %s: \"Ignoring gres.conf record, invalid name\")", m.first))
+		}
+		if m.declared {
+			what = append(what, fmt.Sprintf("Gres= of the node line (%s: \"Invalid GRES configured on node\")", decl.Pos))
+		}
+		types := "GresTypes=" + decl.GresTypes + " does not name " + m.name
+		if decl.GresTypes == "" {
+			types = "slurm.conf sets no GresTypes=, which must name " + m.name
+		}
+		out.Problems = append(out.Problems, Problem{Pos: pos, Severity: Error,
+			Message: fmt.Sprintf("%s; slurmd ignores %s", types, strings.Join(what, " and "))})
 	}
 	if len(items) == len(SplitGresList(decl.Gres)) {
 		return decl
@@ -270,8 +335,10 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 			split = split || SharingGres(conf.Records[i].Name)
 		}
 	}
+	splitSomewhere := split
 	split = split && beforeMicro(v, multipleFilesKeptSince)
 	var gpus, others []SlurmdRecord
+	var splits []*ParsedRecord // the MultipleFiles= records split: one cause, said once
 	for pass := 0; pass < 2; pass++ {
 		for i := range conf.Records {
 			r := &conf.Records[i]
@@ -285,8 +352,9 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 				rec.Count, rec.Files, rec.multiple = 1, r.MultipleFiles, true
 				rec.splitLater = split
 				if split {
-					out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Warning,
-						Message: fmt.Sprintf("MultipleFiles= where mps or shard is configured: slurmd %s splits the record into %d GPUs, one per file, without a word (kept one from %s)", v, len(r.MultipleFiles), multipleFilesKeptSince)})
+					splits = append(splits, r)
+				} else if splitSomewhere && !v.Known() && out.ReleaseMatters == "" {
+					out.ReleaseMatters = r.Pos
 				}
 			case r.File != "":
 				rec.Files, _ = ExpandHostlist(r.File) // checked when read
@@ -319,6 +387,14 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 			}
 			gpus = append(gpus, rec)
 		}
+	}
+	if len(splits) > 0 {
+		r := splits[0]
+		msg := fmt.Sprintf("MultipleFiles= where mps or shard is configured: slurmd %s splits the record into %d GPUs, one per file, without a word (kept one from %s)", v, len(r.MultipleFiles), multipleFilesKeptSince)
+		if n := len(splits) - 1; n > 0 {
+			msg += fmt.Sprintf("; so it does the %d MultipleFiles= records after it (to %s)", n, splits[n].Pos)
+		}
+		out.misread(Problem{Pos: r.Pos, Severity: Warning, Message: msg})
 	}
 	if decl != nil {
 		gpus = mergeDeclared(out, gpus, decl, perDevice)
@@ -353,6 +429,7 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 	if err := checkDuplicateFiles(gpus, v.Before(SharedFilesSince)); err != nil {
 		return nil, err
 	}
+	checkListedTwice(out, gpus)
 	if decl != nil {
 		checkSharedGresFiles(out, conf, gpus, decl)
 	}
@@ -462,32 +539,54 @@ func checkDuplicateFiles(gpus []SlurmdRecord, all bool) error {
 	return nil
 }
 
+// checkListedTwice: two MultipleFiles= records that end in the same file
+// (a MIG device's CI cap, the one file that is its own) offer one device
+// as two GPUs. slurmd reads them without a word from 21.08 (it leaves
+// MultipleFiles= out of its duplicate check), and a job given both runs
+// on one device; merge refuses it.
+func checkListedTwice(out *NodeCheck, gpus []SlurmdRecord) {
+	seen := map[string]string{}
+	for _, g := range gpus {
+		if !g.multiple || g.splitLater || g.Name != "gpu" || len(g.Files) < 2 {
+			continue
+		}
+		own := g.Files[len(g.Files)-1]
+		if first, ok := seen[own]; ok {
+			out.misread(Problem{Pos: g.Pos, Severity: Error,
+				Message: fmt.Sprintf("the device %s is listed twice (first at %s): slurmd counts it as two GPUs and may give a job both", own, first)})
+			continue
+		}
+		seen[own] = g.Pos
+	}
+}
+
 // mergeDeclared orders the GPU records as slurmd merges them with the
 // node's slurm.conf Gres=: type by type in its order, each type's records
 // (compared without case) up to the count it declares; a Gres=gpu:N
 // without a type takes every GPU, which slurmd then prints without a
-// type. A type declared that no record has, slurmd fills from slurm.conf
-// with a record without files, which, where GPUs are read device by
-// device, it logs and drops.
+// type. A record cut short, or left out, is ignored in part or whole,
+// with slurmd's warning ("has N more configured than expected in
+// slurm.conf. Ignoring extra GRES"): a type that Gres= lacks, more
+// records than it declares. Types that differ only in case are two types
+// of Gres=, each taking records that are not yet taken (tried, 22.05). A
+// type declared that no record has, slurmd fills from slurm.conf with a
+// record without files, which, where GPUs are read device by device, it
+// logs and drops.
 func mergeDeclared(out *NodeCheck, gpus []SlurmdRecord, decl *SlurmNode, perDevice bool) []SlurmdRecord {
 	counts, err := GresTypeCounts(decl.Gres, "gpu")
-	if err != nil || len(counts) == 0 {
+	if err != nil {
 		return nil
 	}
 	var merged []SlurmdRecord
-	used := make([]bool, len(gpus)) // a record serves one Gres= type
-	for k, c := range counts {
-		// slurmd tells types apart without case here: a later type
-		// that differs from an earlier one only in case adds nothing.
-		if slices.ContainsFunc(counts[:k], func(p GresCount) bool { return strings.EqualFold(p.Type, c.Type) }) {
-			continue
-		}
+	used := make([]uint64, len(gpus)) // of each record, the count a Gres= type took
+	taken := make([]bool, len(gpus))  // a record serves one Gres= type
+	for _, c := range counts {
 		n := uint64(0)
 		for i, g := range gpus {
 			if n >= uint64(c.Count) {
 				break
 			}
-			if used[i] {
+			if taken[i] {
 				continue
 			}
 			if c.Type == "" {
@@ -497,11 +596,11 @@ func mergeDeclared(out *NodeCheck, gpus []SlurmdRecord, decl *SlurmNode, perDevi
 			}
 			if left := uint64(c.Count) - n; g.Count > left && !g.multiple {
 				// slurmd keeps as many of the line's devices as the
-				// type has left ("Ignoring extra GRES").
+				// type has left.
 				g.Count, g.Files = left, g.Files[:left]
 			}
 			merged = append(merged, g)
-			used[i] = true
+			taken[i], used[i] = true, g.Count
 			n += g.Count
 		}
 		if n < uint64(c.Count) && perDevice {
@@ -512,6 +611,34 @@ func mergeDeclared(out *NodeCheck, gpus []SlurmdRecord, decl *SlurmNode, perDevi
 			out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Error,
 				Message: fmt.Sprintf("Gres=%s:%d but gres.conf gives %d; slurmd logs \"SHARING configuration lacks File specification\"", name, c.Count, n)})
 		}
+	}
+	// One warning a line: a line of File=a[0-3] may be several records.
+	var order []string
+	extra := map[string]uint64{}
+	typeOf := map[string]string{}
+	for i, g := range gpus {
+		if g.Count > used[i] {
+			if _, ok := extra[g.Pos]; !ok {
+				order = append(order, g.Pos)
+				typeOf[g.Pos] = g.Type
+			}
+			extra[g.Pos] += g.Count - used[i]
+		}
+	}
+	for _, pos := range order {
+		name := "gpu"
+		if t := typeOf[pos]; t != "" {
+			name += ":" + t
+		}
+		why := fmt.Sprintf("Gres=%s (%s) declares no %s", decl.Gres, decl.Pos, name)
+		for _, c := range counts {
+			if c.Type == "" || strings.EqualFold(c.Type, typeOf[pos]) {
+				why = fmt.Sprintf("Gres=%s (%s) declares fewer", decl.Gres, decl.Pos)
+				break
+			}
+		}
+		out.misread(Problem{Pos: pos, Severity: Warning,
+			Message: fmt.Sprintf("%s; slurmd: \"A line in gres.conf for GRES %s has %d more configured than expected in slurm.conf. Ignoring extra GRES.\"", why, name, extra[pos])})
 	}
 	return merged
 }

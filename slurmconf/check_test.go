@@ -35,7 +35,7 @@ func TestCheckerAgreesWithCheckNode(t *testing.T) {
 	}
 	c := f.Checker(v)
 	for _, n := range []string{"n1", "n2", "n3", "n4", "n5", "n1", "n2"} {
-		if diff := cmp.Diff(alone[n], c.Check(n, declOf(decls, n)), cmp.AllowUnexported(SlurmdRecord{})); diff != "" {
+		if diff := cmp.Diff(alone[n], c.Check(n, declOf(decls, n)), cmp.AllowUnexported(SlurmdRecord{}, SlurmNode{})); diff != "" {
 			t.Errorf("%s (-alone +Checker):\n%s", n, diff)
 		}
 	}
@@ -79,8 +79,9 @@ func TestCheckSpreadsSharedGres(t *testing.T) {
 }
 
 // A slurm.conf without GresTypes=gpu gives one error for the node's
-// Gres= entries of that name, not one each: seven typed gpu entries are
-// one mistake, and seven identical lines would bury the rest.
+// gres.conf records and Gres= entries of that name, not one each: seven
+// typed gpu entries are one mistake, and seven identical lines would
+// bury the rest. It is said at GresTypes=.
 func TestCheckGresTypesMissingOnce(t *testing.T) {
 	dir := fixture.Tree(t, map[string]string{"gres.conf": "Name=gpu Type=a File=/dev/nvidia0\n" +
 		"Name=gpu Type=b File=/dev/nvidia1\n"})
@@ -88,16 +89,15 @@ func TestCheckGresTypesMissingOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decl := &SlurmNode{Nodes: "n1", Gres: "gpu:a:1,gpu:b:1,nic:2", GresTypes: "nic", CPUs: 8, Pos: "slurm.conf:3"}
+	decl := &SlurmNode{Nodes: "n1", Gres: "gpu:a:1,gpu:b:1,nic:2", GresTypes: "nic", GresTypesPos: "slurm.conf:1", CPUs: 8, Pos: "slurm.conf:3"}
 	got := f.CheckNode("n1", Version{22, 5, 8}, decl)
-	var fromDecl []string
+	var all []string
 	for _, p := range got.Problems {
-		if p.Pos == "slurm.conf:3" {
-			fromDecl = append(fromDecl, p.Message)
-		}
+		all = append(all, p.String())
 	}
-	want := []string{`Gres=gpu:a:1,gpu:b:1,nic:2: gpu is not in GresTypes=nic; slurmd logs "Invalid GRES configured on node"`}
-	if diff := cmp.Diff(want, fromDecl); diff != "" {
-		t.Errorf("slurm.conf:3's problems (-want +got):\n%s", diff)
+	want := []string{`slurm.conf:1: error: GresTypes=nic does not name gpu; slurmd ignores gres.conf's records (first at ` + filepath.Join(dir, "gres.conf") +
+		`:1: "Ignoring gres.conf record, invalid name") and Gres= of the node line (slurm.conf:3: "Invalid GRES configured on node")`}
+	if diff := cmp.Diff(want, all); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 }

@@ -16,36 +16,21 @@ type NodeGres struct {
 
 // ReadNodeGres finds node's Gres= in a slurm.conf (following Includes):
 // from the NodeName= line whose hostlist names it, or else from the last
-// NodeName=DEFAULT line before it that sets Gres=.
+// NodeName=DEFAULT line before it that sets Gres= (ReadSlurmNode).
 func ReadNodeGres(path, node string) (NodeGres, error) {
-	var (
-		found  []NodeGres
-		others OtherNodes
-	)
-	err := nodeLines(path, func(hostlist string, ng NodeGres) error {
-		ok, err := hostlistHas(hostlist, node)
-		switch {
-		case err != nil:
-			return fmt.Errorf("%s: NodeName=: %v", ng.Pos, err)
-		case ok:
-			found = append(found, ng)
-		default:
-			if err := others.note(hostlist, node); err != nil {
-				return fmt.Errorf("%s: NodeName=: %v", ng.Pos, err)
-			}
-		}
-		return nil
-	})
+	n, err := ReadSlurmNode(path, node)
 	if err != nil {
 		return NodeGres{}, err
 	}
-	switch len(found) {
-	case 0:
-		return NodeGres{}, fmt.Errorf("%s: no NodeName= line names %s%s", confName(path), node, others.Said(node))
-	case 1:
-		return found[0], nil
+	return n.NodeGres(), nil
+}
+
+// NodeGres is the line's Gres= in force, with where it was written.
+func (n *SlurmNode) NodeGres() NodeGres {
+	if n.gresFrom == "" {
+		return NodeGres{Gres: n.Gres, Pos: n.Pos}
 	}
-	return NodeGres{}, fmt.Errorf("%s: %s is declared twice, at %s and %s", confName(path), node, found[0].Pos, found[1].Pos)
+	return NodeGres{Gres: n.Gres, Pos: n.Pos + " (Gres= of NodeName=DEFAULT at " + n.gresFrom + ")"}
 }
 
 // ReadNodesGres is ReadNodeGres for many nodes, reading the file once:
@@ -56,13 +41,17 @@ func ReadNodesGres(path string, nodes []string) (map[string]NodeGres, error) {
 	for _, n := range nodes {
 		want[n] = true
 	}
+	lines, err := ReadSlurmNodes(path)
+	if err != nil {
+		return nil, err
+	}
 	found := make(map[string]NodeGres, len(nodes))
-	err := nodeLines(path, func(hostlist string, ng NodeGres) error {
-		names := []string{hostlist}
-		if !OneHost(hostlist) {
-			var err error
-			if names, err = ExpandHostlist(hostlist); err != nil {
-				return fmt.Errorf("%s: NodeName=: %v", ng.Pos, err)
+	for i := range lines {
+		l := &lines[i]
+		names := []string{l.Nodes}
+		if !OneHost(l.Nodes) {
+			if names, err = ExpandHostlist(l.Nodes); err != nil {
+				return nil, fmt.Errorf("%s: NodeName=: %v", l.Pos, err)
 			}
 		}
 		for _, n := range names {
@@ -70,14 +59,10 @@ func ReadNodesGres(path string, nodes []string) (map[string]NodeGres, error) {
 				continue
 			}
 			if first, dup := found[n]; dup {
-				return fmt.Errorf("%s: %s is declared twice, at %s and %s", confName(path), n, first.Pos, ng.Pos)
+				return nil, DeclaredTwice(path, n, first.Pos, l.Pos)
 			}
-			found[n] = ng
+			found[n] = l.NodeGres()
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	return found, nil
 }
@@ -88,54 +73,6 @@ func confName(path string) string {
 		return StdinName
 	}
 	return path
-}
-
-// nodeLines calls visit for each NodeName= line of a slurm.conf (and its
-// Includes) but DEFAULT, with its hostlist and the Gres= in force for its
-// nodes: its own, or else that of the last NodeName=DEFAULT line before
-// it that sets Gres=, as slurmctld reads them. The first error stops the
-// walk.
-func nodeLines(path string, visit func(hostlist string, ng NodeGres) error) error {
-	var (
-		deflt   NodeGres
-		ws      []word
-		lineErr error
-	)
-	walkErr := walkConf(path, nil, func(l *logicalLine, file string) bool {
-		pos := func() string { return fmt.Sprintf("%s:%d", file, l.num) }
-		if ws, lineErr = words(l, ws[:0]); lineErr != nil {
-			lineErr = fmt.Errorf("%s: %v", pos(), lineErr)
-			return false
-		}
-		if len(ws) == 0 || !strings.EqualFold(ws[0].key, "NodeName") {
-			return true
-		}
-		gres, hasGres := "", false
-		for _, w := range ws[1:] {
-			if strings.EqualFold(w.key, "Gres") {
-				gres, hasGres = w.value, true
-			}
-		}
-		if strings.EqualFold(ws[0].value, "DEFAULT") {
-			if hasGres {
-				deflt = NodeGres{Gres: gres, Pos: pos()}
-			}
-			return true
-		}
-		ng := NodeGres{Pos: pos()}
-		switch {
-		case hasGres:
-			ng.Gres = gres
-		case deflt.Pos != "":
-			ng = NodeGres{Gres: deflt.Gres, Pos: pos() + " (Gres= of NodeName=DEFAULT at " + deflt.Pos + ")"}
-		}
-		lineErr = visit(ws[0].value, ng)
-		return lineErr == nil
-	})
-	if walkErr != nil {
-		return walkErr
-	}
-	return lineErr
 }
 
 // walkConf calls visit for each logical line of path and its Includes, in
@@ -329,6 +266,7 @@ func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, err
 	}
 	var own []hit
 	var shared []string
+	var declared []string // every line that declares node, own or shared: file:line
 	var lineErr error
 	scanLines(data, func(l *logicalLine) bool {
 		pos := fmt.Sprintf("%s:%d", name, l.num)
@@ -347,6 +285,7 @@ func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, err
 			line := *l
 			line.segs = append([]segment(nil), l.segs...) // l is reused for the next line
 			own = append(own, hit{&line, ws, pos})
+			declared = append(declared, pos)
 			return true
 		}
 		if strings.EqualFold(ws[0].value, "DEFAULT") {
@@ -354,6 +293,7 @@ func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, err
 		}
 		if ok, err := hostlistHas(ws[0].value, node); err == nil && ok {
 			shared = append(shared, fmt.Sprintf("NodeName=%s (%s)", ws[0].value, pos))
+			declared = append(declared, pos)
 		}
 		return true
 	})
@@ -361,8 +301,10 @@ func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, err
 		return "", lineErr
 	}
 	switch {
-	case len(own) > 1:
-		return "", fmt.Errorf("%s: %s has two NodeName lines, %s and %s", name, node, own[0].pos, own[1].pos)
+	case len(declared) > 1:
+		// slurmctld and slurmd die of it (FindNode): no line is the one
+		// to set.
+		return "", DeclaredTwice(name, node, declared[0], declared[1])
 	case len(own) == 0 && len(shared) > 0:
 		return "", fmt.Errorf("%s: %s is declared only in %s, together with other nodes; give it a NodeName=%s line of its own (taking it out of that hostlist), or set Gres= for the whole group by hand",
 			name, node, strings.Join(shared, ", "), node)
@@ -503,8 +445,12 @@ type SlurmNode struct {
 	Nodes string // the NodeName= hostlist as written
 	Gres  string
 	Pos   string // file:line
-	// GresTypes is slurm.conf's GresTypes=, which every node shares.
-	GresTypes string
+	// gresFrom is the file:line of the NodeName=DEFAULT whose Gres= the
+	// line inherits; "" for its own, or none.
+	gresFrom string
+	// GresTypes is slurm.conf's GresTypes=, which every node shares,
+	// with the file:line it is set at ("" where it is not).
+	GresTypes, GresTypesPos string
 	// The CPU layout words, 0 where not given.
 	CPUs, Boards, Sockets, SocketsPerBoard, CoresPerSocket, ThreadsPerCore int
 }
@@ -525,6 +471,16 @@ func (n *SlurmNode) Cores() int {
 	return 0
 }
 
+// hasGres reports whether a line's words set Gres=.
+func hasGres(ws []word) bool {
+	for _, w := range ws[1:] {
+		if strings.EqualFold(w.key, "Gres") {
+			return true
+		}
+	}
+	return false
+}
+
 // ReadSlurmNodes reads every NodeName= line of a slurm.conf (following
 // Includes), in order, each with the defaults of the NodeName=DEFAULT
 // lines before it.
@@ -533,6 +489,7 @@ func ReadSlurmNodes(path string) ([]SlurmNode, error) {
 		out       []SlurmNode
 		deflt     SlurmNode
 		gresTypes string
+		typesPos  string
 		ws        []word
 		lineErr   error
 	)
@@ -541,7 +498,7 @@ func ReadSlurmNodes(path string) ([]SlurmNode, error) {
 			return false
 		}
 		if len(ws) > 0 && strings.EqualFold(ws[0].key, "GresTypes") {
-			gresTypes = ws[0].value
+			gresTypes, typesPos = ws[0].value, linePos(file, l)
 		}
 		if len(ws) == 0 || !strings.EqualFold(ws[0].key, "NodeName") {
 			return true
@@ -552,7 +509,7 @@ func ReadSlurmNodes(path string) ([]SlurmNode, error) {
 			var p *int
 			switch strings.ToLower(w.key) {
 			case "gres":
-				n.Gres = w.value
+				n.Gres, n.gresFrom = w.value, ""
 				continue
 			case "cpus", "procs":
 				p = &n.CPUs
@@ -577,6 +534,9 @@ func ReadSlurmNodes(path string) ([]SlurmNode, error) {
 			*p = v
 		}
 		if strings.EqualFold(n.Nodes, "DEFAULT") {
+			if hasGres(ws) {
+				n.gresFrom = n.Pos
+			}
 			deflt = n
 			deflt.Nodes, deflt.Pos = "", ""
 			return true
@@ -588,7 +548,7 @@ func ReadSlurmNodes(path string) ([]SlurmNode, error) {
 		return nil, err
 	}
 	for i := range out {
-		out[i].GresTypes = gresTypes
+		out[i].GresTypes, out[i].GresTypesPos = gresTypes, typesPos
 	}
 	return out, lineErr
 }

@@ -23,6 +23,47 @@ type RecordReader struct {
 	buf     []byte
 	ws      []word
 	lines   []RecordLine
+	header  Header
+}
+
+// Header is the slurm.conf line that a file's `# slurm.conf: ` comment
+// (the header gen writes) says the records need: its node and Gres=.
+type Header struct {
+	Num  int    // its line number; 0 where the file has none
+	Node string // NodeName=
+	Gres string // Gres=, "" where none
+}
+
+// headerPrefix starts the comment of gen's header that says the node's
+// slurm.conf line.
+const headerPrefix = "# slurm.conf: "
+
+// Header is the last file read's `# slurm.conf: ` header, among its
+// first lines, where gen writes it.
+func (r *RecordReader) Header() Header { return r.header }
+
+// readHeader finds the header in the first lines of data.
+func readHeader(data string) Header {
+	for num := 1; num <= 3 && data != ""; num++ {
+		line, rest, _ := strings.Cut(data, "\n")
+		data = rest
+		text, ok := strings.CutPrefix(strings.TrimSuffix(line, "\r"), headerPrefix)
+		if !ok {
+			continue
+		}
+		h := Header{Num: num}
+		for _, f := range strings.Fields(text) {
+			k, v, _ := strings.Cut(f, "=")
+			switch {
+			case strings.EqualFold(k, "NodeName"):
+				h.Node = v
+			case strings.EqualFold(k, "Gres"):
+				h.Gres = v
+			}
+		}
+		return h
+	}
+	return Header{}
 }
 
 // Record is a checked gres.conf record, without NodeName=, shared by the
@@ -48,6 +89,7 @@ func (r *RecordReader) Read(path string) ([]RecordLine, error) {
 		return nil, err
 	}
 	r.lines = r.lines[:0]
+	r.header = readHeader(data)
 	var lineErr error
 	scanLines(data, func(l *logicalLine) bool {
 		lineErr = r.addLine(l, path)

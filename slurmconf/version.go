@@ -148,6 +148,59 @@ func CheckGres(v Version, recs []GresRecord) error {
 	return checkSharedFiles(v, recs)
 }
 
+// CheckSharing returns why slurmd of release v, where slurm.conf
+// configures mps or shard, reads records otherwise than written (a
+// *RefusedError): before 23.02.7 it splits each MultipleFiles= record
+// into one GPU per file. nil where v is not known: the caller then
+// writes what every release reads.
+func CheckSharing(v Version, recs []GresRecord) error {
+	if !beforeMicro(v, multipleFilesKeptSince) {
+		return nil
+	}
+	for _, r := range recs {
+		if len(r.MultipleFiles) > 0 {
+			e := refused(v, "Slurm %s would read this gres.conf as other GPUs than the node has: where slurm.conf's GresTypes= names mps or shard, it splits each MultipleFiles= record into one GPU per file (one GPU a record from %s)", v, multipleFilesKeptSince)
+			e.CIFilesRead = true
+			return e
+		}
+	}
+	return nil
+}
+
+// SplitsMultipleFiles reports whether slurmd of release v, where
+// slurm.conf configures mps or shard, may split a MultipleFiles= record:
+// before 23.02.7, or where v is not known.
+func SplitsMultipleFiles(v Version) bool {
+	return !v.Known() || beforeMicro(v, multipleFilesKeptSince)
+}
+
+// ReadGresTypes is the GresTypes= of a slurm.conf (following Includes):
+// the last one, as Slurm takes it; "" where none is set.
+func ReadGresTypes(path string) (string, error) {
+	var types string
+	var ws []word
+	var lineErr error
+	err := walkConf(path, nil, func(l *logicalLine, file string) bool {
+		if ws, lineErr = lineWords(l, file, ws[:0]); lineErr != nil {
+			return false
+		}
+		if len(ws) > 0 && strings.EqualFold(ws[0].key, "GresTypes") {
+			types = ws[0].value
+		}
+		return true
+	})
+	if err != nil {
+		return "", err
+	}
+	return types, lineErr
+}
+
+// ConfiguresSharing reports whether a GresTypes= value names mps or
+// shard: slurmd then reads the GPUs device by device.
+func ConfiguresSharing(gresTypes string) bool {
+	return (&SlurmNode{GresTypes: gresTypes}).sharingConfigured()
+}
+
 func checkFlags(v Version, flags string) error {
 	if flags == "" {
 		return nil

@@ -6,19 +6,25 @@ import (
 	"os"
 
 	"github.com/slurm-mig/slurm-mig/internal/drift"
+	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 type genCmd struct {
 	renderFlags
-	Compact bool `help:"Merge lines that differ only in File= into Slurm ranges (File=/dev/nvidia[0-3])."`
+	Compact   bool   `help:"Merge lines that differ only in File= into Slurm ranges (File=/dev/nvidia[0-3])."`
+	SlurmConf string `type:"nonempty" placeholder:"FILE" help:"The slurm.conf that slurmd reads with the output (default $SLURM_CONF, else /etc/slurm/slurm.conf when it exists, with --root /): where its GresTypes= names mps or shard, a Slurm older than 23.02.7 splits a MultipleFiles= line into one GPU per file, so --files auto writes ci there and multiple is refused."`
 }
 
 func (c *genCmd) Run(e *env) error {
 	records, err := c.records()
 	if err != nil {
+		return err
+	}
+	if records.Gres.Sharing, err = sharing(c.SlurmConf, e.build.Root); err != nil {
 		return err
 	}
 	out, err := c.output(c.Output)
@@ -90,12 +96,25 @@ type diffCmd struct {
 
 func (c *diffCmd) Run(e *env) error {
 	in := drift.Inputs{GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running, Explain: explain}
+	if c.SlurmConf == "" {
+		in.SlurmdConf = hostSlurmConf(e.build.Root)
+	}
 	if in.ReadStdinTwice() {
 		return fmt.Errorf("--gres-conf and --slurm-conf cannot both read standard input")
 	}
 	records, err := c.records()
 	if err != nil {
 		return err
+	}
+	slurmd := c.SlurmConf
+	if slurmd == "" {
+		slurmd = in.SlurmdConf
+	}
+	if slurmd != slurmconf.Stdin {
+		// diff renders what gen writes for this slurm.conf.
+		if records.Gres.Sharing, err = sharing(slurmd, "/"); err != nil {
+			return err
+		}
 	}
 	if c.NoNodeName && (c.SlurmConf != "" || c.Running) {
 		return fmt.Errorf("comparing with slurm.conf or slurmctld needs the node's name; drop --no-node-name")
@@ -111,6 +130,35 @@ func (c *diffCmd) Run(e *env) error {
 		return kongrun.Status(1) // different, as diff(1) exits
 	}
 	return nil
+}
+
+// hostSlurmConf is the slurm.conf this host's slurmd reads, where none is
+// named: $SLURM_CONF, else /etc/slurm/slurm.conf when it exists; "" under
+// another --root, whose files are another machine's.
+func hostSlurmConf(root hostfs.FS) string {
+	if root != "/" {
+		return ""
+	}
+	if p := os.Getenv("SLURM_CONF"); p != "" {
+		return p
+	}
+	if _, err := os.Stat("/etc/slurm/slurm.conf"); err == nil {
+		return "/etc/slurm/slurm.conf"
+	}
+	return ""
+}
+
+// sharing reports whether the slurm.conf that slurmd reads with the
+// output (file, else hostSlurmConf) configures mps or shard.
+func sharing(file string, root hostfs.FS) (bool, error) {
+	if file == "" {
+		file = hostSlurmConf(root)
+	}
+	if file == "" {
+		return false, nil
+	}
+	types, err := slurmconf.ReadGresTypes(file)
+	return slurmconf.ConfiguresSharing(types), err
 }
 
 type listCmd struct {

@@ -9,6 +9,8 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/jobmap"
+	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // mapFlags say where a job's GPU indices are mapped from: what env and
@@ -21,7 +23,14 @@ type mapFlags struct {
 }
 
 func (f *mapFlags) options(root hostfs.FS) jobenv.Options {
-	return jobenv.Options{SlurmConf: f.SlurmConf, GresConf: f.GresConf, State: f.State, Snapshot: f.From, Root: root}
+	return jobenv.Options{SlurmConf: f.SlurmConf, GresConf: f.GresConf, State: f.State, Snapshot: f.From, Root: root, Release: installedRelease}
+}
+
+// installedRelease is the release of this node's slurmd, which env and
+// jobmap ask only where slurmd's numbering depends on it.
+func installedRelease() (slurmconf.Version, error) {
+	v, _, err := slurmhost.InstalledVersion()
+	return v, err
 }
 
 // envCmd is Slurm's TaskProlog. It has no nvml:"" tag: it never starts

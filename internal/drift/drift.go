@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
@@ -27,8 +28,11 @@ type Report struct {
 	SlurmConf *CountsReport   `json:"slurm_conf,omitempty"`
 	Running   *CountsReport   `json:"running,omitempty"`
 	// State compares the device state slurm-mig env reads with the GPUs.
-	State   *jobenv.StateReport `json:"state,omitempty"`
-	Verdict string              `json:"verdict"`
+	State *jobenv.StateReport `json:"state,omitempty"`
+	// Slurmd is how slurmd reads the node's gres.conf and slurm.conf,
+	// against the devices the node has.
+	Slurmd  *SlurmdReport `json:"slurmd,omitempty"`
+	Verdict string        `json:"verdict"`
 }
 
 // GresConfReport compares a gres.conf device by device. Units read from
@@ -46,6 +50,17 @@ type GresConfReport struct {
 	// than written; the devices compared are those it reads.
 	Problems []slurmconf.Problem `json:"problems,omitempty"`
 	slurmconf.GresDiff
+}
+
+// SlurmdReport says whether slurmd of the release reads the files as the
+// node's devices (slurmconf.ReadNode), one GPU index a device, and why
+// not.
+type SlurmdReport struct {
+	Release string `json:"release,omitempty"` // "" where not known: the newest rules
+	Same    bool   `json:"same"`
+	// Why are slurmd's problems that make it read other devices, or
+	// the difference in devices.
+	Why []slurmconf.Problem `json:"why,omitempty"`
 }
 
 // CountsReport compares Gres= counts.
@@ -85,6 +100,13 @@ type Inputs struct {
 	ShowNode func(node string) (slurmhost.Node, error)
 	// State, when set, compares the device state file with the GPUs.
 	State *StateInput
+	// SlurmdConf is the slurm.conf slurmd reads, where SlurmConf is not
+	// given ($SLURM_CONF, or the default path): with it, how slurmd reads
+	// the node is compared, not its counts. "" for none.
+	SlurmdConf string
+	// Release is the release of slurmd that reads the files; not known:
+	// the newest rules.
+	Release slurmconf.Version
 	// Explain says an error, or a part of the verdict, that carries a fix
 	// (advice) in the command line's words; nil says it without them.
 	Explain func(error) string
@@ -131,23 +153,46 @@ func Compare(in Inputs) (*Report, error) {
 		in.GresConf = DefaultGresConf
 	}
 	rep := &Report{Node: node, Same: true}
+	var gf *slurmconf.GresFile
 	if in.GresConf != "" {
-		r, err := compareGresConf(in.GresConf, node, in.Config.Records)
-		if err != nil {
+		var r *GresConfReport
+		var err error
+		if gf, r, err = compareGresConf(in.GresConf, node, in.Config.Records); err != nil {
 			return nil, err
 		}
 		rep.GresConf, rep.Same = r, rep.Same && r.Same
 	}
+	var decl *slurmconf.SlurmNode
 	if in.SlurmConf != "" {
-		ng, err := slurmconf.ReadNodeGres(in.SlurmConf, node)
-		if err != nil {
+		var err error
+		if decl, err = slurmconf.ReadSlurmNode(in.SlurmConf, node); err != nil {
 			return nil, err
 		}
+		ng := decl.NodeGres()
 		r, err := CompareCounts(ng.Pos, ng.Gres, generated)
 		if err != nil {
 			return nil, err
 		}
 		rep.SlurmConf, rep.Same = r, rep.Same && r.Same
+	}
+	if decl == nil && in.SlurmdConf != "" && node != "" && gf != nil {
+		// Not asked for: a slurm.conf that does not declare the node
+		// (another node's files) leaves slurmd's reading unsaid.
+		decl, _ = slurmconf.ReadSlurmNode(in.SlurmdConf, node)
+	}
+	switch {
+	case gf != nil && decl != nil:
+		r := compareSlurmd(gf.CheckNode(node, in.Release, decl), in.Config.Records, in.Release)
+		rep.Slurmd, rep.Same = r, rep.Same && r.Same
+	case gf != nil && node != "":
+		// Without the node's slurm.conf line, what slurmd reads of the
+		// lines alone: a split beside the file's own mps or shard lines,
+		// a device listed twice, a line it dies of.
+		nc := gf.CheckNode(node, in.Release, nil)
+		if nc.Fatal() || len(nc.Misread) > 0 {
+			r := compareSlurmd(nc, in.Config.Records, in.Release)
+			rep.Slurmd, rep.Same = r, rep.Same && r.Same
+		}
 	}
 	if in.Running {
 		show := in.ShowNode
@@ -181,27 +226,95 @@ func Compare(in Inputs) (*Report, error) {
 	return rep, nil
 }
 
-func compareGresConf(path, node string, generated []slurmconf.GresRecord) (*GresConfReport, error) {
-	conf, err := slurmconf.ReadGresConf(path, node)
+// compareGresConf reads the gres.conf at path, once (it may be a pipe),
+// and compares its lines for node with the generated records.
+func compareGresConf(path, node string, generated []slurmconf.GresRecord) (*slurmconf.GresFile, *GresConfReport, error) {
+	f, err := slurmconf.ReadGresFile(path)
 	if err != nil {
 		if _, statErr := os.Lstat(path); errors.Is(err, fs.ErrNotExist) && errors.Is(statErr, fs.ErrNotExist) {
-			return missingGresConf(path, generated)
+			rep, err := missingGresConf(path, generated)
+			return nil, rep, err
 		}
-		return nil, err
+		return nil, nil, err
+	}
+	conf, err := f.Node(node)
+	if err != nil {
+		return nil, nil, err
 	}
 	if node != "" && !conf.Named && len(conf.Records) == 0 && len(conf.Others.Names) > 0 && len(generated) > 0 {
-		return nil, notNamed(path, node, conf)
+		return nil, nil, notNamed(path, node, conf)
 	}
 	cur, err := conf.Units()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	gen, err := slurmconf.SplitUnits(generated)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d := slurmconf.DiffUnits(gpuUnits(cur), gen)
-	return &GresConfReport{Path: path, Same: d.Same(), AutoDetect: conf.AutoDetect, AutoDetectPos: conf.AutoDetectPos, Problems: conf.Problems, GresDiff: d}, nil
+	return f, &GresConfReport{Path: path, Same: d.Same(), AutoDetect: conf.AutoDetect, AutoDetectPos: conf.AutoDetectPos, Problems: conf.Problems, GresDiff: d}, nil
+}
+
+// compareSlurmd: the files are the node's devices as slurmd reads them
+// only where slurmd starts, reads no line otherwise than written (splits
+// none, ignores none), and gives one GPU index to each device that
+// would be generated, and to nothing else.
+func compareSlurmd(nc slurmconf.NodeCheck, generated []slurmconf.GresRecord, v slurmconf.Version) *SlurmdReport {
+	r := &SlurmdReport{Same: true}
+	if v.Known() {
+		r.Release = v.String()
+	}
+	if nc.Fatal() {
+		r.Why = append(r.Why, nc.Problems[len(nc.Problems)-1])
+	}
+	r.Why = append(r.Why, nc.Misread...)
+	if len(r.Why) == 0 {
+		want := map[string]int{}
+		units, err := slurmconf.SplitUnits(generated)
+		if err == nil {
+			for _, u := range units {
+				if strings.EqualFold(u.Name, "gpu") {
+					want[fileSet(u.Files)]++
+				}
+			}
+		}
+		n := 0
+		for _, c := range want {
+			n += c
+		}
+		for _, g := range nc.GPUs {
+			files := strings.Join(g.Files, ",")
+			if want[fileSet(g.Files)] > 0 {
+				want[fileSet(g.Files)]--
+				continue
+			}
+			r.Why = append(r.Why, slurmconf.Problem{Pos: g.Pos, Severity: slurmconf.Error,
+				Message: fmt.Sprintf("slurmd gives GPU index %d the files %s, which are no device of the node", g.Index, orNone(files))})
+			break
+		}
+		if len(r.Why) == 0 && len(nc.GPUs) < n {
+			r.Why = append(r.Why, slurmconf.Problem{Pos: declPos(nc), Severity: slurmconf.Error,
+				Message: fmt.Sprintf("slurmd reads %s where the node has %s", gresgen.DeviceCount(len(nc.GPUs)), gresgen.DeviceCount(n))})
+		}
+	}
+	r.Same = len(r.Why) == 0
+	return r
+}
+
+// fileSet is a device's files in one order: slurmd gives a job a
+// MultipleFiles= record's files in any order written.
+func fileSet(files []string) string {
+	return strings.Join(slices.Sorted(slices.Values(files)), ",")
+}
+
+// declPos is where the node's slurm.conf line is, for a difference of
+// the whole node.
+func declPos(nc slurmconf.NodeCheck) string {
+	if nc.Decl != nil {
+		return nc.Decl.Pos
+	}
+	return ""
 }
 
 // missingGresConf compares a gres.conf that does not exist yet, a node's
@@ -299,6 +412,14 @@ func verdict(r *Report, devices int, explain func(error) string) string {
 			msg += " (slurmctld drains a node that has fewer than declared)"
 		}
 		parts = append(parts, msg)
+	}
+	if sd := r.Slurmd; sd != nil && !sd.Same {
+		w := sd.Why[0]
+		who := "slurmd"
+		if sd.Release != "" {
+			who += " " + sd.Release
+		}
+		parts = append(parts, fmt.Sprintf("%s reads other devices than the node has (%s: %s)", who, w.Pos, w.Message))
 	}
 	if st := r.State; st != nil && !st.Same {
 		n := fmt.Sprintf("%d differences", len(st.Problems))

@@ -179,7 +179,7 @@ func TestSameAndSlurmConf(t *testing.T) {
 		"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap[137-138]\n"+
 		"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap[146-147]\n"+
 		"NodeName=n1 Name=shard Count=8\n")
-	slurm := writeFile(t, "slurm.conf", "NodeName=n1 Gres=gpu:a100:1,gpu:a100_1g.10gb:3\n")
+	slurm := writeFile(t, "slurm.conf", "NodeName=n1 Gres=gpu:a100:1,gpu:a100_1g.10gb:3\nGresTypes=gpu\n")
 	r, err := Compare(Inputs{Config: generated, GresConf: gres, SlurmConf: slurm})
 	if err != nil {
 		t.Fatal(err)
@@ -336,5 +336,95 @@ func TestGresConfLinesSlurmdSkipsAreReported(t *testing.T) {
 	}
 	if len(r.GresConf.Problems) != 2 {
 		t.Errorf("problems %v, want the two lines", r.GresConf.Problems)
+	}
+}
+
+// TestSlurmdReadsOtherDevices: diff says different wherever slurmd reads
+// the files as other devices than the node has, even where the lines
+// and the counts are the same: MultipleFiles= beside shard before
+// 23.02.7 (each record split one GPU a file), records slurm.conf does
+// not declare (ignored), a node declared twice. On the old code diff
+// compared only the lines and the counts, and said same.
+func TestSlurmdReadsOtherDevices(t *testing.T) {
+	gres := writeFile(t, "gres.conf", "NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia0\n"+
+		"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap137,/dev/nvidia-caps/nvidia-cap138\n"+
+		"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap146,/dev/nvidia-caps/nvidia-cap147\n")
+	const gpus = "gpu:a100:1,gpu:a100_1g.10gb:2"
+	for _, tc := range []struct {
+		name, slurm, release, want string
+	}{
+		{"shard, 22.05.8", "GresTypes=gpu,shard\nNodeName=n1 Gres=" + gpus + ",shard:8\n", "22.05.8",
+			"different: slurmd 22.05.8 reads other devices than the node has (" + gres + ":2: MultipleFiles= where mps or shard is configured: slurmd 22.05.8 splits the record into 3 GPUs"},
+		{"shard, 24.11", "GresTypes=gpu,shard\nNodeName=n1 Gres=" + gpus + ",shard:8\n", "24.11", "same: "},
+		{"mps, 23.02.6", "GresTypes=gpu,mps\nNodeName=n1 Gres=" + gpus + "\n", "23.02.6",
+			"different: slurmd 23.02.6 reads other devices than the node has (" + gres + ":2: MultipleFiles= where mps or shard is configured"},
+		{"without mps or shard, 22.05.8", "GresTypes=gpu\nNodeName=n1 Gres=" + gpus + "\n", "22.05.8", "same: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			slurm := writeFile(t, "slurm.conf", tc.slurm)
+			v, err := slurmconf.ParseVersion(tc.release)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Compare(Inputs{Config: generated, GresConf: gres, SlurmConf: slurm, Release: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(r.Verdict, tc.want) || r.Same != strings.HasPrefix(tc.want, "same") {
+				t.Errorf("same %v, verdict %q\nwant %q...", r.Same, r.Verdict, tc.want)
+			}
+		})
+	}
+
+	// Records slurm.conf does not declare: the lines are the node's, the
+	// counts (compared as gres.conf gives them) too, yet slurmd ignores
+	// the record: its SLURM_JOB_GPUS indices name other devices.
+	extra := writeFile(t, "gres.conf", "Name=gpu Type=a100 File=/dev/nvidia[0-1]\n")
+	slurm := writeFile(t, "slurm.conf", "GresTypes=gpu\nNodeName=n1 Gres=gpu:a100:1\n")
+	one := &gresgen.Config{NodeName: "n1", Records: []slurmconf.GresRecord{{Name: "gpu", Type: "a100", File: "/dev/nvidia[0-1]"}},
+		Counts: []slurmconf.GresCount{{Name: "gpu", Type: "a100", Count: 2}}}
+	r, err := Compare(Inputs{Config: one, GresConf: extra, SlurmConf: slurm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Same || r.Slurmd == nil || r.Slurmd.Same || !strings.Contains(r.Verdict, "Ignoring extra GRES") {
+		t.Errorf("extra records: verdict %q", r.Verdict)
+	}
+
+	// A node on two NodeName= lines: slurmctld and slurmd do not start.
+	twice := writeFile(t, "slurm.conf", "GresTypes=gpu\nNodeName=n[1-2] Gres="+gpus+"\nNodeName=n1 Gres="+gpus+"\n")
+	if _, err := Compare(Inputs{Config: generated, GresConf: gres, SlurmConf: twice}); err == nil || !strings.Contains(err.Error(), "n1 is declared twice") {
+		t.Errorf("declared twice: %v", err)
+	}
+}
+
+// Without slurm.conf, diff still says different where slurmd reads the
+// gres.conf's lines alone as other devices: a MultipleFiles= record
+// beside the file's own shard line before 23.02.7, a device listed twice.
+func TestSlurmdReadsOtherDevicesWithoutSlurmConf(t *testing.T) {
+	recs := "NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia0\n" +
+		"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap137,/dev/nvidia-caps/nvidia-cap138\n" +
+		"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap146,/dev/nvidia-caps/nvidia-cap147\n"
+	shard := writeFile(t, "gres.conf", recs+"NodeName=n1 Name=shard Count=8\n")
+	for _, tc := range []struct {
+		release string
+		same    bool
+	}{{"22.05.8", false}, {"23.02.7", true}} {
+		v, _ := slurmconf.ParseVersion(tc.release)
+		r, err := Compare(Inputs{Config: generated, GresConf: shard, Release: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Same != tc.same || !tc.same && !strings.Contains(r.Verdict, "splits the record into 3 GPUs") {
+			t.Errorf("%s: same %v, verdict %q", tc.release, r.Same, r.Verdict)
+		}
+	}
+	twice := writeFile(t, "gres.conf", recs+"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap146,/dev/nvidia-caps/nvidia-cap147\n")
+	r, err := Compare(Inputs{Config: generated, GresConf: twice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Same || !strings.Contains(r.Verdict, "is listed twice") {
+		t.Errorf("listed twice: same %v, verdict %q", r.Same, r.Verdict)
 	}
 }

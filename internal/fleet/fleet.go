@@ -168,6 +168,15 @@ type reader struct {
 	layouts   map[string]*readLayout // by the IDs of their records
 	hostlists map[string][]string    // NodeName= hostlists, expanded
 	sig       []byte
+	// headerOK: the layouts whose records were found to add up to a
+	// header's Gres=; a fleet's fragments share a few layouts.
+	headerOK map[headerKey]bool
+}
+
+// headerKey is a layout with the Gres= of a header.
+type headerKey struct {
+	layout *readLayout
+	gres   string
 }
 
 // readLayout is one list of records as a reader met it first.
@@ -199,14 +208,37 @@ func (r *reader) read(path string) ([]assignment, error) {
 		if l.Nodes == "" {
 			return nil, advice.Wrap(fmt.Errorf("%s:%d: record without NodeName=: a fleet fragment must name its node", path, l.Num), advice.FragmentNodeName)
 		}
+		if rec := l.Record; strings.EqualFold(rec.Name, "gpu") && rec.File == "" && len(rec.MultipleFiles) == 0 {
+			// slurmd drops it where mps or shard is configured, and
+			// dies where other GPU records have files.
+			return nil, fmt.Errorf("%s:%d: a gpu record without File= or MultipleFiles=: slurmd gives a job no device file for it; gen writes every GPU with its files", path, l.Num)
+		}
 	}
+	h := r.records.Header()
 	// gen names one node on every line: all its lines are the node's.
 	if one := lines[0].Nodes; slurmconf.OneHost(one) && allFor(lines, one) {
 		nums := make([]int, len(lines))
 		for i, l := range lines {
 			nums[i] = l.Num
 		}
-		return []assignment{{one, r.layout(lines, nil), nums}}, nil
+		l := r.layout(lines, nil)
+		// The same records under the same header read the same, whatever
+		// node they name: checked once.
+		if k := (headerKey{l, h.Gres}); h.Node != one || !r.headerOK[k] {
+			if err := checkHeader(path, h, lines); err != nil {
+				return nil, err
+			}
+			if h.Node == one {
+				if r.headerOK == nil {
+					r.headerOK = map[headerKey]bool{}
+				}
+				r.headerOK[k] = true
+			}
+		}
+		return []assignment{{one, l, nums}}, nil
+	}
+	if err := checkHeader(path, h, lines); err != nil {
+		return nil, err
 	}
 	// Otherwise each node gets the lines whose hostlists name it.
 	var order []string
@@ -236,6 +268,52 @@ func (r *reader) read(path string) ([]assignment, error) {
 		out[i] = assignment{n, r.layout(lines, mine[n]), nums}
 	}
 	return out, nil
+}
+
+// checkHeader refuses a fragment that slurmd, given the slurm.conf line
+// its own header says it needs (gen's `# slurm.conf:` comment), would
+// read as other GPUs than its records: a fragment cut short (slurmctld
+// drains a node with fewer than declared), or edited after gen wrote it
+// (slurmd ignores records beyond a type's count). It asks the one model
+// of slurmd's reading (slurmconf.ReadLines), with the newest rules: gen
+// wrote the fragment for its node's release.
+func checkHeader(path string, h slurmconf.Header, lines []slurmconf.RecordLine) error {
+	if h.Num == 0 || h.Node == "" {
+		return nil
+	}
+	var recs []slurmconf.Line
+	for _, l := range lines {
+		recs = append(recs, slurmconf.Line{Record: l.Record.GresRecord, Nodes: l.Nodes, Pos: fmt.Sprintf("%s:%d", path, l.Num)})
+	}
+	// GresTypes= is the cluster's: the header names the node's GRES.
+	types := []string{"gpu"}
+	for _, item := range slurmconf.SplitGresList(h.Gres) {
+		name, _, _ := strings.Cut(item, ":")
+		if name = strings.TrimSpace(name); name != "" && !slices.Contains(types, name) {
+			types = append(types, name)
+		}
+	}
+	decl := &slurmconf.SlurmNode{Nodes: h.Node, Gres: h.Gres, GresTypes: strings.Join(types, ","), Pos: fmt.Sprintf("%s:%d", path, h.Num)}
+	nc := slurmconf.ReadLines(recs, h.Node, slurmconf.Version{}, decl)
+	// A device given twice, a file in two GPUs: merge's own checks say
+	// those, of the records alone.
+	var why *slurmconf.Problem
+	for i := range nc.Problems {
+		if p := &nc.Problems[i]; p.Severity == slurmconf.Drain {
+			why = p
+			break
+		}
+	}
+	for i := range nc.Misread {
+		if p := &nc.Misread[i]; why == nil && p.Severity == slurmconf.Warning {
+			why = p
+		}
+	}
+	if why == nil {
+		return nil
+	}
+	return fmt.Errorf("%s:%d: the records do not add up to this header (NodeName=%s Gres=%s): %s: %s; a fragment cut short or edited after gen wrote it (run gen again on the node)",
+		path, h.Num, h.Node, h.Gres, why.Pos, why.Message)
 }
 
 func allFor(lines []slurmconf.RecordLine, nodes string) bool {

@@ -30,7 +30,32 @@ const (
 // fragment is what gen prints for node with these records.
 func fragment(node string, recs ...string) string {
 	var b strings.Builder
-	b.WriteString("# gres.conf written by slurm-mig dev; regenerate it, do not edit by hand.\n# slurm.conf: NodeName=" + node + " Gres=...\n")
+	// The header's Gres= counts the records' GPUs, type by type.
+	var types []string
+	count := map[string]int{}
+	for _, r := range recs {
+		word := func(key string) string {
+			_, v, _ := strings.Cut(r, key+"=")
+			v, _, _ = strings.Cut(strings.TrimSpace(v), " ")
+			return v
+		}
+		if word("Name") != "gpu" {
+			continue
+		}
+		t, n := word("Type"), 1
+		if files, err := slurmconf.ExpandHostlist(word("File")); err == nil && word("File") != "" {
+			n = len(files)
+		}
+		if count[t] == 0 {
+			types = append(types, t)
+		}
+		count[t] += n
+	}
+	var gres []string
+	for _, t := range types {
+		gres = append(gres, fmt.Sprintf("gpu:%s:%d", t, count[t]))
+	}
+	b.WriteString("# gres.conf written by slurm-mig dev; regenerate it, do not edit by hand.\n# slurm.conf: NodeName=" + node + " Gres=" + strings.Join(gres, ",") + "\n")
 	for _, r := range recs {
 		b.WriteString("NodeName=" + node + " " + r)
 	}
@@ -172,6 +197,17 @@ func TestMergeRefuses(t *testing.T) {
 		{"one device twice, its files in another order", map[string]string{
 			"a.conf": fragment("gpu01", migA, "Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia-caps/nvidia-cap202,/dev/nvidia1,/dev/nvidia-caps/nvidia-cap201\n"),
 		}, "a.conf:4: device /dev/nvidia-caps/nvidia-cap202,/dev/nvidia1,/dev/nvidia-caps/nvidia-cap201 is given twice for node gpu01 (first at line 3)"},
+		// A fragment cut short: its header declares more than its
+		// records give (a full disk, a copy interrupted).
+		{"truncated", map[string]string{
+			"a.conf": strings.TrimSuffix(fragment("gpu01", wholeA, migA, migB), "NodeName=gpu01 "+migB),
+		}, "a.conf:2: the records do not add up to this header (NodeName=gpu01 Gres=gpu:a100:1,gpu:a100_1g.10gb:2): a.conf:2: Gres=gpu:a100_1g.10gb:2 declared, but the records have 1; slurmctld drains the node (\"gres/gpu count reported lower than configured (1 < 2)\"); a fragment cut short or edited after gen wrote it (run gen again on the node)"},
+		{"more records than the header", map[string]string{
+			"a.conf": fragment("gpu01", wholeA, migA) + "NodeName=gpu01 " + migB,
+		}, "a.conf:2: the records do not add up to this header (NodeName=gpu01 Gres=gpu:a100:1,gpu:a100_1g.10gb:1): a.conf:5: Gres=gpu:a100:1,gpu:a100_1g.10gb:1 (a.conf:2) declares fewer; slurmd: \"A line in gres.conf for GRES gpu:a100_1g.10gb has 1 more configured than expected in slurm.conf. Ignoring extra GRES.\"; a fragment cut short or edited after gen wrote it (run gen again on the node)"},
+		{"a gpu record without files", map[string]string{
+			"a.conf": fragment("gpu01", wholeA, "Name=gpu Type=a100 Count=1\n"),
+		}, "a.conf:4: a gpu record without File= or MultipleFiles=: slurmd gives a job no device file for it; gen writes every GPU with its files"},
 		{"one file twice in a range", map[string]string{
 			"a.conf": fragment("gpu01", "Name=gpu Type=a100 File=/dev/nvidia[0-1]\n", "Name=gpu Type=a100 File=/dev/nvidia1\n"),
 		}, "a.conf:4: device /dev/nvidia1 is given twice for node gpu01 (first at line 3)"},

@@ -26,11 +26,26 @@ type Inputs struct {
 
 // Report is the result, in the JSON shape check --json prints.
 type Report struct {
-	Nodes   []NodeReport `json:"nodes"`
-	Verdict string       `json:"verdict"`
-	// Status is the exit status: 0 clean, 1 errors or drains, 2 fatal.
+	Nodes []NodeReport `json:"nodes"`
+	// Problems are the cluster's own: of no one node (the two files
+	// name the nodes otherwise).
+	Problems []slurmconf.Problem `json:"problems,omitempty"`
+	Verdict  string              `json:"verdict"`
+	// Status is the exit status: 0 clean, 1 errors, drains or warnings,
+	// 2 fatal.
 	Status int `json:"-"`
 	counts map[slurmconf.Severity]int
+	causes []cause
+	cause  map[slurmconf.Problem]int // index in causes
+}
+
+// ofCluster is the node of the cluster's own problems.
+const ofCluster = "\x00"
+
+// cause is one problem, with the nodes that have it: said once.
+type cause struct {
+	p     slurmconf.Problem
+	nodes []string
 }
 
 // NodeReport is one node's records and problems.
@@ -64,10 +79,17 @@ func Check(in Inputs) (*Report, error) {
 				break
 			}
 			for _, n := range names {
-				if _, ok := decls[n]; !ok {
-					order = append(order, n)
+				if first, ok := decls[n]; ok {
+					// slurmctld and slurmd die: every node's slurmd.
+					fe := slurmconf.DeclaredTwice(in.SlurmConf, n, first.Pos, lines[i].Pos)
+					slurmFatal = &fe.Problem
+					break
 				}
+				order = append(order, n)
 				decls[n] = &lines[i]
+			}
+			if slurmFatal != nil {
+				break
 			}
 		}
 	}
@@ -83,6 +105,10 @@ func Check(in Inputs) (*Report, error) {
 	}
 	checker := f.Checker(in.Version)
 	rep := &Report{Nodes: make([]NodeReport, 0, len(nodes)), counts: map[slurmconf.Severity]int{}}
+	if p := namesDiffer(in, f, order); p != nil {
+		rep.Problems = append(rep.Problems, *p)
+		rep.note(*p, ofCluster)
+	}
 	for _, n := range nodes {
 		var nc slurmconf.NodeCheck
 		if slurmFatal != nil {
@@ -107,12 +133,63 @@ func Check(in Inputs) (*Report, error) {
 			nc.Problems = noProblems
 		}
 		for _, p := range nc.Problems {
-			rep.counts[p.Severity]++
+			rep.note(p, n)
 		}
 		rep.Nodes = append(rep.Nodes, NodeReport{Node: n, Gres: nc.Records, Problems: nc.Problems})
 	}
 	rep.Verdict, rep.Status = rep.verdict()
 	return rep, nil
+}
+
+// note counts a problem of node (ofCluster for the cluster's own) once a
+// cause: the same problem of many nodes is one.
+func (r *Report) note(p slurmconf.Problem, node string) {
+	if i, ok := r.cause[p]; ok {
+		r.causes[i].nodes = append(r.causes[i].nodes, node)
+		return
+	}
+	if r.cause == nil {
+		r.cause = map[slurmconf.Problem]int{}
+	}
+	r.cause[p] = len(r.causes)
+	r.causes = append(r.causes, cause{p, []string{node}})
+	r.counts[p.Severity]++
+}
+
+// namesDiffer: where the two files name the nodes otherwise (gres.conf
+// gpu[1-4], slurm.conf gpu[001-004]), slurmd, matching names exactly,
+// reads no gres.conf line of its own on nodes slurm.conf declares. Said
+// once, with the names each file gives, as diff says it of one node.
+func namesDiffer(in Inputs, f *slurmconf.GresFile, declared []string) *slurmconf.Problem {
+	if in.SlurmConf == "" || len(declared) == 0 {
+		return nil
+	}
+	named := f.NodeNames()
+	inGres := make(map[string]bool, len(named))
+	for _, n := range named {
+		inGres[n] = true
+	}
+	inSlurm := make(map[string]bool, len(declared))
+	for _, n := range declared {
+		inSlurm[n] = true
+	}
+	var onlyGres, onlySlurm []string
+	for _, n := range named {
+		if !inSlurm[n] {
+			onlyGres = append(onlyGres, n)
+		}
+	}
+	for _, n := range declared {
+		if !inGres[n] {
+			onlySlurm = append(onlySlurm, n)
+		}
+	}
+	if len(onlyGres) == 0 || len(onlySlurm) == 0 {
+		return nil
+	}
+	return &slurmconf.Problem{Pos: in.GresConf, Severity: slurmconf.Error,
+		Message: fmt.Sprintf("its lines name %s, which slurm.conf (%s) does not declare, and none names %s, which it does; Slurm matches node names exactly, so slurmd reads no line of these for its node",
+			slurmconf.CompressHostlist(onlyGres), in.SlurmConf, slurmconf.CompressHostlist(onlySlurm))}
 }
 
 // noRecords and noProblems print as [] in JSON, not null.
@@ -128,7 +205,7 @@ func (r *Report) verdict() (string, int) {
 		nodes += "s"
 	}
 	var parts []string
-	for _, s := range []slurmconf.Severity{slurmconf.Fatal, slurmconf.Error, slurmconf.Drain} {
+	for _, s := range []slurmconf.Severity{slurmconf.Fatal, slurmconf.Error, slurmconf.Drain, slurmconf.Warning} {
 		if n := r.counts[s]; n > 0 {
 			word := string(s)
 			if n > 1 {
@@ -146,23 +223,35 @@ func (r *Report) verdict() (string, int) {
 	return fmt.Sprintf("clean: %s checked, no problem", nodes), 0
 }
 
-// WriteText prints one line per problem, "FILE:LINE: node N: severity:
-// message", then the verdict.
+// WriteText prints one line per cause, "FILE:LINE: node N: severity:
+// message" (nodes N[1-3] where several nodes have it; no node for the
+// cluster's own), then the verdict.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	for _, n := range r.Nodes {
-		name := n.Node
-		if name == "" {
-			name = "*" // the lines for every node alone
-		}
-		for _, p := range n.Problems {
-			fmt.Fprintf(&b, "%s: node %s: %s: %s\n", p.Pos, name, p.Severity, p.Message)
+	for _, c := range r.causes {
+		p := c.p
+		switch {
+		case c.nodes[0] == ofCluster:
+			fmt.Fprintf(&b, "%s: %s: %s\n", p.Pos, p.Severity, p.Message)
+		case len(c.nodes) == 1:
+			fmt.Fprintf(&b, "%s: node %s: %s: %s\n", p.Pos, nodeName(c.nodes[0]), p.Severity, p.Message)
+		default:
+			fmt.Fprintf(&b, "%s: nodes %s: %s: %s\n", p.Pos, slurmconf.CompressHostlist(c.nodes), p.Severity, p.Message)
 		}
 	}
 	b.WriteString(r.Verdict)
 	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// nodeName is how a line names a node: * for the lines for every node
+// alone.
+func nodeName(n string) string {
+	if n == "" {
+		return "*"
+	}
+	return n
 }
 
 // WriteJSON prints the report as JSON.

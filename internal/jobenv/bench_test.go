@@ -28,6 +28,7 @@ func BenchmarkRun(b *testing.B) {
 	st.Generation = generation(st.Devices)
 	state.Write(st.Encode())
 	var conf strings.Builder
+	conf.WriteString("GresTypes=gpu\n")
 	for i := 0; i < 500; i++ {
 		fmt.Fprintf(&conf, "NodeName=cpu%d CPUs=128 RealMemory=500000\n", i)
 	}

@@ -191,44 +191,62 @@ func resolvePaths(slurmFlag, gresFlag string, getenv func(string) (string, bool)
 	return p, nil
 }
 
-// nodeIndexMap reads the node's Gres= from slurm.conf (with Includes,
-// NodeName=DEFAULT and hostlists) and its records from gres.conf (with
-// Includes and hostlists) and numbers its GPUs. A gres.conf with
-// AutoDetect is refused: slurmd then numbers GPUs otherwise.
-func nodeIndexMap(p Paths, node string) ([]Device, string, error) {
-	// The two files are read at once: a task waits on this (a TaskProlog
-	// runs before every task), and slurm.conf can be thousands of lines.
-	var conf *slurmconf.GresConf
-	var confErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		conf, confErr = slurmconf.ReadGresConf(p.GresConf, node)
-	}()
-	ng, err := slurmconf.ReadNodeGres(p.SlurmConf, node)
-	<-done
+// nodeIndexMap reads the node as slurmd reads it (slurmconf.ReadNode:
+// its Gres= from slurm.conf, its records from gres.conf, with Includes,
+// NodeName=DEFAULT and hostlists) and returns its GPU indices. It
+// refuses where slurmd's indices are not the devices the lines name: a
+// config slurmd dies of, a record slurmd splits or ignores in part
+// (then the device state names other devices than slurmd gives a job),
+// and AutoDetect, with which slurmd numbers GPUs itself. release is
+// asked only where the reading depends on it.
+func nodeIndexMap(p Paths, node string, release func() (slurmconf.Version, error)) ([]Device, string, error) {
+	nc, err := slurmconf.ReadNode(p.GresConf, p.SlurmConf, node, slurmconf.Version{})
 	if err != nil {
 		return nil, "", err
 	}
-	if confErr != nil {
-		return nil, "", confErr
+	if nc.ReleaseMatters != "" {
+		v, err := askRelease(release)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: how slurmd numbers this node's GPUs depends on its release (MultipleFiles= beside mps or shard), which is not known: %v", nc.ReleaseMatters, err)
+		}
+		if nc, err = slurmconf.ReadNode(p.GresConf, p.SlurmConf, node, v); err != nil {
+			return nil, "", err
+		}
 	}
-	if ad := conf.AutoDetect; ad != "" && !strings.EqualFold(ad, "off") {
-		return nil, "", fmt.Errorf("%s: AutoDetect=%s: slurmd numbers autodetected GPUs itself; slurm-mig env is for hand-written gres.conf", p.GresConf, ad)
+	if nc.Fatal() {
+		f := nc.Problems[len(nc.Problems)-1]
+		return nil, "", fmt.Errorf("%s: %s", f.Pos, f.Message)
 	}
-	devs, err := IndexMap(ng.Gres, conf.Records)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", ng.Pos, err)
+	if nc.AutoDetect != "" && !strings.EqualFold(nc.AutoDetect, "off") {
+		return nil, "", fmt.Errorf("%s: AutoDetect=%s: slurmd numbers autodetected GPUs itself; slurm-mig env is for hand-written gres.conf", p.GresConf, nc.AutoDetect)
 	}
-	gres := p.GresConf
+	if len(nc.Misread) > 0 {
+		m := nc.Misread[0]
+		return nil, "", fmt.Errorf("%s: %s: slurmd's GPU indices are not the devices these lines name, and a task gets no device slurmd did not give it (slurm-mig check says what slurmd reads)", m.Pos, m.Message)
+	}
+	devs := nc.GPUs
+	ng := nc.Decl.NodeGres()
 	// A gres.conf that names other nodes only gives this one no GPU; the
 	// error that a task's GPU is none of the node's then says why: most
 	// often the node is named otherwise there (gpu01.cluster.example
 	// where Slurm says gpu01).
-	if len(conf.Records) == 0 && !conf.Named && len(conf.Others.Names) > 0 {
-		gres += fmt.Sprintf(", where no line names node %s%s", node, conf.Others.Said(node))
+	gres := p.GresConf
+	if nc.Elsewhere != "" {
+		gres += fmt.Sprintf(", where no line names node %s%s", node, nc.Elsewhere)
 	}
 	return devs, fmt.Sprintf("node %s (Gres=%s at %s, gres.conf %s)", node, ng.Gres, ng.Pos, gres), nil
+}
+
+// askRelease asks release, where there is one.
+func askRelease(release func() (slurmconf.Version, error)) (slurmconf.Version, error) {
+	if release == nil {
+		return slurmconf.Version{}, fmt.Errorf("no slurmd to ask")
+	}
+	v, err := release()
+	if err == nil && !v.Known() {
+		err = fmt.Errorf("slurmd did not say")
+	}
+	return v, err
 }
 
 // readBootID reads the kernel's boot id under root; "" when the host has

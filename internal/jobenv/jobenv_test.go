@@ -2,6 +2,7 @@ package jobenv
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,91 +15,22 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// readRecords reads gres.conf text for node n1 as slurmd would.
-func readRecords(t *testing.T, text string) []slurmconf.ParsedRecord {
+// readIndices numbers node n1's GPUs as slurmd does, from its Gres= and
+// a gres.conf.
+func readIndices(t *testing.T, gres, conf string) ([]Device, error) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "gres.conf")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "gres.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	conf, err := slurmconf.ReadGresConf(path, "n1")
-	if err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), []byte("GresTypes=gpu\nNodeName=n1 Gres="+gres+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return conf.Records
-}
-
-// files lists each index's files, joined, for comparing.
-func files(devs []Device) []string {
-	var out []string
-	for _, d := range devs {
-		out = append(out, strings.Join(d.Files, "+"))
+	nc, err := slurmconf.ReadNode(filepath.Join(dir, "gres.conf"), filepath.Join(dir, "slurm.conf"), "n1", slurmconf.Version{})
+	if err == nil && (nc.Fatal() || len(nc.Misread) > 0) {
+		err = fmt.Errorf("%v", nc.Problems)
 	}
-	return out
-}
-
-func TestIndexMap(t *testing.T) {
-	const mixed = `NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia0
-NodeName=n1 Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/c1,/dev/c2
-NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia2
-NodeName=n1 Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/c3,/dev/c4
-NodeName=n2 Name=gpu Type=1g MultipleFiles=/dev/nvidia9,/dev/c8,/dev/c9
-`
-	for _, tc := range []struct {
-		name, gres, conf string
-		want             []string
-		err              string
-	}{
-		{"types in slurm.conf order, records in file order", "gpu:1g:2,gpu:a100:2", mixed,
-			[]string{"/dev/nvidia1+/dev/c1+/dev/c2", "/dev/nvidia1+/dev/c3+/dev/c4", "/dev/nvidia0", "/dev/nvidia2"}, ""},
-		{"the other order", "gpu:a100:2,gpu:1g:2", mixed,
-			[]string{"/dev/nvidia0", "/dev/nvidia2", "/dev/nvidia1+/dev/c1+/dev/c2", "/dev/nvidia1+/dev/c3+/dev/c4"}, ""},
-		{"types compare without case; socket bindings dropped", "gpu:1G:2(S:0),gpu:A100:2", mixed,
-			[]string{"/dev/nvidia1+/dev/c1+/dev/c2", "/dev/nvidia1+/dev/c3+/dev/c4", "/dev/nvidia0", "/dev/nvidia2"}, ""},
-		{"a count below gres.conf's drops the rest", "gpu:a100:1,gpu:1g:1", mixed,
-			[]string{"/dev/nvidia0", "/dev/nvidia1+/dev/c1+/dev/c2"}, ""},
-		{"a type not in slurm.conf gets no index", "gpu:1g:2", mixed,
-			[]string{"/dev/nvidia1+/dev/c1+/dev/c2", "/dev/nvidia1+/dev/c3+/dev/c4"}, ""},
-		{"a repeated type adds up where it first stands", "gpu:1g:1,gpu:a100:2,gpu:1g:1", mixed,
-			[]string{"/dev/nvidia1+/dev/c1+/dev/c2", "/dev/nvidia1+/dev/c3+/dev/c4", "/dev/nvidia0", "/dev/nvidia2"}, ""},
-		{"untyped takes records in file order", "gpu:3", mixed,
-			[]string{"/dev/nvidia0", "/dev/nvidia1+/dev/c1+/dev/c2", "/dev/nvidia2"}, ""},
-		{"compact ranges, one index a file, cut to the count", "gpu:a100:3,gpu:1g:2",
-			"Name=gpu Type=a100 File=/dev/nvidia[0-3]\nName=gpu Type=1g File=/dev/nvidia-caps/nvidia-cap[337,346]\n",
-			[]string{"/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia2", "/dev/nvidia-caps/nvidia-cap337", "/dev/nvidia-caps/nvidia-cap346"}, ""},
-		{"records without NodeName= come first", "gpu:a100:2",
-			"NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia1\nName=gpu Type=a100 File=/dev/nvidia0\n",
-			[]string{"/dev/nvidia0", "/dev/nvidia1"}, ""},
-		{"other GRES and records without files take no index", "gpu:a100:3",
-			"Name=mps Count=100\nName=gpu Type=a100 Count=1\nName=gpu Type=a100 File=/dev/nvidia[0-1]\n",
-			[]string{"/dev/nvidia0", "/dev/nvidia1"}, ""},
-		{"mps and shard sharing the GPUs' files take no index", "gpu:a100:2",
-			"Name=gpu Type=a100 File=/dev/nvidia[0-1]\nName=mps Count=200 File=/dev/nvidia[0-1]\nName=shard Count=8 File=/dev/nvidia0\n",
-			[]string{"/dev/nvidia0", "/dev/nvidia1"}, ""},
-		{"typed and untyped mixed", "gpu:2,gpu:a100:1", mixed, nil, "mixes typed and untyped"},
-		{"no gpu", "", mixed, nil, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			devs, err := IndexMap(tc.gres, readRecords(t, tc.conf))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err = %v, want %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, files(devs)); diff != "" {
-				t.Errorf("index map (-want +got):\n%s", diff)
-			}
-			for i, d := range devs {
-				if d.Index != i {
-					t.Errorf("device %d has Index %d", i, d.Index)
-				}
-			}
-		})
-	}
+	return nc.GPUs, err
 }
 
 func lookup(vars map[string]string) func(string) (string, bool) {
@@ -278,10 +210,10 @@ func TestStateUUIDs(t *testing.T) {
 
 func TestLines(t *testing.T) {
 	st := testState(t)
-	devs, err := IndexMap("gpu:1g:2,gpu:a100:1,gpu:2c:1", readRecords(t, `Name=gpu Type=a100 File=/dev/nvidia0
+	devs, err := readIndices(t, "gpu:1g:2,gpu:a100:1,gpu:2c:1", `Name=gpu Type=a100 File=/dev/nvidia0
 Name=gpu Type=2c MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap156,/dev/nvidia-caps/nvidia-cap158
 Name=gpu Type=1g File=/dev/nvidia-caps/nvidia-cap[157,202]
-`))
+`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,5 +283,65 @@ func TestRunLeavesAloneWithoutReadingFiles(t *testing.T) {
 	_, err = Run(opts, lookup(map[string]string{"SLURM_STEP_GPUS": "0", "SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1"}))
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/slurm.conf") {
 		t.Errorf("missing slurm.conf: err = %v", err)
+	}
+}
+
+// TestLoadRefusesWhatSlurmdMisreads: env and jobmap refuse, naming the
+// line, where slurmd reads the node as other devices than the lines and
+// the device state name; a task never gets a device slurmd did not give
+// it. On the old code env numbered these as written.
+func TestLoadRefusesWhatSlurmdMisreads(t *testing.T) {
+	const migs = "Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap156,/dev/nvidia-caps/nvidia-cap157\n" +
+		"Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap156,/dev/nvidia-caps/nvidia-cap158\n"
+	release := func(s string) func() (slurmconf.Version, error) {
+		return func() (slurmconf.Version, error) { return slurmconf.ParseVersion(s) }
+	}
+	for _, tc := range []struct {
+		name, slurm, gres string
+		release           func() (slurmconf.Version, error)
+		err               string // "" for none
+	}{
+		{"MultipleFiles beside shard, 22.05: split", "GresTypes=gpu,shard\nNodeName=n1 Gres=gpu:1g:2,shard:8\n", migs + "Name=shard Count=8\n",
+			release("22.05.8"), "gres.conf:1: MultipleFiles= where mps or shard is configured: slurmd 22.05.8 splits the record into 3 GPUs"},
+		{"MultipleFiles beside shard, release not known", "GresTypes=gpu,shard\nNodeName=n1 Gres=gpu:1g:2,shard:8\n", migs + "Name=shard Count=8\n",
+			nil, "gres.conf:1: how slurmd numbers this node's GPUs depends on its release"},
+		{"MultipleFiles beside shard, 24.11: kept", "GresTypes=gpu,shard\nNodeName=n1 Gres=gpu:1g:2,shard:8\n", migs + "Name=shard Count=8\n",
+			release("24.11.1"), ""},
+		{"more records than Gres= declares", "GresTypes=gpu\nNodeName=n1 Gres=gpu:1g:1\n", migs,
+			nil, "gres.conf:2: Gres=gpu:1g:1 (" + "slurm.conf:2) declares fewer; slurmd: \"A line in gres.conf for GRES gpu:1g has 1 more configured than expected in slurm.conf. Ignoring extra GRES.\""},
+		{"a type slurm.conf lacks", "GresTypes=gpu\nNodeName=n1 Gres=gpu:1g:2\n", migs + "Name=gpu Type=a100 File=/dev/nvidia0\n",
+			nil, "gres.conf:3: Gres=gpu:1g:2 (slurm.conf:2) declares no gpu:a100"},
+		{"slurmd dies", "GresTypes=gpu\nNodeName=n1 Gres=gpu:1g:2,gpu:1\n", migs, nil, "slurm.conf:2: Gres=gpu:1g:2,gpu:1 gives GPUs with a type and without"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			st := testState(t)
+			st.BootID = ""
+			for name, data := range map[string]string{"slurm.conf": tc.slurm, "gres.conf": tc.gres, "devices.json": string(st.Encode())} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Positions are said with the path; the test's wants are
+			// relative to dir.
+			opts := Options{SlurmConf: filepath.Join(dir, "slurm.conf"), State: filepath.Join(dir, "devices.json"), Root: "/", Release: tc.release}
+			n, err := Load(opts, "n1", lookup(nil))
+			got := ""
+			if err != nil {
+				got = strings.ReplaceAll(err.Error(), dir+"/", "")
+			}
+			if tc.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if picked, err := n.Pick("SLURM_STEP_GPUS", []int{1}); err != nil || picked[0].UUID != migB {
+					t.Errorf("index 1: %v, %v", picked, err)
+				}
+				return
+			}
+			if !strings.HasPrefix(got, tc.err) || strings.Contains(got, "\n") {
+				t.Errorf("err = %s\nwant %s...", got, tc.err)
+			}
+		})
 	}
 }

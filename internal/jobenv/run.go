@@ -7,6 +7,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/capmap"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // Options say where env reads from; empty fields take their defaults.
@@ -16,6 +17,9 @@ type Options struct {
 	State     string    // the state file; default StatePath's
 	Snapshot  string    // take the UUIDs from this snapshot instead of the state
 	Root      hostfs.FS // where /proc and /dev are (the boot id, a snapshot's mig-minors, the device probe)
+	// Release says the release of this node's slurmd; asked only where
+	// slurmd's numbering depends on it. nil: not known.
+	Release func() (slurmconf.Version, error)
 }
 
 // Run is `slurm-mig env`: it decides from the task's environment and
@@ -32,6 +36,12 @@ func Run(opts Options, getenv func(string) (string, bool)) ([]string, error) {
 	}
 	return Lines(req, n, getenv, openProbe(opts.Root))
 }
+
+// Device is one GPU index of a node, as slurmd numbers it
+// (slurmconf.ReadNode): the global GRES index that SLURM_JOB_GPUS,
+// SLURM_STEP_GPUS and `scontrol show job -d` (IDX:) name, with its
+// device files.
+type Device = slurmconf.GPUIndex
 
 // Node is what maps a node's GPU indices to its devices: slurmd's index
 // map and the device state. env (the TaskProlog) and jobmap (the Prolog
@@ -59,7 +69,7 @@ func Load(opts Options, node string, getenv func(string) (string, bool)) (*Node,
 		defer close(done)
 		st, stErr = opts.loadState(node, getenv)
 	}()
-	devs, ctx, err := nodeIndexMap(paths, node)
+	devs, ctx, err := nodeIndexMap(paths, node, opts.Release)
 	<-done
 	if err != nil {
 		return nil, err

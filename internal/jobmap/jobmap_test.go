@@ -32,7 +32,7 @@ Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap30,/dev/n
 Name=gpu Type=a100 File=/dev/nvidia2
 Name=gpu Type=3g File=/dev/nvidia-caps/nvidia-cap[41,51]
 `
-	slurmConf = "NodeName=n1 CPUs=8 Gres=gpu:3g:3,gpu:1g:2,gpu:a100:2\n"
+	slurmConf = "NodeName=n1 CPUs=8 Gres=gpu:3g:3,gpu:1g:2,gpu:a100:2\nGresTypes=gpu\n"
 )
 
 func uuid(prefix string, n int) string {
@@ -451,3 +451,23 @@ func TestReadJob(t *testing.T) {
 }
 
 func mkfifo(path string) error { return unix.Mkfifo(path, 0o644) }
+
+// TestRefusesWhatSlurmdMisreads: a gres.conf record that slurmd ignores
+// (a type slurm.conf does not declare) fails the Prolog, naming the
+// line, and maps no job: the indices would name devices slurmd did not
+// give it. On the old code jobmap mapped the job.
+func TestRefusesWhatSlurmdMisreads(t *testing.T) {
+	opts, dir := testNode(t)
+	if err := os.WriteFile(filepath.Join(dir, "gres.conf"), []byte(gres+"Name=gpu Type=h100 File=/dev/nvidia3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mapDir := filepath.Join(t.TempDir(), "map")
+	err := Run(Options{Dir: mapDir, Map: opts}, lookup(jobEnv(7, 1000, "0")))
+	want := filepath.Join(dir, "gres.conf") + ":7: Gres=gpu:3g:3,gpu:1g:2,gpu:a100:2 (" + filepath.Join(dir, "slurm.conf") + ":1) declares no gpu:h100"
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %v\nwant %s...", err, want)
+	}
+	if entries, _ := os.ReadDir(mapDir); len(entries) != 0 {
+		t.Errorf("job map written: %v", entries)
+	}
+}

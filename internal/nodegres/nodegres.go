@@ -242,6 +242,9 @@ func (b *Builder) Diff(from string, r Records, stateFile string, in drift.Inputs
 	if in.Config, err = b.Config(node, r); err != nil {
 		return nil, err
 	}
+	// The release gen wrote for (Config warned already where slurmd -V
+	// failed).
+	in.Release, _ = slurmhost.Release(r.Slurm, b.installed, func(error) {})
 	if in.State, err = drift.StateToCompare(b.stateFile(stateFile, from), node, in.Config.NodeName); err != nil {
 		return nil, err
 	}
