@@ -97,3 +97,37 @@ func TestAttackDirPath(t *testing.T) {
 		t.Errorf("root made %d entries in uid 65534's directory", len(names)-1)
 	}
 }
+
+// TestAttackState (issue 34): a device state another user owns, or that
+// others may write, is not trusted: she could rewrite it (its
+// generation is a hash anyone can recompute) and misroute every job's
+// devices. The Prolog (and env, by the same jobenv.Load) refuses it in
+// one line, and writes nothing.
+func TestAttackState(t *testing.T) {
+	testtools.RequireRoot(t, "gives the state to uid 65534")
+	opts, tmp := testNode(t)
+	dir := filepath.Join(tmp, "map")
+	for _, c := range []struct {
+		uid  int
+		mode os.FileMode
+		want string
+	}{
+		{attacker, 0o644, "belongs to uid 65534"},
+		{0, 0o666, "writable by others"},
+		{0, 0o664, "writable by others"},
+	} {
+		if err := os.Chown(opts.State, c.uid, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(opts.State, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		err := Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(7, 1000, "6")))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("state of uid %d, mode %v: err = %v; want one line saying %q", c.uid, c.mode, err, c.want)
+		}
+		if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+			t.Errorf("state of uid %d, mode %v: the map directory was made", c.uid, c.mode)
+		}
+	}
+}
