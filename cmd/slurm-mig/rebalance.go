@@ -14,6 +14,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 type rebalanceCmd struct {
@@ -85,7 +86,7 @@ func (c *rebalanceCmd) Run(e *env) error {
 	if len(c.Snapshots) == 0 && len(c.Hardware) == 0 {
 		return fmt.Errorf("give the nodes' snapshots, or --hardware NODES=SNAPSHOT")
 	}
-	hw, err := readHardware(c.Hardware)
+	hw, err := readHardware(c.Hardware, slurmconf.NewNameBudget())
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func (c *rebalanceCmd) Run(e *env) error {
 // readInput reads a file, or standard input for "-".
 func readInput(path, what string) ([]byte, error) {
 	if path == "-" {
-		return io.ReadAll(io.LimitReader(os.Stdin, 256<<20))
+		return fileio.ReadStream(os.Stdin, "standard input", 256<<20, what)
 	}
 	return fileio.ReadFile(path, 256<<20, what)
 }

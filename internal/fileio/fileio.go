@@ -96,6 +96,21 @@ func ReadOpen(f *os.File, limit int64, what string) ([]byte, error) {
 	return readOpen(nil, f, limit, what, nil)
 }
 
+// ReadStream reads r (standard input: the caller's own, waited for as
+// long as it takes) to its end, refusing more than limit bytes as
+// ReadFile refuses a larger file: never a part taken for the whole.
+// name names it in errors.
+func ReadStream(r io.Reader, name string, limit int64, what string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, UnwrapPath(err))
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge(name, limit, what)
+	}
+	return data, nil
+}
+
 // PipeIdle and PipeTotal are the pipe rule's bounds (see ReadOpen).
 const (
 	PipeIdle  = 10 * time.Second
