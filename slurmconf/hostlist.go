@@ -120,13 +120,18 @@ func (b *NameBudget) Expand(expr string) ([]string, error) {
 	if b == nil {
 		return ExpandHostlist(expr)
 	}
-	most := int(min(maxHostlistNames, b.left.Load()))
-	names, err := expandHostlist(expr, most, "names past the "+strconv.Itoa(maxRunNames)+" that all of a run's hostlists may name")
+	over := "names past the " + strconv.Itoa(maxRunNames) + " that all of a run's hostlists may name"
+	most := int(max(0, min(maxHostlistNames, b.left.Load())))
+	names, err := expandHostlist(expr, most, over)
+	// Readers that share the budget may have expanded meanwhile: only
+	// what is left once these names are taken counts.
+	if err == nil && b.left.Add(-int64(len(names))) < 0 {
+		names, err = nil, hostlistError(expr, "expands to "+over)
+	}
 	if err != nil && most < maxHostlistNames {
 		err = budgetError{err}
 		b.err.CompareAndSwap(nil, &err)
 	}
-	b.left.Add(-int64(len(names)))
 	return names, err
 }
 
