@@ -57,6 +57,10 @@ type Dir struct {
 	// Warn, if set, is told what slows claims down but stops none: a
 	// user's flood of files named as claims.
 	Warn func(string)
+	// probed and swept count the claim files tested (probe) and tried
+	// for removal (sweep): the work a flood could make a call do, which
+	// tests bound.
+	probed, swept int
 }
 
 // OpenDir opens (and if missing, creates) the claims directory at path.
@@ -254,6 +258,7 @@ func (h *Holder) jobGone() bool {
 // name the device (a hard link of another device's claim file), is no
 // claim.
 func (d *Dir) probe(uuid, name string) (stage, Holder, error) {
+	d.probed++
 	var h Holder
 	fd, none, err := d.openClaim(name, &h)
 	switch {
@@ -491,6 +496,7 @@ const sweepAge = time.Second
 // has not locked it yet finds it taken, and makes another (see create).
 // Removing a file without that could remove a claim made meanwhile.
 func (d *Dir) sweep(name string) {
+	d.swept++
 	fd, err := unix.Openat(d.fd(), name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
 		return
@@ -557,21 +563,51 @@ func (d *Dir) list(uuids []string, mine map[string]bool) (map[string][]string, e
 	}
 }
 
+// floodCap bounds the files named as claims of one device, of one user,
+// that no claim holds, that a call tests: past it, the call tests no
+// further file of the device, and the device counts as held by that
+// user, unless a claim was found among those tested (the refusal may
+// then name the flooder where another's claim also holds it). A call can tell a claim only by testing its file, so
+// an untested file might be one; counting the device as the flooder's
+// fails closed, and costs the flooder nothing they could not do by
+// claiming the device, which any user may. sweepMost bounds the files a
+// call removes (see sweep), so that a flood is removed a bounded part a
+// call, by its owner's calls or root's.
+const (
+	floodCap  = 4096
+	sweepMost = 256
+)
+
 // test tests the claim files names of the device uuid: whether a claim
 // holds it (or a claimant is choosing it), and whose. Files that no claim
-// holds are removed where this user may (see sweep); with warn, a user
-// with more than floodWarn of them is named to Warn.
+// holds are removed where this user may (see sweep), sweepMost at most;
+// a user with more than floodCap of them makes the device count as held
+// by them (see floodCap); with warn, a user with more than floodWarn of
+// them is named to Warn.
 func (d *Dir) test(uuid string, names []string, warn bool) (found, error) {
 	f := found{files: len(names)}
 	idle := map[int]int{} // files no claim holds, by owner
+	swept := 0
 	for _, name := range names {
+		var st unix.Stat_t
+		if err := unix.Fstatat(d.fd(), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			continue // gone, or no file to test
+		}
+		owner := int(st.Uid)
+		if idle[owner] >= floodCap {
+			// The device counts as this user's (see floodCap): whatever
+			// the files left say, it is not free.
+			idle[owner]++
+			break
+		}
 		s, h, err := d.probe(uuid, name)
 		if err != nil {
 			return found{}, err
 		}
 		if s == unclaimed {
-			idle[h.UID]++
-			if d.uid == 0 || h.UID == d.uid {
+			idle[owner]++
+			if (d.uid == 0 || owner == d.uid) && swept < sweepMost {
+				swept++
 				d.sweep(name)
 			}
 			continue
@@ -587,7 +623,14 @@ func (d *Dir) test(uuid string, names []string, warn bool) (found, error) {
 		}
 	}
 	for uid, n := range idle {
-		if n > floodWarn && warn && d.Warn != nil {
+		if n > floodCap && f.stage != claimed {
+			f.stage, f.holder = claimed, Holder{UID: uid}
+		}
+		switch {
+		case !warn || d.Warn == nil:
+		case n > floodCap:
+			d.Warn(fmt.Sprintf("claims directory %s: %s has more than %d files named as claims of %s, too many to test; the device counts as theirs until they are removed", d.path, who(uid), floodCap, uuid))
+		case n > floodWarn:
 			d.Warn(fmt.Sprintf("claims directory %s: %s has %d files named as claims of %s that no claim holds; they slow every claim down: remove them", d.path, who(uid), n, uuid))
 		}
 	}
