@@ -87,6 +87,9 @@ type NameBudget struct {
 // bound, not anything Slurm would say of the hostlist.
 var ErrNameBudget = errors.New("too many names in all")
 
+// overError is a hostlist refused for its number of names.
+type overError struct{ error }
+
 // budgetError is a hostlist refused by a NameBudget: it says what the
 // hostlist's refusal says, and is ErrNameBudget.
 type budgetError struct{ error }
@@ -126,9 +129,9 @@ func (b *NameBudget) Expand(expr string) ([]string, error) {
 	// Readers that share the budget may have expanded meanwhile: only
 	// what is left once these names are taken counts.
 	if err == nil && b.left.Add(-int64(len(names))) < 0 {
-		names, err = nil, hostlistError(expr, "expands to "+over)
+		names, err = nil, overError{hostlistError(expr, "expands to "+over)}
 	}
-	if err != nil && most < maxHostlistNames {
+	if _, ok := err.(overError); ok && most < maxHostlistNames {
 		err = budgetError{err}
 		b.err.CompareAndSwap(nil, &err)
 	}
@@ -165,7 +168,7 @@ func expandHostlist(expr string, most int, over string) ([]string, error) {
 				return nil, hostlistError(expr, err.Error())
 			}
 			if names += it.count; names > most {
-				return nil, hostlistError(expr, "expands to "+over)
+				return nil, overError{hostlistError(expr, "expands to "+over)}
 			}
 			if size += it.size; size > maxHostlistBytes {
 				return nil, hostlistError(expr, "expands to more than "+strconv.Itoa(maxHostlistBytes>>20)+" MiB of names")

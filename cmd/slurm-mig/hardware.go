@@ -22,7 +22,11 @@ func readHardware(specs []string, names *slurmconf.NameBudget) ([]migplan.Hardwa
 		}
 		nodes, err := names.Expand(list)
 		if err != nil {
-			return nil, fmt.Errorf("--hardware %s: %v", slurmconf.QuoteShort(spec), err)
+			shown := spec // as given, unless it is long: errors are one short line
+			if len(spec) > 64 {
+				shown = slurmconf.QuoteShort(spec)
+			}
+			return nil, fmt.Errorf("--hardware %s: %v", shown, err)
 		}
 		snap, err := model.LoadSnapshot(file)
 		if err != nil {

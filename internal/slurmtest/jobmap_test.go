@@ -62,7 +62,7 @@ func TestJobmap(t *testing.T) {
 			nodeCommand(slurmMig)+" --root "+devDir+" jobmap --state "+state)
 		script = strings.ReplaceAll(script, "/run/slurm-mig/jobmap", mapDir)
 		// What Slurm set, for the test's log.
-		script = strings.Replace(script, "\n", fmt.Sprintf("\n{ echo %s; env | grep -E '^(SLURM|CUDA|GPU)' | sort; } | tr '\\n' ' ' >> %s/jobmap.log; echo >> %s/jobmap.log\n", name, dir, dir), 1)
+		script = strings.Replace(script, "\n", fmt.Sprintf("\n{ echo %s; env | grep -E '^(SLURM_JOB_(ID|UID|GPUS)|SLURMD_NODENAME|SLURM_CONF|CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL)=' | sort; } | tr '\\n' ' ' >> %s/jobmap.log; echo >> %s/jobmap.log\n", name, dir, dir), 1)
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 			t.Fatal(err)
