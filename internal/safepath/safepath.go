@@ -281,9 +281,9 @@ func trusted(f *os.File, uid int) error {
 	mode := st.Mode & 0o7777
 	switch {
 	case st.Uid != 0 && int(st.Uid) != uid:
-		return fmt.Errorf("%s belongs to uid %d, neither root nor this user: that user could put anything in its place; refusing it", f.Name(), st.Uid)
+		return fmt.Errorf("%s belongs to uid %d, neither root nor this user: that user could put a file or directory of their own in its place; refusing it", f.Name(), st.Uid)
 	case mode&0o022 != 0 && mode&unix.S_ISVTX == 0:
-		return fmt.Errorf("%s is writable by others but not sticky (mode %04o): they could put anything in its place; refusing it", f.Name(), mode)
+		return fmt.Errorf("%s is writable by others but not sticky (mode %04o): anyone could put a file or directory of their own in its place; refusing it", f.Name(), mode)
 	}
 	return nil
 }
