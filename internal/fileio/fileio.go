@@ -135,6 +135,8 @@ func readOpen(buf []byte, f *os.File, limit int64, what string, check func(fs.Fi
 		}
 	case info.Mode()&fs.ModeNamedPipe != 0:
 		return readPipe(buf, f, limit, what)
+	case info.IsDir():
+		return nil, fmt.Errorf("%s: is a directory; not %s", path, what)
 	default:
 		return nil, fmt.Errorf("%s: not a regular file or a pipe; not %s", path, what)
 	}
