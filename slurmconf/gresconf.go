@@ -8,8 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"golang.org/x/sys/unix"
+	"time"
 
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 )
@@ -184,7 +183,9 @@ func readConf(path string) (confSource, error) {
 // between the two opens left the second one waiting for ever. Instead the
 // one non-blocking descriptor waits in poll, which Linux keeps from
 // reporting a hang-up until a writer has been seen, so a read neither
-// takes "no writer yet" for the end nor misses a writer already gone.
+// takes "no writer yet" for the end nor misses a writer already gone;
+// it waits by fileio's pipe rule, so a FIFO nobody writes (planted in a
+// directory merge reads, or named by an Include) is given up.
 func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) {
 	var fd int
 	err = fileio.RetryEINTR(func() (err error) {
@@ -200,6 +201,7 @@ func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) 
 		return "", false, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
 	size := -1 // unknown: read to EOF
+	deadline := time.Now().Add(fileio.PipeTotal)
 	switch st.Mode & syscall.S_IFMT {
 	case syscall.S_IFREG:
 		if st.Size > maxConfBytes {
@@ -226,7 +228,7 @@ func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) 
 			end = size
 		}
 		if fifo {
-			if err := waitReadable(fd); err != nil {
+			if err := fileio.WaitReadable(fd, deadline); err != nil {
 				return "", false, fmt.Errorf("reading %s: %w", path, err)
 			}
 		}
@@ -254,15 +256,6 @@ func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) 
 		return "", false, fmt.Errorf("%s: binary data (NUL byte); not a Slurm config", path)
 	}
 	return string(b[:n]), fifo, nil
-}
-
-// waitReadable waits until the FIFO fd has data or its writers have all
-// closed. A read of a FIFO with no writer returns 0 at once, as at its end,
-// even before the first writer has opened it; poll does not report that
-// hang-up until a writer has come and gone.
-func waitReadable(fd int) error {
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	return fileio.RetryEINTR(func() error { _, err := unix.Poll(fds, -1); return err })
 }
 
 // includeTarget recognises "Include <file>" (any case), as Slurm does.

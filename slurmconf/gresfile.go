@@ -78,7 +78,14 @@ type GresFile struct {
 	// which every node's slurmd logs).
 	index  map[string][]int
 	common []int
+	// names bounds what the run's hostlists expand to (NameBudget).
+	names *NameBudget
 }
+
+// Names is the run's budget of hostlist names, which this file's
+// hostlists count against; a caller that expands the run's other
+// hostlists (check's slurm.conf) counts them against it too.
+func (f *GresFile) Names() *NameBudget { return f.names }
 
 // gresLine is one line of a GresFile.
 type gresLine struct {
@@ -102,7 +109,7 @@ type hostSet struct {
 // Its error is a file that cannot be read; a line every slurmd dies of
 // is the error of Node.
 func ReadGresFile(path string) (*GresFile, error) {
-	f := &GresFile{}
+	f := &GresFile{names: NewNameBudget()}
 	var ws []word
 	err := walkConf(path, nil, func(l *logicalLine, file string) bool {
 		var err error
@@ -139,7 +146,7 @@ func (f *GresFile) NodeNames() []string {
 			continue
 		}
 		seen[nodes] = true
-		names, err := ExpandHostlist(nodes)
+		names, err := f.hostlistNames(nodes)
 		if err != nil {
 			continue
 		}
@@ -153,13 +160,23 @@ func (f *GresFile) NodeNames() []string {
 	return out
 }
 
+// hostlistNames expands expr, counting it against the run's budget once:
+// an expression expanded before (hostlist's cache) is expanded again for
+// free.
+func (f *GresFile) hostlistNames(expr string) ([]string, error) {
+	if hs, ok := f.hosts[expr]; ok && hs.err == nil {
+		return ExpandHostlist(expr)
+	}
+	return f.names.Expand(expr)
+}
+
 // hostlist is the expanded NodeName= hostlist expr, cached.
 func (f *GresFile) hostlist(expr string) hostSet {
 	if hs, ok := f.hosts[expr]; ok {
 		return hs
 	}
 	var hs hostSet
-	names, err := ExpandHostlist(expr)
+	names, err := f.hostlistNames(expr)
 	if err != nil {
 		hs.err = err
 	} else {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"unicode/utf8"
 )
 
 // Hostlist syntax, as Slurm 22.05 reads it (src/common/hostlist.c) and as
@@ -62,6 +64,86 @@ type hostRange struct {
 // brackets (which Slurm drops without a word). The names of a result share
 // one backing string.
 func ExpandHostlist(expr string) ([]string, error) {
+	return expandHostlist(expr, maxHostlistNames, "")
+}
+
+// maxRunNames is what all the hostlists of one run may expand to, in all
+// (NameBudget): each alone may name Slurm's million, but a few 60-byte
+// lines of a million names each would cost a run minutes and gigabytes,
+// and the largest clusters have tens of thousands of nodes.
+const maxRunNames = 1 << 18
+
+// NameBudget bounds the names all the hostlists of one run expand to
+// (check's slurm.conf and gres.conf, merge's fragments, plan's
+// --hardware and --assign), on top of each hostlist's own bound. A nil
+// NameBudget bounds each hostlist alone.
+// It may be shared by goroutines (merge reads fragments several at a time).
+type NameBudget struct {
+	left atomic.Int64
+	err  atomic.Pointer[error] // the first refusal
+}
+
+// ErrNameBudget is what a refusal by a NameBudget wraps: the run's
+// bound, not anything Slurm would say of the hostlist.
+var ErrNameBudget = errors.New("too many names in all")
+
+// overError is a hostlist refused for its number of names.
+type overError struct{ error }
+
+// budgetError is a hostlist refused by a NameBudget: it says what the
+// hostlist's refusal says, and is ErrNameBudget.
+type budgetError struct{ error }
+
+func (budgetError) Is(target error) bool { return target == ErrNameBudget }
+
+// Err is the budget's first refusal, or nil: a reader that goes on past
+// a hostlist it could not expand (check's lines, which slurmd would skip)
+// refuses the run with it instead.
+func (b *NameBudget) Err() error {
+	if b == nil {
+		return nil
+	}
+	if p := b.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// NewNameBudget is the budget of one run.
+func NewNameBudget() *NameBudget {
+	b := &NameBudget{}
+	b.left.Store(maxRunNames)
+	return b
+}
+
+// Expand is ExpandHostlist, counting the names against the budget: a
+// hostlist that would take the run past it is refused, before it is
+// expanded.
+func (b *NameBudget) Expand(expr string) ([]string, error) {
+	if b == nil {
+		return ExpandHostlist(expr)
+	}
+	over := "names past the " + strconv.Itoa(maxRunNames) + " that all of a run's hostlists may name"
+	most := int(max(0, min(maxHostlistNames, b.left.Load())))
+	names, err := expandHostlist(expr, most, over)
+	// Readers that share the budget may have expanded meanwhile: only
+	// what is left once these names are taken counts.
+	if err == nil && b.left.Add(-int64(len(names))) < 0 {
+		names, err = nil, overError{hostlistError(expr, "expands to "+over)}
+	}
+	if _, ok := err.(overError); ok && most < maxHostlistNames {
+		err = budgetError{err}
+		b.err.CompareAndSwap(nil, &err)
+	}
+	return names, err
+}
+
+// expandHostlist is ExpandHostlist within most names; over is what the
+// refusal says of the bound, when it is not the hostlist's own.
+func expandHostlist(expr string, most int, over string) ([]string, error) {
+	if over == "" {
+		over = "more than " + strconv.Itoa(maxHostlistNames) + " names"
+	}
 	var (
 		items []hostItem
 		names int
@@ -85,8 +167,8 @@ func ExpandHostlist(expr string) ([]string, error) {
 			if err != nil {
 				return nil, hostlistError(expr, err.Error())
 			}
-			if names += it.count; names > maxHostlistNames {
-				return nil, hostlistError(expr, "expands to more than "+strconv.Itoa(maxHostlistNames)+" names")
+			if names += it.count; names > most {
+				return nil, overError{hostlistError(expr, "expands to "+over)}
 			}
 			if size += it.size; size > maxHostlistBytes {
 				return nil, hostlistError(expr, "expands to more than "+strconv.Itoa(maxHostlistBytes>>20)+" MiB of names")
@@ -115,8 +197,26 @@ func ExpandHostlist(expr string) ([]string, error) {
 	return out, nil
 }
 
+// hostlistError is a refusal of expr, quoted short: a hostlist may be
+// megabytes long, and an error is one line.
 func hostlistError(expr, msg string) error {
-	return errors.New("hostlist " + strconv.Quote(expr) + ": " + msg)
+	return errors.New("hostlist " + QuoteShort(expr) + ": " + msg)
+}
+
+// maxQuoted is how much of a value an error quotes.
+const maxQuoted = 64
+
+// QuoteShort quotes s for an error, cut to its first bytes where it is
+// long, with how long it was.
+func QuoteShort(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "... (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // hostItem is one comma-separated item: text[0] bracket[0] text[1] ...

@@ -1,6 +1,7 @@
 package slurmconf
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,13 +78,45 @@ func confName(path string) string {
 
 // walkConf calls visit for each logical line of path and its Includes, in
 // order, until visit returns false. file is the file the line is in.
+//
+// Loop detection sees only the chain of Includes that led to a file, so a
+// file that Includes the next one several times, level after level, is
+// read a number of times that grows exponentially with no loop at all.
+// Every file read, however often and however small, counts against one
+// budget for the whole walk (includeBudget): past it, the walk stops.
 func walkConf(path string, chain []string, visit func(l *logicalLine, file string) bool) error {
+	budget := int64(maxIncludeBudget)
+	return walkConfIn(path, chain, &budget, visit)
+}
+
+// maxIncludeBudget is what one walk of a config and its Includes may
+// read: every file read counts its bytes, and at least minIncludeCost,
+// so that reading the same small file over and over ends too. A
+// 10,000-node cluster's configs are a few MiB; what is read is also kept
+// (check's records), so the budget bounds memory as well as time.
+const (
+	maxIncludeBudget = 64 << 20
+	minIncludeCost   = 16 << 10
+)
+
+// errIncludeBudget is the refusal of a walk past its budget; it is not
+// wrapped in the chain of Includes that led there, which would make a
+// line of every level's file:line.
+var errIncludeBudget = fmt.Errorf("Includes read more than %d MiB in all (counting each file read at least %d KiB): too much for a Slurm config; is a file Included over and over?", maxIncludeBudget>>20, minIncludeCost>>10)
+
+func walkConfIn(path string, chain []string, budget *int64, visit func(l *logicalLine, file string) bool) error {
 	if len(chain) >= maxIncludeDepth {
 		return fmt.Errorf("%s: Includes nested deeper than %d", path, maxIncludeDepth)
+	}
+	if *budget <= 0 {
+		return fmt.Errorf("%s: %w", chain[0], errIncludeBudget)
 	}
 	src, err := readConf(path)
 	if err != nil {
 		return err
+	}
+	if *budget -= max(int64(len(src.data)), minIncludeCost); *budget < 0 && len(chain) > 0 {
+		return fmt.Errorf("%s: %w", chain[0], errIncludeBudget)
 	}
 	chain = append(chain, path)
 	var incErr error
@@ -107,11 +140,12 @@ func walkConf(path string, chain []string, visit func(l *logicalLine, file strin
 			incErr = loop
 			return false
 		}
-		if err := walkConf(inc, chain, visit); err != nil {
-			if _, ok := err.(*includeLoopError); !ok {
+		if err := walkConfIn(inc, chain, budget, visit); err != nil {
+			var loop *includeLoopError
+			if !errors.Is(err, errIncludeBudget) && !errors.As(err, &loop) {
 				err = fmt.Errorf("%s:%d: %w", src.name, l.num, err)
 			}
-			incErr = err // a loop names the Include that closes it, once
+			incErr = err // a loop names the Include that closes it, and the budget its file, once
 			return false
 		}
 		return true

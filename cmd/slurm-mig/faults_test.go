@@ -216,7 +216,7 @@ func faults() []fault {
 					t.Fatal(err)
 				}
 			}, args: []string{"--root", "$DIR/root", "free", "--claims", "$DIR/open/claims"}, exit: 2,
-			stderr: "slurm-mig: claims directory $DIR/open/claims: $DIR/open is writable by others but not sticky (mode 0777): anyone could put a claims directory of their own in its place; refusing it"},
+			stderr: "slurm-mig: claims directory $DIR/open/claims: $DIR/open is writable by others but not sticky (mode 0777): anyone could put a file or directory of their own in its place; refusing it"},
 	}
 }
 

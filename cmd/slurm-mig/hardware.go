@@ -12,22 +12,27 @@ import (
 // readHardware reads the --hardware NODES=SNAPSHOT declarations that
 // rebalance and plan take, one way for both: the hostlist expanded, the
 // snapshot read, and the declaration named as it was given.
-func readHardware(specs []string) ([]migplan.Hardware, error) {
+// Their hostlists count against names, the run's budget.
+func readHardware(specs []string, names *slurmconf.NameBudget) ([]migplan.Hardware, error) {
 	var hw []migplan.Hardware
 	for _, spec := range specs {
 		list, file, ok := strings.Cut(spec, "=")
 		if !ok || list == "" || file == "" {
 			return nil, fmt.Errorf("--hardware %q: want NODES=SNAPSHOT", spec)
 		}
-		names, err := slurmconf.ExpandHostlist(list)
+		nodes, err := names.Expand(list)
 		if err != nil {
-			return nil, fmt.Errorf("--hardware %s: %v", spec, err)
+			shown := spec // as given, unless it is long: errors are one short line
+			if len(spec) > 64 {
+				shown = slurmconf.QuoteShort(spec)
+			}
+			return nil, fmt.Errorf("--hardware %s: %v", shown, err)
 		}
 		snap, err := model.LoadSnapshot(file)
 		if err != nil {
 			return nil, err
 		}
-		hw = append(hw, migplan.Hardware{Spec: "--hardware " + spec, Nodes: names, Snapshot: snap})
+		hw = append(hw, migplan.Hardware{Spec: "--hardware " + spec, Nodes: nodes, Snapshot: snap})
 	}
 	return hw, nil
 }

@@ -80,7 +80,7 @@ func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 	if err != nil {
 		return err
 	}
-	hw, err := readHardware(c.Hardware)
+	hw, err := readHardware(c.Hardware, assign.Names())
 	if err != nil {
 		return err
 	}

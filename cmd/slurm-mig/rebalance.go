@@ -87,7 +87,7 @@ func (c *rebalanceCmd) Run(e *env) error {
 	if len(c.Snapshots) == 0 && len(c.Hardware) == 0 {
 		return fmt.Errorf("give the nodes' snapshots, or --hardware NODES=SNAPSHOT")
 	}
-	hw, err := readHardware(c.Hardware)
+	hw, err := readHardware(c.Hardware, slurmconf.NewNameBudget())
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func (c *rebalanceCmd) Run(e *env) error {
 // readInput reads a file, or standard input for "-".
 func readInput(path, what string) ([]byte, error) {
 	if path == "-" {
-		return io.ReadAll(io.LimitReader(os.Stdin, 256<<20))
+		return fileio.ReadStream(os.Stdin, "standard input", 256<<20, what)
 	}
 	return fileio.ReadFile(path, 256<<20, what)
 }

@@ -18,7 +18,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -31,6 +30,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
+	"github.com/slurm-mig/slurm-mig/internal/safepath"
 )
 
 // Options tune Write.
@@ -82,7 +82,9 @@ func Write(path string, data []byte, opts Options) (Result, error) {
 // update does Write's work, filling in res as it learns; Write names the
 // file in its errors.
 func update(res *Result, path string, data []byte, opts Options) error {
-	same := func(old []byte) bool { return bytes.Equal(old, data) }
+	// A file that another user owns or may change is never left as it
+	// is, even with the content: root's write must end up root's.
+	same := func(old *current) bool { return bytes.Equal(old.data, data) && ownedSafely(old.info) }
 	p, err := locate(path)
 	if err != nil {
 		return err
@@ -95,7 +97,7 @@ func update(res *Result, path string, data []byte, opts Options) error {
 	// holds the content needs nothing of its directory, which may be a
 	// read-only NFS /etc/slurm.
 	old, err := p.read()
-	if err != nil || old != nil && same(old.data) {
+	if err != nil || old != nil && same(old) {
 		return err
 	}
 	dir, err := p.openDir()
@@ -112,7 +114,7 @@ func update(res *Result, path string, data []byte, opts Options) error {
 
 	// Read again under the lock: another writer may have replaced the
 	// file since, and the backup must hold what this write replaces.
-	if old, err = p.read(); err != nil || old != nil && same(old.data) {
+	if old, err = p.read(); err != nil || old != nil && same(old) {
 		return err
 	}
 	var like os.FileInfo
@@ -132,10 +134,6 @@ func update(res *Result, path string, data []byte, opts Options) error {
 	return nil
 }
 
-// maxLinks bounds the symlinks one path may lead through, as the kernel's
-// MAXSYMLINKS does, so that a loop of links ends in an error.
-const maxLinks = 40
-
 // place is where the file to write lives: its directory, held open so
 // that no later change to the path's components can move the write
 // elsewhere, and its name there.
@@ -147,133 +145,25 @@ type place struct {
 
 func (p *place) path() string { return filepath.Join(p.dir.Name(), p.name) }
 
-// locate resolves path one component at a time from descriptors. A
-// symlink, wherever it is met, is followed only when root or this user
-// (the effective uid) owns it: another user's link in a shared directory
-// could point anywhere, and resolving it in user space, as
+// locate resolves path by safepath's walk: one component at a time from
+// descriptors, a symlink, wherever it is met, followed only when root or
+// this user (the effective uid) owns it. Another user's link in a shared
+// directory could point anywhere, and resolving it in user space, as
 // filepath.EvalSymlinks does, would bypass the kernel's own guard. The
 // file itself may not exist yet; its directory must.
 func locate(path string) (*place, error) {
-	if strings.HasSuffix(path, "/") {
-		return nil, fmt.Errorf("%s names a directory", path)
-	}
-	start := "."
-	if filepath.IsAbs(path) {
-		start = "/"
-	}
-	dir, err := openDirPath(unix.AT_FDCWD, start, start)
+	p, err := safepath.Walk(path, safepath.Options{UID: -1})
 	if err != nil {
 		return nil, err
 	}
-	todo := components(path)
-	linked, links := false, 0
-	for len(todo) > 0 {
-		name := todo[0]
-		todo = todo[1:]
-		last := len(todo) == 0
-		if name == ".." && !last {
-			up, err := openDirPath(int(dir.Fd()), "..", filepath.Join(dir.Name(), ".."))
-			dir.Close()
-			if err != nil {
-				return nil, err
-			}
-			dir = up
-			continue
+	if p.Stat != nil && p.Stat.Mode&unix.S_IFMT != unix.S_IFREG {
+		p.Close()
+		if p.Stat.Mode&unix.S_IFMT == unix.S_IFLNK {
+			return nil, fmt.Errorf("%s is a symlink of uid %d, neither root's nor this user's; not following it", p.Path(), p.Stat.Uid)
 		}
-		at := filepath.Join(dir.Name(), name)
-		fd, err := unix.Openat(int(dir.Fd()), name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if last && errors.Is(err, unix.ENOENT) && linked {
-			dir.Close()
-			return nil, fmt.Errorf("%s is a dangling symlink (%s does not exist)", path, at)
-		}
-		if last && errors.Is(err, unix.ENOENT) {
-			return &place{dir: dir, name: name}, nil // a new file
-		}
-		if err != nil {
-			dir.Close()
-			return nil, fmt.Errorf("%s: %w", at, err)
-		}
-		f := os.NewFile(uintptr(fd), at)
-		info, err := f.Stat()
-		if err != nil {
-			f.Close()
-			dir.Close()
-			return nil, err
-		}
-		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, err := readTrustedLink(f, info)
-			f.Close()
-			if err == nil && links == maxLinks {
-				err = fmt.Errorf("%s: more than %d symlinks", path, maxLinks)
-			}
-			if err == nil && filepath.IsAbs(target) {
-				dir.Close()
-				dir, err = openDirPath(unix.AT_FDCWD, "/", "/")
-			}
-			if err != nil {
-				dir.Close()
-				return nil, err
-			}
-			links++
-			linked = linked || last
-			todo = append(components(target), todo...)
-		case info.IsDir() && !last:
-			dir.Close()
-			dir = f
-		case info.Mode().IsRegular() && last:
-			f.Close()
-			return &place{dir: dir, name: name, linked: linked}, nil
-		case last:
-			f.Close()
-			dir.Close()
-			return nil, fmt.Errorf("%s is not a regular file", at)
-		default:
-			f.Close()
-			dir.Close()
-			return nil, fmt.Errorf("%s is not a directory", at)
-		}
+		return nil, fmt.Errorf("%s is not a regular file", p.Path())
 	}
-	dir.Close()
-	return nil, fmt.Errorf("%s names a directory", path)
-}
-
-// components splits a path into the names to walk, dropping empty ones
-// and ".".
-func components(path string) []string {
-	var names []string
-	for _, name := range strings.Split(path, "/") {
-		if name != "" && name != "." {
-			names = append(names, name)
-		}
-	}
-	return names
-}
-
-// readTrustedLink returns where the symlink open as link (O_PATH) points,
-// if root or this user owns it. Owner and target come from the one
-// descriptor, so a link swapped meanwhile is not read in its place.
-func readTrustedLink(link *os.File, info os.FileInfo) (string, error) {
-	owner := info.Sys().(*syscall.Stat_t).Uid
-	if owner != 0 && int(owner) != os.Geteuid() {
-		return "", fmt.Errorf("%s is a symlink of uid %d, neither root's nor this user's; not following it", link.Name(), owner)
-	}
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlinkat(int(link.Fd()), "", buf)
-	if err != nil {
-		return "", fmt.Errorf("reading the symlink %s: %w", link.Name(), err)
-	}
-	return string(buf[:n]), nil
-}
-
-// openDirPath opens the directory name, relative to the descriptor at, as
-// an O_PATH descriptor named shown.
-func openDirPath(at int, name, shown string) (*os.File, error) {
-	fd, err := unix.Openat(at, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", shown, err)
-	}
-	return os.NewFile(uintptr(fd), shown), nil
+	return &place{dir: p.Dir, name: p.Name, linked: p.Linked}, nil
 }
 
 // openDir opens the file's directory for what writing needs and O_PATH
@@ -316,17 +206,39 @@ func (p *place) read() (*current, error) {
 	if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", p.path())
 	}
-	data, err := io.ReadAll(f)
+	data, err := fileio.ReadOpen(f, maxOldBytes, "a file slurm-mig writes; move it away")
 	if err != nil {
-		return nil, fmt.Errorf("reading it: %w", fileio.UnwrapPath(err))
+		return nil, err
 	}
 	return &current{data: data, info: info}, nil
+}
+
+// maxOldBytes bounds the file replaced, which is read to compare and to
+// back up: the configs and states slurm-mig writes are a few MiB at most,
+// and a file planted in its place (a shared directory) must not make root
+// read gigabytes.
+const maxOldBytes = 256 << 20
+
+// ownedSafely reports whether a file of this stat is one that only its
+// writer (root, or the user running slurm-mig) may change: theirs, and
+// writable by neither group nor others. Root writes only such files.
+func ownedSafely(info os.FileInfo) bool {
+	euid := os.Geteuid()
+	if euid != 0 {
+		return true // a user's own writes: their files, their modes
+	}
+	st := info.Sys().(*syscall.Stat_t)
+	return st.Uid == 0 && info.Mode().Perm()&0o022 == 0
 }
 
 const tempInfix = ".tmp-"
 
 // replace writes data to a temporary file in dir and renames it over
-// name there. like, when not nil, gives the mode and owner to keep.
+// name there. like, when not nil, gives the mode and group to keep. The
+// new file is always its writer's: root never gives a file it writes to
+// another user, who could then change it (a user's gres.conf planted in a
+// sticky directory that root's gen -o replaces), nor leaves it writable
+// by group or others.
 func replace(dir *os.File, name string, data []byte, like os.FileInfo) (err error) {
 	tmp, err := createTemp(dir, name)
 	if err != nil {
@@ -343,13 +255,19 @@ func replace(dir *os.File, name string, data []byte, like os.FileInfo) (err erro
 	if like != nil {
 		mode = like.Mode().Perm()
 	}
+	root := os.Geteuid() == 0
+	if root {
+		mode &^= 0o022
+	}
 	if err := tmp.Chmod(mode); err != nil {
 		return err
 	}
 	if like != nil {
+		// The group is kept where the writer may give it (root may give
+		// any); the owner is the writer.
 		st := like.Sys().(*syscall.Stat_t)
-		if err := tmp.Chown(int(st.Uid), int(st.Gid)); err != nil {
-			return fmt.Errorf("cannot keep its owner (uid %d, gid %d): %w", st.Uid, st.Gid, fileio.UnwrapPath(err))
+		if err := tmp.Chown(-1, int(st.Gid)); err != nil && root {
+			return fmt.Errorf("cannot keep its group (gid %d): %w", st.Gid, fileio.UnwrapPath(err))
 		}
 	}
 	if _, err := tmp.Write(data); err != nil {
@@ -424,6 +342,26 @@ func lock(dir *os.File, name string, timeout time.Duration) (func(), error) {
 			return nil, fmt.Errorf("cannot lock it against other writers: %w", err)
 		}
 		f := os.NewFile(uintptr(fd), filepath.Join(dir.Name(), name))
+		// A lock file of another user (a shared directory) is none of a
+		// writer's: anyone may flock a file they made and keep it for
+		// ever. Root removes it and makes its own; a user cannot, and
+		// refuses at once rather than wait for it.
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("cannot lock it against other writers: %w", err)
+		}
+		if euid := os.Geteuid(); st.Uid != 0 && int(st.Uid) != euid {
+			err := fmt.Errorf("its lock file %s belongs to uid %d, not to a writer; remove it", f.Name(), st.Uid)
+			if euid == 0 && stillNamed(dir, f, name) && time.Now().Before(deadline) {
+				err = unix.Unlinkat(int(dir.Fd()), name, 0)
+			}
+			f.Close()
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err := flockBy(f, deadline); err != nil {
 			f.Close()
 			if errors.Is(err, errLockTimeout) {

@@ -216,3 +216,98 @@ func race(dir, secret string) {
 func pause(most time.Duration) {
 	time.Sleep(rand.N(most))
 }
+
+// TestAttackPlantedTarget (issue 34): uid 65534 pre-creates the file root
+// will write, mode 0666, in a shared directory, with other content and
+// with the very content root writes. After root's Write the file is
+// root's and writable by nobody else, whichever: she can no longer
+// change it. Its group stays.
+func TestAttackPlantedTarget(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user; CI runs as root")
+	}
+	dir := stickyDir(t)
+	for _, planted := range []string{"her gres.conf\n", "root's gres.conf\n"} {
+		for _, backup := range []bool{false, true} {
+			target := filepath.Join(dir, "gres.conf")
+			os.Remove(target)
+			os.Remove(target + ".bak")
+			if err := os.WriteFile(target, []byte(planted), 0o666); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(target, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(target, attacker, 1234); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Write(target, []byte("root's gres.conf\n"), Options{Backup: backup}); err != nil {
+				t.Fatal(err)
+			}
+			for _, path := range []string{target, target + ".bak"} {
+				info, err := os.Lstat(path)
+				if os.IsNotExist(err) && path != target {
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				st := info.Sys().(*syscall.Stat_t)
+				if st.Uid != 0 || info.Mode().Perm()&0o022 != 0 || st.Gid != 1234 {
+					t.Errorf("planted %q, backup %v: %s is %v %d:%d after root's write; want root's, writable by nobody else, group 1234", planted, backup, path, info.Mode(), st.Uid, st.Gid)
+				}
+			}
+			if got := read(t, target); got != "root's gres.conf\n" {
+				t.Errorf("planted %q: holds %q", planted, got)
+			}
+		}
+	}
+}
+
+// TestAttackLockSquat (issue 34): uid 65534 makes the lock file of
+// root's write in a shared directory and keeps an flock on it. Root's
+// write does not wait for it: the lock file is none of a writer's.
+func TestAttackLockSquat(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user; CI runs as root")
+	}
+	dir := stickyDir(t)
+	lockPath := filepath.Join(dir, ".gres.conf.lock")
+	squat, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer squat.Close()
+	if err := squat.Chown(attacker, attacker); err != nil {
+		t.Fatal(err)
+	}
+	// Her flock: an open file of its own, as her process's would be.
+	if err := syscall.Flock(int(squat.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := Write(filepath.Join(dir, "gres.conf"), []byte("root's\n"), Options{LockTimeout: 5 * time.Second}); err != nil {
+		t.Fatalf("root's write waited for the squatted lock: %v", err)
+	}
+	t.Logf("written in %v past a squatted lock", time.Since(start))
+}
+
+// TestAttackHugeTarget (issue 34): a file far larger than any config
+// (sparse, so that it costs no disk), planted where root writes, is
+// refused by its size in one line, not read whole.
+func TestAttackHugeTarget(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "devices.json")
+	f, err := os.Create(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(300 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	_, err = Write(target, []byte("{}\n"), Options{})
+	if err == nil || !strings.Contains(err.Error(), "larger than") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %v; want one line refusing it by its size", err)
+	}
+}

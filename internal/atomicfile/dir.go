@@ -19,7 +19,8 @@ func Lock(dir *os.File, name string, timeout time.Duration) (unlock func(), err 
 // written to a temporary file beside it, synced, renamed over it, and the
 // directory synced, so that a reader sees the old content or the new,
 // never a part. like, when not nil, is the replaced file's stat, whose
-// mode and owner the new file keeps; a new file is mode 0644. A symlink
+// mode and group the new file keeps (never write for group and others,
+// where root writes); the owner is the writer; a new file is mode 0644. A symlink
 // at name is replaced, never followed. The caller holds the lock of the
 // files' writers (Lock), and resolved dir itself.
 func ReplaceAt(dir *os.File, name string, data []byte, like os.FileInfo) error {

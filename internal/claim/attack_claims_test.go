@@ -391,3 +391,65 @@ func TestLegacyClaims(t *testing.T) {
 		t.Errorf("flock of a claim made now: %v, want EWOULDBLOCK (held, for earlier versions)", err)
 	}
 }
+
+// TestAttackFloodBounded (issue 34): more files of another user named
+// as claims of the one device a call wants, no lock on any, than a call
+// tests. The call tests floodCap of them, counts the device as that
+// user's (it cannot tell whether an untested file holds a claim), and
+// names them; root's call removes a bounded part of them a look, and
+// the device is free once they are gone.
+func TestAttackFloodBounded(t *testing.T) {
+	a := newAttackers(t)
+	dir := filepath.Join(a.base, "claims")
+	d, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	const n = floodCap + 1000
+	a.run(t, nobody, "floodclaims", dir, fileKey("MIG-a"), strconv.Itoa(n))
+	var warnings []string
+	d.Warn = func(w string) { warnings = append(warnings, w) }
+	info := Info{Job: Job{PID: os.Getpid()}, Command: "test"}
+	start := time.Now()
+	c, h, err := d.Take([]string{"MIG-a"}, 1, info, time.Second)
+	if err != nil || c != nil || h["MIG-a"].UID != nobody {
+		t.Fatalf("with %d files of uid %d named as claims: %v, %v, held %+v; want it counted as theirs", n, nobody, c, err, h)
+	}
+	t.Logf("refused past %d files in %s: %d tested, %d tried for removal", n, time.Since(start), d.probed, d.swept)
+	if d.probed > 4*floodCap || d.swept > 4*sweepMost {
+		t.Errorf("%d files tested and %d tried for removal by one call; want at most %d and %d", d.probed, d.swept, 4*floodCap, 4*sweepMost)
+	}
+	if len(warnings) == 0 || !strings.Contains(warnings[0], "too many to test; the device counts as theirs") {
+		t.Errorf("warnings %q", warnings)
+	}
+
+	// Root's calls remove them, sweepMost a look, once they are a second
+	// old; then the device is free.
+	names, err := readNames(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Minute)
+	for _, name := range names {
+		os.Chtimes(filepath.Join(dir, name), old, old)
+	}
+	for calls := 0; ; calls++ {
+		d.probed, d.swept = 0, 0
+		c, _, err := d.Take([]string{"MIG-a"}, 1, info, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.swept > 4*sweepMost {
+			t.Fatalf("one call removed %d files; want at most %d", d.swept, 4*sweepMost)
+		}
+		if c != nil {
+			c.Close()
+			t.Logf("free after %d calls of root's", calls+1)
+			break
+		}
+		if calls > n/sweepMost+2 {
+			t.Fatalf("still not free after %d calls", calls)
+		}
+	}
+}

@@ -105,6 +105,17 @@ func attack(mode string, args []string) int {
 			unix.Close(fd)
 		}
 		return 0
+	case "floodclaims": // dir key n: n empty files named as claims of key
+		n, _ := strconv.Atoi(args[2])
+		for i := range n {
+			fd, err := unix.Open(filepath.Join(args[0], fmt.Sprintf("%s.%032x", args[1], i)), unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 2
+			}
+			unix.Close(fd)
+		}
+		return 0
 	case "choose": // dir uuid ready: hold a claim file of uuid as a claimant that never finishes choosing
 		d, err := OpenDir(args[0])
 		if err != nil {

@@ -77,3 +77,41 @@ func BenchmarkTakeRefused(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkFlood times one call for a device whose claim files are
+// flooded: files named as its claims that no lock is on, planted by
+// another user, as another user's call meets them (it may remove none).
+// Past floodCap the call refuses (the device counts as the flooder's).
+func BenchmarkFlood(b *testing.B) {
+	for _, n := range []int{0, 3000, 10000, 100000} {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "claims")
+			d, err := OpenDir(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			for i := range n {
+				name := filepath.Join(path, fmt.Sprintf("%s.%032x", fileKey("MIG-a"), i))
+				if err := os.WriteFile(name, []byte("device MIG-a\n"), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			d.uid = 12345 // the flood is another user's: this call removes none of it
+			info := Info{Job: Job{PID: os.Getpid()}, Command: "bench"}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				// Claimed, or past the flood's bound refused: the cost
+				// of the call either way.
+				c, _, err := d.Take([]string{"MIG-a"}, 1, info, time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if c != nil {
+					os.Remove(c.Files[0].Name())
+					c.Close()
+				}
+			}
+		})
+	}
+}

@@ -42,6 +42,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
+	"github.com/slurm-mig/slurm-mig/internal/safepath"
 )
 
 // DefaultDir is where claims live unless --claims says otherwise: under
@@ -56,6 +57,10 @@ type Dir struct {
 	// Warn, if set, is told what slows claims down but stops none: a
 	// user's flood of files named as claims.
 	Warn func(string)
+	// probed and swept count the claim files tested (probe) and tried
+	// for removal (sweep): the work a flood could make a call do, which
+	// tests bound.
+	probed, swept int
 }
 
 // OpenDir opens (and if missing, creates) the claims directory at path.
@@ -76,15 +81,15 @@ func OpenDir(path string) (*Dir, error) {
 	if abs == "/" {
 		return nil, fmt.Errorf("claims directory %s: not a directory of its own; refusing it", path)
 	}
-	parent, err := walk(filepath.Dir(abs), uid, uid == 0)
+	pdir, err := safepath.Dir(filepath.Dir(abs), safepath.Options{UID: uid, TrustDirs: true, Mkdir: uid == 0})
 	if errors.Is(err, unix.ENOENT) {
 		return nil, fmt.Errorf("claims directory %s does not exist and cannot be created (%v): create it as root, mode 1777 (scripts/tmpfiles.d/slurm-mig.conf does that at boot)", path, unix.ENOENT)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("claims directory %s: %w", path, err)
 	}
-	fd, err := openClaimsDir(parent, filepath.Base(abs), uid)
-	unix.Close(parent)
+	fd, err := openClaimsDir(int(pdir.Fd()), filepath.Base(abs), uid)
+	pdir.Close()
 	switch {
 	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR):
 		return nil, fmt.Errorf("claims directory %s: not a directory (a symlink?); refusing it", path)
@@ -136,138 +141,14 @@ func openClaimsDir(parent int, name string, uid int) (int, error) {
 		unix.Close(fd)
 		return -1, err
 	}
-	// Only root and this user may change the parent (walk made sure), so
+	// Only root and this user may change the parent (safepath's walk
+	// made sure), so
 	// the directory of this user here is the one just made.
 	if int(st.Uid) == uid {
 		if err := unix.Fchmod(fd, 0o777|unix.S_ISVTX); err != nil {
 			unix.Close(fd)
 			return -1, err
 		}
-	}
-	return fd, nil
-}
-
-// maxLinks bounds the symlinks walk follows, as the kernel's 40 does.
-const maxLinks = 40
-
-// walk opens the directory dir (absolute) one name at a time from /, with
-// O_NOFOLLOW, and returns its descriptor (O_PATH, or O_RDONLY where walk
-// made it). Every directory on the way must be trusted (see trusted); a
-// symlink is followed only where root or uid owns it, as the kernel's
-// protected_symlinks does in sticky directories, here wherever it is.
-// With mkdir (for root), missing directories are made, mode 0755.
-func walk(dir string, uid int, mkdir bool) (int, error) {
-	fd, at := -1, ""
-	names := []string{dir}
-	for links := 0; len(names) > 0; {
-		name := names[0]
-		names = names[1:]
-		if strings.HasPrefix(name, "/") { // the start, or an absolute symlink: from / again
-			if fd >= 0 {
-				unix.Close(fd)
-			}
-			var err error
-			if fd, err = unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-				return -1, fmt.Errorf("/: %w", err)
-			}
-			at = "/"
-			if err := trusted(fd, at, uid); err != nil {
-				unix.Close(fd)
-				return -1, err
-			}
-			names = append(strings.Split(name, "/"), names...)
-			continue
-		}
-		if name == "" || name == "." {
-			continue
-		}
-		next, err := unix.Openat(fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if errors.Is(err, unix.ENOENT) && mkdir {
-			next, err = mkdirAt(fd, name)
-		}
-		if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
-			target, err := link(fd, name, filepath.Join(at, name), uid)
-			if err == nil && links == maxLinks {
-				err = fmt.Errorf("%s: %w", filepath.Join(at, name), unix.ELOOP)
-			}
-			if err != nil {
-				unix.Close(fd)
-				return -1, err
-			}
-			links++
-			if strings.HasPrefix(target, "/") {
-				names = append([]string{target}, names...)
-			} else {
-				names = append(strings.Split(target, "/"), names...)
-			}
-			continue
-		}
-		unix.Close(fd)
-		if err != nil {
-			return -1, fmt.Errorf("%s: %w", filepath.Join(at, name), err)
-		}
-		fd, at = next, filepath.Join(at, name)
-		if err := trusted(fd, at, uid); err != nil {
-			unix.Close(fd)
-			return -1, err
-		}
-	}
-	return fd, nil
-}
-
-// trusted checks the directory fd, at path at: only root or uid may
-// change what is in it. It belongs to one of them, and is sticky if
-// others may write it (then they may change only their own entries).
-func trusted(fd int, at string, uid int) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("%s: %w", at, err)
-	}
-	mode := st.Mode & 0o7777
-	switch {
-	case st.Uid != 0 && int(st.Uid) != uid:
-		return fmt.Errorf("%s belongs to uid %d, not root: that user could put a claims directory of their own in its place; refusing it", at, st.Uid)
-	case mode&0o022 != 0 && mode&unix.S_ISVTX == 0:
-		return fmt.Errorf("%s is writable by others but not sticky (mode %04o): anyone could put a claims directory of their own in its place; refusing it", at, mode)
-	}
-	return nil
-}
-
-// link reads the symlink name in dir (at path at), if root or uid owns
-// it; else, or if it is not a symlink, it says why walk cannot go on.
-func link(dir int, name, at string, uid int) (string, error) {
-	var st unix.Stat_t
-	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return "", fmt.Errorf("%s: %w", at, err)
-	}
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFLNK:
-		return "", fmt.Errorf("%s: %w", at, unix.ENOTDIR)
-	case st.Uid != 0 && int(st.Uid) != uid:
-		return "", fmt.Errorf("%s is a symlink of uid %d: refusing to follow it", at, st.Uid)
-	}
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlinkat(dir, name, buf)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", at, err)
-	}
-	return string(buf[:n]), nil
-}
-
-// mkdirAt makes the directory name in dir, mode 0755 whatever the umask,
-// and opens it (O_RDONLY: fchmod needs more than O_PATH).
-func mkdirAt(dir int, name string) (int, error) {
-	made := unix.Mkdirat(dir, name, 0o700)
-	if made != nil && !errors.Is(made, unix.EEXIST) {
-		return -1, made
-	}
-	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil || made != nil {
-		return fd, err
-	}
-	if err := unix.Fchmod(fd, 0o755); err != nil {
-		unix.Close(fd)
-		return -1, err
 	}
 	return fd, nil
 }
@@ -377,6 +258,7 @@ func (h *Holder) jobGone() bool {
 // name the device (a hard link of another device's claim file), is no
 // claim.
 func (d *Dir) probe(uuid, name string) (stage, Holder, error) {
+	d.probed++
 	var h Holder
 	fd, none, err := d.openClaim(name, &h)
 	switch {
@@ -614,6 +496,7 @@ const sweepAge = time.Second
 // has not locked it yet finds it taken, and makes another (see create).
 // Removing a file without that could remove a claim made meanwhile.
 func (d *Dir) sweep(name string) {
+	d.swept++
 	fd, err := unix.Openat(d.fd(), name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
 		return
@@ -680,21 +563,51 @@ func (d *Dir) list(uuids []string, mine map[string]bool) (map[string][]string, e
 	}
 }
 
+// floodCap bounds the files named as claims of one device, of one user,
+// that no claim holds, that a call tests: past it, the call tests no
+// further file of the device, and the device counts as held by that
+// user, unless a claim was found among those tested (the refusal may
+// then name the flooder where another's claim also holds it). A call can tell a claim only by testing its file, so
+// an untested file might be one; counting the device as the flooder's
+// fails closed, and costs the flooder nothing they could not do by
+// claiming the device, which any user may. sweepMost bounds the files a
+// call removes (see sweep), so that a flood is removed a bounded part a
+// call, by its owner's calls or root's.
+const (
+	floodCap  = 4096
+	sweepMost = 256
+)
+
 // test tests the claim files names of the device uuid: whether a claim
 // holds it (or a claimant is choosing it), and whose. Files that no claim
-// holds are removed where this user may (see sweep); with warn, a user
-// with more than floodWarn of them is named to Warn.
+// holds are removed where this user may (see sweep), sweepMost at most;
+// a user with more than floodCap of them makes the device count as held
+// by them (see floodCap); with warn, a user with more than floodWarn of
+// them is named to Warn.
 func (d *Dir) test(uuid string, names []string, warn bool) (found, error) {
 	f := found{files: len(names)}
 	idle := map[int]int{} // files no claim holds, by owner
+	swept := 0
 	for _, name := range names {
+		var st unix.Stat_t
+		if err := unix.Fstatat(d.fd(), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			continue // gone, or no file to test
+		}
+		owner := int(st.Uid)
+		if idle[owner] >= floodCap {
+			// The device counts as this user's (see floodCap): whatever
+			// the files left say, it is not free.
+			idle[owner]++
+			break
+		}
 		s, h, err := d.probe(uuid, name)
 		if err != nil {
 			return found{}, err
 		}
 		if s == unclaimed {
-			idle[h.UID]++
-			if d.uid == 0 || h.UID == d.uid {
+			idle[owner]++
+			if (d.uid == 0 || owner == d.uid) && swept < sweepMost {
+				swept++
 				d.sweep(name)
 			}
 			continue
@@ -710,7 +623,14 @@ func (d *Dir) test(uuid string, names []string, warn bool) (found, error) {
 		}
 	}
 	for uid, n := range idle {
-		if n > floodWarn && warn && d.Warn != nil {
+		if n > floodCap && f.stage != claimed {
+			f.stage, f.holder = claimed, Holder{UID: uid}
+		}
+		switch {
+		case !warn || d.Warn == nil:
+		case n > floodCap:
+			d.Warn(fmt.Sprintf("claims directory %s: %s has more than %d files named as claims of %s, too many to test; the device counts as theirs until they are removed", d.path, who(uid), floodCap, uuid))
+		case n > floodWarn:
 			d.Warn(fmt.Sprintf("claims directory %s: %s has %d files named as claims of %s that no claim holds; they slow every claim down: remove them", d.path, who(uid), n, uuid))
 		}
 	}

@@ -276,7 +276,7 @@ func TestUnreadableState(t *testing.T) {
 	dir := t.TempDir()
 	for path, msg := range map[string]string{
 		filepath.Join(dir, "missing.json"): "no device state at " + filepath.Join(dir, "missing.json"),
-		dir:                                dir + ": read " + dir + ": is a directory",
+		dir:                                dir + ": is a directory",
 		writeFile(t, "garbage.json", "not json\n"): "not a slurm-mig state",
 	} {
 		r, err := Compare(Inputs{Config: generated, State: &StateInput{Path: path, Want: want, Asked: true}})

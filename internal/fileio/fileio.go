@@ -13,6 +13,9 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ReadFile reads the whole file at path, refusing one larger than limit
@@ -21,7 +24,7 @@ import (
 // file should be, for the refusal ("a snapshot": "larger than 64 MiB;
 // not a snapshot"). The error of a file that cannot be opened is the
 // *fs.PathError, so that callers can tell a missing file apart; any other
-// error names the file.
+// error names the file. A FIFO is read by the pipe rule (see ReadOpen).
 func ReadFile(path string, limit int64, what string) ([]byte, error) {
 	return ReadFileInto(nil, path, limit, what)
 }
@@ -31,28 +34,221 @@ func ReadFile(path string, limit int64, what string) ([]byte, error) {
 // next (plan reads 10,000 snapshots of 50 kB): the bytes returned are
 // buf's, or a new buffer's that the caller passes on next time.
 func ReadFileInto(buf []byte, path string, limit int64, what string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return readOpen(buf, f, limit, what, nil)
+}
+
+// ReadTrusted is ReadFile of a file whose content decides what is done
+// for other users (the device state env and jobmap map jobs' devices by):
+// it must be root's or uid's, and writable by nobody else (Trusted),
+// judged on the descriptor that is read.
+func ReadTrusted(path string, limit int64, what string, uid int) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readOpen(nil, f, limit, what, func(info fs.FileInfo) error { return Trusted(path, info, uid) })
+}
+
+// Trusted says, as an error naming path, whether the file info describes
+// may be changed by others than root and uid: it belongs to another user,
+// or its group or others may write it.
+func Trusted(path string, info fs.FileInfo, uid int) error {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	switch {
+	case st.Uid != 0 && int(st.Uid) != uid:
+		return fmt.Errorf("%s belongs to uid %d, neither root nor this user: not trusting it (make it root's, mode 0644)", path, st.Uid)
+	case info.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("%s is writable by others than its owner (mode %04o): not trusting it (chmod 0644 it)", path, info.Mode().Perm())
+	}
+	return nil
+}
+
+// Open opens path for reading without waiting: a FIFO with no writer
+// opens at once (O_NONBLOCK), and ReadOpen waits for it by the pipe rule.
+func Open(path string) (*os.File, error) {
+	var fd int
+	err := RetryEINTR(func() (err error) {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+		return err
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// ReadOpen reads the open file f whole, within limit bytes, as ReadFile
+// does. A regular file larger than limit is refused by its size, before
+// a byte is read. A pipe or FIFO is read by the pipe rule: no wait for
+// data longer than PipeIdle, nor for the whole longer than PipeTotal, so
+// that a FIFO nobody writes (planted where a file was expected) cannot
+// keep a reader for ever. Anything else (a device, a socket) is refused.
+func ReadOpen(f *os.File, limit int64, what string) ([]byte, error) {
+	return readOpen(nil, f, limit, what, nil)
+}
+
+// ReadStream reads r (standard input: the caller's own, waited for as
+// long as it takes) to its end, refusing more than limit bytes as
+// ReadFile refuses a larger file: never a part taken for the whole.
+// name names it in errors.
+func ReadStream(r io.Reader, name string, limit int64, what string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, UnwrapPath(err))
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge(name, limit, what)
+	}
+	return data, nil
+}
+
+// PipeIdle and PipeTotal are the pipe rule's bounds (see ReadOpen).
+const (
+	PipeIdle  = 10 * time.Second
+	PipeTotal = 60 * time.Second
+)
+
+func readOpen(buf []byte, f *os.File, limit int64, what string, check func(fs.FileInfo) error) ([]byte, error) {
+	path := f.Name()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, UnwrapPath(err))
+	}
+	if check != nil {
+		if err := check(info); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case info.Mode().IsRegular():
+		if info.Size() > limit {
+			return nil, tooLarge(path, limit, what)
+		}
+	case info.Mode()&fs.ModeNamedPipe != 0:
+		return readPipe(buf, f, limit, what)
+	case info.IsDir():
+		return nil, fmt.Errorf("%s: is a directory; not %s", path, what)
+	default:
+		return nil, fmt.Errorf("%s: not a regular file or a pipe; not %s", path, what)
+	}
+	if err := clearNonblock(f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	// A buffer of the file's size takes it in one read, where io.ReadAll
 	// would grow its buffer from 512 bytes a copy at a time. The size
 	// only sizes the buffer; what is read, up to the limit, is what the
 	// file holds.
 	b := bytes.NewBuffer(buf[:0])
-	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
-		b.Grow(int(min(info.Size(), limit)) + bytes.MinRead)
-	}
+	b.Grow(int(min(info.Size(), limit)) + bytes.MinRead)
 	_, err = b.ReadFrom(io.LimitReader(f, limit+1))
 	data := b.Bytes()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, UnwrapPath(err))
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d MiB; not %s", path, limit>>20, what)
+		return nil, tooLarge(path, limit, what)
 	}
 	return data, nil
+}
+
+func tooLarge(path string, limit int64, what string) error {
+	if limit >= 1<<20 {
+		return fmt.Errorf("%s: larger than %d MiB; not %s", path, limit>>20, what)
+	}
+	return fmt.Errorf("%s: larger than %d bytes; not %s", path, limit, what)
+}
+
+// clearNonblock makes reads of f, opened O_NONBLOCK, wait as a regular
+// file's do.
+func clearNonblock(f *os.File) error {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) { serr = unix.SetNonblock(int(fd), false) }); err != nil {
+		return err
+	}
+	return serr
+}
+
+// readPipe reads the FIFO or pipe f, open O_NONBLOCK, by the pipe rule.
+func readPipe(buf []byte, f *os.File, limit int64, what string) ([]byte, error) {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(PipeTotal)
+	data := buf[:0]
+	var rerr error
+	err = raw.Control(func(fd uintptr) {
+		for {
+			if rerr = WaitReadable(int(fd), deadline); rerr != nil {
+				return
+			}
+			if len(data) == cap(data) {
+				data = append(data, 0)[:len(data)]
+			}
+			var n int
+			rerr = RetryEINTR(func() (err error) { n, err = syscall.Read(int(fd), data[len(data):cap(data)]); return err })
+			if rerr == syscall.EAGAIN {
+				rerr = nil
+				continue // another reader took what poll saw
+			}
+			if rerr != nil || n == 0 {
+				return
+			}
+			if data = data[:len(data)+n]; int64(len(data)) > limit {
+				rerr = tooLarge(f.Name(), limit, what)
+				return
+			}
+		}
+	})
+	if err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", f.Name(), UnwrapPath(err))
+	}
+	return data, nil
+}
+
+// ErrPipeTimeout is why a pipe read by the pipe rule was given up.
+var ErrPipeTimeout = errors.New("a pipe with no data: nothing was written to it in time (a FIFO nobody writes?)")
+
+// WaitReadable waits until the FIFO or pipe fd (O_NONBLOCK) has data or
+// its writers have all closed, by the pipe rule: PipeIdle at most, and
+// never past deadline. A read of a FIFO with no writer returns 0 at once,
+// as at its end, even before the first writer has opened it; poll does
+// not report that hang-up until a writer has come and gone.
+func WaitReadable(fd int, deadline time.Time) error {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		wait := min(time.Until(deadline), PipeIdle)
+		if wait <= 0 {
+			return ErrPipeTimeout
+		}
+		n, err := unix.Poll(fds, int(wait.Milliseconds())+1)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		return ErrPipeTimeout
+	}
 }
 
 // RetryEINTR repeats call for as long as a signal interrupts it (EINTR).

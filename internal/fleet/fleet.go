@@ -151,7 +151,8 @@ func Merge(args []string, output string) (*Fleet, error) {
 func Read(paths []string) (*Fleet, error) {
 	frags := make([][]assignment, len(paths))
 	errs := make([]error, len(paths))
-	fileio.Each(len(paths), func() *reader { return new(reader) }, func(r *reader, i int) {
+	names := slurmconf.NewNameBudget()
+	fileio.Each(len(paths), func() *reader { return &reader{names: names} }, func(r *reader, i int) {
 		frags[i], errs[i] = r.read(paths[i])
 	})
 	for _, err := range errs {
@@ -167,6 +168,7 @@ type reader struct {
 	records   slurmconf.RecordReader
 	layouts   map[string]*readLayout // by the IDs of their records
 	hostlists map[string][]string    // NodeName= hostlists, expanded
+	names     *slurmconf.NameBudget  // the merge's, shared by its readers
 	sig       []byte
 	// headerOK: the layouts whose records were found to add up to a
 	// header's Gres=; a fleet's fragments share a few layouts.
@@ -330,7 +332,7 @@ func (r *reader) expand(hostlist string) ([]string, error) {
 	if nodes, ok := r.hostlists[hostlist]; ok {
 		return nodes, nil
 	}
-	nodes, err := slurmconf.ExpandHostlist(hostlist)
+	nodes, err := r.names.Expand(hostlist)
 	if err != nil {
 		return nil, err
 	}

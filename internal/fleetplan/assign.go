@@ -22,7 +22,12 @@ type Assign struct {
 	byNode  map[string]assigned
 	lines   []assignLine
 	configs map[string]*migplan.Selected
+	names   *slurmconf.NameBudget // the run's, shared with --hardware
 }
+
+// Names is the run's budget of hostlist names, which the assignment
+// file's hostlists count against, and --hardware's too.
+func (a *Assign) Names() *slurmconf.NameBudget { return a.names }
 
 // assigned is a node's config and the line of the assignment file that
 // gives it.
@@ -44,7 +49,7 @@ func NewAssign(cfg *migplan.Config, deflt string) (*Assign, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Assign{cfg: cfg, deflt: sel, configs: map[string]*migplan.Selected{deflt: sel}}, nil
+	return &Assign{cfg: cfg, deflt: sel, configs: map[string]*migplan.Selected{deflt: sel}, names: slurmconf.NewNameBudget()}, nil
 }
 
 // Read reads an assignment file: a line is a node or a Slurm hostlist
@@ -80,7 +85,7 @@ func (a *Assign) Read(path string) error {
 		if err != nil {
 			return fmt.Errorf("%s:%d: %w", path, num, err)
 		}
-		nodes, err := slurmconf.ExpandHostlist(f[0])
+		nodes, err := a.names.Expand(f[0])
 		if err != nil {
 			return fmt.Errorf("%s:%d: %v", path, num, err)
 		}

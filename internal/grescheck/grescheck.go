@@ -7,6 +7,7 @@ package grescheck
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -71,7 +72,10 @@ func Check(in Inputs) (*Report, error) {
 			return nil, err
 		}
 		for i := range lines {
-			names, err := slurmconf.ExpandHostlist(lines[i].Nodes)
+			names, err := f.Names().Expand(lines[i].Nodes)
+			if errors.Is(err, slurmconf.ErrNameBudget) {
+				return nil, fmt.Errorf("%s: NodeName=%s: %w", lines[i].Pos, slurmconf.QuoteShort(lines[i].Nodes), err)
+			}
 			if err != nil {
 				// slurmd dies reading slurm.conf, on every node.
 				slurmFatal = &slurmconf.Problem{Pos: lines[i].Pos, Severity: slurmconf.Fatal,
@@ -138,6 +142,11 @@ func Check(in Inputs) (*Report, error) {
 		rep.Nodes = append(rep.Nodes, NodeReport{Node: n, Gres: nc.Records, Problems: nc.Problems})
 	}
 	rep.Verdict, rep.Status = rep.verdict()
+	// A hostlist of gres.conf past the run's budget was skipped as a
+	// line slurmd skips; it is no such thing, and refuses the run.
+	if err := f.Names().Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", in.GresConf, err)
+	}
 	return rep, nil
 }
 

@@ -106,7 +106,7 @@ func (o Options) loadState(node string, getenv func(string) (string, bool)) (*St
 		return snapshotState(o.Snapshot, o.Root)
 	}
 	path := StatePath(o.State, func(k string) string { v, _ := getenv(k); return v })
-	st, err := LoadState(path)
+	st, err := LoadTrustedState(path)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -132,6 +133,19 @@ func (s *State) Encode() []byte {
 // there is none, the error carries the fix: the commands that write it.
 func LoadState(path string) (*State, error) {
 	data, err := fileio.ReadFile(path, maxStateBytes, "a slurm-mig state")
+	return loadStateFile(path, data, err)
+}
+
+// LoadTrustedState is LoadState for the readers that hand devices out by
+// it (env, jobmap): the state must be root's, or this user's, and
+// writable by nobody else. Anyone else who could write it could misroute
+// every job's devices, its generation being a hash anyone can recompute.
+func LoadTrustedState(path string) (*State, error) {
+	data, err := fileio.ReadTrusted(path, maxStateBytes, "a slurm-mig state", os.Geteuid())
+	return loadStateFile(path, data, err)
+}
+
+func loadStateFile(path string, data []byte, err error) (*State, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, advice.Wrap(fmt.Errorf("no device state at %s", path), advice.StateMissing)
 	}

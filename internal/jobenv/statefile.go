@@ -1,12 +1,16 @@
 package jobenv
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/slurm-mig/slurm-mig/internal/atomicfile"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/safepath"
 )
 
 // StateFile is where a node's device state lives and how its GPUs were
@@ -46,7 +50,7 @@ func (f StateFile) Write(n *model.Node, name, writtenBy string) (*State, atomicf
 		return nil, atomicfile.Result{}, err
 	}
 	path := f.Path()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := makeDir(filepath.Dir(path)); err != nil {
 		return nil, atomicfile.Result{}, err // names the directory; callers say it was the state's
 	}
 	res, err := atomicfile.Write(path, st.Encode(), atomicfile.Options{})
@@ -54,6 +58,25 @@ func (f StateFile) Write(n *model.Node, name, writtenBy string) (*State, atomicf
 		return nil, atomicfile.Result{}, err
 	}
 	return st, res, nil
+}
+
+// makeDir makes the state's directory where it is missing, by safepath's
+// walk through directories only root or this user may change, so that no
+// other user's link or directory on the way leads the mkdir elsewhere. A
+// directory that exists is left to atomicfile's own walk.
+func makeDir(dir string) error {
+	d, err := safepath.Dir(dir, safepath.Options{UID: -1})
+	if err == nil {
+		return d.Close()
+	}
+	if !errors.Is(err, unix.ENOENT) {
+		return err
+	}
+	d, err = safepath.Dir(dir, safepath.Options{UID: -1, TrustDirs: true, Mkdir: true})
+	if err != nil {
+		return err
+	}
+	return d.Close()
 }
 
 // ToCompare is the path of the state file to compare with the GPUs, or ""

@@ -26,6 +26,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/internal/atomicfile"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
+	"github.com/slurm-mig/slurm-mig/internal/safepath"
 )
 
 // Options say what Run does and where it reads from.
@@ -70,8 +71,16 @@ func Run(opts Options, getenv func(string) (string, bool)) error {
 	if opts.Remove {
 		// An Epilog has nothing to take out of a directory that is not
 		// there, and makes none.
-		if _, err := os.Lstat(opts.Dir); errors.Is(err, os.ErrNotExist) {
+		p, err := safepath.Walk(opts.Dir, safepath.Options{UID: -1, TrustDirs: true})
+		if errors.Is(err, unix.ENOENT) {
 			return nil
+		}
+		if err == nil {
+			missing := p.Stat == nil
+			p.Close()
+			if missing {
+				return nil
+			}
 		}
 	}
 	dir, err := openDir(opts.Dir)
@@ -162,51 +171,33 @@ func fileNames(devs []*jobenv.StateDevice) ([]string, error) {
 	return names, nil
 }
 
-// dirMode is the job map directory's mode when jobmap makes it: readable
-// by the exporters, which need not run as root, writable by root alone.
-const dirMode = 0o755
-
 // openDir opens the job map directory for reading (its entries) and
-// syncing, making it, and its parents, where it is missing. The Prolog
-// runs as root and the exporters trust what the files say, so a
-// directory that every user may write, or that belongs to another user,
-// is refused: anyone could plant a line, or a link that would lead root's
-// reads and writes out of the directory.
+// syncing, making it, and its parents, where it is missing (mode 0755,
+// by safepath's walk). The Prolog runs as root and the exporters trust
+// what the files say, so the path is walked by descriptors, following
+// only root's or this user's symlinks, through directories only root or
+// this user may change; and the directory itself must be root's or this
+// user's and writable by nobody else, not even its group: anyone who may
+// write it could plant lines attributing a device to another user's job,
+// or links that would lead root's reads and writes out of it. Only a
+// directory made by the walk, in a parent nobody else may change, is
+// given its mode.
 func openDir(path string) (*os.File, error) {
 	if path == "" {
 		return nil, errors.New("no job map directory given")
 	}
-	_, statErr := os.Lstat(path)
-	made := errors.Is(statErr, os.ErrNotExist)
-	if made {
-		if err := os.MkdirAll(path, dirMode); err != nil {
-			return nil, fmt.Errorf("cannot make the job map directory: %w", err)
-		}
-	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dir, err := safepath.Dir(path, safepath.Options{UID: -1, TrustDirs: true, Mkdir: true})
 	if err != nil {
 		return nil, fmt.Errorf("job map directory %s: %w", path, err)
 	}
-	dir := os.NewFile(uintptr(fd), path)
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := unix.Fstat(int(dir.Fd()), &st); err != nil {
 		dir.Close()
 		return nil, fmt.Errorf("job map directory %s: %w", path, err)
 	}
-	euid := os.Geteuid()
-	switch mode := st.Mode & 0o7777; {
-	case st.Uid != 0 && int(st.Uid) != euid:
+	if mode := st.Mode & 0o7777; mode&0o022 != 0 {
 		dir.Close()
-		return nil, fmt.Errorf("job map directory %s belongs to uid %d, neither root nor this user: that user could rewrite the map; make it root's, mode 0755", path, st.Uid)
-	case mode&0o002 != 0:
-		dir.Close()
-		return nil, fmt.Errorf("job map directory %s is writable by every user (mode %04o): any of them could plant lines or links in it; chmod 0755 it", path, mode)
-	case made && int(st.Uid) == euid:
-		// MkdirAll's mode went through the umask; the exporters need 0755.
-		if err := unix.Fchmod(fd, dirMode); err != nil {
-			dir.Close()
-			return nil, fmt.Errorf("job map directory %s: %w", path, err)
-		}
+		return nil, fmt.Errorf("job map directory %s is writable by others than its owner (mode %04o): they could plant lines or links in it; chmod 0755 it", path, mode)
 	}
 	return dir, nil
 }

@@ -375,7 +375,7 @@ func TestNotOutOfDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := Run(Options{Dir: open, Map: opts}, lookup(jobEnv(2, 1000, "6")))
-	if err == nil || !strings.Contains(err.Error(), "writable by every user") {
+	if err == nil || !strings.Contains(err.Error(), "writable by others") {
 		t.Errorf("a world-writable directory: err = %v", err)
 	}
 }
