@@ -123,7 +123,10 @@ func SetAccountingFile(path, tres string, weights map[string]string) ([]byte, er
 // on a line of its own (an Included file's, or none) is an error: an
 // Included file is not edited.
 func SetAccounting(data, name, tres string, weights map[string]string) (string, error) {
-	type edit struct{ start, end int; text string }
+	type edit struct {
+		start, end int
+		text       string
+	}
 	var edits []edit
 	tresAt := -1
 	var tresEdit edit

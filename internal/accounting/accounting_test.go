@@ -139,8 +139,8 @@ func mixedFleet(t *testing.T) []Node {
 
 func TestShares(t *testing.T) {
 	for _, tc := range []struct {
-		table            []prof
-		profile          string
+		table           []prof
+		profile         string
 		compute, memory string
 	}{
 		{h100, "1g.10gb", "1/7", "1/8"},
