@@ -96,6 +96,16 @@ func ReadAccounting(path string) (*Accounting, error) {
 	return a, lineErr
 }
 
+// Editable refuses a slurm.conf at path whose AccountingStorageTRES is
+// set in an Included file: SetAccounting edits path alone, and a line
+// added there would be overridden, or override, by the Included one.
+func (a *Accounting) Editable(path string) error {
+	if a.TRESPos != "" && a.TRESPos[:strings.LastIndexByte(a.TRESPos, ':')] != path {
+		return fmt.Errorf("%s: AccountingStorageTRES is set in an Included file, which is not edited; set it there by hand", a.TRESPos)
+	}
+	return nil
+}
+
 // SetAccountingFile is the slurm.conf at path with AccountingStorageTRES
 // set to tres and each partition of weights (by name) given
 // TRESBillingWeights, every other byte kept (SetAccounting).
@@ -104,8 +114,8 @@ func SetAccountingFile(path, tres string, weights map[string]string) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	if a.TRESPos != "" && a.TRESPos[:strings.LastIndexByte(a.TRESPos, ':')] != path {
-		return nil, fmt.Errorf("%s: AccountingStorageTRES is set in an Included file, which is not edited; set it there by hand", a.TRESPos)
+	if err := a.Editable(path); err != nil {
+		return nil, err
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
