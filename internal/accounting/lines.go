@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -77,7 +78,7 @@ func Make(nodes []Node, o Options, conf *slurmconf.Accounting) (*Lines, error) {
 	var have []string
 	if conf != nil {
 		have = splitList(conf.TRES)
-		l.Max = hasFlag(conf.PriorityFlags, "MAX_TRES")
+		l.Max = hasFlag(conf.PriorityFlags, "max_tres") // MAX_TRES_GRES sums gres: not this
 	}
 	l.TRES = strings.Join(addTRES(have, order, bills), ",")
 	if conf == nil {
@@ -143,8 +144,8 @@ func billings(nodes []Node, o Options) (map[string]*Billing, []string, error) {
 			k := strings.ToLower(t.Name)
 			if b, ok := bills[k]; ok {
 				if b.bill.Cmp(bill) != 0 {
-					return nil, nil, fmt.Errorf("type %s bills %s on node %s (%s of a %s GPU) but %s on node %s (%s of a %s GPU): one type name must be one size; tell the models apart with --type-style model or a type map",
-						t.Name, formatWeight(b.bill), where[k], b.Share, b.Model, formatWeight(bill), n.Name, share.RatString(), t.Model)
+					return nil, nil, advice.Wrap(fmt.Errorf("type %s bills %s on node %s (%s of a %s GPU) but %s on node %s (%s of a %s GPU): one type name must be one size",
+						t.Name, formatWeight(b.bill), where[k], b.Share, b.Model, formatWeight(bill), n.Name, share.RatString(), t.Model), advice.TypeMap)
 				}
 				continue
 			}

@@ -25,6 +25,7 @@ import (
 	"strconv"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
@@ -87,8 +88,8 @@ func NodeTypes(n *model.Node, devs []gresgen.DeviceType) ([]Type, error) {
 		}
 		if i, ok := seen[t.Name]; ok {
 			if !same(out[i], t) {
-				return nil, fmt.Errorf("type %s is %s of a %s GPU and %s of a %s one on this node; tell the GPUs apart with a type map",
-					t.Name, shareWords(out[i]), out[i].Model, shareWords(t), t.Model)
+				return nil, advice.Wrap(fmt.Errorf("type %s is %s of a %s GPU and %s of a %s one on this node",
+					t.Name, shareWords(out[i]), out[i].Model, shareWords(t), t.Model), advice.TypeMap)
 			}
 			continue
 		}

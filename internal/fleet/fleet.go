@@ -454,7 +454,7 @@ func (f *Fleet) AccountingNodes() ([]accounting.Node, error) {
 					}
 					k := strings.ToLower(t.Name)
 					if old, dup := tables[file][k]; dup && accounting.ShareLine(old) != s {
-						return nil, fmt.Errorf("%s: type %s has two share lines (%s; %s): one name for two sizes; tell the models apart with --type-style model or a type map, and gen again", f.files[file], t.Name, accounting.ShareLine(old), s)
+						return nil, advice.Wrap(fmt.Errorf("%s: type %s has two share lines (%s; %s): one name for two sizes", f.files[file], t.Name, accounting.ShareLine(old), s), advice.TypeMap)
 					}
 					tables[file][k] = t
 				}
