@@ -346,3 +346,57 @@ func TestWeights(t *testing.T) {
 		}
 	}
 }
+
+// TestCheck: a site that bills GPUs hears of each type its accounting
+// lines leave out, and what a job on it is billed; lines as Make writes
+// them are clean; a site that bills no GPU hears nothing.
+func TestCheck(t *testing.T) {
+	nodes := []slurmconf.SlurmNode{
+		{Nodes: "h[01-04]", Gres: "gpu:h100_1g.10gb:7,gpu:h100:1", Pos: "s:3"},
+		{Nodes: "a[1-2]", Gres: "gpu:a100:4,mps:100", Pos: "s:4"},
+		{Nodes: "c1", Pos: "s:5"},
+	}
+	a := &slurmconf.Accounting{TRES: "gres/gpu,gres/gpu:h100", TRESPos: "s:2", Partitions: []slurmconf.PartitionConf{
+		{Name: "gpu", Nodes: "h[01-04]", Weights: "CPU=1,GRES/gpu=1", HasWeights: true, Pos: "s:6"},
+		{Name: "all", Nodes: "ALL", Pos: "s:7"},
+		{Name: "a", Nodes: "a[1-2]", Weights: "CPU=1,GRES/gpu:a100=2", HasWeights: true, Pos: "s:8"},
+		{Name: "cpu", Nodes: "c1", Weights: "CPU=1", HasWeights: true, Pos: "s:9"},
+	}}
+	var got []string
+	for _, p := range Check(nodes, a) {
+		got = append(got, p.Pos+" "+p.Message)
+	}
+	want := []string{
+		"s:3 NodeName=h[01-04] declares gpu type h100_1g.10gb, which AccountingStorageTRES (s:2) does not track",
+		"s:4 NodeName=a[1-2] declares gpu type a100, which AccountingStorageTRES (s:2) does not track",
+		"s:6 PartitionName=gpu weighs no GRES/gpu:h100_1g.10gb, GRES/gpu:h100: a job on one of them there is billed the GRES/gpu weight, 1,",
+		"s:7 PartitionName=all has no TRESBillingWeights: it bills CPUs only, and a job on h100_1g.10gb, h100, a100 there nothing for its GPU",
+		"s:8 PartitionName=a weighs GRES/gpu:a100, which AccountingStorageTRES does not track: slurmctld does not start",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("problem %d:\n got %s\nwant %s...", i, got[i], want[i])
+		}
+	}
+	// No GPU weight anywhere: the site bills no GPU, and hears nothing.
+	a.Partitions = []slurmconf.PartitionConf{{Name: "all", Nodes: "ALL", Pos: "s:7"}}
+	if p := Check(nodes, a); len(p) != 0 {
+		t.Errorf("a site billing no GPU: %v", p)
+	}
+	// The lines Make writes for these nodes are clean.
+	w, _ := ParseGPUWeights("")
+	l, err := Make([]Node{
+		node(t, "h01", gresgen.StyleModel, nil, gpu("NVIDIA H100 80GB HBM3", h100, "1g.10gb"), gpu("NVIDIA H100 80GB HBM3", h100)),
+		node(t, "a1", gresgen.StyleModel, nil, gpu("NVIDIA A100-SXM4-80GB", a100_80)),
+	}, Options{Weights: w}, &slurmconf.Accounting{Partitions: []slurmconf.PartitionConf{{Name: "all", Nodes: "ALL", Pos: "s:7"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = &slurmconf.Accounting{TRES: l.TRES, Partitions: []slurmconf.PartitionConf{{Name: "all", Nodes: "ALL", Weights: l.Partitions[0].Weights, HasWeights: true, Pos: "s:7"}}}
+	if p := Check([]slurmconf.SlurmNode{{Nodes: "h01", Gres: "gpu:h100_1g.10gb:1,gpu:h100:1"}, {Nodes: "a1", Gres: "gpu:a100:1"}}, a); len(p) != 0 {
+		t.Errorf("Make's own lines: %v", p)
+	}
+}

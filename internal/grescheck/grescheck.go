@@ -11,6 +11,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/internal/accounting"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -26,7 +27,10 @@ type Inputs struct {
 
 // Report is the result, in the JSON shape check --json prints.
 type Report struct {
-	Nodes   []NodeReport `json:"nodes"`
+	Nodes []NodeReport `json:"nodes"`
+	// Accounting are warnings about slurm.conf's accounting lines
+	// (accounting.Check); they change no verdict.
+	Accounting []slurmconf.Problem `json:"accounting,omitempty"`
 	Verdict string       `json:"verdict"`
 	// Status is the exit status: 0 clean, 1 errors or drains, 2 fatal.
 	Status int `json:"-"`
@@ -50,9 +54,13 @@ func Check(in Inputs) (*Report, error) {
 	decls := map[string]*slurmconf.SlurmNode{}
 	var order []string
 	var slurmFatal *slurmconf.Problem
+	var acct []slurmconf.Problem
 	if in.SlurmConf != "" {
 		lines, err := slurmconf.ReadSlurmNodes(in.SlurmConf)
 		if err != nil {
+			return nil, err
+		}
+		if acct, err = accountingProblems(in.SlurmConf, lines); err != nil {
 			return nil, err
 		}
 		for i := range lines {
@@ -111,8 +119,22 @@ func Check(in Inputs) (*Report, error) {
 		}
 		rep.Nodes = append(rep.Nodes, NodeReport{Node: n, Gres: nc.Records, Problems: nc.Problems})
 	}
+	rep.Accounting = acct
 	rep.Verdict, rep.Status = rep.verdict()
+	if n := len(acct); n > 0 {
+		rep.Verdict += fmt.Sprintf("; %d accounting warning%s", n, map[bool]string{true: "s"}[n > 1])
+	}
 	return rep, nil
+}
+
+// accountingProblems are what the slurm.conf at path's accounting lines
+// leave out of the GPU types its node lines declare.
+func accountingProblems(path string, nodes []slurmconf.SlurmNode) ([]slurmconf.Problem, error) {
+	a, err := slurmconf.ReadAccounting(path)
+	if err != nil {
+		return nil, err
+	}
+	return accounting.Check(nodes, a), nil
 }
 
 // noRecords and noProblems print as [] in JSON, not null.
@@ -158,6 +180,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		for _, p := range n.Problems {
 			fmt.Fprintf(&b, "%s: node %s: %s: %s\n", p.Pos, name, p.Severity, p.Message)
 		}
+	}
+	for _, p := range r.Accounting {
+		fmt.Fprintf(&b, "%s: accounting: %s: %s\n", p.Pos, p.Severity, p.Message)
 	}
 	b.WriteString(r.Verdict)
 	b.WriteByte('\n')
