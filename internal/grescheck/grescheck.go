@@ -31,7 +31,7 @@ type Report struct {
 	// Accounting are warnings about slurm.conf's accounting lines
 	// (accounting.Check); they change no verdict.
 	Accounting []slurmconf.Problem `json:"accounting,omitempty"`
-	Verdict string       `json:"verdict"`
+	Verdict    string              `json:"verdict"`
 	// Status is the exit status: 0 clean, 1 errors or drains, 2 fatal.
 	Status int `json:"-"`
 	counts map[slurmconf.Severity]int
