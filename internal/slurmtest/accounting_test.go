@@ -92,6 +92,18 @@ func TestAccountingBillsByShare(t *testing.T) {
 	}
 	tres, weights := checkOnlyAccountingChanged(t, before, string(after))
 	t.Logf("node --accounting --update set:\nAccountingStorageTRES=%s\nTRESBillingWeights=%s", tres, weights)
+	// Forms to pin: a type neither tracked nor weighed (a100_2g.20gb
+	// taken out of both), and a partition whose weights are written in
+	// lower case ("gres/gpu:...", "cpu=1").
+	edited := strings.Replace(string(after), ",gres/gpu:a100_2g.20gb", "", 1)
+	edited = strings.Replace(edited, ",GRES/gpu:a100_2g.20gb=10", "", 1)
+	edited += "PartitionName=lower Nodes=ALL MaxTime=INFINITE State=UP TRESBillingWeights=" + strings.ToLower(strings.Replace(weights, ",GRES/gpu:a100_2g.20gb=10", "", 1)) + "\n"
+	if edited == string(after) {
+		t.Fatalf("no a100_2g.20gb to take out of:\n%s", after)
+	}
+	if err := os.WriteFile(confPath, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	startSlurmdbd(t, dir, host, p[2], p[3], db)
 	env := slurmEnv(confPath)
@@ -117,7 +129,10 @@ func TestAccountingBillsByShare(t *testing.T) {
 	}
 
 	// Every type's job, held: its billing is its CPUs plus its share of
-	// the GPU times 70.
+	// the GPU times 70, in either partition (lower-case weights read as
+	// upper-case ones). a100_2g.20gb, neither tracked nor weighed, bills
+	// GRES/gpu's 10 (the smallest share), not its 20, and its TRES lack
+	// the type.
 	want := map[string]int{"a100": 70, "a100_1g.10gb": 10, "a100_1c.3g.40gb": 10, "a100_2c.3g.40gb": 20,
 		"a100_3g.40gb": 30, "a100_2g.20gb": 20, "a100_1g.10gb+me": 10, "": 10}
 	for typ, gpu := range want {
@@ -125,12 +140,20 @@ func TestAccountingBillsByShare(t *testing.T) {
 		if typ == "" {
 			g = "gpu:1"
 		}
-		id := c.sbatch("--hold", "--account=any", "--gres="+g, "--wrap=true")
-		cpus, billing, alloc := c.jobTRES(id, "TRES")
-		if billing != cpus+gpu {
-			t.Errorf("%s: billing %d, want %d CPU + %d (TRES=%s)", g, billing, cpus, gpu, alloc)
+		if typ == "a100_2g.20gb" {
+			gpu = want[""]
 		}
-		c.command(context.Background(), "scancel", id).Run()
+		for _, part := range []string{"debug", "lower"} {
+			id := c.sbatch("--hold", "--account=any", "--partition="+part, "--gres="+g, "--wrap=true")
+			cpus, billing, alloc := c.jobTRES(id, "TRES")
+			if billing != cpus+gpu {
+				t.Errorf("%s in %s: billing %d, want %d CPU + %d (TRES=%s)", g, part, billing, cpus, gpu, alloc)
+			}
+			if typed := strings.Contains(alloc, "gres/gpu:"+typ+"="); typed != (typ != "" && typ != "a100_2g.20gb") {
+				t.Errorf("%s in %s: TRES=%s", g, part, alloc)
+			}
+			c.command(context.Background(), "scancel", id).Run()
+		}
 	}
 
 	// Two jobs run, one after the other (the node's memory is one job's).
