@@ -167,6 +167,7 @@ func TestAccountingBillsByShare(t *testing.T) {
 		})
 	}
 	bills := map[string]int{}
+	untyped := ""
 	for acct, id := range ids {
 		cpus, billing, alloc := c.jobTRES(id, "AllocTRES")
 		bills[acct] = billing
@@ -178,9 +179,13 @@ func TestAccountingBillsByShare(t *testing.T) {
 				t.Errorf("job %s (--gres=%s): AllocTRES %s, want billing=%d and gres/gpu:%s=1", id, run[acct], alloc, cpus+want[typ], typ)
 			}
 		case "any":
-			// An untyped request: Slurm records the type of the device
-			// it got, and bills it exactly.
+			// An untyped request: where Slurm records the type of the
+			// device it got, it bills that exactly; else the base.
 			got := regexp.MustCompile(`gres/gpu:([^=,]+)=1`).FindStringSubmatch(alloc)
+			untyped = "recorded as no type, billed the base"
+			if got != nil {
+				untyped = "recorded as " + got[1] + ", billed its share"
+			}
 			if got == nil {
 				if billing != cpus+want[""] {
 					t.Errorf("untyped job %s: AllocTRES %s, want billing=%d (the smallest share)", id, alloc, cpus+want[""])
@@ -232,7 +237,8 @@ func TestAccountingBillsByShare(t *testing.T) {
 		}
 	}
 	clusterScenarios.Add(1)
-	Announce("slurmtest: accounting (Slurm %s, slurmdbd + MariaDB): billing per job 1g.10gb %d, whole A100 %d (CPU + 70 x share); sshare RawUsage %g and %g", release, bills["small"], bills["whole"], usage["small"], usage["whole"])
+	Announce("slurmtest: accounting (Slurm %s, slurmdbd + MariaDB): billing per job 1g.10gb %d, whole A100 %d (CPU + 70 x share); sshare RawUsage %g and %g; --gres=gpu:1 %s (billing %d)",
+		release, bills["small"], bills["whole"], usage["small"], usage["whole"], untyped, bills["any"])
 }
 
 func abs(f float64) float64 {
@@ -416,6 +422,10 @@ func (c *cluster) jobTRES(id, key string) (cpus, billing int, value string) {
 			c.t.Fatalf("scontrol show job %s: %v\n%s", id, err, out)
 		}
 		value = field(strings.TrimSpace(string(out)), key)
+		if value == "" {
+			// 24.11 shows a pending job's TRES as ReqTRES=, 22.05 as TRES=.
+			value = field(strings.TrimSpace(string(out)), "Req"+key)
+		}
 	}
 	for _, kv := range strings.Split(value, ",") {
 		k, v, _ := strings.Cut(kv, "=")
