@@ -45,6 +45,25 @@ func (p PartitionConf) Holds(node string) (bool, error) {
 	return ok, nil
 }
 
+// Members is the partition's Nodes= as a test of node names, expanded
+// once: for checking thousands of nodes against it.
+func (p PartitionConf) Members() (func(node string) bool, error) {
+	for _, part := range SplitGresList(p.Nodes) {
+		if strings.EqualFold(strings.TrimSpace(part), "ALL") {
+			return func(string) bool { return true }, nil
+		}
+	}
+	names, err := ExpandHostlist(p.Nodes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: PartitionName=%s: Nodes=: %v", p.Pos, p.Name, err)
+	}
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return func(node string) bool { return set[node] }, nil
+}
+
 // ReadAccounting reads the accounting keys of the slurm.conf at path,
 // following Includes.
 func ReadAccounting(path string) (*Accounting, error) {

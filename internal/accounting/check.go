@@ -47,6 +47,7 @@ func Check(nodes []slurmconf.SlurmNode, a *slurmconf.Accounting) []slurmconf.Pro
 	}
 	type decl struct {
 		typ, nodes, pos string
+		first           string // the line's first node, which stands for its nodes
 	}
 	var decls []decl
 	seen := map[string]bool{}
@@ -55,11 +56,12 @@ func Check(nodes []slurmconf.SlurmNode, a *slurmconf.Accounting) []slurmconf.Pro
 		if err != nil {
 			continue // check's own reading of the node line says so
 		}
+		first := firstNode(n.Nodes)
 		for _, c := range counts {
 			if !strings.EqualFold(c.Name, "gpu") || c.Type == "" {
 				continue
 			}
-			decls = append(decls, decl{c.Type, n.Nodes, n.Pos})
+			decls = append(decls, decl{c.Type, n.Nodes, n.Pos, first})
 			k := strings.ToLower(c.Type)
 			if !tracked["gres/gpu:"+k] && !seen[k] {
 				seen[k] = true
@@ -81,13 +83,16 @@ func Check(nodes []slurmconf.SlurmNode, a *slurmconf.Accounting) []slurmconf.Pro
 		}
 		missing := map[string]bool{}
 		var list []string
+		holds, err := p.Members()
+		if err != nil {
+			continue // a partition no hostlist names holds none of these
+		}
 		for _, d := range decls {
 			k := strings.ToLower(d.typ)
 			if missing[k] || weights["gres/gpu:"+k] != "" {
 				continue
 			}
-			in, err := p.Holds(firstNode(d.nodes))
-			if err != nil || !in {
+			if !holds(d.first) {
 				continue
 			}
 			missing[k] = true

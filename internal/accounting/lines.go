@@ -93,12 +93,12 @@ func Make(nodes []Node, o Options, conf *slurmconf.Accounting) (*Lines, error) {
 	for _, p := range conf.Partitions {
 		var mine []Billing
 		got := map[string]bool{}
+		holds, err := p.Members()
+		if err != nil {
+			return nil, err
+		}
 		for _, n := range nodes {
-			in, err := p.Holds(n.Name)
-			if err != nil {
-				return nil, err
-			}
-			if !in {
+			if !holds(n.Name) {
 				continue
 			}
 			inSome[n.Name] = true

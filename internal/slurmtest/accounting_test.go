@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
@@ -62,7 +63,9 @@ func TestAccountingBillsByShare(t *testing.T) {
 	writeWithProfiles(t, l.snapshot, snap)
 	devDir := filepath.Join(dir, "devs")
 	makeDevices(t, devDir, l.node)
-	gres := runSlurmMig(t, "--root", l.root, "gen", "--from", snap, "--node-name", host, "--no-cores")
+	// 20.11 refuses MIG devices sharing their GPU's file: --files as
+	// auto picks it for the release.
+	gres := runSlurmMig(t, "--root", l.root, "gen", "--from", snap, "--node-name", host, "--no-cores", "--files", string(gresgen.FileStyleFor(release)))
 	nodeLine := strings.TrimSpace(runSlurmMig(t, "--root", l.root, "node", "--from", snap, "--node-name", host))
 
 	p := freeTCPPorts(t, 4) // slurmctld, slurmd, slurmdbd, mariadb
