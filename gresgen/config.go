@@ -19,6 +19,11 @@ type Config struct {
 	NodeName string // empty: the lines apply to every node reading them
 	Records  []slurmconf.GresRecord
 	Counts   []slurmconf.GresCount
+	// Shares are noted in the header, one "# share: " line each, for
+	// merge --accounting to learn each type's share of its GPU from the
+	// fragment (accounting.ShareLine); none where the GPUs' MIG profile
+	// tables are not known.
+	Shares []string
 }
 
 // Generate builds the node's config (Records, then their counts).
@@ -72,6 +77,8 @@ func DeviceCount(n int) string {
 const (
 	headerWrittenBy = "gres.conf written by slurm-mig "
 	headerNodeLine  = "slurm.conf: "
+	// HeaderShare starts each share line of the header.
+	HeaderShare = "share: "
 )
 
 // GresConf is the gres.conf text: a header saying who wrote it (version)
@@ -86,6 +93,9 @@ func (c *Config) GresConf(version string, compact bool) []byte {
 	if c.NodeName != "" {
 		comments = append(comments, headerNodeLine+slurmconf.NodeLine(c.NodeName, c.Counts))
 	}
+	for _, s := range c.Shares {
+		comments = append(comments, HeaderShare+s)
+	}
 	return []byte(slurmconf.FormatGresConf(comments, recs))
 }
 
@@ -93,7 +103,8 @@ func (c *Config) GresConf(version string, compact bool) []byte {
 // header lines GresConf writes.
 func isHeader(num int, line string) bool {
 	return num == 1 && strings.HasPrefix(line, "# "+headerWrittenBy) ||
-		num == 2 && strings.HasPrefix(line, "# "+headerNodeLine)
+		num == 2 && strings.HasPrefix(line, "# "+headerNodeLine) ||
+		num >= 2 && strings.HasPrefix(line, "# "+HeaderShare)
 }
 
 // writtenFor is the node a gres.conf that GresConf wrote was written

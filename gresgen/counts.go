@@ -81,3 +81,44 @@ func SumCounts(per [][]slurmconf.GresCount) []slurmconf.GresCount {
 	}
 	return counts
 }
+
+// DeviceType is the GRES type of one device of a node: a whole GPU (Mig
+// nil) or one of its MIG devices.
+type DeviceType struct {
+	GPU  *model.GPU
+	Mig  *model.MigDevice
+	Type string
+	// Model is the type the GPU has when whole, whatever the type style
+	// makes of its MIG devices' types: a100 for a100_1g.10gb, and for
+	// 1g.10gb (--type-style profile) too.
+	Model string
+}
+
+// DeviceTypes are the types of the node's devices, in the node's order,
+// as GPUCounts and Records name them. Warnings are GPUCounts'.
+func DeviceTypes(n *model.Node, o Options) ([]DeviceType, error) {
+	typer, err := newTyper(o)
+	if err != nil {
+		return nil, err
+	}
+	var out []DeviceType
+	for i := range n.GPUs {
+		g := &n.GPUs[i]
+		whole, err := typer.gpuType(g)
+		if err != nil {
+			return nil, err
+		}
+		if !g.MigEnabled {
+			out = append(out, DeviceType{GPU: g, Type: whole, Model: whole})
+			continue
+		}
+		for j := range g.MigDevices {
+			t, err := typer.migType(g, &g.MigDevices[j])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, DeviceType{GPU: g, Mig: &g.MigDevices[j], Type: t, Model: whole})
+		}
+	}
+	return out, nil
+}

@@ -46,7 +46,7 @@ fi
 
 # The Slurm commands a test may run; each found in a chroot gets a wrapper.
 commands=(slurmd slurmctld slurmstepd scontrol srun sinfo squeue sbatch salloc
-  scancel sacct sattach sbcast sdiag sprio sshare sstat strigger munged)
+  scancel sacct sacctmgr sattach sbcast sdiag sprio sshare sstat strigger munged slurmdbd)
 
 scratch=$(mktemp -d /tmp/slurm-versions.XXXXXX)
 mounted=()
@@ -106,7 +106,9 @@ for target in "${targets[@]}"; do
     run_suite host || status=1
   else
     root="$chroots/$target"
-    scripts/debian-chroot.sh "$target" "$root" slurmd slurmctld slurm-client
+    # slurmdbd: slurmctld accounts gres TRES only with a slurmdbd of its
+    # own release (TestAccountingBillsByShare; MariaDB is this host's).
+    scripts/debian-chroot.sh "$target" "$root" slurmd slurmctld slurm-client slurmdbd
     echo "chroot $target ready in $((SECONDS - start)) s" >&2
     cp /etc/hosts "$root/etc/hosts" # the daemons resolve this host's name
     mkdir -p "$root/run/munge"

@@ -24,6 +24,7 @@ type RecordReader struct {
 	ws      []word
 	lines   []RecordLine
 	header  Header
+	data    string // the file the last Read read
 }
 
 // Header is the slurm.conf line that a file's `# slurm.conf: ` comment
@@ -88,6 +89,7 @@ func (r *RecordReader) Read(path string) ([]RecordLine, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.data = data
 	r.lines = r.lines[:0]
 	r.header = readHeader(data)
 	var lineErr error
@@ -205,4 +207,21 @@ func (r *RecordReader) intern(s string) string {
 	v := strings.Clone(s)
 	r.nodes[v] = v
 	return v
+}
+
+// CommentLines are the bodies of the comment lines, after "# " and
+// prefix, of the file the last Read read: what a writer noted beside its
+// records (gen's "# share: " lines). Valid until the next Read.
+func (r *RecordReader) CommentLines(prefix string) []string {
+	var out []string
+	data := r.data
+	want := "# " + prefix
+	for data != "" {
+		line, rest, _ := strings.Cut(data, "\n")
+		data = rest
+		if strings.HasPrefix(line, want) {
+			out = append(out, strings.TrimSpace(strings.TrimSuffix(line[len(want):], "\r")))
+		}
+	}
+	return out
 }

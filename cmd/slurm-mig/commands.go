@@ -5,11 +5,13 @@ import (
 	"io"
 	"os"
 
+	"github.com/slurm-mig/slurm-mig/internal/accounting"
 	"github.com/slurm-mig/slurm-mig/internal/drift"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/nodegres"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -43,6 +45,8 @@ type nodeCmd struct {
 	Compact bool   `help:"Accepted as gen takes it; no effect on the node line, whose counts are the same either way."`
 	Update  string `type:"nonempty" placeholder:"FILE" help:"Set the gpu items of Gres= on this node's own NodeName= line of FILE, a slurm.conf, in place, keeping every other GRES (mps, shard, nic, ...), key and byte."`
 	Full    bool   `help:"Print the whole node line, as slurmd -C does (CPUs, Boards, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory), with Gres=."`
+	accountingFlags
+	SlurmConf string `type:"nonempty" placeholder:"SLURM_CONF" help:"With --accounting, the slurm.conf whose AccountingStorageTRES and partitions the lines keep and fill in (--update's file, with --update)."`
 }
 
 func (c *nodeCmd) Run(e *env) error {
@@ -53,6 +57,19 @@ func (c *nodeCmd) Run(e *env) error {
 		return fmt.Errorf("--update sets only Gres=; drop --full")
 	case c.Update != "" && c.NoNodeName:
 		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
+	case c.SlurmConf != "" && !c.Accounting:
+		return fmt.Errorf("--slurm-conf goes with --accounting")
+	case c.Accounting && c.Output != "":
+		return fmt.Errorf("--accounting prints slurm.conf lines, or sets them with --update SLURM_CONF; drop -o")
+	case c.Accounting && c.Full:
+		return fmt.Errorf("--accounting prints no node line; drop --full")
+	case c.Accounting && c.NoNodeName && c.SlurmConf != "":
+		return fmt.Errorf("--accounting --slurm-conf finds the node's partitions by its name; drop --no-node-name")
+	case c.Accounting && c.Update != "" && c.SlurmConf != "" && c.SlurmConf != c.Update:
+		return fmt.Errorf("--update sets the lines in its own file; drop --slurm-conf")
+	}
+	if err := c.checkUnused(); err != nil {
+		return err
 	}
 	records, err := c.records()
 	if err != nil {
@@ -70,12 +87,42 @@ func (c *nodeCmd) Run(e *env) error {
 	if err != nil {
 		return explainRefusal(err)
 	}
+	var lines *accounting.Lines
+	if c.Accounting {
+		conf := c.SlurmConf
+		if c.Update != "" {
+			conf = c.Update
+		}
+		types, err := nodegres.NodeTypes(built.Node, records.Gres)
+		if err != nil {
+			return fmt.Errorf("--accounting: %w", err)
+		}
+		var a *slurmconf.Accounting
+		if lines, a, err = c.lines(e, []accounting.Node{{Name: built.Config.NodeName, Types: types}}, conf); err != nil {
+			return err
+		}
+		if c.Update != "" {
+			if err := a.Editable(c.Update); err != nil {
+				return err
+			}
+		}
+	}
 	if c.Update != "" {
 		updated, err := built.Config.UpdateSlurmConf(c.Update)
 		if err != nil {
 			return err
 		}
+		if lines != nil {
+			text, err := slurmconf.SetAccounting(string(updated), c.Update, lines.TRES, lines.Weights())
+			if err != nil {
+				return err
+			}
+			updated = []byte(text)
+		}
 		return e.build.Write(out, updated, built)
+	}
+	if lines != nil {
+		return kongrun.PrintReport(e.stdout, lines, c.JSON)
 	}
 	line, err := e.build.NodeLine(built, c.Full)
 	if err != nil {

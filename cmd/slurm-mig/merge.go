@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/slurm-mig/slurm-mig/internal/atomicfile"
 	"github.com/slurm-mig/slurm-mig/internal/fleet"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 type mergeCmd struct {
@@ -14,6 +16,8 @@ type mergeCmd struct {
 	Output    outputPath `short:"o" placeholder:"FILE" help:"Write FILE atomically instead of printing (- prints), as gen -o does."`
 	Backup    bool       `help:"With -o, keep the replaced file as FILE.bak."`
 	JSON      bool       `name:"json" help:"With -o, report the result as JSON ({\"path\", \"changed\", \"backup\", \"nodes\", \"layouts\"})."`
+	accountingFlags
+	SlurmConf string `type:"nonempty" placeholder:"SLURM_CONF" help:"With --accounting, the slurm.conf whose AccountingStorageTRES and partitions the lines keep and fill in. With --accounting, -o FILE is a slurm.conf whose AccountingStorageTRES and partitions' TRESBillingWeights are set in place, every other byte kept."`
 }
 
 func (c *mergeCmd) Run(e *env) error {
@@ -24,9 +28,23 @@ func (c *mergeCmd) Run(e *env) error {
 	if output == "" && (c.Backup || c.JSON) {
 		return fmt.Errorf("--backup and --json go with -o FILE")
 	}
+	if err := c.checkUnused(); err != nil {
+		return err
+	}
+	switch {
+	case c.SlurmConf != "" && !c.Accounting:
+		return fmt.Errorf("--slurm-conf goes with --accounting")
+	case c.Accounting && c.NodeLines:
+		return fmt.Errorf("--accounting and --node-lines exclude each other")
+	case c.Accounting && output != "" && c.SlurmConf != "" && c.SlurmConf != output:
+		return fmt.Errorf("with --accounting, -o sets the lines in its own file; drop --slurm-conf")
+	}
 	f, err := fleet.Merge(c.Paths, output)
 	if err != nil {
 		return err
+	}
+	if c.Accounting {
+		return c.accounting(e, f, output)
 	}
 	var rep *fleet.Written
 	switch {
@@ -43,4 +61,33 @@ func (c *mergeCmd) Run(e *env) error {
 		return err
 	}
 	return kongrun.PrintReport(e.stdout, kongrun.Clipped{Report: rep}, c.JSON)
+}
+
+// accounting prints the fleet's accounting lines, or sets them in the
+// slurm.conf output.
+func (c *mergeCmd) accounting(e *env, f *fleet.Fleet, output string) error {
+	nodes, err := f.AccountingNodes()
+	if err != nil {
+		return err
+	}
+	conf := c.SlurmConf
+	if output != "" {
+		conf = output
+	}
+	lines, _, err := c.lines(e, nodes, conf)
+	if err != nil {
+		return err
+	}
+	if output == "" {
+		return kongrun.PrintReport(e.stdout, lines, c.JSON)
+	}
+	data, err := slurmconf.SetAccountingFile(output, lines.TRES, lines.Weights())
+	if err != nil {
+		return err
+	}
+	res, err := atomicfile.Write(output, data, atomicfile.Options{Backup: c.Backup})
+	if err != nil {
+		return err
+	}
+	return kongrun.PrintReport(e.stdout, &fleet.Written{Result: res, Nodes: f.Nodes(), Layouts: len(f.Layouts)}, c.JSON)
 }

@@ -4,10 +4,12 @@ import (
 	"errors"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/accounting"
 	"github.com/slurm-mig/slurm-mig/internal/fleetplan"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 type planCmd struct {
@@ -19,7 +21,8 @@ type planCmd struct {
 	Select    string   `type:"nonempty" required:"" placeholder:"NAME" help:"The config of FILE that mig-parted will apply (its --selected-config); in a fleet, that of every node --assign does not name."`
 	Assign    string   `type:"nonempty" placeholder:"FILE" help:"With snapshots or --hardware: the config each node gets, one line a node or hostlist and a config name (gpu[001-040] all-balanced), with # comments."`
 	SlurmConf string   `type:"nonempty" placeholder:"FILE" help:"With snapshots or --hardware: print instead what in FILE, a slurm.conf, must change, node by node: the Gres= counts declared and planned, and which nodes would drain (more declared than offered); exits 1 when something must change, as diff does."`
-	JSON      bool     `name:"json" help:"Print the plan as JSON: {\"node_line\", \"mig_config\", \"select\", \"gpus\": [{\"index\", \"name\", \"entry\": {\"number\", \"line\"} or null when no entry matches and the GPU keeps its layout, \"mig_enabled\", \"mig_devices\": [{\"profile\", \"count\"}], \"gres\": [{\"type\", \"count\"}]}]}; for a fleet {\"node_lines\", \"nodes\": [{\"node\", \"snapshot\" (its own, or --hardware's), and the same}]}; with --slurm-conf {\"slurm_conf\", \"same\", \"nodes\": [{\"node\", \"planned\", \"source\", \"gres\", \"same\", \"counts\", \"drains\"}], \"verdict\"}."`
+	accountingFlags
+	JSON bool `name:"json" help:"Print the plan as JSON: {\"node_line\", \"mig_config\", \"select\", \"gpus\": [{\"index\", \"name\", \"entry\": {\"number\", \"line\"} or null when no entry matches and the GPU keeps its layout, \"mig_enabled\", \"mig_devices\": [{\"profile\", \"count\"}], \"gres\": [{\"type\", \"count\"}]}]}; for a fleet {\"node_lines\", \"nodes\": [{\"node\", \"snapshot\" (its own, or --hardware's), and the same}]}; with --slurm-conf {\"slurm_conf\", \"same\", \"nodes\": [{\"node\", \"planned\", \"source\", \"gres\", \"same\", \"counts\", \"drains\"}], \"verdict\"}."`
 }
 
 func (c *planCmd) Run(e *env) error {
@@ -33,8 +36,8 @@ func (c *planCmd) Run(e *env) error {
 	if len(c.Snapshots) > 0 || len(c.Hardware) > 0 {
 		return c.fleet(e, cfg)
 	}
-	if c.Assign != "" || c.SlurmConf != "" {
-		return errors.New("--assign and --slurm-conf plan a fleet: give the nodes' snapshots (SNAPSHOT|DIR), or --hardware NODES=SNAPSHOT")
+	if c.Assign != "" || c.SlurmConf != "" || c.Accounting {
+		return errors.New("--assign, --slurm-conf and --accounting plan a fleet: give the nodes' snapshots (SNAPSHOT|DIR), or --hardware NODES=SNAPSHOT")
 	}
 	sel, err := cfg.Select(c.Select)
 	if err != nil {
@@ -84,12 +87,25 @@ func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 	if err != nil {
 		return err
 	}
+	if err := c.checkUnused(); err != nil {
+		return err
+	}
 	f, err := fleetplan.Make(fleetplan.Inputs{Snapshots: paths, Hardware: hw, Assign: assign, Gres: c.gres(e), Warn: e.warn,
-		Name: func(n *model.Node) (string, error) { return e.loader.NodeName(n, "", false) }})
+		Name: func(n *model.Node) (string, error) { return e.loader.NodeName(n, "", false) }, Accounting: c.Accounting})
 	if err != nil {
 		return err
 	}
+	var lines *accounting.Lines
+	var conf *slurmconf.Accounting
+	if c.Accounting {
+		if lines, conf, err = c.lines(e, f.AccountingNodes(), c.SlurmConf); err != nil {
+			return err
+		}
+	}
 	if c.SlurmConf == "" {
+		if lines != nil {
+			return kongrun.PrintReport(e.stdout, lines, c.JSON)
+		}
 		return kongrun.PrintReport(e.stdout, f, c.JSON)
 	}
 	d, err := f.Diff(c.SlurmConf)
@@ -99,7 +115,16 @@ func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 	if err := kongrun.PrintReport(e.stdout, d, c.JSON); err != nil {
 		return err
 	}
-	if !d.Same {
+	same := d.Same
+	if lines != nil {
+		// The accounting lines the plan needs follow the report, and
+		// count as a change where slurm.conf lacks them.
+		if err := kongrun.PrintReport(e.stdout, lines, c.JSON); err != nil {
+			return err
+		}
+		same = same && !lines.Differs(conf)
+	}
+	if !same {
 		return kongrun.Status(1) // something must change, as diff(1) exits
 	}
 	return nil

@@ -37,6 +37,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/accounting"
 	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -46,6 +48,11 @@ import (
 type Fleet struct {
 	Layouts []*Layout // ordered by their first node, as hostlists sort
 	nodes   int
+	// shares are each fragment's share lines (gen's "# share: "), and
+	// shareOf the fragment each node was first read from.
+	shares  [][]string
+	shareOf map[string]int
+	files   []string
 }
 
 // Layout is one list of records and the nodes that have exactly it.
@@ -150,17 +157,26 @@ func Merge(args []string, output string) (*Fleet, error) {
 // the order given.
 func Read(paths []string) (*Fleet, error) {
 	frags := make([][]assignment, len(paths))
+	shares := make([][]string, len(paths))
 	errs := make([]error, len(paths))
 	names := slurmconf.NewNameBudget()
 	fileio.Each(len(paths), func() *reader { return &reader{names: names} }, func(r *reader, i int) {
 		frags[i], errs[i] = r.read(paths[i])
+		if errs[i] == nil {
+			shares[i] = r.records.CommentLines(gresgen.HeaderShare)
+		}
 	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
 	}
-	return merge(paths, frags)
+	f, err := merge(paths, frags)
+	if err != nil {
+		return nil, err
+	}
+	f.shares, f.files = shares, paths
+	return f, nil
 }
 
 // reader reads fragments one after another (one reader a goroutine).
@@ -393,7 +409,7 @@ func merge(paths []string, frags [][]assignment) (*Fleet, error) {
 		file int
 	}
 	byNode := map[string]placement{}
-	f := &Fleet{}
+	f := &Fleet{shareOf: map[string]int{}}
 	for file, frag := range frags {
 		for _, a := range frag {
 			l := a.layout.layout
@@ -419,6 +435,7 @@ func merge(paths []string, frags [][]assignment) (*Fleet, error) {
 				continue
 			}
 			byNode[a.node] = placement{a, file}
+			f.shareOf[a.node] = file
 			l.Nodes = append(l.Nodes, a.node)
 		}
 	}
@@ -493,4 +510,66 @@ func checkDevices(file string, a assignment) error {
 		}
 	}
 	return nil
+}
+
+// AccountingNodes are the fleet's nodes with the shares of their gpu
+// types, as the fragments they were read from note them (gen's
+// "# share: " lines). A type a node's records have and its fragment
+// notes no share for is an error naming the fragment: it was written by
+// a gen of before the share lines, or from a snapshot without MIG profile
+// tables. Two fragments that give one type two sizes are left to
+// accounting.Make, which refuses them where they bill differently.
+func (f *Fleet) AccountingNodes() ([]accounting.Node, error) {
+	tables := make([]map[string]accounting.Type, len(f.shares))
+	var out []accounting.Node
+	for _, l := range f.Layouts {
+		for _, n := range l.Nodes {
+			file := f.shareOf[n]
+			if tables[file] == nil {
+				tables[file] = map[string]accounting.Type{}
+				for _, s := range f.shares[file] {
+					t, err := accounting.ParseShareLine(s)
+					if err != nil {
+						return nil, fmt.Errorf("%s: %v", f.files[file], err)
+					}
+					k := strings.ToLower(t.Name)
+					if old, dup := tables[file][k]; dup && accounting.ShareLine(old) != s {
+						return nil, advice.Wrap(fmt.Errorf("%s: type %s has two share lines (%s; %s): one name for two sizes", f.files[file], t.Name, accounting.ShareLine(old), s), advice.TypeMap)
+					}
+					tables[file][k] = t
+				}
+			}
+			an := accounting.Node{Name: n}
+			for _, c := range l.counts {
+				if !strings.EqualFold(c.Name, "gpu") {
+					continue
+				}
+				t, ok := tables[file][strings.ToLower(c.Type)]
+				if !ok {
+					return nil, fmt.Errorf("%s: no \"# %s%s ...\" line for node %s's type %s: regenerate the fragment with this slurm-mig's gen, from NVML or a snapshot with MIG profile tables (schema 2)",
+						f.files[file], gresgen.HeaderShare, c.Type, n, c.Type)
+				}
+				an.Types = append(an.Types, t)
+			}
+			out = append(out, an)
+		}
+	}
+	return out, nil
+}
+
+// shareLines are the share lines of every fragment, each once, in the
+// order first met: the merged gres.conf notes them, so that it can be
+// merged again.
+func (f *Fleet) shareLines() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, lines := range f.shares {
+		for _, s := range lines {
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }

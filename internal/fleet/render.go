@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/atomicfile"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -32,6 +33,9 @@ func (f *Fleet) GresConf(version string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s%s%s\n", headerWrittenBy, version, headerMerge)
 	fmt.Fprintf(&b, "# %s, %s%s\n", plural(f.nodes, "node", "nodes"), plural(len(f.Layouts), "layout", "layouts"), headerShare)
+	for _, s := range f.shareLines() {
+		fmt.Fprintf(&b, "# %s%s\n", gresgen.HeaderShare, s)
+	}
 	for i, l := range f.Layouts {
 		hosts := l.Hostlist()
 		fmt.Fprintf(&b, "\n%s%d of %d: %s; slurm.conf: %s\n", layoutComment, i+1, len(f.Layouts),
@@ -54,7 +58,7 @@ func mergeComment(num int, line string) bool {
 	case num == 2:
 		return strings.HasPrefix(line, "# ") && strings.HasSuffix(line, headerShare)
 	}
-	return strings.HasPrefix(line, layoutComment)
+	return strings.HasPrefix(line, layoutComment) || strings.HasPrefix(line, "# "+gresgen.HeaderShare)
 }
 
 // NodeLines renders the slurm.conf lines, NodeName=<hostlist> Gres=...,

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/accounting"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/fleet"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
@@ -39,6 +40,9 @@ type Node struct {
 	// source is how messages name where the node comes from: its own
 	// snapshot, or its Hardware's Spec.
 	source string
+	// types are the node's gpu types as it will be, with their shares,
+	// when Inputs.Accounting asks for them.
+	types []accounting.Type
 }
 
 // Inputs are what Make plans from.
@@ -54,6 +58,9 @@ type Inputs struct {
 	// names it (its short hostname).
 	Name func(*model.Node) (string, error)
 	Warn func(error)
+	// Accounting keeps each node's types with their shares, for
+	// AccountingNodes.
+	Accounting bool
 }
 
 // Make reads the snapshots, several at a time (they are small, and a
@@ -111,11 +118,15 @@ func planNode(reader *model.SnapshotReader, path string, in Inputs, warns *[]err
 	if err != nil {
 		return nil, fmt.Errorf("node %s (%s): %w", name, path, err)
 	}
+	types, err := plannedTypes(p, in)
+	if err != nil {
+		return nil, fmt.Errorf("node %s (%s): %w", name, path, err)
+	}
 	// The node as it will be has given its counts: a fleet keeps only
 	// those, or 10,000 nodes would keep every snapshot's profile tables
 	// in memory to the end.
 	s.Plan.Node = nil
-	return &Node{Node: name, Snapshot: path, Slurm: s, source: path}, nil
+	return &Node{Node: name, Snapshot: path, Slurm: s, source: path, types: types}, nil
 }
 
 // planHardware plans the nodes of h once for each config they are
@@ -161,6 +172,10 @@ func planHardware(h migplan.Hardware, in Inputs) ([]*Node, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", who, err)
 		}
+		types, err := plannedTypes(p, in)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", who, err)
+		}
 		s.Plan.Node = nil // as planNode drops it
 		for _, w := range warns {
 			in.Warn(w)
@@ -168,7 +183,7 @@ func planHardware(h migplan.Hardware, in Inputs) ([]*Node, error) {
 		for _, name := range names {
 			named := *s
 			named.NodeLine = slurmconf.NodeLine(name, s.Counts)
-			nodes = append(nodes, &Node{Node: name, Snapshot: h.Snapshot.Snapshot, Slurm: &named, source: h.Spec})
+			nodes = append(nodes, &Node{Node: name, Snapshot: h.Snapshot.Snapshot, Slurm: &named, source: h.Spec, types: types})
 		}
 	}
 	return nodes, nil
@@ -199,6 +214,30 @@ func group(nodes []*Node, assign *Assign) (*Fleet, error) {
 	}
 	f.NodeLines = fleet.GroupLines(groups)
 	return f, nil
+}
+
+// plannedTypes are the gpu types of the node as plan p will make it,
+// with their shares, when in asks for them.
+func plannedTypes(p *migplan.Plan, in Inputs) ([]accounting.Type, error) {
+	if !in.Accounting {
+		return nil, nil
+	}
+	o := in.Gres
+	o.Warn = nil // Counts has said them
+	devs, err := gresgen.DeviceTypes(p.Node, o)
+	if err != nil {
+		return nil, err
+	}
+	return accounting.NodeTypes(p.Node, devs)
+}
+
+// AccountingNodes are the nodes with their planned types (Inputs.Accounting).
+func (f *Fleet) AccountingNodes() []accounting.Node {
+	out := make([]accounting.Node, len(f.Nodes))
+	for i, n := range f.Nodes {
+		out[i] = accounting.Node{Name: n.Node, Types: n.types}
+	}
+	return out
 }
 
 func presence(names []string) map[string]bool {

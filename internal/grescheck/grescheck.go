@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/internal/accounting"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -31,7 +32,10 @@ type Report struct {
 	// Problems are the cluster's own: of no one node (the two files
 	// name the nodes otherwise).
 	Problems []slurmconf.Problem `json:"problems,omitempty"`
-	Verdict  string              `json:"verdict"`
+	// Accounting are warnings about slurm.conf's accounting lines
+	// (accounting.Check).
+	Accounting []slurmconf.Problem `json:"accounting,omitempty"`
+	Verdict    string              `json:"verdict"`
 	// Status is the exit status: 0 clean, 1 errors, drains or warnings,
 	// 2 fatal.
 	Status int `json:"-"`
@@ -66,9 +70,13 @@ func Check(in Inputs) (*Report, error) {
 	decls := map[string]*slurmconf.SlurmNode{}
 	var order []string
 	var slurmFatal *slurmconf.Problem
+	var acct []slurmconf.Problem
 	if in.SlurmConf != "" {
 		lines, err := slurmconf.ReadSlurmNodes(in.SlurmConf)
 		if err != nil {
+			return nil, err
+		}
+		if acct, err = accountingProblems(in.SlurmConf, lines); err != nil {
 			return nil, err
 		}
 		for i := range lines {
@@ -141,6 +149,7 @@ func Check(in Inputs) (*Report, error) {
 		}
 		rep.Nodes = append(rep.Nodes, NodeReport{Node: n, Gres: nc.Records, Problems: nc.Problems})
 	}
+	rep.Accounting = acct
 	rep.Verdict, rep.Status = rep.verdict()
 	// A hostlist of gres.conf past the run's budget was skipped as a
 	// line slurmd skips; it is no such thing, and refuses the run.
@@ -201,6 +210,16 @@ func namesDiffer(in Inputs, f *slurmconf.GresFile, declared []string) *slurmconf
 			slurmconf.CompressHostlist(onlyGres), in.SlurmConf, slurmconf.CompressHostlist(onlySlurm))}
 }
 
+// accountingProblems are what the slurm.conf at path's accounting lines
+// leave out of the GPU types its node lines declare.
+func accountingProblems(path string, nodes []slurmconf.SlurmNode) ([]slurmconf.Problem, error) {
+	a, err := slurmconf.ReadAccounting(path)
+	if err != nil {
+		return nil, err
+	}
+	return accounting.Check(nodes, a), nil
+}
+
 // noRecords and noProblems print as [] in JSON, not null.
 var (
 	noRecords  = []slurmconf.SlurmdRecord{}
@@ -222,6 +241,13 @@ func (r *Report) verdict() (string, int) {
 			}
 			parts = append(parts, fmt.Sprintf("%d %s", n, word))
 		}
+	}
+	// Accounting warnings are warnings too: check exits 1 for them, as
+	// for slurmd's (docs/check.md).
+	if n := len(r.Accounting); n == 1 {
+		parts = append(parts, "1 accounting warning")
+	} else if n > 1 {
+		parts = append(parts, fmt.Sprintf("%d accounting warnings", n))
 	}
 	switch {
 	case r.counts[slurmconf.Fatal] > 0:
@@ -247,6 +273,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		default:
 			fmt.Fprintf(&b, "%s: nodes %s: %s: %s\n", p.Pos, slurmconf.CompressHostlist(c.nodes), p.Severity, p.Message)
 		}
+	}
+	for _, p := range r.Accounting {
+		fmt.Fprintf(&b, "%s: accounting: %s: %s\n", p.Pos, p.Severity, p.Message)
 	}
 	b.WriteString(r.Verdict)
 	b.WriteByte('\n')

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/accounting"
 	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/drift"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
@@ -84,7 +85,26 @@ func (b *Builder) Config(node *model.Node, r Records) (*gresgen.Config, error) {
 	if errors.As(err, &refused) {
 		refused.From = from // which command said the release, for the message
 	}
+	if err == nil {
+		// A node whose shares cannot be known (no profile table) notes
+		// none: merge --accounting names the fragment that lacks them.
+		if types, terr := NodeTypes(node, o); terr == nil {
+			for _, t := range types {
+				cfg.Shares = append(cfg.Shares, accounting.ShareLine(t))
+			}
+		}
+	}
 	return cfg, err
+}
+
+// NodeTypes are the node's gpu types with their shares of their GPUs,
+// named as the records name them.
+func NodeTypes(node *model.Node, o gresgen.Options) ([]accounting.Type, error) {
+	devs, err := gresgen.DeviceTypes(node, o)
+	if err != nil {
+		return nil, err
+	}
+	return accounting.NodeTypes(node, devs)
 }
 
 // Built is a node's model, from NVML or a snapshot, and its config.
@@ -103,6 +123,7 @@ func (b *Builder) Render(from string, r Records, what string, allowEmpty bool) (
 	if err != nil {
 		return nil, err
 	}
+	b.Loader.TryProfiles(node)
 	cfg, err := b.Config(node, r)
 	if err != nil {
 		return nil, err

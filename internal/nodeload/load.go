@@ -97,6 +97,23 @@ func carriesProfiles(node *model.Node) bool {
 	return false
 }
 
+// TryProfiles reads, through NVML, the MIG profile tables of a node
+// read through NVML whose GPUs in MIG mode lack them, for the shares gen
+// notes and node --accounting bills by. A table NVML will not give is
+// left out, the node as it was: gen does without, and node --accounting
+// names the GPU whose table is missing.
+func (l *Loader) TryProfiles(node *model.Node) {
+	if node.Snapshot != "" {
+		return
+	}
+	for i := range node.GPUs {
+		if g := &node.GPUs[i]; g.MigEnabled && len(g.MigProfiles) == 0 {
+			l.migProfiles(node) // an error leaves the node as it was
+			return
+		}
+	}
+}
+
 // LoadBusy loads the node as Load does, with the compute processes on
 // its MIG devices (for free and exec): read through NVML now, or those
 // the snapshot carries.
