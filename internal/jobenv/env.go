@@ -195,7 +195,7 @@ func resolvePaths(slurmFlag, gresFlag string, getenv func(string) (string, bool)
 // NodeName=DEFAULT and hostlists) and its records from gres.conf (with
 // Includes and hostlists) and numbers its GPUs. A gres.conf with
 // AutoDetect is refused: slurmd then numbers GPUs otherwise.
-func nodeIndexMap(p Paths, node string) ([]Device, string, error) {
+func nodeIndexMap(p Paths, node string) ([]Device, int, string, error) {
 	// The two files are read at once: a task waits on this (a TaskProlog
 	// runs before every task), and slurm.conf can be thousands of lines.
 	var conf *slurmconf.GresConf
@@ -208,17 +208,21 @@ func nodeIndexMap(p Paths, node string) ([]Device, string, error) {
 	ng, err := slurmconf.ReadNodeGres(p.SlurmConf, node)
 	<-done
 	if err != nil {
-		return nil, "", err
+		return nil, 0, "", err
 	}
 	if confErr != nil {
-		return nil, "", confErr
+		return nil, 0, "", confErr
 	}
 	if ad := conf.AutoDetect; ad != "" && !strings.EqualFold(ad, "off") {
-		return nil, "", fmt.Errorf("%s: AutoDetect=%s: slurmd numbers autodetected GPUs itself; slurm-mig env is for hand-written gres.conf", p.GresConf, ad)
+		return nil, 0, "", fmt.Errorf("%s: AutoDetect=%s: slurmd numbers autodetected GPUs itself; slurm-mig env is for hand-written gres.conf", p.GresConf, ad)
 	}
 	devs, err := IndexMap(ng.Gres, conf.Records)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", ng.Pos, err)
+		return nil, 0, "", fmt.Errorf("%s: %w", ng.Pos, err)
+	}
+	types, err := slurmconf.GresTypeCounts(ng.Gres, "gpu")
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("%s: %w", ng.Pos, err)
 	}
 	gres := p.GresConf
 	// A gres.conf that names other nodes only gives this one no GPU; the
@@ -228,7 +232,7 @@ func nodeIndexMap(p Paths, node string) ([]Device, string, error) {
 	if len(conf.Records) == 0 && !conf.Named && len(conf.Others.Names) > 0 {
 		gres += fmt.Sprintf(", where no line names node %s%s", node, conf.Others.Said(node))
 	}
-	return devs, fmt.Sprintf("node %s (Gres=%s at %s, gres.conf %s)", node, ng.Gres, ng.Pos, gres), nil
+	return devs, len(types), fmt.Sprintf("node %s (Gres=%s at %s, gres.conf %s)", node, ng.Gres, ng.Pos, gres), nil
 }
 
 // readBootID reads the kernel's boot id under root; "" when the host has

@@ -42,11 +42,27 @@ func uuid(prefix string, n int) string {
 // byIndex are the UUIDs of the test node's indices 0-6.
 var byIndex = []string{uuid("MIG", 122), uuid("MIG", 341), uuid("MIG", 351), uuid("MIG", 112), uuid("MIG", 131), uuid("GPU", 0), uuid("GPU", 2)}
 
+// fileAt are the files of the test node's indices 0-6 in each format:
+// NVML numbers /dev/nvidia1 0, /dev/nvidia0 1, /dev/nvidia3 2 and
+// /dev/nvidia2 3; the MIG devices' GPU instance ids are in testNode.
+var fileAt = map[Format][]string{
+	DCGM:     {"0.1", "2.1", "2.2", "0.9", "0.10", "1", "3"},
+	Jobstats: {byIndex[0], byIndex[1], byIndex[2], byIndex[3], byIndex[4], "1", "3"},
+}
+
+// lineOf is the line of job id (of uid) in a file of the format.
+func lineOf(f Format, id, uid int) string {
+	if f == DCGM {
+		return strconv.Itoa(id)
+	}
+	return fmt.Sprintf("%d %d", id, uid)
+}
+
 func caps(gi, ci uint32) (*uint32, *uint32) { return &gi, &ci }
 
-func mig(uuidN int, gi, ci uint32) model.MigDevice {
-	g, c := caps(gi, ci)
-	return model.MigDevice{UUID: uuid("MIG", uuidN), GICapMinor: g, CICapMinor: c}
+func mig(uuidN, gi int, giCap, ciCap uint32) model.MigDevice {
+	g, c := caps(giCap, ciCap)
+	return model.MigDevice{UUID: uuid("MIG", uuidN), GPUInstanceID: gi, GICapMinor: g, CICapMinor: c}
 }
 
 // testNode writes the test node's slurm.conf, gres.conf and device state
@@ -54,10 +70,10 @@ func mig(uuidN int, gi, ci uint32) model.MigDevice {
 func testNode(t testing.TB) (jobenv.Options, string) {
 	dir := t.TempDir()
 	n := &model.Node{GPUs: []model.GPU{
-		{Minor: 0, UUID: uuid("GPU", 0)},
-		{Minor: 1, UUID: uuid("GPU", 1), MigEnabled: true, MigDevices: []model.MigDevice{mig(112, 12, 13), mig(122, 21, 22), mig(131, 30, 31)}},
-		{Minor: 2, UUID: uuid("GPU", 2)},
-		{Minor: 3, UUID: uuid("GPU", 3), MigEnabled: true, MigDevices: []model.MigDevice{mig(341, 40, 41), mig(351, 50, 51)}},
+		{Index: 1, Minor: 0, UUID: uuid("GPU", 0)},
+		{Index: 0, Minor: 1, UUID: uuid("GPU", 1), MigEnabled: true, MigDevices: []model.MigDevice{mig(112, 9, 12, 13), mig(122, 1, 21, 22), mig(131, 10, 30, 31)}},
+		{Index: 3, Minor: 2, UUID: uuid("GPU", 2)},
+		{Index: 2, Minor: 3, UUID: uuid("GPU", 3), MigEnabled: true, MigDevices: []model.MigDevice{mig(341, 1, 40, 41), mig(351, 2, 50, 51)}},
 	}}
 	st, err := jobenv.NewState(n, "n1", "", "test")
 	if err != nil {
@@ -124,22 +140,30 @@ func treeState(t testing.TB, dir string) string {
 }
 
 func TestSharedDevice(t *testing.T) {
+	for _, f := range []Format{DCGM, Jobstats} {
+		t.Run(f.String(), func(t *testing.T) { testSharedDevice(t, f) })
+	}
+}
+
+func testSharedDevice(t *testing.T, f Format) {
 	opts, tmp := testNode(t)
 	dir := filepath.Join(tmp, "run", "jobmap")
+	at := fileAt[f]
 	run := func(env map[string]string, remove bool) {
 		t.Helper()
-		if err := Run(Options{Dir: dir, Remove: remove, Map: opts}, lookup(env)); err != nil {
+		if err := Run(Options{Dir: dir, Format: f, Remove: remove, Map: opts}, lookup(env)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	run(jobEnv(7, 1000, "0,5,3"), false)
 	run(jobEnv(8, 1001, "3,6"), false)
 	run(jobEnv(7, 1000, "0,5,3"), false) // a Prolog run twice
+	j7, j8 := lineOf(f, 7, 1000), lineOf(f, 8, 1001)
 	want := map[string][]string{
-		byIndex[0]: {"7 1000"},
-		byIndex[5]: {"7 1000"},
-		byIndex[3]: {"7 1000", "8 1001"},
-		byIndex[6]: {"8 1001"},
+		at[0]: {j7},
+		at[5]: {j7},
+		at[3]: {j7, j8},
+		at[6]: {j8},
 	}
 	if diff := cmp.Diff(want, readMap(t, dir)); diff != "" {
 		t.Errorf("after two Prologs (-want +got):\n%s", diff)
@@ -149,7 +173,7 @@ func TestSharedDevice(t *testing.T) {
 	}
 
 	run(jobEnv(7, 1000, "0,5,3"), true)
-	want = map[string][]string{byIndex[3]: {"8 1001"}, byIndex[6]: {"8 1001"}}
+	want = map[string][]string{at[3]: {j8}, at[6]: {j8}}
 	if diff := cmp.Diff(want, readMap(t, dir)); diff != "" {
 		t.Errorf("after job 7's Epilog (-want +got):\n%s", diff)
 	}
@@ -171,7 +195,30 @@ func TestSharedDevice(t *testing.T) {
 // and the TaskProlog must name the same devices. The expected map is
 // built from env's output, the map itself only from the files.
 func TestMapsAsEnv(t *testing.T) {
+	for _, f := range []Format{DCGM, Jobstats} {
+		t.Run(f.String(), func(t *testing.T) { testMapsAsEnv(t, f) })
+	}
+}
+
+func testMapsAsEnv(t *testing.T, f Format) {
 	opts, tmp := testNode(t)
+	st, err := jobenv.LoadState(opts.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The file of each UUID, from the state's index and GPU instance id.
+	fileOf := map[string]string{}
+	for _, d := range st.Devices {
+		switch {
+		case d.MIG:
+		case d.CICap == "":
+			fileOf[d.UUID] = strconv.Itoa(*d.Index)
+		case f == DCGM:
+			fileOf[d.UUID] = fmt.Sprintf("%d.%d", *d.Index, *d.GI)
+		default:
+			fileOf[d.UUID] = d.UUID
+		}
+	}
 	r := rand.New(rand.NewPCG(27, 1))
 	envUUIDs := func(indices []int) []string {
 		t.Helper()
@@ -189,13 +236,13 @@ func TestMapsAsEnv(t *testing.T) {
 		}
 		want := map[string][]string{}
 		for _, u := range envUUIDs(a) {
-			want[u] = append(want[u], "1 500")
+			want[fileOf[u]] = append(want[fileOf[u]], lineOf(f, 1, 500))
 		}
 		for _, u := range envUUIDs(b) {
-			want[u] = append(want[u], "2 501")
+			want[fileOf[u]] = append(want[fileOf[u]], lineOf(f, 2, 501))
 		}
 		for i, job := range []map[string]string{jobEnv(1, 500, join(a)), jobEnv(2, 501, join(b))} {
-			if err := Run(Options{Dir: dir, Map: opts}, lookup(job)); err != nil {
+			if err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(job)); err != nil {
 				t.Fatalf("round %d, job %d: %v", round, i+1, err)
 			}
 		}
@@ -204,18 +251,18 @@ func TestMapsAsEnv(t *testing.T) {
 		}
 		// The expected UUIDs by index, independently of env.
 		for _, i := range a {
-			if !slices.Contains(readMap(t, dir)[byIndex[i]], "1 500") {
-				t.Fatalf("round %d: index %d (%s) lacks job 1's line", round, i, byIndex[i])
+			if !slices.Contains(readMap(t, dir)[fileAt[f][i]], lineOf(f, 1, 500)) {
+				t.Fatalf("round %d: index %d (%s) lacks job 1's line", round, i, fileAt[f][i])
 			}
 		}
 
 		// A bad index changes nothing.
 		before := treeState(t, dir)
 		bad := append(slices.Clone(a), len(byIndex)+r.IntN(3))
-		if err := Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(3, 502, join(bad)))); err == nil {
+		if err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(jobEnv(3, 502, join(bad)))); err == nil {
 			t.Fatalf("round %d: index set %v accepted", round, bad)
 		}
-		if err := Run(Options{Dir: dir, Remove: true, Map: opts}, lookup(jobEnv(1, 500, join(bad)))); err == nil {
+		if err := Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(1, 500, join(bad)))); err == nil {
 			t.Fatalf("round %d: removal of index set %v accepted", round, bad)
 		}
 		if after := treeState(t, dir); after != before {
@@ -223,12 +270,12 @@ func TestMapsAsEnv(t *testing.T) {
 		}
 
 		// Removing job 1 leaves job 2's lines, and only those.
-		if err := Run(Options{Dir: dir, Remove: true, Map: opts}, lookup(jobEnv(1, 500, join(a)))); err != nil {
+		if err := Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(1, 500, join(a)))); err != nil {
 			t.Fatal(err)
 		}
 		want = map[string][]string{}
 		for _, u := range envUUIDs(b) {
-			want[u] = append(want[u], "2 501")
+			want[fileOf[u]] = append(want[fileOf[u]], lineOf(f, 2, 501))
 		}
 		if diff := cmp.Diff(want, readMap(t, dir)); diff != "" {
 			t.Fatalf("round %d, job 1 removed (-want +got):\n%s", round, diff)
@@ -247,6 +294,12 @@ func join(xs []int) string {
 // TestBurst runs the Prologs of 32 jobs at once, then the Epilogs of
 // half of them at once: every line is there once, none lost.
 func TestBurst(t *testing.T) {
+	for _, f := range []Format{DCGM, Jobstats} {
+		t.Run(f.String(), func(t *testing.T) { testBurst(t, f) })
+	}
+}
+
+func testBurst(t *testing.T, f Format) {
 	opts, tmp := testNode(t)
 	dir := filepath.Join(tmp, "jobmap")
 	const jobs = 32
@@ -266,7 +319,7 @@ func TestBurst(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs <- Run(Options{Dir: dir, Remove: remove, Map: opts}, lookup(jobEnv(job, 1000+job, join(indices(job)))))
+				errs <- Run(Options{Dir: dir, Format: f, Remove: remove, Map: opts}, lookup(jobEnv(job, 1000+job, join(indices(job)))))
 			}()
 		}
 		wg.Wait()
@@ -282,7 +335,7 @@ func TestBurst(t *testing.T) {
 		for job := 1; job <= jobs; job++ {
 			if kept(job) {
 				for _, i := range indices(job) {
-					want[byIndex[i]] = append(want[byIndex[i]], fmt.Sprintf("%d %d", job, 1000+job))
+					want[fileAt[f][i]] = append(want[fileAt[f][i]], lineOf(f, job, 1000+job))
 				}
 			}
 		}
@@ -328,13 +381,19 @@ func TestNoGPUs(t *testing.T) {
 // leading out, a FIFO: nothing outside is read or written, nothing
 // inside changes, and the error names the file.
 func TestNotOutOfDir(t *testing.T) {
+	for _, f := range []Format{DCGM, Jobstats} {
+		t.Run(f.String(), func(t *testing.T) { testNotOutOfDir(t, f) })
+	}
+}
+
+func testNotOutOfDir(t *testing.T, f Format) {
 	opts, tmp := testNode(t)
 	dir := filepath.Join(tmp, "jobmap")
 	outside := filepath.Join(tmp, "outside")
 	if err := os.WriteFile(outside, []byte("secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(1, 1000, "6"))); err != nil {
+	if err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(jobEnv(1, 1000, "6"))); err != nil {
 		t.Fatal(err)
 	}
 	for _, plant := range []func(path string) error{
@@ -344,16 +403,16 @@ func TestNotOutOfDir(t *testing.T) {
 		func(path string) error { return mkfifo(path) },
 		func(path string) error { return os.Mkdir(path, 0o755) },
 	} {
-		target := filepath.Join(dir, byIndex[4])
+		target := filepath.Join(dir, fileAt[f][4])
 		if err := plant(target); err != nil {
 			t.Fatal(err)
 		}
 		before := treeState(t, tmp)
-		err := Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
+		err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
 		if err == nil || !strings.HasPrefix(err.Error(), target+" is ") {
 			t.Errorf("err = %v; want one naming %s", err, target)
 		}
-		err = Run(Options{Dir: dir, Remove: true, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
+		err = Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
 		if err == nil || !strings.HasPrefix(err.Error(), target+" is ") {
 			t.Errorf("--remove: err = %v; want one naming %s", err, target)
 		}
@@ -374,7 +433,7 @@ func TestNotOutOfDir(t *testing.T) {
 	if err := os.Chmod(open, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	err := Run(Options{Dir: open, Map: opts}, lookup(jobEnv(2, 1000, "6")))
+	err := Run(Options{Dir: open, Format: f, Map: opts}, lookup(jobEnv(2, 1000, "6")))
 	if err == nil || !strings.Contains(err.Error(), "writable by every user") {
 		t.Errorf("a world-writable directory: err = %v", err)
 	}

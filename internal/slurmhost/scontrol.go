@@ -39,20 +39,32 @@ func ShowNode(name string) (Node, error) {
 // showNode is ShowNode with the time it waits for scontrol, which tests
 // shorten.
 func showNode(name string, timeout time.Duration) (Node, error) {
+	out, err := scontrol(timeout, "scontrol show node "+name, "show", "node", "-o", name)
+	if err != nil {
+		return Node{}, err
+	}
+	return ParseNode(name, out)
+}
+
+// scontrol runs scontrol with args and returns its output. One that is
+// not installed is an error with advice; one that fails says, after
+// what, what it printed, and one that has not answered in timeout is
+// killed, with any child it started.
+func scontrol(timeout time.Duration, what string, args ...string) (string, error) {
 	path, err := exec.LookPath("scontrol")
 	if err != nil {
 		// The command line says which of its flags asked slurmctld.
-		return Node{}, advice.Wrap(err, advice.NoScontrol)
+		return "", advice.Wrap(err, advice.NoScontrol)
 	}
-	stdout, stderr, err := child.Run(path, []string{"show", "node", "-o", name}, timeout)
+	stdout, stderr, err := child.Run(path, args, timeout)
 	if err != nil {
 		msg := strings.Join(strings.Fields(string(stderr)), " ")
 		if msg == "" || errors.As(err, new(*child.TimeoutError)) {
 			msg = err.Error()
 		}
-		return Node{}, fmt.Errorf("scontrol show node %s: %s", name, msg)
+		return "", fmt.Errorf("%s: %s", what, msg)
 	}
-	return ParseNode(name, string(stdout))
+	return string(stdout), nil
 }
 
 // reasonField is Reason='s value: free text, up to the next key or the
