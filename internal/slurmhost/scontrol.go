@@ -12,7 +12,9 @@ package slurmhost
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -51,7 +53,7 @@ func showNode(name string, timeout time.Duration) (Node, error) {
 // what, what it printed, and one that has not answered in timeout is
 // killed, with any child it started.
 func scontrol(timeout time.Duration, what string, args ...string) (string, error) {
-	path, err := exec.LookPath("scontrol")
+	path, err := lookScontrol()
 	if err != nil {
 		// The command line says which of its flags asked slurmctld.
 		return "", advice.Wrap(err, advice.NoScontrol)
@@ -107,4 +109,22 @@ var gresCountReason = regexp.MustCompile(`count (reported lower than configured|
 func (n Node) RegistrationRefused() bool {
 	return strings.Contains(n.State, "INVAL") ||
 		strings.Contains(n.State, "DRAIN") && gresCountReason.MatchString(n.Reason)
+}
+
+// bareDirs are where scontrol is looked for when PATH is empty: slurmd
+// runs a Prolog with no PATH at all.
+var bareDirs = []string{"/usr/bin", "/usr/local/bin", "/opt/slurm/bin", "/bin"}
+
+// lookScontrol finds scontrol on PATH, or, without one, in bareDirs.
+func lookScontrol() (string, error) {
+	path, err := exec.LookPath("scontrol")
+	if err == nil || os.Getenv("PATH") != "" {
+		return path, err
+	}
+	for _, d := range bareDirs {
+		if p, e := exec.LookPath(filepath.Join(d, "scontrol")); e == nil {
+			return p, nil
+		}
+	}
+	return "", err
 }
