@@ -1,6 +1,7 @@
 package jobmap
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
@@ -510,3 +512,142 @@ func TestReadJob(t *testing.T) {
 }
 
 func mkfifo(path string) error { return unix.Mkfifo(path, 0o644) }
+
+// TestTwoTypes: on a node of several GPU types the Prolog asks the
+// controller once for the job's indices and maps them all; the Epilog
+// asks nothing and takes the job's lines out of every file. On a node of
+// one type no job can have two, and nothing is asked.
+func TestTwoTypes(t *testing.T) {
+	opts, tmp := testNode(t)
+	dir := filepath.Join(tmp, "jobmap")
+	var asked []string
+	ask := func(id, node string) ([]int, error) {
+		asked = append(asked, id+"@"+node)
+		return []int{3, 5, 6}, nil // a 1g device and both whole GPUs
+	}
+	o := Options{Dir: dir, Map: opts, JobGPUs: ask}
+	if err := Run(o, lookup(jobEnv(9, 1000, "5,6"))); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{fileAt[DCGM][3]: {"9"}, fileAt[DCGM][5]: {"9"}, fileAt[DCGM][6]: {"9"}}
+	if diff := cmp.Diff(want, readMap(t, dir)); diff != "" || !slices.Equal(asked, []string{"9@n1"}) {
+		t.Errorf("Prolog: asked %v (-want +got):\n%s", asked, diff)
+	}
+	o.Remove = true
+	if err := Run(o, lookup(jobEnv(9, 1000, "5,6"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := readMap(t, dir); len(got) != 0 || len(asked) != 1 {
+		t.Errorf("Epilog: asked %v, left %v", asked, got)
+	}
+
+	// A controller that does not answer: a warning, and the indices of
+	// the environment.
+	var warned []error
+	o = Options{Dir: dir, Map: opts, JobGPUs: func(string, string) ([]int, error) { return nil, errors.New("no answer in 10s") }, Warn: func(err error) { warned = append(warned, err) }}
+	if err := Run(o, lookup(jobEnv(10, 1000, "6"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := readMap(t, dir); !cmp.Equal(got, map[string][]string{fileAt[DCGM][6]: {"10"}}) || len(warned) != 1 ||
+		warned[0].Error() != "job 10: no answer in 10s; mapping the SLURM_JOB_GPUS=6 it has alone (a job of several GPU types may have more)" {
+		t.Errorf("map %v, warnings %v", got, warned)
+	}
+
+	// One type: nothing asked, Prolog or Epilog.
+	one := t.TempDir()
+	oneConf := filepath.Join(one, "slurm.conf")
+	if err := os.WriteFile(oneConf, []byte("NodeName=n1 CPUs=8 Gres=gpu:a100:2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(one, "gres.conf"), []byte("Name=gpu Type=a100 File=/dev/nvidia[0,2]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	oneOpts := opts
+	oneOpts.SlurmConf = oneConf
+	asked = nil
+	oneDir := filepath.Join(one, "jobmap")
+	for _, remove := range []bool{false, true} {
+		if err := Run(Options{Dir: oneDir, Map: oneOpts, JobGPUs: ask, Remove: remove}, lookup(jobEnv(11, 1000, "1"))); err != nil {
+			t.Fatal(err)
+		}
+		if len(asked) != 0 {
+			t.Fatalf("a job on a node of one GPU type asked the controller (remove=%v)", remove)
+		}
+	}
+}
+
+// TestOtherFormatRefused: a directory holding the other format's files
+// (or an older slurm-mig's, named by UUID) is refused, unchanged.
+func TestOtherFormatRefused(t *testing.T) {
+	opts, tmp := testNode(t)
+	for _, tc := range []struct {
+		f          Format
+		name, data string
+		want       string
+	}{
+		{DCGM, byIndex[0], "7 1000\n", "holds " + byIndex[0] + " (a file named by UUID, of jobstats' format (or of an older slurm-mig's job map))"},
+		{DCGM, uuid("GPU", 2), "7 1000\n", "holds " + uuid("GPU", 2) + " (a file named by UUID"},
+		{DCGM, "3", "7 1000\n", "3 holds a JOBID UID line, of jobstats' format"},
+		{Jobstats, "0.1", "7\n", "holds 0.1 (a <index>.<GPU instance id> file, of dcgm-exporter's format)"},
+		{Jobstats, "3", "7\n", "3 holds a JOBID line without the UID, of dcgm-exporter's format"},
+		{Jobstats, uuid("GPU", 2), "7 1000\n", "holds " + uuid("GPU", 2) + " (a GPU-<UUID> file"},
+	} {
+		dir := filepath.Join(tmp, "other"+strconv.Itoa(int(tc.f))+tc.name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, tc.name), []byte(tc.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := treeState(t, dir)
+		for _, remove := range []bool{false, true} {
+			err := Run(Options{Dir: dir, Format: tc.f, Remove: remove, Map: opts}, lookup(jobEnv(8, 1001, "6")))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s in a %s map: err = %v, want %q", tc.name, tc.f, err, tc.want)
+			}
+		}
+		if after := treeState(t, dir); after != before {
+			t.Errorf("%s in a %s map: the refusal changed the directory", tc.name, tc.f)
+		}
+	}
+}
+
+// TestOldState: a state without NVML indices and GPU instance ids, as
+// releases before wrote it, is refused with its fix; the map is not made.
+func TestOldState(t *testing.T) {
+	opts, tmp := testNode(t)
+	st, err := jobenv.LoadState(opts.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range st.Devices {
+		st.Devices[i].Index, st.Devices[i].GI = nil, nil
+	}
+	old, err := jobenv.NewState(&model.Node{}, "n1", "", "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Devices = st.Devices
+	data := string(old.Encode())
+	// The generation of the devices without index, as the old release made it.
+	parsed, perr := jobenv.ParseState([]byte(data))
+	if perr == nil || !strings.Contains(perr.Error(), "does not match its devices (") {
+		t.Fatalf("ParseState: %v, %v", parsed, perr)
+	}
+	gen := strings.TrimSuffix(strings.Split(perr.Error(), "does not match its devices (")[1], "); the file was edited or damaged")
+	data = strings.Replace(data, `"generation": "`+old.Generation+`"`, `"generation": "`+gen+`"`, 1)
+	path := filepath.Join(tmp, "old.json")
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts.State = path
+	dir := filepath.Join(tmp, "jobmap")
+	err = Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(8, 1001, "6")))
+	var a *advice.Error
+	if err == nil || !errors.As(err, &a) || a.Fix != advice.StateStale || !strings.HasPrefix(err.Error(), path+" records no NVML index or GPU instance id") {
+		t.Errorf("err = %v; want the state refused as stale", err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("the map was made: %v", err)
+	}
+}

@@ -37,7 +37,7 @@ func jobGPUs(id, node string, timeout time.Duration) ([]int, error) {
 // gpuIdx is one gpu entry of a GRES= word of `scontrol show job -d`:
 // gpu:a100:1(IDX:3) or gpu:2(IDX:0-1,4); other GRES (shard, mps) count
 // and index otherwise and are left out.
-var gpuIdx = regexp.MustCompile(`(?:^|,)gpu(?::[^,()]*)*\(IDX:([0-9,-]*)\)`)
+var gpuIdx = regexp.MustCompile(`(?:^|,)gpu(?::[^,()]*)*\(IDX:([^)]*)\)`)
 
 // ParseJobGPUs reads the answer of `scontrol show job -d -o ID`: after
 // the job's fields, a "Nodes=HOSTLIST CPU_IDs=... Mem=... GRES=..."
@@ -62,6 +62,9 @@ func ParseJobGPUs(id, node, out string) ([]int, error) {
 			continue
 		}
 		for _, m := range gpuIdx.FindAllStringSubmatch(v, -1) {
+			if m[1] == "N/A" { // a GRES without devices
+				continue
+			}
 			list, err := parseIdx(m[1])
 			if err != nil {
 				return nil, fmt.Errorf("scontrol show job -d %s: GRES=%s: %v", id, v, err)
