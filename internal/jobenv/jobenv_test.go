@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -351,5 +352,69 @@ func TestRunLeavesAloneWithoutReadingFiles(t *testing.T) {
 	_, err = Run(opts, lookup(map[string]string{"SLURM_STEP_GPUS": "0", "SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1"}))
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/slurm.conf") {
 		t.Errorf("missing slurm.conf: err = %v", err)
+	}
+}
+
+// TestStateIndices: the state records each device's NVML index and a MIG
+// device's GPU instance id, which the job map names files by; a state
+// without them (an older release's) still parses, but is not Addressed,
+// and diff calls it stale; ones that would name two devices by one file
+// are refused.
+func TestStateIndices(t *testing.T) {
+	st := testState(t)
+	got := map[string][2]int{}
+	for _, d := range st.Devices {
+		gi := -1
+		if d.GI != nil {
+			gi = *d.GI
+		}
+		got[d.UUID] = [2]int{*d.Index, gi}
+	}
+	want := map[string][2]int{gpu0: {0, -1}, gpu1: {1, -1}, migA: {1, 2}, migB: {1, 2}, migC: {1, 7}}
+	if diff := cmp.Diff(want, got); diff != "" || !st.Addressed() {
+		t.Errorf("index, GI by UUID (-want +got):\n%s", diff)
+	}
+
+	old := *st
+	old.Devices = slices.Clone(st.Devices)
+	for i := range old.Devices {
+		old.Devices[i].Index, old.Devices[i].GI = nil, nil
+	}
+	old.Generation = generation(old.Devices)
+	back, err := ParseState(old.Encode())
+	if err != nil || back.Addressed() {
+		t.Fatalf("a state without indices: %v, Addressed %v", err, back != nil && back.Addressed())
+	}
+	path := filepath.Join(t.TempDir(), "old.json")
+	if err := os.WriteFile(path, old.Encode(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := CompareState(path, st)
+	if err != nil || r.Same || !strings.Contains(strings.Join(r.Problems, "\n"), "no NVML index or GPU instance id recorded (written by an older slurm-mig)") {
+		t.Errorf("CompareState of a state without indices: %+v, %v", r, err)
+	}
+
+	for _, tc := range []struct {
+		edit func(devs []StateDevice)
+		err  string
+	}{
+		{func(d []StateDevice) { d[0].GI = d[2].GI }, "gpu_instance_id is for MIG devices"},
+		{func(d []StateDevice) { d[2].Index = nil }, "a gpu_instance_id without an index"},
+		{func(d []StateDevice) { d[0].Index = d[1].Index; d[1].MIG = false }, "has the index and gpu_instance_id of devices[0]"},
+		{func(d []StateDevice) { d[4].GI = d[2].GI }, "has the index and gpu_instance_id of devices[3]"},
+	} {
+		bad := *st
+		bad.Devices = slices.Clone(st.Devices)
+		for i, d := range bad.Devices {
+			if d.Index != nil {
+				v := *d.Index
+				bad.Devices[i].Index = &v
+			}
+		}
+		tc.edit(bad.Devices)
+		bad.Generation = generation(bad.Devices)
+		if _, err := ParseState(bad.Encode()); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("err = %v, want %q", err, tc.err)
+		}
 	}
 }

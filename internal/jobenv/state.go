@@ -193,6 +193,7 @@ func ParseState(data []byte) (*State, error) {
 		return nil, fmt.Errorf("state_version %d, this slurm-mig reads %d", s.Version, StateVersion)
 	}
 	seen := map[string]bool{}
+	address := map[string]int{} // a whole GPU's index, a MIG device's index and GI: its job map file
 	for i, d := range s.Devices {
 		switch {
 		case d.GPU == "":
@@ -216,6 +217,18 @@ func ParseState(data []byte) (*State, error) {
 			return nil, fmt.Errorf("devices[%d]: %s is listed twice", i, key)
 		}
 		seen[key] = true
+		if d.Index != nil && !d.MIG {
+			a := strconv.Itoa(*d.Index)
+			if d.GI != nil {
+				a += "." + strconv.Itoa(*d.GI)
+			}
+			// Two CIs of one GPU instance share it; anything else that does
+			// would have the job map name two devices by one file.
+			if j, ok := address[a]; ok && (d.CICap == "" || s.Devices[j].GICap != d.GICap || s.Devices[j].GPU != d.GPU) {
+				return nil, fmt.Errorf("devices[%d] (%s) has the index and gpu_instance_id of devices[%d] (%s)", i, key, j, s.Devices[j].ownFile())
+			}
+			address[a] = i
+		}
 	}
 	if g := generation(s.Devices); s.Generation != g {
 		return nil, fmt.Errorf("generation %q does not match its devices (%s); the file was edited or damaged", s.Generation, g)

@@ -1,7 +1,7 @@
-// Package jobmap keeps the GPU-to-job map that dcgm-exporter
-// (--hpc-job-mapping-dir) and Princeton's jobstats (/run/gpustat) read:
-// a directory with one file per device, named by the device's UUID,
-// holding one "JOBID UID" line per job that has the device. Slurm's
+// Package jobmap keeps the GPU-to-job map that an exporter reads:
+// dcgm-exporter's --hpc-job-mapping-dir or Princeton jobstats'
+// /run/gpustat, a directory with one file per device and a line per job
+// that has the device, in that exporter's format (format.go). Slurm's
 // Prolog adds a job's line to the files of its devices, and its Epilog
 // takes it out again.
 //
