@@ -134,20 +134,13 @@ func NewState(n *model.Node, node, bootID, writtenBy string) (*State, error) {
 
 func intp(i int) *int { return &i }
 
-// generation hashes the devices in a fixed order. The index and GPU
-// instance id count where recorded, so that the generation of a state
-// written before they were still checks.
+// generation hashes the devices in a fixed order: their files and
+// UUIDs. The NVML index and GPU instance id are left out, so that a
+// slurm-mig that does not know them still reads a state that has them.
 func generation(devs []StateDevice) string {
 	lines := make([]string, len(devs))
 	for i, d := range devs {
-		f := []string{d.GPU, d.GICap, d.CICap, d.UUID, fmt.Sprint(d.MIG)}
-		if d.Index != nil {
-			f = append(f, "index="+strconv.Itoa(*d.Index))
-		}
-		if d.GI != nil {
-			f = append(f, "gi="+strconv.Itoa(*d.GI))
-		}
-		lines[i] = strings.Join(f, " ")
+		lines[i] = strings.Join([]string{d.GPU, d.GICap, d.CICap, d.UUID, fmt.Sprint(d.MIG)}, " ")
 	}
 	sort.Strings(lines)
 	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
