@@ -54,12 +54,22 @@ func (c *envCmd) Run(e *env) error {
 // env, it never starts NVML.
 type jobmapCmd struct {
 	mapFlags
-	Dir    string `required:"" type:"nonempty" placeholder:"DIR" help:"The job map directory: a file per device named by its UUID, a JOBID UID line per job in it (dcgm-exporter's --hpc-job-mapping-dir, jobstats' /run/gpustat); made mode 0755 if missing."`
-	Remove bool   `help:"Epilog: take the job's lines out (a file left with none is removed). Without it, Prolog: add them."`
+	Dir          string `required:"" type:"nonempty" placeholder:"DIR" help:"The job map directory, one per exporter (dcgm-exporter's --hpc-job-mapping-dir, jobstats' /run/gpustat); made mode 0755 if missing."`
+	Format       string `default:"dcgm" enum:"dcgm,jobstats" help:"Whose map DIR is: dcgm (dcgm-exporter: files <index> and <index>.<GPU instance id>, a JOBID line per job) or jobstats (files <index> and MIG-<UUID>, a JOBID UID line per job)."`
+	Remove       bool   `help:"Epilog: take the job's lines out (a file left with none is removed). Without it, Prolog: add them."`
+	NoController bool   `help:"Never ask slurmctld (scontrol show job -d) for the GPUs of a job on a node with several GPU types, where Slurm gives the Prolog one type's indices only."`
 }
 
 func (c *jobmapCmd) Run(e *env) error {
-	err := jobmap.Run(jobmap.Options{Dir: c.Dir, Remove: c.Remove, Map: c.options(e.build.Root)}, os.LookupEnv)
+	format, err := jobmap.ParseFormat(c.Format)
+	if err != nil {
+		return fmt.Errorf("jobmap: %w", err)
+	}
+	opts := jobmap.Options{Dir: c.Dir, Format: format, Remove: c.Remove, Map: c.options(e.build.Root), Warn: e.warn}
+	if !c.NoController {
+		opts.JobGPUs = slurmhost.JobGPUs
+	}
+	err = jobmap.Run(opts, os.LookupEnv)
 	if err != nil {
 		return fmt.Errorf("jobmap: %w", err)
 	}

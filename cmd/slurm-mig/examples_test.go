@@ -282,10 +282,11 @@ func TestTaskPrologExample(t *testing.T) {
 }
 
 // TestJobmapExample checks the wiring of the Prolog and Epilog examples:
-// both run jobmap on the one directory, the Epilog with --remove, each
-// installed where slurm.conf's Prolog= and Epilog= globs find it; their
-// behaviour is in testdata/script/jobmap_example.txtar, and in a real
-// cluster in internal/slurmtest (TestJobmap).
+// both run jobmap on two directories, one per exporter's format, the
+// Epilog with --remove, each installed where slurm.conf's Prolog= and
+// Epilog= globs find it; their behaviour is in
+// testdata/script/jobmap_example.txtar, and in a real cluster in
+// internal/slurmtest (TestJobmap).
 func TestJobmapExample(t *testing.T) {
 	read := func(name string) string {
 		data, err := os.ReadFile("../../scripts/jobmap/" + name)
@@ -295,12 +296,14 @@ func TestJobmapExample(t *testing.T) {
 		return string(data)
 	}
 	prolog, epilog, conf := read("prolog.sh"), read("epilog.sh"), read("slurm.conf")
-	const dir = "/run/slurm-mig/jobmap"
-	if !strings.HasSuffix(prolog, "\nexec "+slurmMigPath+" jobmap --dir "+dir+"\n") {
-		t.Errorf("prolog.sh does not end in `exec %s jobmap --dir %s` (Slurm runs it with a bare PATH)", slurmMigPath, dir)
+	const dcgm, gpustat = "/run/slurm-mig/jobmap-dcgm", "/run/gpustat"
+	dcgmRun := slurmMigPath + " jobmap --format dcgm --dir " + dcgm
+	statsRun := slurmMigPath + " jobmap --format jobstats --dir " + gpustat
+	if !strings.Contains(prolog, "\n"+dcgmRun+" || exit\n") || !strings.HasSuffix(prolog, "\nexec "+statsRun+"\n") {
+		t.Errorf("prolog.sh does not run `%s || exit` and end in `exec %s` (Slurm runs it with a bare PATH)", dcgmRun, statsRun)
 	}
-	if !strings.HasSuffix(epilog, "\nexec "+slurmMigPath+" jobmap --dir "+dir+" --remove\n") {
-		t.Errorf("epilog.sh does not end in `exec %s jobmap --dir %s --remove`", slurmMigPath, dir)
+	if !strings.Contains(epilog, "\n"+dcgmRun+" --remove\n") || !strings.Contains(epilog, "\n"+statsRun+" --remove || exit\n") {
+		t.Errorf("epilog.sh does not run `%s --remove` and `%s --remove`", dcgmRun, statsRun)
 	}
 	for script, key := range map[string]string{prolog: "Prolog", epilog: "Epilog"} {
 		m := regexp.MustCompile(`(?m)^` + key + `=(\S+)/\*$`).FindStringSubmatch(conf)
@@ -308,8 +311,8 @@ func TestJobmapExample(t *testing.T) {
 			t.Errorf("slurm.conf's %s= %v is not where the script says to install it", key, m)
 		}
 	}
-	if !strings.Contains(conf, "--hpc-job-mapping-dir "+dir+"\n") {
-		t.Errorf("slurm.conf does not point dcgm-exporter at %s", dir)
+	if !strings.Contains(conf, "--hpc-job-mapping-dir "+dcgm+"\n") {
+		t.Errorf("slurm.conf does not point dcgm-exporter at %s", dcgm)
 	}
 }
 

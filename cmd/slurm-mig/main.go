@@ -95,7 +95,7 @@ type cli struct {
 	Snapshot  snapshotCmd  `cmd:"" nvml:"" help:"Print everything discovery found, with cap minors, as JSON (snapshot schema ${schema}; older ones are still read) for --from."`
 	State     stateCmd     `cmd:"" nvml:"" help:"Write the device state (device files -> UUIDs) that env reads; gen -o and node -o/--update write it too."`
 	Env       envCmd       `cmd:"" help:"TaskProlog: print export CUDA_VISIBLE_DEVICES=<UUIDs> for the GPUs Slurm gave this task; never starts NVML."`
-	Jobmap    jobmapCmd    `cmd:"" help:"Prolog (--remove: Epilog): write the job's JOBID UID line into DIR/<UUID> for each of its GPUs, the map dcgm-exporter and jobstats read; never starts NVML."`
+	Jobmap    jobmapCmd    `cmd:"" help:"Prolog (--remove: Epilog): write the job's line into the file of each of its GPUs in DIR, the map dcgm-exporter (--format dcgm) or jobstats (--format jobstats) reads; never starts NVML."`
 	Free      freeCmd      `cmd:"" nvml:"" help:"Claim an idle MIG device among those the job may use and print its UUID for CUDA_VISIBLE_DEVICES; the claim ends when the job's shell does."`
 	Exec      execCmd      `cmd:"" nvml:"" help:"Claim idle MIG devices and run CMD with CUDA_VISIBLE_DEVICES set to them; the claim ends when CMD does."`
 	Merge     mergeCmd     `cmd:"" help:"Merge gen outputs of many nodes into one cluster gres.conf (or, with --node-lines, the slurm.conf lines) for configless Slurm."`

@@ -193,39 +193,43 @@ func resolvePaths(slurmFlag, gresFlag string, getenv func(string) (string, bool)
 
 // nodeIndexMap reads the node as slurmd reads it (slurmconf.ReadNode:
 // its Gres= from slurm.conf, its records from gres.conf, with Includes,
-// NodeName=DEFAULT and hostlists) and returns its GPU indices. It
+// NodeName=DEFAULT and hostlists) and returns its GPU indices and the number of GPU types of its Gres=. It
 // refuses where slurmd's indices are not the devices the lines name: a
 // config slurmd dies of, a record slurmd splits or ignores in part
 // (then the device state names other devices than slurmd gives a job),
 // and AutoDetect, with which slurmd numbers GPUs itself. release is
 // asked only where the reading depends on it.
-func nodeIndexMap(p Paths, node string, release func() (slurmconf.Version, error)) ([]Device, string, error) {
+func nodeIndexMap(p Paths, node string, release func() (slurmconf.Version, error)) ([]Device, int, string, error) {
 	nc, err := slurmconf.ReadNode(p.GresConf, p.SlurmConf, node, slurmconf.Version{})
 	if err != nil {
-		return nil, "", err
+		return nil, 0, "", err
 	}
 	if nc.ReleaseMatters != "" {
 		v, err := askRelease(release)
 		if err != nil {
-			return nil, "", fmt.Errorf("%s: how slurmd numbers this node's GPUs depends on its release (MultipleFiles= beside mps or shard), which is not known: %v", nc.ReleaseMatters, err)
+			return nil, 0, "", fmt.Errorf("%s: how slurmd numbers this node's GPUs depends on its release (MultipleFiles= beside mps or shard), which is not known: %v", nc.ReleaseMatters, err)
 		}
 		if nc, err = slurmconf.ReadNode(p.GresConf, p.SlurmConf, node, v); err != nil {
-			return nil, "", err
+			return nil, 0, "", err
 		}
 	}
 	if nc.Fatal() {
 		f := nc.Problems[len(nc.Problems)-1]
-		return nil, "", fmt.Errorf("%s: %s", f.Pos, f.Message)
+		return nil, 0, "", fmt.Errorf("%s: %s", f.Pos, f.Message)
 	}
 	if nc.AutoDetect != "" && !strings.EqualFold(nc.AutoDetect, "off") {
-		return nil, "", fmt.Errorf("%s: AutoDetect=%s: slurmd numbers autodetected GPUs itself; slurm-mig env is for hand-written gres.conf", p.GresConf, nc.AutoDetect)
+		return nil, 0, "", fmt.Errorf("%s: AutoDetect=%s: slurmd numbers autodetected GPUs itself; slurm-mig env is for hand-written gres.conf", p.GresConf, nc.AutoDetect)
 	}
 	if len(nc.Misread) > 0 {
 		m := nc.Misread[0]
-		return nil, "", fmt.Errorf("%s: %s: slurmd's GPU indices are not the devices these lines name, and a task gets no device slurmd did not give it (slurm-mig check says what slurmd reads)", m.Pos, m.Message)
+		return nil, 0, "", fmt.Errorf("%s: %s: slurmd's GPU indices are not the devices these lines name, and a task gets no device slurmd did not give it (slurm-mig check says what slurmd reads)", m.Pos, m.Message)
 	}
 	devs := nc.GPUs
 	ng := nc.Decl.NodeGres()
+	types, err := slurmconf.GresTypeCounts(ng.Gres, "gpu")
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("%s: %w", ng.Pos, err)
+	}
 	// A gres.conf that names other nodes only gives this one no GPU; the
 	// error that a task's GPU is none of the node's then says why: most
 	// often the node is named otherwise there (gpu01.cluster.example
@@ -234,7 +238,7 @@ func nodeIndexMap(p Paths, node string, release func() (slurmconf.Version, error
 	if nc.Elsewhere != "" {
 		gres += fmt.Sprintf(", where no line names node %s%s", node, nc.Elsewhere)
 	}
-	return devs, fmt.Sprintf("node %s (Gres=%s at %s, gres.conf %s)", node, ng.Gres, ng.Pos, gres), nil
+	return devs, len(types), fmt.Sprintf("node %s (Gres=%s at %s, gres.conf %s)", node, ng.Gres, ng.Pos, gres), nil
 }
 
 // askRelease asks release, where there is one.

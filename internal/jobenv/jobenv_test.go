@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -343,5 +344,73 @@ func TestLoadRefusesWhatSlurmdMisreads(t *testing.T) {
 				t.Errorf("err = %s\nwant %s...", got, tc.err)
 			}
 		})
+	}
+}
+
+// TestStateIndices: the state records each device's NVML index and a MIG
+// device's GPU instance id, which the job map names files by; a state
+// without them (an older release's) still parses, but is not Addressed,
+// and diff calls it stale; ones that would name two devices by one file
+// are refused.
+func TestStateIndices(t *testing.T) {
+	st := testState(t)
+	got := map[string][2]int{}
+	for _, d := range st.Devices {
+		gi := -1
+		if d.GI != nil {
+			gi = *d.GI
+		}
+		got[d.UUID] = [2]int{*d.Index, gi}
+	}
+	want := map[string][2]int{gpu0: {0, -1}, gpu1: {1, -1}, migA: {1, 2}, migB: {1, 2}, migC: {1, 7}}
+	if diff := cmp.Diff(want, got); diff != "" || !st.Addressed() {
+		t.Errorf("index, GI by UUID (-want +got):\n%s", diff)
+	}
+
+	old := *st
+	old.Devices = slices.Clone(st.Devices)
+	for i := range old.Devices {
+		old.Devices[i].Index, old.Devices[i].GI = nil, nil
+	}
+	// A slurm-mig that knows no index reads the state: the generation is
+	// the same without them.
+	if g := generation(old.Devices); g != st.Generation {
+		t.Errorf("the generation without indices is %s, with them %s", g, st.Generation)
+	}
+	back, err := ParseState(old.Encode())
+	if err != nil || back.Addressed() {
+		t.Fatalf("a state without indices: %v, Addressed %v", err, back != nil && back.Addressed())
+	}
+	path := filepath.Join(t.TempDir(), "old.json")
+	if err := os.WriteFile(path, old.Encode(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := CompareState(path, st)
+	if err != nil || r.Same || !strings.Contains(strings.Join(r.Problems, "\n"), "no NVML index or GPU instance id recorded (written by an older slurm-mig)") {
+		t.Errorf("CompareState of a state without indices: %+v, %v", r, err)
+	}
+
+	for _, tc := range []struct {
+		edit func(devs []StateDevice)
+		err  string
+	}{
+		{func(d []StateDevice) { d[0].GI = d[2].GI }, "gpu_instance_id is for MIG devices"},
+		{func(d []StateDevice) { d[2].Index = nil }, "a gpu_instance_id without an index"},
+		{func(d []StateDevice) { d[0].Index = d[1].Index; d[1].MIG = false }, "has the index and gpu_instance_id of devices[0]"},
+		{func(d []StateDevice) { d[4].GI = d[2].GI }, "has the index and gpu_instance_id of devices[3]"},
+	} {
+		bad := *st
+		bad.Devices = slices.Clone(st.Devices)
+		for i, d := range bad.Devices {
+			if d.Index != nil {
+				v := *d.Index
+				bad.Devices[i].Index = &v
+			}
+		}
+		tc.edit(bad.Devices)
+		bad.Generation = generation(bad.Devices)
+		if _, err := ParseState(bad.Encode()); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("err = %v, want %q", err, tc.err)
+		}
 	}
 }

@@ -48,6 +48,10 @@ type Device = slurmconf.GPUIndex
 // and Epilog) both map through it, so that they name the same devices.
 type Node struct {
 	Devices []Device // by index, with their files under Options.Root
+	// Types counts the GPU types of the node's Gres=: a job of a node
+	// with several may have GPUs of two, of which Slurm gives a Prolog
+	// one type's indices only.
+	Types   int
 	State   *State
 	Context string // where the index map came from, for errors
 }
@@ -69,7 +73,7 @@ func Load(opts Options, node string, getenv func(string) (string, bool)) (*Node,
 		defer close(done)
 		st, stErr = opts.loadState(node, getenv)
 	}()
-	devs, ctx, err := nodeIndexMap(paths, node, opts.Release)
+	devs, types, ctx, err := nodeIndexMap(paths, node, opts.Release)
 	<-done
 	if err != nil {
 		return nil, err
@@ -77,7 +81,7 @@ func Load(opts Options, node string, getenv func(string) (string, bool)) (*Node,
 	if stErr != nil {
 		return nil, stErr
 	}
-	return &Node{Devices: underRoot(devs, opts.Root), State: st, Context: ctx}, nil
+	return &Node{Devices: underRoot(devs, opts.Root), Types: types, State: st, Context: ctx}, nil
 }
 
 // Pick returns the devices at indices, in their order. from names the
@@ -131,6 +135,7 @@ func snapshotState(path string, root hostfs.FS) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	st.Path = path
 	return st, nil
 }
 

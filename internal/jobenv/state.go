@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/internal/advice"
@@ -61,6 +62,9 @@ type State struct {
 	BootID    string        `json:"boot_id,omitempty"`
 	WrittenBy string        `json:"written_by,omitempty"`
 	Devices   []StateDevice `json:"devices"`
+	// Path is the file it was read from (a state file, or a snapshot),
+	// for errors; not part of the file.
+	Path string `json:"-"`
 }
 
 // StateDevice is one device with its UUID. A whole GPU has only GPU; a
@@ -73,6 +77,25 @@ type StateDevice struct {
 	GICap string `json:"gi_cap,omitempty"` // /dev/nvidia-caps/nvidia-capM
 	CICap string `json:"ci_cap,omitempty"`
 	MIG   bool   `json:"mig_enabled,omitempty"`
+	// Index is the GPU's NVML index (a MIG device's: its GPU's), what
+	// dcgm-exporter calls gpu and jobstats the ordinal; GI is a MIG
+	// device's GPU instance id (dcgm-exporter's GPU_I_ID). The job map
+	// names its files by them. Both are nil in a state written by a
+	// slurm-mig that did not record them, which env still reads.
+	Index *int `json:"index,omitempty"`
+	GI    *int `json:"gpu_instance_id,omitempty"`
+}
+
+// Addressed reports whether the state records every device's NVML index
+// and, for a MIG device, its GPU instance id: a state written before
+// slurm-mig recorded them does not.
+func (s *State) Addressed() bool {
+	for _, d := range s.Devices {
+		if d.Index == nil || (d.CICap != "" && d.GI == nil) {
+			return false
+		}
+	}
+	return true
 }
 
 // ownFile is the file that is the device's alone: a MIG device's CI cap,
@@ -92,7 +115,7 @@ func NewState(n *model.Node, node, bootID, writtenBy string) (*State, error) {
 	// from NVML or a snapshot, that lacks one.
 	for i := range n.GPUs {
 		g := &n.GPUs[i]
-		s.Devices = append(s.Devices, StateDevice{UUID: g.UUID, GPU: g.DevicePath(), MIG: g.MigEnabled})
+		s.Devices = append(s.Devices, StateDevice{UUID: g.UUID, GPU: g.DevicePath(), MIG: g.MigEnabled, Index: intp(g.Index)})
 		if !g.MigEnabled {
 			continue
 		}
@@ -102,14 +125,19 @@ func NewState(n *model.Node, node, bootID, writtenBy string) (*State, error) {
 				return nil, fmt.Errorf("%s: cap minors unknown", m.Label(g))
 			}
 			s.Devices = append(s.Devices, StateDevice{UUID: m.UUID, GPU: g.DevicePath(),
-				GICap: model.CapPath(*m.GICapMinor), CICap: model.CapPath(*m.CICapMinor)})
+				GICap: model.CapPath(*m.GICapMinor), CICap: model.CapPath(*m.CICapMinor),
+				Index: intp(g.Index), GI: intp(m.GPUInstanceID)})
 		}
 	}
 	s.Generation = generation(s.Devices)
 	return s, nil
 }
 
-// generation hashes the devices in a fixed order.
+func intp(i int) *int { return &i }
+
+// generation hashes the devices in a fixed order: their files and
+// UUIDs. The NVML index and GPU instance id are left out, so that a
+// slurm-mig that does not know them still reads a state that has them.
 func generation(devs []StateDevice) string {
 	lines := make([]string, len(devs))
 	for i, d := range devs {
@@ -156,6 +184,7 @@ func loadStateFile(path string, data []byte, err error) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	s.Path = path
 	return s, nil
 }
 
@@ -171,6 +200,7 @@ func ParseState(data []byte) (*State, error) {
 		return nil, fmt.Errorf("state_version %d, this slurm-mig reads %d", s.Version, StateVersion)
 	}
 	seen := map[string]bool{}
+	address := map[string]int{} // a whole GPU's index, a MIG device's index and GI: its job map file
 	for i, d := range s.Devices {
 		switch {
 		case d.GPU == "":
@@ -179,6 +209,12 @@ func ParseState(data []byte) (*State, error) {
 			return nil, fmt.Errorf("devices[%d]: a MIG device needs both gi_cap and ci_cap", i)
 		case d.CICap != "" && d.MIG:
 			return nil, fmt.Errorf("devices[%d]: mig_enabled is for GPUs, not MIG devices", i)
+		case d.GI != nil && d.CICap == "":
+			return nil, fmt.Errorf("devices[%d]: gpu_instance_id is for MIG devices", i)
+		case d.GI != nil && d.Index == nil:
+			return nil, fmt.Errorf("devices[%d]: a gpu_instance_id without an index", i)
+		case d.Index != nil && (*d.Index < 0 || (d.GI != nil && *d.GI < 0)):
+			return nil, fmt.Errorf("devices[%d]: a negative index or gpu_instance_id", i)
 		}
 		key := d.ownFile()
 		if err := model.ValidUUID(d.UUID, d.CICap != ""); err != nil {
@@ -188,6 +224,18 @@ func ParseState(data []byte) (*State, error) {
 			return nil, fmt.Errorf("devices[%d]: %s is listed twice", i, key)
 		}
 		seen[key] = true
+		if d.Index != nil && !d.MIG {
+			a := strconv.Itoa(*d.Index)
+			if d.GI != nil {
+				a += "." + strconv.Itoa(*d.GI)
+			}
+			// Two CIs of one GPU instance share it; anything else that does
+			// would have the job map name two devices by one file.
+			if j, ok := address[a]; ok && (d.CICap == "" || s.Devices[j].GICap != d.GICap || s.Devices[j].GPU != d.GPU) {
+				return nil, fmt.Errorf("devices[%d] (%s) has the index and gpu_instance_id of devices[%d] (%s)", i, key, j, s.Devices[j].ownFile())
+			}
+			address[a] = i
+		}
 	}
 	if g := generation(s.Devices); s.Generation != g {
 		return nil, fmt.Errorf("generation %q does not match its devices (%s); the file was edited or damaged", s.Generation, g)
@@ -275,6 +323,10 @@ func CompareState(path string, want *State) (*StateReport, error) {
 			r.Problems = append(r.Problems, fmt.Sprintf("~ %s: UUID %s -> %s", k, g.UUID, w.UUID))
 		case g.GPU != w.GPU || g.GICap != w.GICap || g.MIG != w.MIG:
 			r.Problems = append(r.Problems, fmt.Sprintf("~ %s: files or MIG mode changed", k))
+		case g.Index == nil && w.Index != nil:
+			r.Problems = append(r.Problems, fmt.Sprintf("~ %s: no NVML index or GPU instance id recorded (written by an older slurm-mig)", k))
+		case !sameInt(g.Index, w.Index) || !sameInt(g.GI, w.GI):
+			r.Problems = append(r.Problems, fmt.Sprintf("~ %s: NVML index or GPU instance id changed", k))
 		}
 	}
 	var gone []string
@@ -286,6 +338,8 @@ func CompareState(path string, want *State) (*StateReport, error) {
 	r.Same = len(r.Problems) == 0
 	return r, nil
 }
+
+func sameInt(a, b *int) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // Usable counts the devices a task can be given: whole GPUs not in MIG
 // mode and MIG devices.

@@ -1,7 +1,7 @@
-// Package jobmap keeps the GPU-to-job map that dcgm-exporter
-// (--hpc-job-mapping-dir) and Princeton's jobstats (/run/gpustat) read:
-// a directory with one file per device, named by the device's UUID,
-// holding one "JOBID UID" line per job that has the device. Slurm's
+// Package jobmap keeps the GPU-to-job map that an exporter reads:
+// dcgm-exporter's --hpc-job-mapping-dir or Princeton jobstats'
+// /run/gpustat, a directory with one file per device and a line per job
+// that has the device, in that exporter's format (format.go). Slurm's
 // Prolog adds a job's line to the files of its devices, and its Epilog
 // takes it out again.
 //
@@ -18,6 +18,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -32,11 +34,19 @@ import (
 // Options say what Run does and where it reads from.
 type Options struct {
 	Dir    string         // the job map directory
+	Format Format         // which exporter reads it
 	Remove bool           // the Epilog: take the job's lines out
 	Map    jobenv.Options // where the index map and the device state are read, as env reads them
 	// LockTimeout bounds the wait for other Prologs and Epilogs of the
 	// node; 0 is atomicfile's 60 s.
 	LockTimeout time.Duration
+	// JobGPUs asks the controller for the job's GPU indices on a node
+	// (slurmhost.JobGPUs); nil never asks. It is asked only by the
+	// Prolog of a node with GPUs of several types (see moreGPUs).
+	JobGPUs func(id, node string) ([]int, error)
+	// Warn is told what goes wrong short of a refusal: a controller that
+	// does not answer. nil drops it.
+	Warn func(error)
 }
 
 // lockName is the lock that every jobmap of a directory takes while it
@@ -64,7 +74,12 @@ func Run(opts Options, getenv func(string) (string, bool)) error {
 	if err != nil {
 		return err
 	}
-	names, err := fileNames(devs)
+	more, err := opts.moreGPUs(job, n)
+	if err != nil {
+		return err
+	}
+	devs = append(devs, more...)
+	names, err := opts.Format.fileNames(n.State, devs)
 	if err != nil {
 		return err
 	}
@@ -88,11 +103,19 @@ func Run(opts Options, getenv func(string) (string, bool)) error {
 		return err
 	}
 	defer dir.Close()
-	// A file that is refused (a symlink, a FIFO) is refused before the
-	// lock is taken, whose file would change the directory's mtime; under
-	// the lock every file is read and checked again.
+	// A file that is refused (a symlink, a FIFO, one of the other
+	// format) is refused before the lock is taken, whose file would change
+	// the directory's mtime; under the lock every file is read and checked
+	// again.
+	if err := checkNames(dir, opts.Format); err != nil {
+		return err
+	}
 	for _, name := range names {
-		if _, _, err := readEntry(dir, name); err != nil {
+		data, _, err := readEntry(dir, name)
+		if err != nil {
+			return err
+		}
+		if err := opts.Format.checkFile(filepath.Join(opts.Dir, name), data); err != nil {
 			return err
 		}
 	}
@@ -101,7 +124,100 @@ func Run(opts Options, getenv func(string) (string, bool)) error {
 		return fmt.Errorf("cannot update %s: %w", opts.Dir, err)
 	}
 	defer unlock()
-	return update(dir, names, job, opts.Remove)
+	if err := checkNames(dir, opts.Format); err != nil {
+		return err
+	}
+	if opts.Remove && n.Types > 1 {
+		// The Epilog of a job of two types has one type's indices, as the
+		// Prolog had; the files that hold the job's line are the rest.
+		if names, err = withJobFiles(dir, opts.Format, names, job.ID); err != nil {
+			return err
+		}
+	}
+	return update(dir, names, job, opts.Format, opts.Remove)
+}
+
+// moreGPUs are the job's devices that SLURM_JOB_GPUS leaves out. Slurm
+// (22.05, 24.11 and 26.05 tried) gives the Prolog and the Epilog the
+// indices of one GPU type only when a job has several, each type's
+// overwriting the one before, and nothing else in their environment
+// tells such a job from a job of one type. On a node whose Gres= has one
+// GPU type no job can have two, and nothing is asked; on one with
+// several, the Prolog asks the controller once for the job's indices on
+// this node. A controller that does not answer costs the job no more
+// than the map of the devices it cannot see: a warning, and the
+// environment's indices alone.
+func (o Options) moreGPUs(job Job, n *jobenv.Node) ([]*jobenv.StateDevice, error) {
+	if o.Remove || n.Types < 2 || o.JobGPUs == nil {
+		return nil, nil
+	}
+	all, err := o.JobGPUs(job.ID, job.Node)
+	if err != nil {
+		o.warn(fmt.Errorf("job %s: %v; mapping the %s=%s it has alone (a job of several GPU types may have more)", job.ID, err, jobGPUs, joinInts(job.Indices)))
+		return nil, nil
+	}
+	var extra []int
+	for _, i := range all {
+		if !slices.Contains(job.Indices, i) {
+			extra = append(extra, i)
+		}
+	}
+	for _, i := range job.Indices {
+		if !slices.Contains(all, i) {
+			o.warn(fmt.Errorf("job %s: %s=%s, but the controller gives it GPU indices %s on %s; mapping both", job.ID, jobGPUs, joinInts(job.Indices), joinInts(all), job.Node))
+			break
+		}
+	}
+	return n.Pick("scontrol show job -d "+job.ID+" (IDX:)", extra)
+}
+
+func (o Options) warn(err error) {
+	if o.Warn != nil {
+		o.Warn(err)
+	}
+}
+
+// withJobFiles adds to names the files of the format in dir that hold a
+// line of the job.
+func withJobFiles(dir *os.File, f Format, names []string, id string) ([]string, error) {
+	if _, err := dir.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("job map directory %s: %w", dir.Name(), err)
+	}
+	all, err := dir.Readdirnames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("job map directory %s: %w", dir.Name(), err)
+	}
+	sort.Strings(all)
+	for _, name := range all {
+		if !f.ownName(name) || slices.Contains(names, name) {
+			continue
+		}
+		data, _, err := readEntry(dir, name)
+		if err != nil {
+			return nil, err
+		}
+		if _, own := split(data, id); len(own) > 0 {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// checkNames refuses a directory that holds a file of the other format.
+func checkNames(dir *os.File, f Format) error {
+	if _, err := dir.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("job map directory %s: %w", dir.Name(), err)
+	}
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return fmt.Errorf("job map directory %s: %w", dir.Name(), err)
+	}
+	for _, name := range names {
+		if why := f.foreignName(name); why != "" {
+			return fmt.Errorf("job map directory %s holds %s (%s); this job map is of the %s format: not mixing the two (give each exporter its own directory, and empty this one to switch it)", dir.Name(), name, why, f)
+		}
+	}
+	return nil
 }
 
 // change is one file's new content; nil data removes the file.
@@ -113,11 +229,14 @@ type change struct {
 
 // update reads the files of the job's devices under the directory's
 // lock, works out every change, and only then writes them.
-func update(dir *os.File, names []string, job Job, remove bool) error {
+func update(dir *os.File, names []string, job Job, f Format, remove bool) error {
 	var changes []change
 	for _, name := range names {
 		old, info, err := readEntry(dir, name)
 		if err != nil {
+			return err
+		}
+		if err := f.checkFile(filepath.Join(dir.Name(), name), old); err != nil {
 			return err
 		}
 		var data []byte
@@ -125,7 +244,7 @@ func update(dir *os.File, names []string, job Job, remove bool) error {
 		if remove {
 			data, changed = withoutJob(old, job.ID)
 		} else {
-			data, changed = withJob(old, job.ID, job.line())
+			data, changed = withJob(old, job.ID, f.line(job))
 		}
 		if changed {
 			changes = append(changes, change{name: name, data: data, like: info})
@@ -149,26 +268,6 @@ func update(dir *os.File, names []string, job Job, remove bool) error {
 		}
 	}
 	return nil
-}
-
-// fileNames are the files of the devices: their UUIDs, each once (two
-// indices may not name one device, but a map file is a device's, not an
-// index's). A UUID that cannot be a file's name is refused: the legacy
-// MIG-GPU-<uuid>/<gi>/<ci> form of drivers before 470.42.01 has slashes,
-// and would name a path below the directory instead.
-func fileNames(devs []*jobenv.StateDevice) ([]string, error) {
-	var names []string
-	seen := map[string]bool{}
-	for _, d := range devs {
-		if strings.ContainsRune(d.UUID, '/') || d.UUID == "." || d.UUID == ".." || d.UUID == "" {
-			return nil, fmt.Errorf("device %s: its UUID %q cannot name a file of the job map (MIG UUIDs of drivers before 470.42.01 have slashes)", d.GPU, d.UUID)
-		}
-		if !seen[d.UUID] {
-			seen[d.UUID] = true
-			names = append(names, d.UUID)
-		}
-	}
-	return names, nil
 }
 
 // openDir opens the job map directory for reading (its entries) and
@@ -322,9 +421,6 @@ type Job struct {
 	Indices []int
 }
 
-// line is the job's line in a map file.
-func (j Job) line() string { return j.ID + " " + j.UID }
-
 // ReadJob reads the job from the Prolog's or Epilog's environment, which
 // slurmd builds (SLURM_JOB_ID, SLURM_JOB_UID, SLURM_JOB_GPUS,
 // SLURMD_NODENAME). A job without GPUs on this node has no
@@ -359,4 +455,12 @@ func ReadJob(lookup func(string) (string, bool)) (Job, error) {
 func isNumber(s string) bool {
 	n, err := strconv.ParseUint(s, 10, 64)
 	return err == nil && strconv.FormatUint(n, 10) == s
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
 }

@@ -1,6 +1,7 @@
 package jobmap
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
@@ -42,11 +44,27 @@ func uuid(prefix string, n int) string {
 // byIndex are the UUIDs of the test node's indices 0-6.
 var byIndex = []string{uuid("MIG", 122), uuid("MIG", 341), uuid("MIG", 351), uuid("MIG", 112), uuid("MIG", 131), uuid("GPU", 0), uuid("GPU", 2)}
 
+// fileAt are the files of the test node's indices 0-6 in each format:
+// NVML numbers /dev/nvidia1 0, /dev/nvidia0 1, /dev/nvidia3 2 and
+// /dev/nvidia2 3; the MIG devices' GPU instance ids are in testNode.
+var fileAt = map[Format][]string{
+	DCGM:     {"0.1", "2.1", "2.2", "0.9", "0.10", "1", "3"},
+	Jobstats: {byIndex[0], byIndex[1], byIndex[2], byIndex[3], byIndex[4], "1", "3"},
+}
+
+// lineOf is the line of job id (of uid) in a file of the format.
+func lineOf(f Format, id, uid int) string {
+	if f == DCGM {
+		return strconv.Itoa(id)
+	}
+	return fmt.Sprintf("%d %d", id, uid)
+}
+
 func caps(gi, ci uint32) (*uint32, *uint32) { return &gi, &ci }
 
-func mig(uuidN int, gi, ci uint32) model.MigDevice {
-	g, c := caps(gi, ci)
-	return model.MigDevice{UUID: uuid("MIG", uuidN), GICapMinor: g, CICapMinor: c}
+func mig(uuidN, gi int, giCap, ciCap uint32) model.MigDevice {
+	g, c := caps(giCap, ciCap)
+	return model.MigDevice{UUID: uuid("MIG", uuidN), GPUInstanceID: gi, GICapMinor: g, CICapMinor: c}
 }
 
 // testNode writes the test node's slurm.conf, gres.conf and device state
@@ -54,10 +72,10 @@ func mig(uuidN int, gi, ci uint32) model.MigDevice {
 func testNode(t testing.TB) (jobenv.Options, string) {
 	dir := t.TempDir()
 	n := &model.Node{GPUs: []model.GPU{
-		{Minor: 0, UUID: uuid("GPU", 0)},
-		{Minor: 1, UUID: uuid("GPU", 1), MigEnabled: true, MigDevices: []model.MigDevice{mig(112, 12, 13), mig(122, 21, 22), mig(131, 30, 31)}},
-		{Minor: 2, UUID: uuid("GPU", 2)},
-		{Minor: 3, UUID: uuid("GPU", 3), MigEnabled: true, MigDevices: []model.MigDevice{mig(341, 40, 41), mig(351, 50, 51)}},
+		{Index: 1, Minor: 0, UUID: uuid("GPU", 0)},
+		{Index: 0, Minor: 1, UUID: uuid("GPU", 1), MigEnabled: true, MigDevices: []model.MigDevice{mig(112, 9, 12, 13), mig(122, 1, 21, 22), mig(131, 10, 30, 31)}},
+		{Index: 3, Minor: 2, UUID: uuid("GPU", 2)},
+		{Index: 2, Minor: 3, UUID: uuid("GPU", 3), MigEnabled: true, MigDevices: []model.MigDevice{mig(341, 1, 40, 41), mig(351, 2, 50, 51)}},
 	}}
 	st, err := jobenv.NewState(n, "n1", "", "test")
 	if err != nil {
@@ -124,22 +142,30 @@ func treeState(t testing.TB, dir string) string {
 }
 
 func TestSharedDevice(t *testing.T) {
+	for _, f := range []Format{DCGM, Jobstats} {
+		t.Run(f.String(), func(t *testing.T) { testSharedDevice(t, f) })
+	}
+}
+
+func testSharedDevice(t *testing.T, f Format) {
 	opts, tmp := testNode(t)
 	dir := filepath.Join(tmp, "run", "jobmap")
+	at := fileAt[f]
 	run := func(env map[string]string, remove bool) {
 		t.Helper()
-		if err := Run(Options{Dir: dir, Remove: remove, Map: opts}, lookup(env)); err != nil {
+		if err := Run(Options{Dir: dir, Format: f, Remove: remove, Map: opts}, lookup(env)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	run(jobEnv(7, 1000, "0,5,3"), false)
 	run(jobEnv(8, 1001, "3,6"), false)
 	run(jobEnv(7, 1000, "0,5,3"), false) // a Prolog run twice
+	j7, j8 := lineOf(f, 7, 1000), lineOf(f, 8, 1001)
 	want := map[string][]string{
-		byIndex[0]: {"7 1000"},
-		byIndex[5]: {"7 1000"},
-		byIndex[3]: {"7 1000", "8 1001"},
-		byIndex[6]: {"8 1001"},
+		at[0]: {j7},
+		at[5]: {j7},
+		at[3]: {j7, j8},
+		at[6]: {j8},
 	}
 	if diff := cmp.Diff(want, readMap(t, dir)); diff != "" {
 		t.Errorf("after two Prologs (-want +got):\n%s", diff)
@@ -149,7 +175,7 @@ func TestSharedDevice(t *testing.T) {
 	}
 
 	run(jobEnv(7, 1000, "0,5,3"), true)
-	want = map[string][]string{byIndex[3]: {"8 1001"}, byIndex[6]: {"8 1001"}}
+	want = map[string][]string{at[3]: {j8}, at[6]: {j8}}
 	if diff := cmp.Diff(want, readMap(t, dir)); diff != "" {
 		t.Errorf("after job 7's Epilog (-want +got):\n%s", diff)
 	}
@@ -171,7 +197,30 @@ func TestSharedDevice(t *testing.T) {
 // and the TaskProlog must name the same devices. The expected map is
 // built from env's output, the map itself only from the files.
 func TestMapsAsEnv(t *testing.T) {
+	for _, f := range []Format{DCGM, Jobstats} {
+		t.Run(f.String(), func(t *testing.T) { testMapsAsEnv(t, f) })
+	}
+}
+
+func testMapsAsEnv(t *testing.T, f Format) {
 	opts, tmp := testNode(t)
+	st, err := jobenv.LoadState(opts.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The file of each UUID, from the state's index and GPU instance id.
+	fileOf := map[string]string{}
+	for _, d := range st.Devices {
+		switch {
+		case d.MIG:
+		case d.CICap == "":
+			fileOf[d.UUID] = strconv.Itoa(*d.Index)
+		case f == DCGM:
+			fileOf[d.UUID] = fmt.Sprintf("%d.%d", *d.Index, *d.GI)
+		default:
+			fileOf[d.UUID] = d.UUID
+		}
+	}
 	r := rand.New(rand.NewPCG(27, 1))
 	envUUIDs := func(indices []int) []string {
 		t.Helper()
@@ -189,13 +238,13 @@ func TestMapsAsEnv(t *testing.T) {
 		}
 		want := map[string][]string{}
 		for _, u := range envUUIDs(a) {
-			want[u] = append(want[u], "1 500")
+			want[fileOf[u]] = append(want[fileOf[u]], lineOf(f, 1, 500))
 		}
 		for _, u := range envUUIDs(b) {
-			want[u] = append(want[u], "2 501")
+			want[fileOf[u]] = append(want[fileOf[u]], lineOf(f, 2, 501))
 		}
 		for i, job := range []map[string]string{jobEnv(1, 500, join(a)), jobEnv(2, 501, join(b))} {
-			if err := Run(Options{Dir: dir, Map: opts}, lookup(job)); err != nil {
+			if err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(job)); err != nil {
 				t.Fatalf("round %d, job %d: %v", round, i+1, err)
 			}
 		}
@@ -204,18 +253,18 @@ func TestMapsAsEnv(t *testing.T) {
 		}
 		// The expected UUIDs by index, independently of env.
 		for _, i := range a {
-			if !slices.Contains(readMap(t, dir)[byIndex[i]], "1 500") {
-				t.Fatalf("round %d: index %d (%s) lacks job 1's line", round, i, byIndex[i])
+			if !slices.Contains(readMap(t, dir)[fileAt[f][i]], lineOf(f, 1, 500)) {
+				t.Fatalf("round %d: index %d (%s) lacks job 1's line", round, i, fileAt[f][i])
 			}
 		}
 
 		// A bad index changes nothing.
 		before := treeState(t, dir)
 		bad := append(slices.Clone(a), len(byIndex)+r.IntN(3))
-		if err := Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(3, 502, join(bad)))); err == nil {
+		if err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(jobEnv(3, 502, join(bad)))); err == nil {
 			t.Fatalf("round %d: index set %v accepted", round, bad)
 		}
-		if err := Run(Options{Dir: dir, Remove: true, Map: opts}, lookup(jobEnv(1, 500, join(bad)))); err == nil {
+		if err := Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(1, 500, join(bad)))); err == nil {
 			t.Fatalf("round %d: removal of index set %v accepted", round, bad)
 		}
 		if after := treeState(t, dir); after != before {
@@ -223,12 +272,12 @@ func TestMapsAsEnv(t *testing.T) {
 		}
 
 		// Removing job 1 leaves job 2's lines, and only those.
-		if err := Run(Options{Dir: dir, Remove: true, Map: opts}, lookup(jobEnv(1, 500, join(a)))); err != nil {
+		if err := Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(1, 500, join(a)))); err != nil {
 			t.Fatal(err)
 		}
 		want = map[string][]string{}
 		for _, u := range envUUIDs(b) {
-			want[u] = append(want[u], "2 501")
+			want[fileOf[u]] = append(want[fileOf[u]], lineOf(f, 2, 501))
 		}
 		if diff := cmp.Diff(want, readMap(t, dir)); diff != "" {
 			t.Fatalf("round %d, job 1 removed (-want +got):\n%s", round, diff)
@@ -247,6 +296,12 @@ func join(xs []int) string {
 // TestBurst runs the Prologs of 32 jobs at once, then the Epilogs of
 // half of them at once: every line is there once, none lost.
 func TestBurst(t *testing.T) {
+	for _, f := range []Format{DCGM, Jobstats} {
+		t.Run(f.String(), func(t *testing.T) { testBurst(t, f) })
+	}
+}
+
+func testBurst(t *testing.T, f Format) {
 	opts, tmp := testNode(t)
 	dir := filepath.Join(tmp, "jobmap")
 	const jobs = 32
@@ -266,7 +321,7 @@ func TestBurst(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs <- Run(Options{Dir: dir, Remove: remove, Map: opts}, lookup(jobEnv(job, 1000+job, join(indices(job)))))
+				errs <- Run(Options{Dir: dir, Format: f, Remove: remove, Map: opts}, lookup(jobEnv(job, 1000+job, join(indices(job)))))
 			}()
 		}
 		wg.Wait()
@@ -282,7 +337,7 @@ func TestBurst(t *testing.T) {
 		for job := 1; job <= jobs; job++ {
 			if kept(job) {
 				for _, i := range indices(job) {
-					want[byIndex[i]] = append(want[byIndex[i]], fmt.Sprintf("%d %d", job, 1000+job))
+					want[fileAt[f][i]] = append(want[fileAt[f][i]], lineOf(f, job, 1000+job))
 				}
 			}
 		}
@@ -328,13 +383,19 @@ func TestNoGPUs(t *testing.T) {
 // leading out, a FIFO: nothing outside is read or written, nothing
 // inside changes, and the error names the file.
 func TestNotOutOfDir(t *testing.T) {
+	for _, f := range []Format{DCGM, Jobstats} {
+		t.Run(f.String(), func(t *testing.T) { testNotOutOfDir(t, f) })
+	}
+}
+
+func testNotOutOfDir(t *testing.T, f Format) {
 	opts, tmp := testNode(t)
 	dir := filepath.Join(tmp, "jobmap")
 	outside := filepath.Join(tmp, "outside")
 	if err := os.WriteFile(outside, []byte("secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(1, 1000, "6"))); err != nil {
+	if err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(jobEnv(1, 1000, "6"))); err != nil {
 		t.Fatal(err)
 	}
 	for _, plant := range []func(path string) error{
@@ -344,16 +405,16 @@ func TestNotOutOfDir(t *testing.T) {
 		func(path string) error { return mkfifo(path) },
 		func(path string) error { return os.Mkdir(path, 0o755) },
 	} {
-		target := filepath.Join(dir, byIndex[4])
+		target := filepath.Join(dir, fileAt[f][4])
 		if err := plant(target); err != nil {
 			t.Fatal(err)
 		}
 		before := treeState(t, tmp)
-		err := Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
+		err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
 		if err == nil || !strings.HasPrefix(err.Error(), target+" is ") {
 			t.Errorf("err = %v; want one naming %s", err, target)
 		}
-		err = Run(Options{Dir: dir, Remove: true, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
+		err = Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
 		if err == nil || !strings.HasPrefix(err.Error(), target+" is ") {
 			t.Errorf("--remove: err = %v; want one naming %s", err, target)
 		}
@@ -374,7 +435,7 @@ func TestNotOutOfDir(t *testing.T) {
 	if err := os.Chmod(open, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	err := Run(Options{Dir: open, Map: opts}, lookup(jobEnv(2, 1000, "6")))
+	err := Run(Options{Dir: open, Format: f, Map: opts}, lookup(jobEnv(2, 1000, "6")))
 	if err == nil || !strings.Contains(err.Error(), "writable by others") {
 		t.Errorf("a world-writable directory: err = %v", err)
 	}
@@ -469,5 +530,144 @@ func TestRefusesWhatSlurmdMisreads(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(mapDir); len(entries) != 0 {
 		t.Errorf("job map written: %v", entries)
+	}
+}
+
+// TestTwoTypes: on a node of several GPU types the Prolog asks the
+// controller once for the job's indices and maps them all; the Epilog
+// asks nothing and takes the job's lines out of every file. On a node of
+// one type no job can have two, and nothing is asked.
+func TestTwoTypes(t *testing.T) {
+	opts, tmp := testNode(t)
+	dir := filepath.Join(tmp, "jobmap")
+	var asked []string
+	ask := func(id, node string) ([]int, error) {
+		asked = append(asked, id+"@"+node)
+		return []int{3, 5, 6}, nil // a 1g device and both whole GPUs
+	}
+	o := Options{Dir: dir, Map: opts, JobGPUs: ask}
+	if err := Run(o, lookup(jobEnv(9, 1000, "5,6"))); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{fileAt[DCGM][3]: {"9"}, fileAt[DCGM][5]: {"9"}, fileAt[DCGM][6]: {"9"}}
+	if diff := cmp.Diff(want, readMap(t, dir)); diff != "" || !slices.Equal(asked, []string{"9@n1"}) {
+		t.Errorf("Prolog: asked %v (-want +got):\n%s", asked, diff)
+	}
+	o.Remove = true
+	if err := Run(o, lookup(jobEnv(9, 1000, "5,6"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := readMap(t, dir); len(got) != 0 || len(asked) != 1 {
+		t.Errorf("Epilog: asked %v, left %v", asked, got)
+	}
+
+	// A controller that does not answer: a warning, and the indices of
+	// the environment.
+	var warned []error
+	o = Options{Dir: dir, Map: opts, JobGPUs: func(string, string) ([]int, error) { return nil, errors.New("no answer in 10s") }, Warn: func(err error) { warned = append(warned, err) }}
+	if err := Run(o, lookup(jobEnv(10, 1000, "6"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := readMap(t, dir); !cmp.Equal(got, map[string][]string{fileAt[DCGM][6]: {"10"}}) || len(warned) != 1 ||
+		warned[0].Error() != "job 10: no answer in 10s; mapping the SLURM_JOB_GPUS=6 it has alone (a job of several GPU types may have more)" {
+		t.Errorf("map %v, warnings %v", got, warned)
+	}
+
+	// One type: nothing asked, Prolog or Epilog.
+	one := t.TempDir()
+	oneConf := filepath.Join(one, "slurm.conf")
+	if err := os.WriteFile(oneConf, []byte("GresTypes=gpu\nNodeName=n1 CPUs=8 Gres=gpu:a100:2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(one, "gres.conf"), []byte("Name=gpu Type=a100 File=/dev/nvidia[0,2]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	oneOpts := opts
+	oneOpts.SlurmConf = oneConf
+	asked = nil
+	oneDir := filepath.Join(one, "jobmap")
+	for _, remove := range []bool{false, true} {
+		if err := Run(Options{Dir: oneDir, Map: oneOpts, JobGPUs: ask, Remove: remove}, lookup(jobEnv(11, 1000, "1"))); err != nil {
+			t.Fatal(err)
+		}
+		if len(asked) != 0 {
+			t.Fatalf("a job on a node of one GPU type asked the controller (remove=%v)", remove)
+		}
+	}
+}
+
+// TestOtherFormatRefused: a directory holding the other format's files
+// (or an older slurm-mig's, named by UUID) is refused, unchanged.
+func TestOtherFormatRefused(t *testing.T) {
+	opts, tmp := testNode(t)
+	for _, tc := range []struct {
+		f          Format
+		name, data string
+		want       string
+	}{
+		{DCGM, byIndex[0], "7 1000\n", "holds " + byIndex[0] + " (a file named by UUID, of jobstats' format (or of an older slurm-mig's job map))"},
+		{DCGM, uuid("GPU", 2), "7 1000\n", "holds " + uuid("GPU", 2) + " (a file named by UUID"},
+		{DCGM, "3", "7 1000\n", "3 holds a JOBID UID line, of jobstats' format"},
+		{Jobstats, "0.1", "7\n", "holds 0.1 (a <index>.<GPU instance id> file, of dcgm-exporter's format)"},
+		{Jobstats, "3", "7\n", "3 holds a JOBID line without the UID, of dcgm-exporter's format"},
+		{Jobstats, uuid("GPU", 2), "7 1000\n", "holds " + uuid("GPU", 2) + " (a GPU-<UUID> file"},
+	} {
+		dir := filepath.Join(tmp, "other"+strconv.Itoa(int(tc.f))+tc.name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, tc.name), []byte(tc.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := treeState(t, dir)
+		for _, remove := range []bool{false, true} {
+			err := Run(Options{Dir: dir, Format: tc.f, Remove: remove, Map: opts}, lookup(jobEnv(8, 1001, "6")))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s in a %s map: err = %v, want %q", tc.name, tc.f, err, tc.want)
+			}
+		}
+		if after := treeState(t, dir); after != before {
+			t.Errorf("%s in a %s map: the refusal changed the directory", tc.name, tc.f)
+		}
+	}
+}
+
+// TestOldState: a state without NVML indices and GPU instance ids, as
+// releases before wrote it, is refused with its fix; the map is not made.
+func TestOldState(t *testing.T) {
+	opts, tmp := testNode(t)
+	st, err := jobenv.LoadState(opts.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range st.Devices {
+		st.Devices[i].Index, st.Devices[i].GI = nil, nil
+	}
+	old, err := jobenv.NewState(&model.Node{}, "n1", "", "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Devices = st.Devices
+	data := string(old.Encode())
+	// The generation of the devices without index, as the old release made it.
+	parsed, perr := jobenv.ParseState([]byte(data))
+	if perr == nil || !strings.Contains(perr.Error(), "does not match its devices (") {
+		t.Fatalf("ParseState: %v, %v", parsed, perr)
+	}
+	gen := strings.TrimSuffix(strings.Split(perr.Error(), "does not match its devices (")[1], "); the file was edited or damaged")
+	data = strings.Replace(data, `"generation": "`+old.Generation+`"`, `"generation": "`+gen+`"`, 1)
+	path := filepath.Join(tmp, "old.json")
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts.State = path
+	dir := filepath.Join(tmp, "jobmap")
+	err = Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(8, 1001, "6")))
+	var a *advice.Error
+	if err == nil || !errors.As(err, &a) || a.Fix != advice.StateStale || !strings.HasPrefix(err.Error(), path+" records no NVML index or GPU instance id") {
+		t.Errorf("err = %v; want the state refused as stale", err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("the map was made: %v", err)
 	}
 }

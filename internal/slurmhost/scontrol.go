@@ -12,7 +12,9 @@ package slurmhost
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -39,20 +41,32 @@ func ShowNode(name string) (Node, error) {
 // showNode is ShowNode with the time it waits for scontrol, which tests
 // shorten.
 func showNode(name string, timeout time.Duration) (Node, error) {
-	path, err := exec.LookPath("scontrol")
+	out, err := scontrol(timeout, "scontrol show node "+name, "show", "node", "-o", name)
+	if err != nil {
+		return Node{}, err
+	}
+	return ParseNode(name, out)
+}
+
+// scontrol runs scontrol with args and returns its output. One that is
+// not installed is an error with advice; one that fails says, after
+// what, what it printed, and one that has not answered in timeout is
+// killed, with any child it started.
+func scontrol(timeout time.Duration, what string, args ...string) (string, error) {
+	path, err := lookScontrol()
 	if err != nil {
 		// The command line says which of its flags asked slurmctld.
-		return Node{}, advice.Wrap(err, advice.NoScontrol)
+		return "", advice.Wrap(err, advice.NoScontrol)
 	}
-	stdout, stderr, err := child.Run(path, []string{"show", "node", "-o", name}, timeout)
+	stdout, stderr, err := child.Run(path, args, timeout)
 	if err != nil {
 		msg := scontrolMessage(string(stderr))
 		if msg == "" || errors.As(err, new(*child.TimeoutError)) {
 			msg = err.Error()
 		}
-		return Node{}, fmt.Errorf("scontrol show node %s: %s", name, msg)
+		return "", fmt.Errorf("%s: %s", what, msg)
 	}
-	return ParseNode(name, string(stdout))
+	return string(stdout), nil
 }
 
 // scontrolMessage makes one readable line of what a failed scontrol
@@ -122,4 +136,22 @@ var gresCountReason = regexp.MustCompile(`count (reported lower than configured|
 func (n Node) RegistrationRefused() bool {
 	return strings.Contains(n.State, "INVAL") ||
 		strings.Contains(n.State, "DRAIN") && gresCountReason.MatchString(n.Reason)
+}
+
+// bareDirs are where scontrol is looked for when PATH is empty: slurmd
+// runs a Prolog with no PATH at all.
+var bareDirs = []string{"/usr/bin", "/usr/local/bin", "/opt/slurm/bin", "/bin"}
+
+// lookScontrol finds scontrol on PATH, or, without one, in bareDirs.
+func lookScontrol() (string, error) {
+	path, err := exec.LookPath("scontrol")
+	if err == nil || os.Getenv("PATH") != "" {
+		return path, err
+	}
+	for _, d := range bareDirs {
+		if p, e := exec.LookPath(filepath.Join(d, "scontrol")); e == nil {
+			return p, nil
+		}
+	}
+	return "", err
 }

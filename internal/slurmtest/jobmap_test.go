@@ -6,21 +6,24 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 )
 
 // TestJobmap runs the shipped Prolog and Epilog (scripts/jobmap) in a
-// cluster: while two jobs run side by side, the job map holds, in the
-// file of each of its devices, the job's "JOBID UID" line; once a job has
-// ended its lines are gone and the other's stay; once both have, the map
-// is empty. Which device each job has comes from slurmd (`scontrol show
+// cluster: while two jobs run side by side, each of the two job maps
+// holds, in the file of each of its devices, the job's line (dcgm's
+// <index>[.<gi>] files, the job id; jobstats' <index> and MIG-<UUID>,
+// "JOBID UID"); once a job has ended its lines are gone and the other's
+// stay; once both have, the maps are empty. A job of two GPU types is
+// mapped whole: its Prolog asks slurmctld for the indices Slurm leaves
+// out of SLURM_JOB_GPUS. Which device each job has comes from slurmd (`scontrol show
 // job -d`'s IDX:, numbered by `slurmd -G`) and the node's model, not from
 // slurm-mig's own index map; slurm.conf lists the types in another order
 // than gres.conf. One cluster, kept lean: the TaskProlog tests cover the
@@ -60,9 +63,10 @@ func TestJobmap(t *testing.T) {
 		}
 		script := strings.ReplaceAll(string(data), "/usr/local/bin/slurm-mig jobmap",
 			nodeCommand(slurmMig)+" --root "+devDir+" jobmap --state "+state)
-		script = strings.ReplaceAll(script, "/run/slurm-mig/jobmap", mapDir)
+		script = strings.ReplaceAll(script, "/run/slurm-mig/jobmap-dcgm", filepath.Join(mapDir, "dcgm"))
+		script = strings.ReplaceAll(script, "/run/gpustat", filepath.Join(mapDir, "gpustat"))
 		// What Slurm set, for the test's log.
-		script = strings.Replace(script, "\n", fmt.Sprintf("\n{ echo %s; env | grep -E '^(SLURM_JOB_(ID|UID|GPUS)|SLURMD_NODENAME|SLURM_CONF|CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL)=' | sort; } | tr '\\n' ' ' >> %s/jobmap.log; echo >> %s/jobmap.log\n", name, dir, dir), 1)
+		script = strings.Replace(script, "\n", fmt.Sprintf("\n{ echo %s; env | grep -E '^(SLURM|CUDA|GPU)' | sort; } | tr '\\n' ' ' >> %s/jobmap.log; echo >> %s/jobmap.log\n", name, dir, dir), 1)
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 			t.Fatal(err)
@@ -71,7 +75,8 @@ func TestJobmap(t *testing.T) {
 	}
 	conf := slurmConf(dir, host, nodeLine, hardware(t), freePorts(t)) + "Prolog=" + scripts[0] + "\nEpilog=" + scripts[1] + "\n"
 	path := writeConfigs(t, dir, forThisMachine(gres, devDir), conf)
-	uuidAt, _ := slurmdIndexUUIDs(t, path, l.node, devDir)
+	uuidIdx, _ := slurmdIndexUUIDs(t, path, l.node, devDir)
+	uuidAt := mapFiles(l.node, uuidIdx)
 	cl := startClusterIn(t, dir, host, path)
 	t.Cleanup(func() {
 		env, _ := os.ReadFile(filepath.Join(dir, "jobmap.log"))
@@ -116,38 +121,62 @@ func TestJobmap(t *testing.T) {
 	cl.addJob(want, jobB, uuidAt)
 	cl.waitMap(mapDir, want, "job "+jobA+" ended")
 
-	// A job of two types: Slurm (22.05.8 seen) gives the Prolog and the
-	// Epilog the indices of one type only in SLURM_JOB_GPUS, each type's
-	// overwriting the one before (gres_common_prep_set_env), so the map
-	// has the job on those devices alone. Whatever the release gives, the
-	// map holds the job on its own devices only, and loses it at its end.
+	// A job of two types: Slurm gives the Prolog and the Epilog the
+	// indices of one type only in SLURM_JOB_GPUS, each type's overwriting
+	// the one before (gres_common_prep_set_env), and nothing else in
+	// their environment says so. The node has several types, so jobmap
+	// asks slurmctld (scontrol show job -d) and maps the job whole.
 	jobC := cl.startJob(c3)
 	all := map[string][]string{}
 	cl.addJob(all, jobC, uuidAt)
-	var got map[string][]string
-	cl.waitFor("job "+jobC+"'s Prolog to map it", func() (bool, string) {
-		got = readJobMap(mapDir)
-		return len(got) > len(want), fmt.Sprint(got)
-	})
-	mapped := 0
-	for uuid, lines := range got {
-		switch {
-		case slices.Equal(lines, want[uuid]):
-		case slices.Equal(all[uuid], []string{jobC + " 0"}) && len(lines) == 1 && lines[0] == jobC+" 0":
-			mapped++
-		default:
-			t.Errorf("job %s (%s) running beside job %s: %s holds %v", jobC, c3, jobB, uuid, lines)
-		}
+	for f, lines := range want {
+		all[f] = append(all[f], lines...)
 	}
-	whole := "all of them"
-	if mapped < len(all) {
-		whole = fmt.Sprintf("Slurm %s gives the Prolog one type's indices only", release)
-	}
+	prologGPUs := cl.scriptVar("prolog.sh", jobC, "SLURM_JOB_GPUS")
+	cl.waitMap(mapDir, all, "job "+jobC+" ("+c3+") runs beside job "+jobB)
+	shown := cl.jobState(jobC)
 	cl.endJob(jobC)
 	cl.waitMap(mapDir, want, "job "+jobC+" ended")
 	cl.endJob(jobB)
 	cl.waitMap(mapDir, map[string][]string{}, "every job ended")
-	Announce("slurmtest: jobmap Prolog/Epilog: each job's line by UUID while it ran (%s; %s), gone after it ended; %s: %d of its %d devices mapped (%s)", a, b, c3, mapped, len(all), whole)
+	t.Logf("scontrol show job -d -o %s:\n%s", jobC, shown)
+	Announce("slurmtest: jobmap Prolog/Epilog: each job's line in both maps (dcgm, jobstats) while it ran (%s; %s), gone after it ended; %s: SLURM_JOB_GPUS=%s of IDX:%v in the Prolog, mapped whole (%d files) from scontrol show job -d", a, b, c3, prologGPUs, cl.jobIndicesOf(shown), len(all)-len(want))
+}
+
+// scriptVar is the value of a variable in the environment Slurm gave
+// the script (prolog.sh, epilog.sh) of job, from the test's log.
+func (c *cluster) scriptVar(script, job, name string) string {
+	c.t.Helper()
+	log, _ := os.ReadFile(filepath.Join(c.dir, "jobmap.log"))
+	for _, l := range strings.Split(string(log), "\n") {
+		if strings.HasPrefix(l, script+" ") && strings.Contains(l, " SLURM_JOB_ID="+job+" ") {
+			if m := regexp.MustCompile(` ` + name + `=(\S*) `).FindStringSubmatch(l); m != nil {
+				return m[1]
+			}
+		}
+	}
+	return "(unset)"
+}
+
+// mapFiles names the file of each of slurmd's indices in each map,
+// "dcgm/<file>" and "gpustat/<file>": NVML's index, and for a MIG device
+// its GPU instance id (dcgm) or its UUID (jobstats).
+func mapFiles(node *model.Node, uuidAt map[int]string) map[int][2]string {
+	byUUID := map[string][2]string{}
+	for _, g := range node.GPUs {
+		idx := strconv.Itoa(g.Index)
+		if !g.MigEnabled {
+			byUUID[g.UUID] = [2]string{"dcgm/" + idx, "gpustat/" + idx}
+		}
+		for _, m := range g.MigDevices {
+			byUUID[m.UUID] = [2]string{"dcgm/" + idx + "." + strconv.Itoa(m.GPUInstanceID), "gpustat/" + m.UUID}
+		}
+	}
+	out := map[int][2]string{}
+	for i, u := range uuidAt {
+		out[i] = byUUID[u]
+	}
+	return out
 }
 
 // checkBefore2108: before 21.08 Slurm gives the Prolog no
@@ -195,16 +224,22 @@ func (c *cluster) checkBefore2108(gres, devDir, mapDir string) {
 	Announce("slurmtest: jobmap: Slurm %s gives the Prolog no SLURM_JOB_GPUS and device numbers in CUDA_VISIBLE_DEVICES (%s for IDX:%v); jobmap, for %s and later, leaves the map alone", release, m[1], idx, gresIndexEnvSince)
 }
 
-// addJob adds to m the job's line for each of its devices: which, from
-// its IDX: and slurmd's numbering (uuidAt).
-func (c *cluster) addJob(m map[string][]string, job string, uuidAt map[int]string) {
+// addJob adds to m the job's line in the file of each of its devices in
+// both maps: which, from its IDX: and slurmd's numbering (fileAt). Two
+// CIs of one GPU instance are one dcgm file, with one line.
+func (c *cluster) addJob(m map[string][]string, job string, fileAt map[int][2]string) {
 	c.t.Helper()
+	seen := map[string]bool{}
 	for _, i := range c.jobIndices(job) {
-		uuid, ok := uuidAt[i]
+		files, ok := fileAt[i]
 		if !ok {
 			c.t.Fatalf("job %s has GPU index %d, which slurmd -G does not number", job, i)
 		}
-		m[uuid] = append(m[uuid], job+" 0") // the jobs run as root
+		if !seen[files[0]] {
+			seen[files[0]] = true
+			m[files[0]] = append(m[files[0]], job)
+		}
+		m[files[1]] = append(m[files[1]], job+" 0") // the jobs run as root
 	}
 }
 
@@ -254,7 +289,13 @@ var idxRe = regexp.MustCompile(`IDX:([0-9][0-9,-]*)`)
 // them (GRES=gpu:a100:1(IDX:3),gpu:...(IDX:0-1)).
 func (c *cluster) jobIndices(job string) []int {
 	c.t.Helper()
-	line := c.jobState(job)
+	return c.jobIndicesOf(c.jobState(job))
+}
+
+// jobIndicesOf reads the IDX: of `scontrol show job -d -o`'s line.
+func (c *cluster) jobIndicesOf(line string) []int {
+	c.t.Helper()
+	job := field(line, "JobId")
 	var out []int
 	for _, m := range idxRe.FindAllStringSubmatch(line, -1) {
 		for _, r := range strings.Split(m[1], ",") {
@@ -291,21 +332,24 @@ func (c *cluster) waitMap(dir string, want map[string][]string, when string) {
 	})
 }
 
-// readJobMap reads the job map: each file's lines, sorted, by name; a
-// missing directory is an empty map, a file that cannot be read holds
-// the error.
+// readJobMap reads the job maps under dir (dcgm/, gpustat/): each file's
+// lines, sorted, by "map/name"; a missing directory is an empty map, a
+// file that cannot be read holds the error.
 func readJobMap(dir string) map[string][]string {
 	got := map[string][]string{}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			got[e.Name()] = []string{err.Error()}
-			continue
+	for _, sub := range []string{"dcgm", "gpustat"} {
+		entries, _ := os.ReadDir(filepath.Join(dir, sub))
+		for _, e := range entries {
+			name := sub + "/" + e.Name()
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				got[name] = []string{err.Error()}
+				continue
+			}
+			lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+			sort.Strings(lines)
+			got[name] = lines
 		}
-		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-		sort.Strings(lines)
-		got[e.Name()] = lines
 	}
 	return got
 }

@@ -72,14 +72,17 @@ func uuidOf(prefix string, n int) string {
 // readNodeState is the device state of the test devices.
 func readNodeState(t *testing.T) *jobenv.State {
 	u := func(v uint32) *uint32 { return &v }
-	mig := func(gi, ci uint32) model.MigDevice {
-		return model.MigDevice{UUID: uuidOf("MIG", int(ci)), GICapMinor: u(gi), CICapMinor: u(ci)}
+	// Each GPU has its NVML index, and each MIG device the id of its GPU
+	// instance (both CIs of a GPU share one here), as NVML gives them:
+	// the job map names its files by them.
+	mig := func(giID, ciID int, gi, ci uint32) model.MigDevice {
+		return model.MigDevice{UUID: uuidOf("MIG", int(ci)), GPUInstanceID: giID, ComputeInstanceID: ciID, GICapMinor: u(gi), CICapMinor: u(ci)}
 	}
 	n := &model.Node{GPUs: []model.GPU{
-		{Minor: 0, UUID: uuidOf("GPU", 0)},
-		{Minor: 1, UUID: uuidOf("GPU", 1)},
-		{Minor: 2, UUID: uuidOf("GPU", 2), MigEnabled: true, MigDevices: []model.MigDevice{mig(10, 11), mig(10, 12)}},
-		{Minor: 3, UUID: uuidOf("GPU", 3), MigEnabled: true, MigDevices: []model.MigDevice{mig(13, 14), mig(13, 15)}},
+		{Index: 0, Minor: 0, UUID: uuidOf("GPU", 0)},
+		{Index: 1, Minor: 1, UUID: uuidOf("GPU", 1)},
+		{Index: 2, Minor: 2, UUID: uuidOf("GPU", 2), MigEnabled: true, MigDevices: []model.MigDevice{mig(1, 0, 10, 11), mig(1, 1, 10, 12)}},
+		{Index: 3, Minor: 3, UUID: uuidOf("GPU", 3), MigEnabled: true, MigDevices: []model.MigDevice{mig(1, 0, 13, 14), mig(1, 1, 13, 15)}},
 	}}
 	st, err := jobenv.NewState(n, "", "", "test")
 	if err != nil {
