@@ -21,6 +21,7 @@ bench_node() {
   {
     echo "ClusterName=bench"
     echo "SlurmctldHost=head"
+    echo "GresTypes=gpu" # without it slurmd reads no GPU of gres.conf
     for i in $(seq 1 500); do echo "NodeName=cpu$i CPUs=128 RealMemory=500000"; done
     echo "$("$bin" "${src[@]}" node "${from[@]}" --node-name "$node") CPUs=128 RealMemory=1000000"
     echo "PartitionName=gpu Nodes=$node Default=YES"

@@ -209,7 +209,7 @@ func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode 
 			note(r.Name, r.Pos, false)
 			if strings.EqualFold(r.Name, "gpu") {
 				out.Misread = append(out.Misread, Problem{Pos: r.Pos, Severity: Error,
-					Message: fmt.Sprintf("Name=%s is not in slurm.conf's GresTypes=%s; slurmd ignores the record", r.Name, decl.GresTypes)})
+					Message: gresTypesLack(r.Name, decl.GresTypes) + "; slurmd ignores the record"})
 			}
 			continue
 		}
@@ -250,6 +250,16 @@ func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode 
 	d := *decl
 	d.Gres = strings.Join(items, ",")
 	return &d
+}
+
+// gresTypesLack says that slurm.conf's GresTypes= does not name name,
+// or that slurm.conf has none: the common case of a slurm.conf written
+// before its first GPU, where "GresTypes=" alone would read as a typo.
+func gresTypesLack(name, gresTypes string) string {
+	if strings.TrimSpace(gresTypes) == "" {
+		return fmt.Sprintf("Name=%s: slurm.conf sets no GresTypes= (add GresTypes=%s)", name, strings.ToLower(name))
+	}
+	return fmt.Sprintf("Name=%s is not in slurm.conf's GresTypes=%s", name, gresTypes)
 }
 
 // checkSharedCounts: where gres.conf has mps or shard lines and the
@@ -655,7 +665,7 @@ func checkCores(out *NodeCheck, conf *GresConf, decl *SlurmNode) {
 		if r.Cores == "" {
 			continue
 		}
-		ids, err := cpulist.Parse(strings.NewReplacer("[", "", "]", "", " ", "").Replace(r.Cores))
+		ids, err := cpulist.Parse(bareList(r.Cores))
 		bad := err != nil
 		for _, id := range ids {
 			if id >= cores {

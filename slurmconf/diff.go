@@ -207,9 +207,25 @@ func differingFields(a, b Unit) []string {
 	return out
 }
 
+// bareList is a Cores= value without the brackets and blanks slurmd
+// allows around its ranges. Not a strings.Replacer: building one costs
+// more than the rest of a record's check, and env checks every record of
+// the node before each task.
+func bareList(s string) string {
+	if !strings.ContainsAny(s, "[] ") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '[' || r == ']' || r == ' ' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
 // normalList writes a core list ("0-3,8", "[0-3],8", "0,1,2,3,8") one way.
 func normalList(s string) string {
-	ids, err := cpulist.Parse(strings.NewReplacer("[", "", "]", "", " ", "").Replace(s))
+	ids, err := cpulist.Parse(bareList(s))
 	if err != nil {
 		return s // not a list we understand: compare as written
 	}
