@@ -199,16 +199,9 @@ func slurmdCheck(t *testing.T, conf, host string) (died bool, errs, gpus []strin
 			}
 			continue
 		}
-		rest := line[len(prefix):]
-		if m := slurmdName.FindStringSubmatch(rest); m == nil || m[1] != "gpu" {
+		rec, ok := slurmdGPU(t, line[len(prefix):])
+		if !ok {
 			continue
-		}
-		rec, err := parseSlurmdRecord(rest)
-		if err != nil {
-			t.Fatalf("%v: %s", err, line)
-		}
-		if rec.Type == "(null)" {
-			rec.Type = ""
 		}
 		gpus = append(gpus, rec.Type+" "+rec.Files)
 	}

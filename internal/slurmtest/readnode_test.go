@@ -210,16 +210,9 @@ func slurmdIndices(t *testing.T, conf, host string) (died bool, out string, gpus
 		if prefix == "" {
 			continue
 		}
-		rest := line[len(prefix):]
-		if m := slurmdName.FindStringSubmatch(rest); m == nil || m[1] != "gpu" {
+		rec, ok := slurmdGPU(t, line[len(prefix):])
+		if !ok {
 			continue
-		}
-		rec, err := parseSlurmdRecord(rest)
-		if err != nil {
-			t.Fatalf("%v: %s", err, line)
-		}
-		if rec.Type == "(null)" {
-			rec.Type = ""
 		}
 		files := strings.Split(rec.Files, ",")
 		switch {

@@ -203,6 +203,24 @@ func slurmdG(t *testing.T, conf string, args ...string) (recs []gresRecord, prob
 	return recs, problems
 }
 
+// slurmdGPU is the GPU record of a slurmd -G record's words (rest, the
+// line less its prefix), its type "" where slurmd prints (null); ok false
+// for a record of another GRES.
+func slurmdGPU(t *testing.T, rest string) (rec gresRecord, ok bool) {
+	t.Helper()
+	if m := slurmdName.FindStringSubmatch(rest); m == nil || m[1] != "gpu" {
+		return rec, false
+	}
+	rec, err := parseSlurmdRecord(rest)
+	if err != nil {
+		t.Fatalf("%v: %s", err, rest)
+	}
+	if rec.Type == "(null)" {
+		rec.Type = ""
+	}
+	return rec, true
+}
+
 // parseSlurmdRecord reads the key=value words of a slurmd -G record.
 func parseSlurmdRecord(s string) (gresRecord, error) {
 	var rec gresRecord
