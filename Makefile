@@ -70,9 +70,14 @@ test-suite:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/internal/slurmtest$$')
 	$(GO) test -count=1 -v ./internal/slurmtest | grep -Ev '^(=== (RUN|PAUSE|CONT|NAME)|\s*--- PASS)'
 
+# staticcheck runs at a pinned release through the module proxy, so that
+# it needs no entry in go.mod and no install step.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above need formatting"; exit 1; }
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 # Every fuzz target for a bounded number of inputs (CI); `go test -fuzz`
 # runs one target at a time. A count, not a duration: Go 1.26's fuzz

@@ -299,7 +299,7 @@ func (s *taskPrologCluster) checkDeviceNumbers() {
 			t.Fatal(err)
 		}
 		for _, e := range entries {
-			digits := strings.TrimLeft(e.Name(), "nvidia-cap")
+			digits := strings.TrimPrefix(e.Name(), "nvidia-cap")
 			if n, err := strconv.Atoi(digits); err == nil {
 				numbers[n] = true
 			}

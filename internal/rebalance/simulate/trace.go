@@ -95,15 +95,6 @@ var workloads = []struct {
 	{"services", "the stationary mix, 5% of jobs long-lived services (20x the mean run)", false},
 }
 
-func shifting(name string) bool {
-	for _, w := range workloads {
-		if w.name == name {
-			return w.shifting
-		}
-	}
-	return false
-}
-
 // genSizes are the generators' sizes, by profile prefix; each maps to
 // the fleet's smallest profile of that many compute slices.
 var genSizes = []string{"1g.", "2g.", "3g.", "7g."}
