@@ -90,7 +90,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 // Slurm's release), started from a path LookPath found, with their
 // arguments as a list, free's claim holder (itself), and the command exec
 // runs (it execs it, also from a path LookPath found). scontrol and
-// slurmd -V run through child.Run, bounded in time, which is listed with
+// slurmd -V run through slurmhost's runBounded, bounded in time, which is listed with
 // its callers.
 func TestNoShell(t *testing.T) {
 	var calls []string
@@ -122,12 +122,14 @@ func TestNoShell(t *testing.T) {
 			if !ok {
 				return true
 			}
+			if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "runBounded" {
+				calls = append(calls, filepath.ToSlash(path)+": runBounded(...)")
+			}
 			sel, ok := call.Fun.(*ast.SelectorExpr)
 			if !ok {
 				return true
 			}
 			if pkg, ok := sel.X.(*ast.Ident); ok && (pkg.Name == "exec" && strings.HasPrefix(sel.Sel.Name, "Command") ||
-				pkg.Name == "child" && sel.Sel.Name == "Run" ||
 				pkg.Name == "syscall" && (sel.Sel.Name == "Exec" || sel.Sel.Name == "ForkExec") || pkg.Name == "os" && sel.Sel.Name == "StartProcess") {
 				arg := "?"
 				if len(call.Args) > 0 {
@@ -148,9 +150,9 @@ func TestNoShell(t *testing.T) {
 	}
 	// scontrol; slurmd -V; free's claim holder (slurm-mig itself); exec's
 	// CMD, which slurm-mig becomes.
-	want := []string{"../../internal/child/child.go: exec.CommandContext(ctx, ...)",
-		"../../internal/claim/exec.go: syscall.Exec(path, ...)", "../../internal/claim/holder.go: exec.Cmd{...}",
-		"../../internal/slurmhost/release.go: child.Run(path, ...)", "../../internal/slurmhost/scontrol.go: child.Run(path, ...)"}
+	want := []string{"../../internal/claim/exec.go: syscall.Exec(path, ...)", "../../internal/claim/holder.go: exec.Cmd{...}",
+		"../../internal/slurmhost/release.go: runBounded(...)", "../../internal/slurmhost/run.go: exec.CommandContext(ctx, ...)",
+		"../../internal/slurmhost/scontrol.go: runBounded(...)"}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("child processes started:\n%s\nwant only:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/internal/advice"
-	"github.com/slurm-mig/slurm-mig/internal/child"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -37,7 +36,7 @@ func installedVersion(timeout time.Duration) (slurmconf.Version, string, error) 
 		asked := name + " -V"
 		// A slurmd -V that hangs, or leaves a child holding its output,
 		// is given up at the timeout with its whole process group.
-		out, _, err := child.Run(path, []string{"-V"}, timeout)
+		out, _, err := runBounded(path, []string{"-V"}, timeout)
 		if err != nil {
 			return slurmconf.Version{}, asked, fmt.Errorf("%s: %v", asked, err)
 		}

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/internal/advice"
-	"github.com/slurm-mig/slurm-mig/internal/child"
 )
 
 // Node is what slurmctld says of a node.
@@ -58,10 +57,10 @@ func scontrol(timeout time.Duration, what string, args ...string) (string, error
 		// The command line says which of its flags asked slurmctld.
 		return "", advice.Wrap(err, advice.NoScontrol)
 	}
-	stdout, stderr, err := child.Run(path, args, timeout)
+	stdout, stderr, err := runBounded(path, args, timeout)
 	if err != nil {
 		msg := scontrolMessage(string(stderr))
-		if msg == "" || errors.As(err, new(*child.TimeoutError)) {
+		if msg == "" || errors.As(err, new(*timeoutError)) {
 			msg = err.Error()
 		}
 		return "", fmt.Errorf("%s: %s", what, msg)

@@ -1,4 +1,4 @@
-package child
+package slurmhost
 
 import (
 	"errors"
@@ -10,11 +10,11 @@ import (
 )
 
 func TestRunOutputs(t *testing.T) {
-	stdout, stderr, err := Run("/bin/sh", []string{"-c", "echo out; echo err >&2"}, 10*time.Second)
+	stdout, stderr, err := runBounded("/bin/sh", []string{"-c", "echo out; echo err >&2"}, 10*time.Second)
 	if err != nil || string(stdout) != "out\n" || string(stderr) != "err\n" {
 		t.Errorf("stdout %q, stderr %q, %v", stdout, stderr, err)
 	}
-	_, _, err = Run("/bin/sh", []string{"-c", "exit 3"}, 10*time.Second)
+	_, _, err = runBounded("/bin/sh", []string{"-c", "exit 3"}, 10*time.Second)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
 		t.Errorf("exit 3: %v", err)
@@ -33,7 +33,7 @@ func TestRunKillsAHungCommandsGroup(t *testing.T) {
 		done := make(chan error, 1)
 		start := time.Now()
 		go func() {
-			_, _, err := Run("/bin/sh", []string{"-c", hung.Script}, timeout)
+			_, _, err := runBounded("/bin/sh", []string{"-c", hung.Script}, timeout)
 			done <- err
 		}()
 		select {
@@ -44,7 +44,7 @@ func TestRunKillsAHungCommandsGroup(t *testing.T) {
 		if took := time.Since(start); took > 5*time.Second+2*timeout {
 			t.Errorf("Run took %v; its timeout is %v", took, timeout)
 		}
-		var te *TimeoutError
+		var te *timeoutError
 		if want := "no answer in " + timeout.String(); !errors.As(err, &te) || err.Error() != want {
 			t.Errorf("err = %v, want %s", err, want)
 		}
@@ -64,7 +64,7 @@ func TestRunReadsOutputHeldPastExit(t *testing.T) {
 	if err != nil {
 		t.Skip("no sleep command")
 	}
-	stdout, _, err := Run("/bin/sh", []string{"-c", "echo out; (" + sleep + " 2; echo late) &"}, 20*time.Second)
+	stdout, _, err := runBounded("/bin/sh", []string{"-c", "echo out; (" + sleep + " 2; echo late) &"}, 20*time.Second)
 	if err != nil || string(stdout) != "out\nlate\n" {
 		t.Errorf("stdout %q, %v; want out and late, no error", stdout, err)
 	}
