@@ -88,7 +88,7 @@ FUZZTIME ?= 50000x
 FUZZ_TARGETS := capmap:FuzzParseMigMinors capmap:FuzzParse capmap:FuzzFastLine \
 	slurmconf:FuzzHostlistRoundTrip slurmconf:FuzzCompressHostlist slurmconf:FuzzGresConf \
 	slurmconf:FuzzGresRecordRoundTrip slurmconf:FuzzNodeGres slurmconf:FuzzUpdateNodeGres \
-	slurmconf:FuzzRecordReader internal/model:FuzzSnapshot internal/model:FuzzDecodeFast
+	slurmconf:FuzzRecordReader internal/snapshot:FuzzSnapshot
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $$t for $(FUZZTIME)"; \

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 )
 
@@ -27,7 +28,7 @@ func BenchmarkGenFromSnapshot(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := model.WriteSnapshot(f, synth.Snapshot(size.gpus, size.migs)); err != nil {
+			if err := snapshot.Write(f, synth.Snapshot(size.gpus, size.migs)); err != nil {
 				b.Fatal(err)
 			}
 			f.Close()
@@ -127,7 +128,7 @@ func BenchmarkRebalance10kInProcess(b *testing.B) {
 // snapshots: one per node with perNode, else one for all, and returns
 // rebalance's arguments for them.
 func writeRebalanceFleet(b testing.TB, dir string, nodes, jobs int, perNode bool) []string {
-	real, err := model.LoadSnapshot(filepath.Join("..", "..", "testdata", "real", "h100-snapshot-v2", "snapshot.json"))
+	real, err := snapshot.Load(filepath.Join("..", "..", "testdata", "real", "h100-snapshot-v2", "snapshot.json"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func writeRebalanceFleet(b testing.TB, dir string, nodes, jobs int, perNode bool
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := model.WriteSnapshot(f, &n); err != nil {
+			if err := snapshot.Write(f, &n); err != nil {
 				b.Fatal(err)
 			}
 			f.Close()

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -23,8 +23,8 @@ import (
 // nvidia-smi topo -m: Links= the NV# counts per peer (-1 for the GPU
 // itself, 0 where no NVLink joins them) and each GPU's CPU affinity.
 func TestCapturedNodes(t *testing.T) {
-	for _, snapshot := range fixture.Glob(t, "real/*/snapshot.json") {
-		dir := filepath.Dir(snapshot)
+	for _, snapFile := range fixture.Glob(t, "real/*/snapshot.json") {
+		dir := filepath.Dir(snapFile)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			read := func(name string) string {
 				b, err := os.ReadFile(filepath.Join(dir, name))
@@ -34,16 +34,16 @@ func TestCapturedNodes(t *testing.T) {
 				return string(b)
 			}
 			root := filepath.Join(dir, "root")
-			gen := runCaptured(t, "--root", root, "gen", "--from", snapshot)
+			gen := runCaptured(t, "--root", root, "gen", "--from", snapFile)
 			if diff := cmp.Diff(configLines(read("gres.conf")), configLines(gen)); diff != "" {
 				t.Errorf("gen --from the snapshot differs from gen on the host (-host +here):\n%s", diff)
 			}
-			full := runCaptured(t, "--root", root, "node", "--full", "--from", snapshot)
+			full := runCaptured(t, "--root", root, "node", "--full", "--from", snapFile)
 			if diff := cmp.Diff(read("node-full.txt"), full); diff != "" {
 				t.Errorf("node --full differs from the host's (-host +here):\n%s", diff)
 			}
 
-			node, err := model.LoadSnapshot(snapshot)
+			node, err := snapshot.Load(snapFile)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/internal/claim"
-	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 )
 
@@ -28,7 +28,7 @@ func claimNode(t testing.TB, gpus, migs int) (snap, claims string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := model.WriteSnapshot(f, synth.Snapshot(gpus, migs)); err != nil {
+	if err := snapshot.Write(f, synth.Snapshot(gpus, migs)); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

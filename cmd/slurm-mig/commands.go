@@ -12,6 +12,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/nodegres"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -231,7 +232,7 @@ func (c *snapshotCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return e.print(func(w io.Writer) error { return model.WriteSnapshot(w, node) })
+	return e.print(func(w io.Writer) error { return snapshot.Write(w, node) })
 }
 
 // stateCmd writes only the device state: for configless nodes, whose

@@ -161,12 +161,12 @@ func faults() []fault {
 			},
 			args: []string{"--root", "$DIR/root", "gen", "--node-name", "n1", "-o", "$DIR/ro/gres.conf"}, exit: 2, keeps: "$DIR/ro/gres.conf",
 			stderr: "slurm-mig: cannot write $DIR/ro/gres.conf: $DIR/ro is not writable: permission denied"},
-		{name: "Snapshot of unknown schema", injected: "schema_version 3", behaviour: "fail",
+		{name: "Snapshot of unknown schema", injected: "schema_version 4", behaviour: "fail",
 			setup: func(t *testing.T, dir string) {
-				mustWrite(t, filepath.Join(dir, "s.json"), `{"schema_version": 3, "gpus": []}`)
+				mustWrite(t, filepath.Join(dir, "s.json"), `{"schema_version": 4, "gpus": []}`)
 			},
 			args: []string{"--root", "$DIR/root", "gen", "--from", "$DIR/s.json", "-o", "$DIR/gres.conf"}, exit: 2, keeps: old,
-			stderr: "slurm-mig: $DIR/s.json: unsupported schema_version 3 (this slurm-mig reads 1 to 2)"},
+			stderr: "slurm-mig: $DIR/s.json: unsupported schema_version 4 (this slurm-mig reads 1 to 3)"},
 		{name: "Snapshot of 100,000 devices", injected: "one GPU listing 100,000 MIG devices (about 9 MB)", behaviour: "fail fast; memory stays bounded",
 			setup: func(t *testing.T, dir string) {
 				var b strings.Builder

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
-	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -28,7 +28,7 @@ func readHardware(specs []string, names *slurmconf.NameBudget) ([]migplan.Hardwa
 			}
 			return nil, fmt.Errorf("--hardware %s: %v", shown, err)
 		}
-		snap, err := model.LoadSnapshot(file)
+		snap, err := snapshot.Load(file)
 		if err != nil {
 			return nil, err
 		}

@@ -10,12 +10,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	v3 "github.com/slurm-mig/slurm-mig/internal/api/snapshot/v3"
+	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/alecthomas/kong"
@@ -24,7 +26,6 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
-	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/nodegres"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload"
 )
@@ -144,7 +145,7 @@ func (e *env) app() kongrun.App {
 	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr, Explain: explain,
 		Description: "Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices.",
 		Options: []kong.Option{
-			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "command_words": strings.Join(kongrun.Commands(cli{}), ", "), "schema": strconv.Itoa(model.SchemaVersion), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath,
+			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "command_words": strings.Join(kongrun.Commands(cli{}), ", "), "schema": strconv.Itoa(v3.Version), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath,
 				"queue_format": rebalance.QueueFormat, "nodes_format": rebalance.NodesFormat},
 			kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 			kong.NamedMapper("nonempty", nonemptyMapper{}),

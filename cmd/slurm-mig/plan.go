@@ -9,6 +9,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -79,7 +80,7 @@ func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 			return err
 		}
 	}
-	paths, err := model.SnapshotFiles(c.Snapshots)
+	paths, err := snapshot.Files(c.Snapshots)
 	if err != nil {
 		return err
 	}

@@ -33,12 +33,16 @@ var (
 
 func gpu(name string, table []prof, profiles ...string) model.GPU {
 	g := model.GPU{Name: name, MigEnabled: len(profiles) > 0}
+	var ps []model.GIProfile
 	for i, p := range table {
 		gp := model.GIProfile{ID: i, Name: p.name, Instances: 1, Slices: p.slices, Placements: []model.Placement{{Start: 0, Size: p.memSlices}}}
 		for _, c := range p.cis {
 			gp.CIProfiles = append(gp.CIProfiles, model.CIProfile{Name: c})
 		}
-		g.MigProfiles = append(g.MigProfiles, gp)
+		ps = append(ps, gp)
+	}
+	if ps != nil {
+		g.Profiles = &model.ProfileTable{Profiles: ps}
 	}
 	for _, p := range profiles {
 		g.MigDevices = append(g.MigDevices, model.MigDevice{Profile: p})

@@ -120,7 +120,7 @@ var ciProfile = regexp.MustCompile(`^([0-9]+)c\.(.+)$`)
 // both: the GPU instance's memory is shared by its compute instances, and
 // a GPU instance split into them bills what it bills whole.
 func MigShare(g *model.GPU, profile string) (compute, memory *big.Rat, err error) {
-	if len(g.MigProfiles) == 0 {
+	if g.Profiles == nil {
 		return nil, nil, fmt.Errorf("no MIG profile table to size %s by (a snapshot of schema 1? take it again with this slurm-mig's snapshot)", profile)
 	}
 	gi, ci := profile, 0
@@ -130,8 +130,8 @@ func MigShare(g *model.GPU, profile string) (compute, memory *big.Rat, err error
 	}
 	var found *model.GIProfile
 	maxSlices, maxMem := 0, 0
-	for i := range g.MigProfiles {
-		p := &g.MigProfiles[i]
+	for i := range g.Profiles.Profiles {
+		p := &g.Profiles.Profiles[i]
 		maxSlices = max(maxSlices, p.Slices)
 		for _, pl := range p.Placements {
 			maxMem = max(maxMem, pl.Size)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkMake(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := model.WriteSnapshot(f, synth.PlanSnapshot(i)); err != nil {
+				if err := snapshot.Write(f, synth.PlanSnapshot(i)); err != nil {
 					b.Fatal(err)
 				}
 				if err := f.Close(); err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
-	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 )
 
@@ -25,7 +25,7 @@ func writeFleet(t *testing.T, nodes int) (Inputs, []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := model.WriteSnapshot(f, synth.PlanSnapshot(i)); err != nil {
+		if err := snapshot.Write(f, synth.PlanSnapshot(i)); err != nil {
 			t.Fatal(err)
 		}
 		if err := f.Close(); err != nil {
@@ -39,7 +39,7 @@ func writeFleet(t *testing.T, nodes int) (Inputs, []string) {
 // hardware declares nodes to have the GPUs of the snapshot at path.
 func hardware(t *testing.T, spec string, nodes []string, path string) migplan.Hardware {
 	t.Helper()
-	snap, err := model.LoadSnapshot(path)
+	snap, err := snapshot.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/fleet"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -74,8 +75,10 @@ func Make(in Inputs) (*Fleet, error) {
 	nodes := make([]*Node, len(paths))
 	errs := make([]error, len(paths))
 	warns := make([][]error, len(paths))
-	// A reader a goroutine: it keeps what it learns.
-	fileio.Each(len(paths), model.NewSnapshotReader, func(reader *model.SnapshotReader, i int) {
+	// A reader a goroutine, all sharing one set of tables.
+	var tables model.Tables
+	newReader := func() *snapshot.Reader { return snapshot.NewReader(&tables) }
+	fileio.Each(len(paths), newReader, func(reader *snapshot.Reader, i int) {
 		nodes[i], errs[i] = planNode(reader, paths[i], in, &warns[i])
 	})
 	for i, err := range errs {
@@ -98,7 +101,7 @@ func Make(in Inputs) (*Fleet, error) {
 
 // planNode reads one snapshot and plans its node, keeping its warnings
 // for Make to say in order.
-func planNode(reader *model.SnapshotReader, path string, in Inputs, warns *[]error) (*Node, error) {
+func planNode(reader *snapshot.Reader, path string, in Inputs, warns *[]error) (*Node, error) {
 	node, err := reader.Load(path)
 	if err != nil {
 		return nil, err

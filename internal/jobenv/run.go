@@ -6,7 +6,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/capmap"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
-	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -124,7 +124,7 @@ func (o Options) loadState(node string, getenv func(string) (string, bool)) (*St
 // from mig-minors under root where it lacks them. It names no node and
 // no boot, so neither is checked.
 func snapshotState(path string, root hostfs.FS) (*State, error) {
-	n, err := model.LoadSnapshot(path)
+	n, err := snapshot.Load(path)
 	if err != nil {
 		return nil, err
 	}

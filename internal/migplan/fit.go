@@ -116,12 +116,10 @@ func onNode(node *model.Node, name string) bool {
 }
 
 func giProfile(g *model.GPU, name string) *model.GIProfile {
-	for i := range g.MigProfiles {
-		if g.MigProfiles[i].Name == name {
-			return &g.MigProfiles[i]
-		}
+	if g.Profiles == nil {
+		return nil
 	}
-	return nil
+	return g.Profiles.Find(name)
 }
 
 // ciProfile is the GI profile's compute-instance profile of so many
@@ -140,8 +138,8 @@ func ciProfile(gi *model.GIProfile, slices int) (model.CIProfile, bool) {
 }
 
 func profileNames(g *model.GPU) string {
-	names := make([]string, len(g.MigProfiles))
-	for i, p := range g.MigProfiles {
+	names := make([]string, len(g.MigProfiles()))
+	for i, p := range g.MigProfiles() {
 		names[i] = p.Name
 	}
 	return strings.Join(names, ", ")

@@ -22,7 +22,7 @@ type Hardware struct {
 func (p *Plan) OwnLayout() *model.GPU {
 	for i, gp := range p.GPUs {
 		g := &p.Node.GPUs[i] // as it is now: no entry changed it
-		if gp.Entry == nil && (len(g.MigProfiles) > 0 || g.MigEnabled) {
+		if gp.Entry == nil && (g.Profiles != nil || g.MigEnabled) {
 			return g
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
@@ -137,14 +138,14 @@ func field(m *yaml.Node, key string) *yaml.Node {
 // realNode is a node of n GPUs, each the GPU of a real captured snapshot
 // of schema 2 (its name, PCI id and profile table as NVML gave them), with
 // MIG off as it was captured.
-func realNode(t *testing.T, snapshot string, n int) *model.Node {
+func realNode(t *testing.T, capture string, n int) *model.Node {
 	t.Helper()
-	one, err := model.LoadSnapshot(fixture.Path(t, "real/"+snapshot+"/snapshot.json"))
+	one, err := snapshot.Load(fixture.Path(t, "real/"+capture+"/snapshot.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(one.GPUs) != 1 || len(one.GPUs[0].MigProfiles) == 0 || one.GPUs[0].PCIDeviceID == "" {
-		t.Fatalf("%s: want one GPU with its PCI id and MIG profiles", snapshot)
+	if len(one.GPUs) != 1 || one.GPUs[0].Profiles == nil || one.GPUs[0].PCIDeviceID == "" {
+		t.Fatalf("%s: want one GPU with its PCI id and MIG profiles", capture)
 	}
 	node := *one
 	node.GPUs = nil

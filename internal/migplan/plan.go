@@ -101,23 +101,18 @@ func Make(node *model.Node, sel *Selected, warn func(error)) (*Plan, error) {
 }
 
 // layouts are the MIG devices an entry makes from a profile table,
-// worked out once for the GPUs of a node that share both, as most do
-// (GPUs of one model share one table: model.GPU.MigProfiles): fitting a
-// layout into the placements is most of what plan does for a fleet.
+// worked out once for the GPUs of a node that share both, as GPUs of one
+// model do: fitting a layout into the placements is most of what plan
+// does for a fleet.
 type layouts map[layoutKey][]model.MigDevice
 
 type layoutKey struct {
-	table *model.GIProfile // the table's first profile, and its length
-	n     int
+	table *model.ProfileTable
 	entry *Entry
 }
 
 func keyOf(g *model.GPU, e *Entry) layoutKey {
-	k := layoutKey{n: len(g.MigProfiles), entry: e}
-	if k.n > 0 {
-		k.table = &g.MigProfiles[0]
-	}
-	return k
+	return layoutKey{table: g.Profiles, entry: e}
 }
 
 // gpu is what g, a GPU of node, will be: its plan and its model.
@@ -220,7 +215,7 @@ func hasFilter(spec *v1.MigConfigSpec) bool {
 // known (a snapshot of schema 1) cannot be told from one without MIG,
 // and no more can what MIG would make on it.
 func applies(spec *v1.MigConfigSpec, g *model.GPU) (skip bool, err error) {
-	if len(g.MigProfiles) > 0 {
+	if g.Profiles != nil {
 		return false, nil
 	}
 	unknown := g.PCIDeviceID == "" || g.MigEnabled

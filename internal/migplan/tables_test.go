@@ -51,12 +51,12 @@ func table(mem1, mem1x2, mem3, mem7 string) []model.GIProfile {
 
 func h100(index int) model.GPU {
 	return model.GPU{Index: index, Minor: index, Name: "NVIDIA H100 80GB HBM3", PCIDeviceID: "0x233010DE",
-		MigProfiles: table("10gb", "20gb", "40gb", "80gb")}
+		Profiles: &model.ProfileTable{Profiles: table("10gb", "20gb", "40gb", "80gb")}}
 }
 
 func h200(index int) model.GPU {
 	return model.GPU{Index: index, Minor: index, Name: "NVIDIA H200", PCIDeviceID: "0x233510DE",
-		MigProfiles: table("18gb", "35gb", "71gb", "141gb")}
+		Profiles: &model.ProfileTable{Profiles: table("18gb", "35gb", "71gb", "141gb")}}
 }
 
 // TestHandTablesAreReal holds the tables written out above to the real
@@ -75,7 +75,7 @@ func TestHandTablesAreReal(t *testing.T) {
 		byID := cmpopts.SortSlices(func(a, b model.GIProfile) bool { return a.ID < b.ID })
 		ignore := cmp.Options{byID, cmpopts.IgnoreFields(model.GIProfile{}, "MemoryMiB"), cmpopts.IgnoreFields(model.CIProfile{}, "ID"),
 			cmpopts.SortSlices(func(a, b model.CIProfile) bool { return a.Slices < b.Slices })}
-		if diff := cmp.Diff(real.MigProfiles, c.hand.MigProfiles, ignore); diff != "" {
+		if diff := cmp.Diff(real.MigProfiles(), c.hand.MigProfiles(), ignore); diff != "" {
 			t.Errorf("%s: hand table (-real +hand):\n%s", c.snapshot, diff)
 		}
 	}

@@ -59,7 +59,7 @@ func (n *Node) checkLayout() error {
 	seenIndex := map[int]bool{}
 	seenMinor := map[int]bool{}
 	seenUUID := map[string]owner{}
-	tables := checkedTables{}
+	tables := checkedTables{ok: map[*ProfileTable]bool{}, byID: map[string]*ProfileTable{}}
 	capOwner := map[uint32]owner{}
 	claimCap := func(minor *uint32, o owner) error {
 		if minor == nil {

@@ -3,7 +3,9 @@ package model
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // MemorySlices is how many memory slices a MIG-capable GPU is cut into:
@@ -27,17 +29,24 @@ func checkMigProfiles(g *GPU, checked checkedTables) error {
 	if g.PCIDeviceID != "" && !pciDeviceIDForm.MatchString(g.PCIDeviceID) {
 		return fmt.Errorf("pci_device_id %q: want 0x and up to 8 hex digits, as mig-parted's device-filter names it (0x233010DE)", g.PCIDeviceID)
 	}
-	if len(g.MigProfiles) == 0 {
+	table := g.Profiles
+	if table == nil {
 		return nil
 	}
-	table := tableID{&g.MigProfiles[0], len(g.MigProfiles)}
-	if checked[table] {
+	if g.PCIDeviceID == "" {
+		return fmt.Errorf("mig_profiles but no pci_device_id: a profile table belongs to a GPU model")
+	}
+	if other, ok := checked.byID[g.PCIDeviceID]; ok && other != table && !slices.EqualFunc(other.Profiles, table.Profiles, equalGIProfile) {
+		return fmt.Errorf("pci_device_id %s: a profile table unlike that of another GPU of the same id", g.PCIDeviceID)
+	}
+	checked.byID[g.PCIDeviceID] = table
+	if checked.ok[table] {
 		return nil
 	}
 	seenID := map[int]bool{}
 	seenName := map[string]bool{}
-	for i := range g.MigProfiles {
-		p := &g.MigProfiles[i]
+	for i := range table.Profiles {
+		p := &table.Profiles[i]
 		if err := ValidProfile(p.Name); err != nil {
 			return fmt.Errorf("mig_profiles: profile %d: %v", p.ID, err)
 		}
@@ -55,19 +64,15 @@ func checkMigProfiles(g *GPU, checked checkedTables) error {
 			return fmt.Errorf("mig_profiles: profile %d (%s): %v", p.ID, p.Name, err)
 		}
 	}
-	checked[table] = true
+	checked.ok[table] = true
 	return nil
 }
 
-// checkedTables are the profile tables a node's check has passed. GPUs
-// read from a snapshot share one table where theirs are the same
-// (GPU.MigProfiles), and a table shared is checked once.
-type checkedTables map[tableID]bool
-
-// tableID is a profile table by its memory: its first profile and length.
-type tableID struct {
-	first *GIProfile
-	n     int
+// checkedTables are the profile tables a node's check has passed (a table
+// shared by several GPUs is checked once), and each PCI device id's table.
+type checkedTables struct {
+	ok   map[*ProfileTable]bool
+	byID map[string]*ProfileTable
 }
 
 // checkGIProfile checks one GPU-instance profile's counts, placements and
@@ -111,4 +116,51 @@ func isCIProfileName(p string) bool {
 	body, _, _ := strings.Cut(p, "+")
 	body, _, _ = strings.Cut(body, "-")
 	return strings.Count(body, ".") == 2
+}
+
+// ProfileTable is the GPU-instance profiles a GPU offers: one table for
+// every GPU of a model, made by Tables, so that two GPUs have equal
+// tables exactly when they have the same *ProfileTable.
+type ProfileTable struct {
+	Profiles []GIProfile
+}
+
+// Find is the profile of that name, or nil.
+func (t *ProfileTable) Find(name string) *GIProfile {
+	for i := range t.Profiles {
+		if t.Profiles[i].Name == name {
+			return &t.Profiles[i]
+		}
+	}
+	return nil
+}
+
+// Tables hands out one *ProfileTable for each distinct table it is
+// given; the zero value is ready, and it is safe for several goroutines.
+type Tables struct {
+	mu   sync.Mutex
+	seen []*ProfileTable
+}
+
+// Intern is the table equal to profiles, made on first sight; nil for no
+// profiles. It keeps profiles, which the caller must not change after.
+func (ts *Tables) Intern(profiles []GIProfile) *ProfileTable {
+	if len(profiles) == 0 {
+		return nil
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, t := range ts.seen {
+		if slices.EqualFunc(t.Profiles, profiles, equalGIProfile) {
+			return t
+		}
+	}
+	t := &ProfileTable{Profiles: profiles}
+	ts.seen = append(ts.seen, t)
+	return t
+}
+
+func equalGIProfile(a, b GIProfile) bool {
+	return a.ID == b.ID && a.Name == b.Name && a.Instances == b.Instances && a.MemoryMiB == b.MemoryMiB &&
+		a.Slices == b.Slices && slices.Equal(a.Placements, b.Placements) && slices.Equal(a.CIProfiles, b.CIProfiles)
 }

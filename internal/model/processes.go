@@ -2,6 +2,6 @@ package model
 
 // Process is a compute process on a MIG device, as NVML reports it.
 type Process struct {
-	PID           uint32 `json:"pid"`
-	UsedMemoryMiB uint64 `json:"used_memory_mib,omitempty"`
+	PID           uint32
+	UsedMemoryMiB uint64
 }

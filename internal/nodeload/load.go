@@ -19,6 +19,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload/nvmlread"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -90,7 +91,7 @@ func (l *Loader) LoadProfiles(snapshot string) (*model.Node, error) {
 // plan, for some GPU at least: a GPU without it may be one without MIG.
 func carriesProfiles(node *model.Node) bool {
 	for _, g := range node.GPUs {
-		if g.PCIDeviceID != "" || len(g.MigProfiles) > 0 {
+		if g.PCIDeviceID != "" || g.Profiles != nil {
 			return true
 		}
 	}
@@ -107,7 +108,7 @@ func (l *Loader) TryProfiles(node *model.Node) {
 		return
 	}
 	for i := range node.GPUs {
-		if g := &node.GPUs[i]; g.MigEnabled && len(g.MigProfiles) == 0 {
+		if g := &node.GPUs[i]; g.MigEnabled && g.Profiles == nil {
 			l.migProfiles(node) // an error leaves the node as it was
 			return
 		}
@@ -153,17 +154,17 @@ func (l *Loader) Snapshot() (*model.Node, error) {
 	return node, nil
 }
 
-func (l *Loader) load(snapshot string) (*model.Node, error) {
-	return l.loadWith(snapshot, func(*model.Node) error { return nil })
+func (l *Loader) load(path string) (*model.Node, error) {
+	return l.loadWith(path, func(*model.Node) error { return nil })
 }
 
 // loadWith is load, with check run on the node once read, before its
 // cap minors are resolved.
-func (l *Loader) loadWith(snapshot string, check func(*model.Node) error) (*model.Node, error) {
+func (l *Loader) loadWith(path string, check func(*model.Node) error) (*model.Node, error) {
 	var node *model.Node
 	var err error
-	if snapshot != "" {
-		node, err = model.LoadSnapshot(snapshot)
+	if path != "" {
+		node, err = snapshot.Load(path)
 	} else {
 		node, err = l.discover()
 	}

@@ -43,7 +43,7 @@ func (l *Loader) migProfiles(node *model.Node) error {
 			return err
 		}
 		for i := range node.GPUs {
-			node.GPUs[i].MigProfiles = read.GPUs[i].MigProfiles
+			node.GPUs[i].Profiles = read.GPUs[i].Profiles
 		}
 		return nil
 	case <-time.After(l.Timeout):

@@ -37,7 +37,7 @@ func ProfileSlices(gpus []*model.Node) map[string]int {
 	out := map[string]int{}
 	for _, n := range gpus {
 		for _, g := range n.GPUs {
-			for _, p := range g.MigProfiles {
+			for _, p := range g.MigProfiles() {
 				if len(p.Placements) > 0 {
 					out[strings.ToLower(p.Name)] = p.Placements[0].Size
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -26,69 +27,24 @@ type Evaluator struct {
 }
 
 // tables numbers the profile tables the evaluator has seen, so that a
-// node's kind names its GPUs' tables by number. A snapshot reader gives
-// GPUs with the same table one shared slice (model.SnapshotReader):
-// most are found by that slice, and only a table not seen before is
-// compared by its content.
-type tables struct {
-	bySlice   map[tableSlice]int
-	byContent map[string]int
-}
+// node's kind names its GPUs' tables by number. Equal tables are one
+// pointer (model.Tables), so a table is its pointer.
+type tables map[*model.ProfileTable]int
 
-type tableSlice struct {
-	first *model.GIProfile
-	n     int
-}
-
-// id is the table's number: equal tables, equal numbers.
-func (t *tables) id(table []model.GIProfile) int {
-	if len(table) == 0 {
+// id is the table's number; 0 for no table.
+func (t *tables) id(table *model.ProfileTable) int {
+	if table == nil {
 		return 0
 	}
-	key := tableSlice{&table[0], len(table)}
-	if id, ok := t.bySlice[key]; ok {
-		return id
+	if *t == nil {
+		*t = tables{}
 	}
-	if t.bySlice == nil {
-		t.bySlice, t.byContent = map[tableSlice]int{}, map[string]int{}
-	}
-	content := tableContent(table)
-	id, ok := t.byContent[content]
+	id, ok := (*t)[table]
 	if !ok {
-		id = len(t.byContent) + 1
-		t.byContent[content] = id
+		id = len(*t) + 1
+		(*t)[table] = id
 	}
-	t.bySlice[key] = id
 	return id
-}
-
-// tableContent is every field of a profile table that plan reads.
-func tableContent(table []model.GIProfile) string {
-	b := make([]byte, 0, 2048)
-	num := func(v int) { b = strconv.AppendInt(b, int64(v), 10); b = append(b, ',') }
-	for _, p := range table {
-		num(p.ID)
-		b = append(b, p.Name...)
-		b = append(b, ',')
-		num(p.Instances)
-		b = strconv.AppendUint(b, p.MemoryMiB, 10)
-		b = append(b, ',')
-		num(p.Slices)
-		for _, pl := range p.Placements {
-			num(pl.Start)
-			num(pl.Size)
-		}
-		b = append(b, '/')
-		for _, ci := range p.CIProfiles {
-			num(ci.ID)
-			b = append(b, ci.Name...)
-			b = append(b, ',')
-			num(ci.Slices)
-			num(ci.Instances)
-		}
-		b = append(b, ';')
-	}
-	return string(b)
 }
 
 type evaluated struct {
@@ -228,7 +184,7 @@ func (e *Evaluator) nodeKind(n *model.Node) string {
 			b = append(b, ';')
 		}
 		b = append(b, '|')
-		num(e.tables.id(g.MigProfiles))
+		num(e.tables.id(g.Profiles))
 		b = append(b, '\n')
 	}
 	return string(b)
@@ -304,20 +260,22 @@ func Fleet(snaps []*model.Node, hw []migplan.Hardware, states map[string]NodeSta
 	return nodes, nil
 }
 
-// ReadSnapshots reads the snapshots args name (model.SnapshotFiles),
+// ReadSnapshots reads the snapshots args name (snapshot.Files),
 // several at a time: a fleet's snapshots are most of what rebalance
 // reads (10,000 nodes of 8 GPUs are about 500 MB of JSON, indented as
 // snapshot writes it). An error names the file; with several bad files
 // it is the first in the order given.
 func ReadSnapshots(args []string) ([]*model.Node, error) {
-	files, err := model.SnapshotFiles(args)
+	files, err := snapshot.Files(args)
 	if err != nil {
 		return nil, err
 	}
 	snaps := make([]*model.Node, len(files))
 	errs := make([]error, len(files))
-	// A reader a goroutine: it keeps the tables it has decoded.
-	fileio.Each(len(files), model.NewSnapshotReader, func(reader *model.SnapshotReader, i int) {
+	// A reader a goroutine, all sharing one set of tables.
+	var tables model.Tables
+	newReader := func() *snapshot.Reader { return snapshot.NewReader(&tables) }
+	fileio.Each(len(files), newReader, func(reader *snapshot.Reader, i int) {
 		snaps[i], errs[i] = reader.Load(files[i])
 	})
 	for _, err := range errs {

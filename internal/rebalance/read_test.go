@@ -1,6 +1,8 @@
 package rebalance
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -151,7 +154,7 @@ mig-configs:
 
 func h100Node(t *testing.T, host string) *model.Node {
 	t.Helper()
-	n, err := model.LoadSnapshot(fixture.Path(t, "real/h100-snapshot-v2/snapshot.json"))
+	n, err := snapshot.Load(fixture.Path(t, "real/h100-snapshot-v2/snapshot.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,17 +315,32 @@ NodeName=gpu05 Gres=gpu:h100:1 State=MIXED GresUsed=gpu:h100:1(IDX:0) AllocTRES=
 	}
 }
 
-// Nodes are of one kind when their GPUs' tables are equal, whether
-// decoded once and shared or decoded apart; a table that differs in one
-// placement makes another kind.
+// Nodes are of one kind when their GPUs' tables are equal, which a fleet's
+// snapshots read with one set of tables makes one pointer; a table that
+// differs in one placement makes another kind.
 func TestNodeKindTables(t *testing.T) {
 	e := evaluator(t)
-	a, b, c := h100Node(t, "a"), h100Node(t, "b"), h100Node(t, "c")
-	if &a.GPUs[0].MigProfiles[0] == &b.GPUs[0].MigProfiles[0] {
-		t.Fatal("the nodes share their table; the test wants two copies")
+	dir := t.TempDir()
+	for _, host := range []string{"a", "b"} {
+		data, err := os.ReadFile(fixture.Path(t, "real/h100-snapshot-v2/snapshot.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, host+".json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	c.GPUs[0].MigProfiles = slices.Clone(c.GPUs[0].MigProfiles)
-	c.GPUs[0].MigProfiles[0].Placements = slices.Clone(c.GPUs[0].MigProfiles[0].Placements[:6])
+	nodes, err := ReadSnapshots([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := nodes[0], nodes[1], h100Node(t, "c")
+	if a.GPUs[0].Profiles != b.GPUs[0].Profiles {
+		t.Fatal("equal tables read together are two values")
+	}
+	ps := slices.Clone(c.GPUs[0].MigProfiles())
+	ps[0].Placements = slices.Clone(ps[0].Placements[:6])
+	c.GPUs[0].Profiles = &model.ProfileTable{Profiles: ps}
 	if ka, kb, kc := e.nodeKind(a), e.nodeKind(b), e.nodeKind(c); ka != kb || ka == kc {
 		t.Errorf("kinds: a %q, b %q, c %q", ka, kb, kc)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
 
@@ -255,19 +256,20 @@ func abs(f float64) float64 {
 // A100 80GB profile table and schema 2.
 func writeWithProfiles(t *testing.T, from, to string) {
 	t.Helper()
-	n, err := model.LoadSnapshot(from)
+	n, err := snapshot.Load(from)
 	if err != nil {
 		t.Fatal(err)
 	}
+	table := &model.ProfileTable{Profiles: a100Profiles}
 	for i := range n.GPUs {
-		n.GPUs[i].MigProfiles = a100Profiles
+		n.GPUs[i].Profiles = table
 	}
 	f, err := os.Create(to)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := model.WriteSnapshot(f, n); err != nil {
+	if err := snapshot.Write(f, n); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
-	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -108,7 +108,7 @@ func synthLayout(t *testing.T) layout {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := model.WriteSnapshot(f, synth.Snapshot(2, 3)); err != nil {
+	if err := snapshot.Write(f, synth.Snapshot(2, 3)); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
 )
@@ -144,7 +145,7 @@ func fixtureLayout(t *testing.T, name string, fx *nvmlfake.Fixture, host, root s
 		return layout{}, err
 	}
 	var snap bytes.Buffer
-	if err := model.WriteSnapshot(&snap, node); err != nil {
+	if err := snapshot.Write(&snap, node); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "snapshot.json")
@@ -175,11 +176,11 @@ func capturedLayouts(t *testing.T) []layout {
 
 // snapshotLayout is a node saved as a snapshot; cap minors it lacks come
 // from the mig-minors under root.
-func snapshotLayout(t *testing.T, name, snapshot, root string) layout {
+func snapshotLayout(t *testing.T, name, path, root string) layout {
 	t.Helper()
-	l := layout{name: name, snapshot: snapshot, root: root}
+	l := layout{name: name, snapshot: path, root: root}
 	var err error
-	if l.node, err = model.LoadSnapshot(l.snapshot); err != nil {
+	if l.node, err = snapshot.Load(l.snapshot); err != nil {
 		t.Fatal(err)
 	}
 	if err := capmap.Resolve(l.node, func() (*capmap.Map, error) { return capmap.Load(hostfs.FS(l.root)) }); err != nil {

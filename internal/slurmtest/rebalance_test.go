@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
-	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
 
@@ -212,7 +212,7 @@ func rebalanceLoop(t *testing.T, r *repartition, start driver) {
 		t.Fatalf("%s: %v\n%s", cmd.Path, err, r.daemonLogs())
 	}
 
-	b, err := model.LoadSnapshot(r.b)
+	b, err := snapshot.Load(r.b)
 	must(t, err)
 	uuids := map[string]string{}
 	for _, m := range b.GPUs[0].MigDevices {

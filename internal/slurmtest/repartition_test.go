@@ -18,6 +18,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
@@ -237,7 +238,7 @@ func (r *repartition) statePath(node string) string {
 // (whose profile table plan needs) to dir.
 func h100Layouts(t *testing.T, dir string) (a, b string) {
 	t.Helper()
-	node, err := model.LoadSnapshot(fixture.Path(t, "real/h100-snapshot-v2/snapshot.json"))
+	node, err := snapshot.Load(fixture.Path(t, "real/h100-snapshot-v2/snapshot.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func h100Layouts(t *testing.T, dir string) (a, b string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := model.WriteSnapshot(f, node); err != nil {
+		if err := snapshot.Write(f, node); err != nil {
 			t.Fatal(err)
 		}
 		if err := f.Close(); err != nil {
@@ -789,7 +790,7 @@ func (r *repartition) run(t *testing.T, start driver) {
 // gives tasks device numbers (docs/slurm-versions.md), and the step must
 // still get the 3g.40gb's CI cap.
 func (r *repartition) checkNewType(t *testing.T) {
-	b, err := model.LoadSnapshot(r.b)
+	b, err := snapshot.Load(r.b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,8 +42,9 @@ func ReadMigProfiles(lib nvml.Interface, node *model.Node) error {
 			return err
 		}
 	}
+	var interned model.Tables
 	for i := range node.GPUs {
-		node.GPUs[i].MigProfiles = tables[i]
+		node.GPUs[i].Profiles = interned.Intern(tables[i])
 	}
 	return nil
 }

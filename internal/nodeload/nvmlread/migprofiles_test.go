@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
 )
@@ -89,10 +90,10 @@ func parseSmiProfiles(t *testing.T, lgip, lgipp string) map[int]map[int]*smiProf
 // placements.
 func checkAgainstSmi(t *testing.T, where string, gpu model.GPU, smi map[int]*smiProfile) {
 	t.Helper()
-	if len(gpu.MigProfiles) != len(smi) {
-		t.Errorf("%s: %s: %d profiles read, nvidia-smi shows %d", where, gpu.Label(), len(gpu.MigProfiles), len(smi))
+	if len(gpu.MigProfiles()) != len(smi) {
+		t.Errorf("%s: %s: %d profiles read, nvidia-smi shows %d", where, gpu.Label(), len(gpu.MigProfiles()), len(smi))
 	}
-	for _, p := range gpu.MigProfiles {
+	for _, p := range gpu.MigProfiles() {
 		want := smi[p.ID]
 		if want == nil {
 			t.Errorf("%s: %s: profile %d (%s) is not in nvidia-smi's table", where, gpu.Label(), p.ID, p.Name)
@@ -165,7 +166,7 @@ func TestCapturedSnapshotTables(t *testing.T) {
 		if err1 != nil || err2 != nil {
 			continue // captured before capture-node.sh recorded them
 		}
-		n, err := model.LoadSnapshot(snap)
+		n, err := snapshot.Load(snap)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +225,7 @@ func TestReadMigProfilesCI(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string][]string{}
-	for _, p := range n.GPUs[0].MigProfiles {
+	for _, p := range n.GPUs[0].MigProfiles() {
 		for _, c := range p.CIProfiles {
 			got[p.Name] = append(got[p.Name], c.Name+"x"+strconv.Itoa(c.Instances))
 		}
@@ -259,7 +260,7 @@ func TestReadMigProfilesErrors(t *testing.T) {
 	if err := ReadMigProfiles(lib, n); err != nil {
 		t.Fatal(err)
 	}
-	if n.GPUs[0].MigProfiles != nil || len(n.GPUs[1].MigProfiles) != 1 || n.GPUs[1].MigProfiles[0].Name != "1g.10gb" {
+	if n.GPUs[0].Profiles != nil || len(n.GPUs[1].MigProfiles()) != 1 || n.GPUs[1].MigProfiles()[0].Name != "1g.10gb" {
 		t.Errorf("tables %+v", n.GPUs)
 	}
 
@@ -270,7 +271,7 @@ func TestReadMigProfilesErrors(t *testing.T) {
 	if want := "nvml: GPU 1 (minor 1, 00000000:07:00.0): reading the placements of GPU instance profile 19: ERROR_UNKNOWN"; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}
-	if n.GPUs[1].MigProfiles != nil {
-		t.Errorf("a failed read left a table: %+v", n.GPUs[1].MigProfiles)
+	if n.GPUs[1].Profiles != nil {
+		t.Errorf("a failed read left a table: %+v", n.GPUs[1].Profiles)
 	}
 }

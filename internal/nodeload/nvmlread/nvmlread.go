@@ -34,7 +34,7 @@ const cpuAffinityMaxCPUs = 4096
 // index order (nil drops them). Cap minors are left unresolved (see
 // nodeload).
 func Read(lib nvml.Interface, hostname string, fs hostfs.FS, warn func(string)) (*model.Node, error) {
-	node := &model.Node{SchemaVersion: model.SchemaVersion, Hostname: hostname, GPUs: []model.GPU{}}
+	node := &model.Node{Hostname: hostname, GPUs: []model.GPU{}}
 	driver, ret := lib.SystemGetDriverVersion()
 	if ret != nvml.SUCCESS {
 		return nil, nvmlError("reading the driver version", ret)

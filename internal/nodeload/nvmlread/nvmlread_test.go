@@ -52,7 +52,7 @@ func TestRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &model.Node{SchemaVersion: model.SchemaVersion, Hostname: "n1.example", DriverVersion: "580.159.04", GPUs: []model.GPU{
+	want := &model.Node{Hostname: "n1.example", DriverVersion: "580.159.04", GPUs: []model.GPU{
 		{Index: 0, Minor: 0, UUID: "GPU-a", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559, CPUAffinity: "0-15"},
 		{Index: 1, Minor: 3, UUID: "GPU-b", Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "00000000:07:00.0", MemoryMiB: 81920, MigEnabled: true,
 			MigDevices: []model.MigDevice{

@@ -40,8 +40,8 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
-	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 )
 
 type options struct {
@@ -115,7 +115,7 @@ type fleetDef struct {
 }
 
 func loadFleet(o options) (*fleetDef, error) {
-	snap, err := model.LoadSnapshot(o.snapshot)
+	snap, err := snapshot.Load(o.snapshot)
 	if err != nil {
 		return nil, err
 	}

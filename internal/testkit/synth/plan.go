@@ -48,7 +48,8 @@ func H100Profiles() []model.GIProfile {
 // all-1g.10gb have that layout already (seven 1g.10gb a GPU, cap minors
 // as driver 580 numbers them); the others have MIG off.
 func PlanSnapshot(i int) *model.Node {
-	n := &model.Node{SchemaVersion: model.SchemaVersion, Hostname: ClusterNode(i) + ".cluster.example", DriverVersion: "580.159.04"}
+	n := &model.Node{Hostname: ClusterNode(i) + ".cluster.example", DriverVersion: "580.159.04"}
+	h100 := &model.ProfileTable{Profiles: H100Profiles()}
 	split := PlanLayout(i) == "all-1g.10gb"
 	for g := range 8 {
 		cpus := "0-31"
@@ -59,7 +60,7 @@ func PlanSnapshot(i int) *model.Node {
 			Name: "NVIDIA H100 80GB HBM3", PCIBusID: fmt.Sprintf("00000000:%02X:00.0", 0x18+g*0x10), MemoryMiB: 81559,
 			MigEnabled: split, MigPending: split, CPUAffinity: cpus, Cores: cpus,
 			NVLinks:     []model.NVLink{{RemotePCIBusID: "FFFFFFFF:FF:FF.0", Links: 18}},
-			PCIDeviceID: "0x233010DE", MigProfiles: H100Profiles()}
+			PCIDeviceID: "0x233010DE", Profiles: h100}
 		for m := range 7 {
 			if !split {
 				break

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 )
 
@@ -13,11 +13,11 @@ import (
 // the real H100's snapshot, so that the plan benchmark reads what a real
 // fleet's snapshots hold and no smaller.
 func TestH100ProfilesAreReal(t *testing.T) {
-	real, err := model.LoadSnapshot(fixture.Path(t, "real/h100-snapshot-v2/snapshot.json"))
+	real, err := snapshot.Load(fixture.Path(t, "real/h100-snapshot-v2/snapshot.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := H100Profiles(), real.GPUs[0].MigProfiles; !reflect.DeepEqual(got, want) {
+	if got, want := H100Profiles(), real.GPUs[0].MigProfiles(); !reflect.DeepEqual(got, want) {
 		t.Errorf("H100Profiles() = %+v\nthe real H100's table is %+v", got, want)
 	}
 }
@@ -28,10 +28,10 @@ func TestH100ProfilesAreReal(t *testing.T) {
 func TestPlanSnapshotsRead(t *testing.T) {
 	for i := range 10 {
 		var b bytes.Buffer
-		if err := model.WriteSnapshot(&b, PlanSnapshot(i)); err != nil {
+		if err := snapshot.Write(&b, PlanSnapshot(i)); err != nil {
 			t.Fatal(err)
 		}
-		n, err := model.ParseSnapshot(b.Bytes())
+		n, err := snapshot.Parse(b.Bytes())
 		if err != nil {
 			t.Fatalf("node %d (%s): %v", i, PlanLayout(i), err)
 		}

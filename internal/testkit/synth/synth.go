@@ -40,7 +40,7 @@ func Fixture(gpus, migs int) *nvmlfake.Fixture {
 // Snapshot is the same node as Fixture, as slurm-mig snapshot writes it,
 // with cap minors laid out as driver 580 numbers them.
 func Snapshot(gpus, migs int) *model.Node {
-	n := &model.Node{SchemaVersion: model.SchemaVersion, Hostname: "bench01", DriverVersion: "580.159.04"}
+	n := &model.Node{Hostname: "bench01", DriverVersion: "580.159.04"}
 	for g, fg := range Fixture(gpus, migs).GPUs {
 		gpu := model.GPU{Index: g, Minor: fg.Minor, UUID: fg.UUID, Name: fg.Name, PCIBusID: fg.PCIBusID,
 			MemoryMiB: fg.MemoryMiB, MigEnabled: true, MigPending: true, CPUAffinity: fg.CPUs}

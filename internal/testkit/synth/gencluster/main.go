@@ -20,7 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 )
 
@@ -59,7 +59,7 @@ func run(nodes int, dir, devDir string) error {
 	node := synth.Snapshot(4, 7)
 	node.Hostname = synth.ClusterNode(nodes - 1)
 	var snap bytes.Buffer
-	if err := model.WriteSnapshot(&snap, node); err != nil {
+	if err := snapshot.Write(&snap, node); err != nil {
 		return err
 	}
 	// os.WriteFile reports the error of the close, which a deferred Close
@@ -103,7 +103,7 @@ func runPlan(nodes int, dir, _ string) error {
 	var b bytes.Buffer
 	for i := range nodes {
 		b.Reset()
-		if err := model.WriteSnapshot(&b, synth.PlanSnapshot(i)); err != nil {
+		if err := snapshot.Write(&b, synth.PlanSnapshot(i)); err != nil {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(snaps, synth.ClusterNode(i)+".json"), b.Bytes(), 0o644); err != nil {

@@ -1,8 +1,11 @@
-package model
+package snapshot
 
 import (
 	"strings"
 	"testing"
+
+	v3 "github.com/slurm-mig/slurm-mig/internal/api/snapshot/v3"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
 // h100Profile is a snapshot GPU with one GI profile of the real H100's
@@ -21,17 +24,17 @@ const h100_3g = `{"id": 9, "name": "3g.40gb", "instances": 2, "memory_mib": 4044
 // TestSnapshotV2Profiles: a schema 2 snapshot carries the GPU's PCI device
 // id and its profile table, and reads back as written.
 func TestSnapshotV2Profiles(t *testing.T) {
-	n, err := ParseSnapshot([]byte(h100Profile(h100_3g)))
+	n, err := Parse([]byte(h100Profile(h100_3g)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := n.GPUs[0]
-	if g.PCIDeviceID != "0x233010DE" || len(g.MigProfiles) != 1 {
-		t.Fatalf("read %q, %d profiles", g.PCIDeviceID, len(g.MigProfiles))
+	if g.PCIDeviceID != "0x233010DE" || len(g.MigProfiles()) != 1 {
+		t.Fatalf("read %q, %d profiles", g.PCIDeviceID, len(g.MigProfiles()))
 	}
-	p := g.MigProfiles[0]
+	p := g.MigProfiles()[0]
 	if p.ID != 9 || p.Name != "3g.40gb" || p.Instances != 2 || p.MemoryMiB != 40448 || p.Slices != 3 ||
-		len(p.Placements) != 2 || p.Placements[1] != (Placement{Start: 4, Size: 4}) || len(p.CIProfiles) != 3 || p.CIProfiles[0].Name != "1c.3g.40gb" {
+		len(p.Placements) != 2 || p.Placements[1] != (model.Placement{Start: 4, Size: 4}) || len(p.CIProfiles) != 3 || p.CIProfiles[0].Name != "1c.3g.40gb" {
 		t.Errorf("read %+v", p)
 	}
 	if n.SchemaVersion != 2 {
@@ -42,16 +45,16 @@ func TestSnapshotV2Profiles(t *testing.T) {
 // TestSnapshotV1StillReads: a schema 1 snapshot is still read; its GPUs
 // simply lack the profile table.
 func TestSnapshotV1StillReads(t *testing.T) {
-	n, err := ParseSnapshot([]byte(`{"schema_version": 1, "gpus": [{"index": 0, "minor": 0, "name": "NVIDIA H100 80GB HBM3",
+	n, err := Parse([]byte(`{"schema_version": 1, "gpus": [{"index": 0, "minor": 0, "name": "NVIDIA H100 80GB HBM3",
 	  "uuid": "GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.SchemaVersion != 1 || n.GPUs[0].MigProfiles != nil || n.GPUs[0].PCIDeviceID != "" {
+	if n.SchemaVersion != 1 || n.GPUs[0].Profiles != nil || n.GPUs[0].PCIDeviceID != "" {
 		t.Errorf("read %+v", n)
 	}
-	if SchemaVersion != 2 {
-		t.Errorf("SchemaVersion = %d; snapshot writes schema 2", SchemaVersion)
+	if v3.Version != 3 {
+		t.Errorf("v3.Version = %d; snapshot writes schema 3", v3.Version)
 	}
 }
 
@@ -76,9 +79,9 @@ func TestSnapshotProfileChecks(t *testing.T) {
 		h100Profile(with(`"id": 1, "name": "2c.3g.40gb"`, `"id": 0, "name": "2c.3g.40gb"`)): gpu + "mig_profiles: profile 9 (3g.40gb): compute-instance profile id 0 appears twice",
 		strings.Replace(h100Profile(h100_3g), `"0x233010DE"`, `"233010DE"`, 1):              gpu + `pci_device_id "233010DE": want 0x and up to 8 hex digits, as mig-parted's device-filter names it (0x233010DE)`,
 	} {
-		_, err := ParseSnapshot([]byte(doc))
+		_, err := Parse([]byte(doc))
 		if err == nil || err.Error() != want {
-			t.Errorf("ParseSnapshot(%s)\n err = %v\nwant %s", doc, err, want)
+			t.Errorf("Parse(%s)\n err = %v\nwant %s", doc, err, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package model
+package snapshot
 
 import (
 	"os"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	v3 "github.com/slurm-mig/slurm-mig/internal/api/snapshot/v3"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 )
 
@@ -41,7 +42,7 @@ func TestSnapshotDocNamesEveryKey(t *testing.T) {
 		documented = append(documented, k)
 	}
 	sort.Strings(documented)
-	written := jsonKeys(reflect.TypeOf(Node{}), map[string]bool{})
+	written := jsonKeys(reflect.TypeOf(v3.Node{}), map[string]bool{})
 	if diff := cmp.Diff(written, documented); diff != "" {
 		t.Errorf("docs/snapshot.md's field tables differ from the keys a snapshot has (-written +documented):\n%s", diff)
 	}
@@ -53,7 +54,7 @@ var docField = regexp.MustCompile("^\\| `([a-z_]+)` \\|")
 // jsonKeys are the JSON keys of t's fields and of the structs in them,
 // sorted, each once.
 func jsonKeys(t reflect.Type, keys map[string]bool) []string {
-	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
 		t = t.Elem()
 	}
 	if t.Kind() == reflect.Struct {
@@ -87,7 +88,7 @@ func TestSnapshotDocExample(t *testing.T) {
 	if !ok || !closed {
 		t.Fatal("docs/snapshot.md has no ```json example")
 	}
-	node, err := ParseSnapshot([]byte(example))
+	node, err := Parse([]byte(example))
 	if err != nil {
 		t.Fatalf("docs/snapshot.md's example: %v", err)
 	}

@@ -1,4 +1,4 @@
-package model
+package snapshot
 
 import (
 	"bytes"
@@ -9,23 +9,25 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
 func TestSnapshotRoundTrip(t *testing.T) {
-	n := &Node{SchemaVersion: 1, Hostname: "n1", DriverVersion: "580.159.04", GPUs: []GPU{
+	n := &model.Node{SchemaVersion: 1, Hostname: "n1", DriverVersion: "580.159.04", GPUs: []model.GPU{
 		{Index: 0, Minor: 2, UUID: "GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0", Name: "NVIDIA A100 80GB PCIe", PCIBusID: "00000000:CA:00.0", MemoryMiB: 81920,
 			MigEnabled: true, MigPending: true, CPUAffinity: "0-31",
-			MigDevices: []MigDevice{{GPUInstanceID: 7, ComputeInstanceID: 0, UUID: "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b", Profile: "1g.10gb", GISlices: 1,
+			MigDevices: []model.MigDevice{{GPUInstanceID: 7, ComputeInstanceID: 0, UUID: "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b", Profile: "1g.10gb", GISlices: 1,
 				MemoryMiB: 9728, GICapMinor: ptr(336), CICapMinor: ptr(337)}}},
 	}}
 	var buf bytes.Buffer
-	if err := WriteSnapshot(&buf, n); err != nil {
+	if err := Write(&buf, n); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ParseSnapshot(buf.Bytes())
+	got, err := Parse(buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
+	n.SchemaVersion = 3 // what Write writes, whatever the node was read from
 	if diff := cmp.Diff(n, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -43,7 +45,7 @@ func TestSnapshotSchemaExample(t *testing.T) {
            "mig_devices": [{"gpu_instance_id": 7, "compute_instance_id": 0,
                             "uuid": "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b", "profile": "1g.10gb",
                             "gi_cap_minor": 336, "ci_cap_minor": 337}]}]}`
-	n, err := ParseSnapshot([]byte(doc))
+	n, err := Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func TestSnapshotSortsDevices(t *testing.T) {
 	    {"gpu_instance_id": 9, "compute_instance_id": 0, "profile": "1g.10gb", "uuid": "MIG-00000000-0000-4000-8000-000000000900"},
 	    {"gpu_instance_id": 2, "compute_instance_id": 1, "profile": "1c.3g.40gb", "uuid": "MIG-00000000-0000-4000-8000-000000000201"},
 	    {"gpu_instance_id": 2, "compute_instance_id": 0, "profile": "1c.3g.40gb", "uuid": "MIG-00000000-0000-4000-8000-000000000200"}]}]}`
-	n, err := ParseSnapshot([]byte(doc))
+	n, err := Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +78,8 @@ func TestSnapshotSortsDevices(t *testing.T) {
 func TestSnapshotContradictions(t *testing.T) {
 	for doc, want := range map[string]string{
 		`{"gpus": []}`:                      "not a snapshot: no schema_version",
-		`{"schema_version": 3, "gpus": []}`: "unsupported schema_version 3 (this slurm-mig reads 1 to 2)",
-		`{"schema_version": 0, "gpus": []}`: "unsupported schema_version 0 (this slurm-mig reads 1 to 2)",
+		`{"schema_version": 4, "gpus": []}`: "unsupported schema_version 4 (this slurm-mig reads 1 to 3)",
+		`{"schema_version": 0, "gpus": []}`: "unsupported schema_version 0 (this slurm-mig reads 1 to 3)",
 		`[1,2]`:                             "not a snapshot: the file holds a list; a snapshot is a JSON object",
 		`{"schema_version": 1, "gpus": [{"index": 0, "minor": 0}]}`:                                                                                       "gpus[0]: no name",
 		`{"schema_version": 1, "gpus": [{"index": 0, "minor": 0, "name": "A"}, {"index": 0, "minor": 1, "name": "A"}]}`:                                   "GPU 0 (minor 1): index 0 appears twice",
@@ -93,9 +95,9 @@ func TestSnapshotContradictions(t *testing.T) {
 		`{"schema_version": 1, "gpus": [{"index": 0, "minor": 0, "name": "A", "uuid": "GPU-0000000a-0000-4000-8000-000000000000", "mig_enabled": true, "mig_devices": [
 		   {"gpu_instance_id": 2, "compute_instance_id": 0, "profile": "3g.40gb", "uuid": "MIG-GPU-0000000b-0000-4000-8000-000000000000/2/0"}]}]}`: `MIG device gpu0/gi2/ci0 (GPU 0 (minor 0)): MIG UUID "MIG-GPU-0000000b-0000-4000-8000-000000000000/2/0" names another GPU than GPU-0000000a-0000-4000-8000-000000000000`,
 	} {
-		_, err := ParseSnapshot([]byte(doc))
+		_, err := Parse([]byte(doc))
 		if err == nil || err.Error() != want {
-			t.Errorf("ParseSnapshot(%s)\n err = %v\nwant %s", doc, err, want)
+			t.Errorf("Parse(%s)\n err = %v\nwant %s", doc, err, want)
 		}
 	}
 }
@@ -126,9 +128,9 @@ func TestSnapshotRanges(t *testing.T) {
 		`{"schema_version": 1, "hostname": "gpu01#x", "gpus": []}`:                           `hostname: node name "gpu01#x": '#' starts a comment in Slurm's config files, so Slurm would not read it as one node name`,
 		`{"schema_version": 1, "gpus": [` + "\n" + `{"index": 0,}]}`:                         "not a snapshot: line 2: invalid character '}' looking for beginning of object key string",
 	} {
-		_, err := ParseSnapshot([]byte(doc))
+		_, err := Parse([]byte(doc))
 		if err == nil || err.Error() != want {
-			t.Errorf("ParseSnapshot(%s)\n err = %v\nwant %s", doc, err, want)
+			t.Errorf("Parse(%s)\n err = %v\nwant %s", doc, err, want)
 		}
 	}
 }
@@ -146,8 +148,8 @@ func TestSnapshotUUIDs(t *testing.T) {
 		doc(gpuUUID+", ", `, "uuid": "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b"`),
 		doc(gpuUUID+", ", `, "uuid": "MIG-GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0/7/0"`),
 	} {
-		if _, err := ParseSnapshot([]byte(ok)); err != nil {
-			t.Errorf("ParseSnapshot(%s): %v", ok, err)
+		if _, err := Parse([]byte(ok)); err != nil {
+			t.Errorf("Parse(%s): %v", ok, err)
 		}
 	}
 	const mig = "MIG device gpu0/gi7/ci0 (GPU 0 (minor 0)): "
@@ -160,9 +162,9 @@ func TestSnapshotUUIDs(t *testing.T) {
 		doc(``, `, "uuid": "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b"`):                    "GPU 0 (minor 0): no uuid",
 		doc(`"uuid": "garbage", `, `, "uuid": "MIG-0b7e074a-1c2d-5e3f-8a9b-1c2d3e4f5a6b"`): `GPU 0 (minor 0): uuid "garbage" is not a GPU UUID`,
 	} {
-		_, err := ParseSnapshot([]byte(d))
+		_, err := Parse([]byte(d))
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("ParseSnapshot(%s)\n err = %v\nwant %s...", d, err, want)
+			t.Errorf("Parse(%s)\n err = %v\nwant %s...", d, err, want)
 		}
 	}
 }
@@ -182,7 +184,7 @@ func TestSnapshotFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	one := filepath.Join(dir, "notes.txt")
-	got, err := SnapshotFiles([]string{one, dir})
+	got, err := Files([]string{one, dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,10 +192,10 @@ func TestSnapshotFiles(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("SnapshotFiles = %q, want %q", got, want)
 	}
-	if _, err := SnapshotFiles([]string{empty}); err == nil || !strings.Contains(err.Error(), empty+": no *.json snapshots") {
+	if _, err := Files([]string{empty}); err == nil || !strings.Contains(err.Error(), empty+": no *.json snapshots") {
 		t.Errorf("an empty directory: %v", err)
 	}
-	if _, err := SnapshotFiles([]string{filepath.Join(dir, "nope.json")}); err == nil || !strings.Contains(err.Error(), "nope.json") {
+	if _, err := Files([]string{filepath.Join(dir, "nope.json")}); err == nil || !strings.Contains(err.Error(), "nope.json") {
 		t.Errorf("a missing file: %v", err)
 	}
 }
