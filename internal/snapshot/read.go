@@ -88,45 +88,60 @@ func (r *Reader) Parse(data []byte) (*model.Node, error) {
 	return node, nil
 }
 
-// decode reads the schema version first, so that a snapshot of a schema
-// this version does not know says so rather than what it cannot decode,
-// then the whole in that schema's wire form.
-func (r *Reader) decode(data []byte) (*model.Node, error) {
-	var head struct {
-		SchemaVersion *int `json:"schema_version"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("not a snapshot: %v", jsonError(data, err))
-	}
-	if head.SchemaVersion == nil {
-		return nil, fmt.Errorf("not a snapshot: no schema_version")
-	}
-	switch v := *head.SchemaVersion; {
-	case v == v3.Version:
-		var w v3.Node
-		if err := json.Unmarshal(data, &w); err != nil {
-			return nil, fmt.Errorf("not a snapshot: %v", jsonError(data, err))
-		}
-		return r.fromV3(&w)
-	case v >= Oldest && v < v3.Version:
-		var w v2.Node
-		if err := json.Unmarshal(data, &w); err != nil {
-			return nil, fmt.Errorf("not a snapshot: %v", jsonError(data, err))
-		}
-		return r.fromV2(&w)
-	default:
-		return nil, fmt.Errorf("unsupported schema_version %d (this slurm-mig reads %d to %d)", v, Oldest, v3.Version)
-	}
+// anySchema holds the keys of every schema this package reads, so that
+// one pass of encoding/json reads a snapshot of any of them: schema 3's
+// node-wide tables and schema 2's tables on each GPU.
+type anySchema struct {
+	v2.Node
+	ProfileTables map[string][]v3.GIProfile `json:"profile_tables"`
 }
 
-func (r *Reader) fromV3(w *v3.Node) (*model.Node, error) {
+// decode reads a snapshot in one pass, then by its schema version. A
+// snapshot that does not decode is asked its version alone, so that one
+// of a schema this version does not know says so rather than what it
+// cannot decode.
+func (r *Reader) decode(data []byte) (*model.Node, error) {
+	var w anySchema
+	if err := json.Unmarshal(data, &w); err != nil {
+		var head struct {
+			SchemaVersion *int `json:"schema_version"`
+		}
+		if json.Unmarshal(data, &head) == nil {
+			if err := checkVersion(head.SchemaVersion); err != nil {
+				return nil, err
+			}
+		}
+		return nil, fmt.Errorf("not a snapshot: %v", jsonError(data, err))
+	}
+	if err := checkVersion(w.SchemaVersion); err != nil {
+		return nil, err
+	}
+	if *w.SchemaVersion == v3.Version {
+		return r.fromV3(&w)
+	}
+	return r.fromV2(&w.Node)
+}
+
+func checkVersion(version *int) error {
+	if version == nil {
+		return fmt.Errorf("not a snapshot: no schema_version")
+	}
+	if v := *version; v < Oldest || v > v3.Version {
+		return fmt.Errorf("unsupported schema_version %d (this slurm-mig reads %d to %d)", v, Oldest, v3.Version)
+	}
+	return nil
+}
+
+// fromV3 makes the node of a schema 3 snapshot: each GPU takes the table
+// filed under its PCI device id.
+func (r *Reader) fromV3(w *anySchema) (*model.Node, error) {
 	tables := make(map[string]*model.ProfileTable, len(w.ProfileTables))
 	for id, t := range w.ProfileTables {
 		tables[id] = r.tables.Intern(profiles(t))
 	}
 	n := node(w.SchemaVersion, w.Hostname, w.DriverVersion, w.Hardware, len(w.GPUs))
 	for i := range w.GPUs {
-		g, err := gpu(i, &w.GPUs[i])
+		g, err := gpu(i, &w.GPUs[i].GPU)
 		if err != nil {
 			return nil, err
 		}
@@ -138,6 +153,8 @@ func (r *Reader) fromV3(w *v3.Node) (*model.Node, error) {
 	return n, nil
 }
 
+// fromV2 makes the node of a schema 1 or 2 snapshot: each GPU's own table,
+// made one value with every equal one.
 func (r *Reader) fromV2(w *v2.Node) (*model.Node, error) {
 	n := node(w.SchemaVersion, w.Hostname, w.DriverVersion, w.Hardware, len(w.GPUs))
 	for i := range w.GPUs {
