@@ -130,7 +130,7 @@ func TestReadersShareTables(t *testing.T) {
 func TestTableRefusals(t *testing.T) {
 	for in, want := range map[string]string{
 		strings.Replace(twoModels, `"memory_mib": 9984`, `"memory_mib": 9985`, 1): "GPU 2 (minor 2): pci_device_id 0x233010DE: a profile table unlike that of another GPU of the same id",
-		strings.Replace(twoModels, `"pci_device_id": "0x20B210DE",`, ``, 1):        "GPU 1 (minor 1): mig_profiles but no pci_device_id: a profile table belongs to a GPU model",
+		strings.Replace(twoModels, `"pci_device_id": "0x20B210DE",`, ``, 1):       "GPU 1 (minor 1): mig_profiles but no pci_device_id: a profile table belongs to a GPU model",
 	} {
 		if _, err := Parse([]byte(in)); err == nil || err.Error() != want {
 			t.Errorf("err = %v\nwant %s", err, want)

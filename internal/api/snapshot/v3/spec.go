@@ -13,7 +13,7 @@ type Node struct {
 	SchemaVersion *int   `json:"schema_version"`
 	Hostname      string `json:"hostname"`
 	DriverVersion string `json:"driver_version"`
-	GPUs          []GPU                  `json:"gpus"`
+	GPUs          []GPU  `json:"gpus"`
 	// ProfileTables are the GPUs' MIG profile tables by PCI device id
 	// (pci_device_id of the GPUs that have it).
 	ProfileTables map[string][]GIProfile `json:"profile_tables,omitempty"`
