@@ -211,7 +211,7 @@ func differingFields(a, b Unit) []string {
 // allows around its ranges. Not a strings.Replacer: building one costs
 // more than the rest of a record's check, and env checks every record of
 // the node before each task.
-func bareList(s string) string {
+func BareList(s string) string {
 	if !strings.ContainsAny(s, "[] ") {
 		return s
 	}
@@ -225,7 +225,7 @@ func bareList(s string) string {
 
 // normalList writes a core list ("0-3,8", "[0-3],8", "0,1,2,3,8") one way.
 func normalList(s string) string {
-	ids, err := cpulist.Parse(bareList(s))
+	ids, err := cpulist.Parse(BareList(s))
 	if err != nil {
 		return s // not a list we understand: compare as written
 	}

@@ -363,7 +363,7 @@ func (c *GresConf) setAutoDetect(r *ParsedRecord, setting bool) error {
 		if !c.nodeAutoDetect {
 			c.AutoDetect, c.AutoDetectPos, c.nodeAutoDetect = r.AutoDetect, r.Pos, true
 		} else if !strings.EqualFold(c.AutoDetect, r.AutoDetect) {
-			return fatalf(r.Pos, "AutoDetect=%s differs from the node's AutoDetect=%s at %s; slurmd: \"duplicate node-local AutoDetect specification does not match the first\"", r.AutoDetect, c.AutoDetect, c.AutoDetectPos)
+			return Fatalf(r.Pos, "AutoDetect=%s differs from the node's AutoDetect=%s at %s; slurmd: \"duplicate node-local AutoDetect specification does not match the first\"", r.AutoDetect, c.AutoDetect, c.AutoDetectPos)
 		}
 	case setting:
 		// The global AutoDetect= is one setting: slurmd logs a second

@@ -40,13 +40,13 @@ type FatalError struct{ Problem }
 func (e *FatalError) Error() string { return e.Pos + ": " + e.Message }
 
 // fatalf makes a FatalError; pos may be "" where the message has it.
-func fatalf(pos, format string, args ...any) *FatalError {
+func Fatalf(pos, format string, args ...any) *FatalError {
 	return &FatalError{Problem{Pos: pos, Severity: Fatal, Message: fmt.Sprintf(format, args...)}}
 }
 
 // asFatal turns an error of a line ("file:line: message") into a
 // FatalError with its position apart.
-func asFatal(err error) *FatalError {
+func AsFatal(err error) *FatalError {
 	var fe *FatalError
 	if errors.As(err, &fe) {
 		return fe
@@ -87,6 +87,21 @@ type GresFile struct {
 // hostlists (check's slurm.conf) counts them against it too.
 func (f *GresFile) Names() *NameBudget { return f.names }
 
+// GresFileOf is a GresFile of records already read and checked (a
+// RecordReader's), for a model of slurmd that reads them again.
+func GresFileOf(recs []ParsedRecord) *GresFile {
+	f := &GresFile{lines: make([]gresLine, 0, len(recs))}
+	for _, r := range recs {
+		units, err := r.Units()
+		f.lines = append(f.lines, gresLine{rec: r, checked: true, units: units, checkErr: err})
+	}
+	return f
+}
+
+// NodeLines are the lines that name node, once Index has run: nodes with
+// the same lines read the same records.
+func (f *GresFile) NodeLines(node string) []int { return f.index[node] }
+
 // gresLine is one line of a GresFile.
 type gresLine struct {
 	rec   ParsedRecord
@@ -114,12 +129,12 @@ func ReadGresFile(path string) (*GresFile, error) {
 	err := walkConf(path, nil, func(l *logicalLine, file string) bool {
 		var err error
 		if ws, err = lineWords(l, file, ws[:0]); err != nil {
-			f.fatal = asFatal(err)
+			f.fatal = AsFatal(err)
 			return false
 		}
 		r, seen, twice, err := parseRecord(ws, l, file)
 		if err != nil {
-			f.fatal = asFatal(err)
+			f.fatal = AsFatal(err)
 			return false
 		}
 		r.Pos = linePos(file, l)
@@ -236,7 +251,7 @@ func (f *GresFile) Node(node string) (*GresConf, error) {
 				i, common = common[0], common[1:]
 			}
 			if err := f.addLine(c, &f.lines[i], node); err != nil {
-				return c, asFatal(err)
+				return c, AsFatal(err)
 			}
 		}
 		if f.fatal != nil {
@@ -246,7 +261,7 @@ func (f *GresFile) Node(node string) (*GresConf, error) {
 	}
 	for i := range f.lines {
 		if err := f.addLine(c, &f.lines[i], node); err != nil {
-			return c, asFatal(err)
+			return c, AsFatal(err)
 		}
 	}
 	if f.fatal != nil {
@@ -325,7 +340,7 @@ func (c *GresConf) problem(pos string, sev Severity, format string, args ...any)
 // taken together (Slurm's gres.c, after reading gres.conf): a GRES whose
 // records have files and records without, or a type and none; two
 // records without files of one GRES and type.
-func (c *GresConf) checkNode(v Version) error {
+func (c *GresConf) CheckLines(v Version) error {
 	type has struct {
 		files, none    string // the first record with files, without
 		typed, untyped string // with Type=, without
@@ -353,7 +368,7 @@ func (c *GresConf) checkNode(v Version) error {
 			typ := strings.ToLower(r.Type)
 			// GPU records without files are dropped before this check.
 			if first, ok := h.countOnly[typ]; ok && name != "gpu" {
-				return fatalf(r.Pos, "a second %s record without files (the first at %s); slurmd: \"gres.conf duplicate records for %s\"", r.Name, first, r.Name)
+				return Fatalf(r.Pos, "a second %s record without files (the first at %s); slurmd: \"gres.conf duplicate records for %s\"", r.Name, first, r.Name)
 			}
 			h.countOnly[typ] = r.Pos
 		}
@@ -368,10 +383,10 @@ func (c *GresConf) checkNode(v Version) error {
 	for _, name := range order {
 		h := byName[name]
 		if h.files != "" && h.none != "" {
-			return fatalf(h.none, "%s records with File= (%s) and without; slurmd: \"some records have File specification while others do not\"", name, h.files)
+			return Fatalf(h.none, "%s records with File= (%s) and without; slurmd: \"some records have File specification while others do not\"", name, h.files)
 		}
 		if h.typed != "" && h.untyped != "" {
-			return fatalf(h.untyped, "%s records with Type= (%s) and without; slurmd: \"some records have Type= specification while others do not\"", name, h.typed)
+			return Fatalf(h.untyped, "%s records with Type= (%s) and without; slurmd: \"some records have Type= specification while others do not\"", name, h.typed)
 		}
 	}
 	return nil
@@ -383,7 +398,7 @@ func (c *GresConf) checkNode(v Version) error {
 // with 22.05.8: a Name=gpu record without them has the default set; a
 // record of another spelling (Name=GPU) without them has none, and the
 // record after it is held to nothing. The flags came in 21.08.
-func (c *GresConf) checkEnvFlags(v Version) error {
+func (c *GresConf) CheckEnvFlags(v Version) error {
 	if v.Before(envFlagsSince) {
 		return nil
 	}
@@ -397,7 +412,7 @@ func (c *GresConf) checkEnvFlags(v Version) error {
 		env := envFlagsOf(r.Flags, v)
 		switch {
 		case env != "" && prev != unset && env != prev:
-			return fatalf(r.Pos, "Flags=%s: the *_env flags differ from those of the %s record before it, at %s; slurmd: \"does not match env flags for previous GRES of same node and name\"", r.Flags, r.Name, pos[key])
+			return Fatalf(r.Pos, "Flags=%s: the *_env flags differ from those of the %s record before it, at %s; slurmd: \"does not match env flags for previous GRES of same node and name\"", r.Flags, r.Name, pos[key])
 		case env != "":
 		case r.Name != "gpu":
 			env = unset
@@ -449,14 +464,14 @@ func envFlags(flags string) string {
 
 // checkShared: slurmd dies on a shared GRES (mps, shard) with no GPU
 // to share ("failed to merge SHARED and SHARING configuration").
-func (c *GresConf) checkShared() error {
+func (c *GresConf) CheckShared() error {
 	gpu := false
 	for i := range c.Records {
 		gpu = gpu || c.Records[i].Name == "gpu"
 	}
 	for i := range c.Records {
 		if r := &c.Records[i]; SharingGres(r.Name) && !gpu {
-			return fatalf(r.Pos, "Name=%s with no Name=gpu to share; slurmd: \"failed to merge SHARED and SHARING configuration\"", r.Name)
+			return Fatalf(r.Pos, "Name=%s with no Name=gpu to share; slurmd: \"failed to merge SHARED and SHARING configuration\"", r.Name)
 		}
 	}
 	return nil

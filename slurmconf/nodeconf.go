@@ -586,3 +586,64 @@ func ReadSlurmNodes(path string) ([]SlurmNode, error) {
 	}
 	return out, lineErr
 }
+
+// SharingConfigured reports whether slurm.conf's GresTypes= names mps or
+// shard: slurmd then reads the GPUs device by device, as the GPUs that
+// mps or shard share.
+func (n *SlurmNode) SharingConfigured() bool {
+	for _, t := range strings.Split(n.GresTypes, ",") {
+		if SharingGres(strings.TrimSpace(t)) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadSlurmNode is node's NodeName= line of a slurm.conf (following
+// Includes), with what it inherits from NodeName=DEFAULT (FindNode).
+func ReadSlurmNode(path, node string) (*SlurmNode, error) {
+	lines, err := ReadSlurmNodes(path)
+	if err != nil {
+		return nil, err
+	}
+	return FindNode(lines, path, node)
+}
+
+// FindNode is the one place that decides which NodeName= line declares
+// node. A node that no line names is an error that says which names the
+// lines use. A node that two lines name is the error slurmctld and slurmd
+// die of ("fatal: Duplicated NodeName ... in the config file", or
+// NodeHostName where both lines give the same host: tried, 22.05); a
+// *FatalError, at the second line.
+func FindNode(lines []SlurmNode, path, node string) (*SlurmNode, error) {
+	var (
+		found  *SlurmNode
+		others OtherNodes
+	)
+	for i := range lines {
+		l := &lines[i]
+		ok, err := hostlistHas(l.Nodes, node)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%s: NodeName=: %v", l.Pos, err)
+		case ok && found != nil:
+			return nil, DeclaredTwice(path, node, found.Pos, l.Pos)
+		case ok:
+			found = l
+		default:
+			if err := others.note(l.Nodes, node); err != nil {
+				return nil, fmt.Errorf("%s: NodeName=: %v", l.Pos, err)
+			}
+		}
+	}
+	if found == nil {
+		return nil, fmt.Errorf("%s: no NodeName= line names %s%s", confName(path), node, others.Said(node))
+	}
+	return found, nil
+}
+
+// DeclaredTwice is what slurmctld and slurmd die of where two NodeName=
+// lines of path name node, at first and second.
+func DeclaredTwice(path, node, first, second string) *FatalError {
+	return Fatalf(second, "%s is declared twice, at %s and %s; slurmctld and slurmd do not start (\"Duplicated NodeName %s in the config file\")", node, first, second, node)
+}

@@ -154,12 +154,12 @@ func CheckGres(v Version, recs []GresRecord) error {
 // into one GPU per file. nil where v is not known: the caller then
 // writes what every release reads.
 func CheckSharing(v Version, recs []GresRecord) error {
-	if !beforeMicro(v, multipleFilesKeptSince) {
+	if !BeforeMicro(v, MultipleFilesKeptSince) {
 		return nil
 	}
 	for _, r := range recs {
 		if len(r.MultipleFiles) > 0 {
-			e := refused(v, "Slurm %s would read this gres.conf as other GPUs than the node has: where slurm.conf's GresTypes= names mps or shard, it splits each MultipleFiles= record into one GPU per file (one GPU a record from %s)", v, multipleFilesKeptSince)
+			e := refused(v, "Slurm %s would read this gres.conf as other GPUs than the node has: where slurm.conf's GresTypes= names mps or shard, it splits each MultipleFiles= record into one GPU per file (one GPU a record from %s)", v, MultipleFilesKeptSince)
 			e.CIFilesRead = true
 			return e
 		}
@@ -171,7 +171,7 @@ func CheckSharing(v Version, recs []GresRecord) error {
 // slurm.conf configures mps or shard, may split a MultipleFiles= record:
 // before 23.02.7, or where v is not known.
 func SplitsMultipleFiles(v Version) bool {
-	return !v.Known() || beforeMicro(v, multipleFilesKeptSince)
+	return !v.Known() || BeforeMicro(v, MultipleFilesKeptSince)
 }
 
 // ReadGresTypes is the GresTypes= of a slurm.conf (following Includes):
@@ -198,7 +198,7 @@ func ReadGresTypes(path string) (string, error) {
 // ConfiguresSharing reports whether a GresTypes= value names mps or
 // shard: slurmd then reads the GPUs device by device.
 func ConfiguresSharing(gresTypes string) bool {
-	return (&SlurmNode{GresTypes: gresTypes}).sharingConfigured()
+	return (&SlurmNode{GresTypes: gresTypes}).SharingConfigured()
 }
 
 func checkFlags(v Version, flags string) error {
@@ -310,4 +310,32 @@ func checkSharedFiles(v Version, recs []GresRecord) error {
 // File= of each MIG device's CI cap is what that release reads.
 func (e *RefusedError) Refusal() (release, from string, ciFilesRead bool) {
 	return e.Version.String(), e.From, e.CIFilesRead
+}
+
+// Releases where what slurmd reads of gres.conf changed (docs/check.md).
+var (
+	// AutoDetectNvidiaSince: AutoDetect=nvidia (the nvidia gpu plugin,
+	// without NVML) is a value slurmd knows.
+	AutoDetectNvidiaSince = Version{24, 11, -1}
+	// AutoDetectLoggedSince: slurmd logs an AutoDetect= value it does
+	// not know; 20.11 ignores it without a word (tried; 21.08 not).
+	AutoDetectLoggedSince = Version{21, 8, -1}
+	// AutoDetectOneAPISince: AutoDetect=oneapi.
+	AutoDetectOneAPISince = Version{22, 5, -1}
+	// MultipleFilesKeptSince: a MultipleFiles= record beside mps or
+	// shard lines stays one GPU ("Do not split GRES with MultipleFiles",
+	// 23.02.7); before, slurmd splits it into one GPU per file.
+	MultipleFilesKeptSince = Version{23, 2, 7}
+)
+
+// BeforeMicro is Version.Before with micro releases counted; a release
+// given as X.Y alone is taken as its first, X.Y.0.
+func BeforeMicro(v, r Version) bool {
+	if !v.Known() {
+		return false
+	}
+	if v.Major != r.Major || v.Minor != r.Minor {
+		return v.Before(r)
+	}
+	return max(v.Micro, 0) < r.Micro
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/slurmd"
 	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -53,7 +54,7 @@ type GresConfReport struct {
 }
 
 // SlurmdReport says whether slurmd of the release reads the files as the
-// node's devices (slurmconf.ReadNode), one GPU index a device, and why
+// node's devices (slurmd.ReadNode), one GPU index a device, and why
 // not.
 type SlurmdReport struct {
 	Release string `json:"release,omitempty"` // "" where not known: the newest rules
@@ -182,13 +183,13 @@ func Compare(in Inputs) (*Report, error) {
 	}
 	switch {
 	case gf != nil && decl != nil:
-		r := compareSlurmd(gf.CheckNode(node, in.Release, decl), in.Config.Records, in.Release)
+		r := compareSlurmd(slurmd.CheckNode(gf, node, in.Release, decl), in.Config.Records, in.Release)
 		rep.Slurmd, rep.Same = r, rep.Same && r.Same
 	case gf != nil && node != "":
 		// Without the node's slurm.conf line, what slurmd reads of the
 		// lines alone: a split beside the file's own mps or shard lines,
 		// a device listed twice, a line it dies of.
-		nc := gf.CheckNode(node, in.Release, nil)
+		nc := slurmd.CheckNode(gf, node, in.Release, nil)
 		if nc.Fatal() || len(nc.Misread) > 0 {
 			r := compareSlurmd(nc, in.Config.Records, in.Release)
 			rep.Slurmd, rep.Same = r, rep.Same && r.Same
@@ -260,7 +261,7 @@ func compareGresConf(path, node string, generated []slurmconf.GresRecord) (*slur
 // only where slurmd starts, reads no line otherwise than written (splits
 // none, ignores none), and gives one GPU index to each device that
 // would be generated, and to nothing else.
-func compareSlurmd(nc slurmconf.NodeCheck, generated []slurmconf.GresRecord, v slurmconf.Version) *SlurmdReport {
+func compareSlurmd(nc slurmd.NodeCheck, generated []slurmconf.GresRecord, v slurmconf.Version) *SlurmdReport {
 	r := &SlurmdReport{Same: true}
 	if v.Known() {
 		r.Release = v.String()
@@ -310,7 +311,7 @@ func fileSet(files []string) string {
 
 // declPos is where the node's slurm.conf line is, for a difference of
 // the whole node.
-func declPos(nc slurmconf.NodeCheck) string {
+func declPos(nc slurmd.NodeCheck) string {
 	if nc.Decl != nil {
 		return nc.Decl.Pos
 	}

@@ -41,6 +41,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/accounting"
 	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
+	"github.com/slurm-mig/slurm-mig/internal/slurmd"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -293,15 +294,15 @@ func (r *reader) read(path string) ([]assignment, error) {
 // read as other GPUs than its records: a fragment cut short (slurmctld
 // drains a node with fewer than declared), or edited after gen wrote it
 // (slurmd ignores records beyond a type's count). It asks the one model
-// of slurmd's reading (slurmconf.ReadLines), with the newest rules: gen
+// of slurmd's reading (slurmd.ReadLines), with the newest rules: gen
 // wrote the fragment for its node's release.
 func checkHeader(path string, h slurmconf.Header, lines []slurmconf.RecordLine) error {
 	if h.Num == 0 || h.Node == "" {
 		return nil
 	}
-	var recs []slurmconf.Line
+	var recs []slurmd.Line
 	for _, l := range lines {
-		recs = append(recs, slurmconf.Line{Record: l.Record.GresRecord, Nodes: l.Nodes, Pos: fmt.Sprintf("%s:%d", path, l.Num)})
+		recs = append(recs, slurmd.Line{Record: l.Record.GresRecord, Nodes: l.Nodes, Pos: fmt.Sprintf("%s:%d", path, l.Num)})
 	}
 	// GresTypes= is the cluster's: the header names the node's GRES.
 	types := []string{"gpu"}
@@ -312,7 +313,7 @@ func checkHeader(path string, h slurmconf.Header, lines []slurmconf.RecordLine) 
 		}
 	}
 	decl := &slurmconf.SlurmNode{Nodes: h.Node, Gres: h.Gres, GresTypes: strings.Join(types, ","), Pos: fmt.Sprintf("%s:%d", path, h.Num)}
-	nc := slurmconf.ReadLines(recs, h.Node, slurmconf.Version{}, decl)
+	nc := slurmd.ReadLines(recs, h.Node, slurmconf.Version{}, decl)
 	// A device given twice, a file in two GPUs: merge's own checks say
 	// those, of the records alone.
 	var why *slurmconf.Problem

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/internal/accounting"
+	"github.com/slurm-mig/slurm-mig/internal/slurmd"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -55,9 +56,9 @@ type cause struct {
 
 // NodeReport is one node's records and problems.
 type NodeReport struct {
-	Node     string                   `json:"node"`
-	Gres     []slurmconf.SlurmdRecord `json:"gres"`
-	Problems []slurmconf.Problem      `json:"problems"`
+	Node     string                `json:"node"`
+	Gres     []slurmd.SlurmdRecord `json:"gres"`
+	Problems []slurmconf.Problem   `json:"problems"`
 }
 
 // Check reads the files and checks every node. Its error is a file that
@@ -115,16 +116,16 @@ func Check(in Inputs) (*Report, error) {
 	if len(nodes) == 0 {
 		nodes = []string{""}
 	}
-	checker := f.Checker(in.Version)
+	checker := slurmd.NewChecker(f, in.Version)
 	rep := &Report{Nodes: make([]NodeReport, 0, len(nodes)), counts: map[slurmconf.Severity]int{}}
 	if p := namesDiffer(in, f, order); p != nil {
 		rep.Problems = append(rep.Problems, *p)
 		rep.note(*p, ofCluster)
 	}
 	for _, n := range nodes {
-		var nc slurmconf.NodeCheck
+		var nc slurmd.NodeCheck
 		if slurmFatal != nil {
-			nc = slurmconf.NodeCheck{Node: n, Problems: []slurmconf.Problem{*slurmFatal}}
+			nc = slurmd.NodeCheck{Node: n, Problems: []slurmconf.Problem{*slurmFatal}}
 		} else {
 			var decl *slurmconf.SlurmNode
 			if in.SlurmConf != "" {
@@ -132,7 +133,7 @@ func Check(in Inputs) (*Report, error) {
 			}
 			if in.SlurmConf != "" && decl == nil {
 				// slurmd -N n finds no line of its own and exits.
-				nc = slurmconf.NodeCheck{Node: n, Problems: []slurmconf.Problem{{Pos: in.SlurmConf, Severity: slurmconf.Fatal,
+				nc = slurmd.NodeCheck{Node: n, Problems: []slurmconf.Problem{{Pos: in.SlurmConf, Severity: slurmconf.Fatal,
 					Message: fmt.Sprintf("no NodeName= line declares %s; slurmd does not start", n)}}}
 			} else {
 				nc = checker.Check(n, decl)
@@ -222,7 +223,7 @@ func accountingProblems(path string, nodes []slurmconf.SlurmNode) ([]slurmconf.P
 
 // noRecords and noProblems print as [] in JSON, not null.
 var (
-	noRecords  = []slurmconf.SlurmdRecord{}
+	noRecords  = []slurmd.SlurmdRecord{}
 	noProblems = []slurmconf.Problem{}
 )
 

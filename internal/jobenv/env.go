@@ -10,6 +10,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/slurmd"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -191,7 +192,7 @@ func resolvePaths(slurmFlag, gresFlag string, getenv func(string) (string, bool)
 	return p, nil
 }
 
-// nodeIndexMap reads the node as slurmd reads it (slurmconf.ReadNode:
+// nodeIndexMap reads the node as slurmd reads it (slurmd.ReadNode:
 // its Gres= from slurm.conf, its records from gres.conf, with Includes,
 // NodeName=DEFAULT and hostlists) and returns its GPU indices and the number of GPU types of its Gres=. It
 // refuses where slurmd's indices are not the devices the lines name: a
@@ -200,7 +201,7 @@ func resolvePaths(slurmFlag, gresFlag string, getenv func(string) (string, bool)
 // and AutoDetect, with which slurmd numbers GPUs itself. release is
 // asked only where the reading depends on it.
 func nodeIndexMap(p Paths, node string, release func() (slurmconf.Version, error)) ([]Device, int, string, error) {
-	nc, err := slurmconf.ReadNode(p.GresConf, p.SlurmConf, node, slurmconf.Version{})
+	nc, err := slurmd.ReadNode(p.GresConf, p.SlurmConf, node, slurmconf.Version{})
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -209,7 +210,7 @@ func nodeIndexMap(p Paths, node string, release func() (slurmconf.Version, error
 		if err != nil {
 			return nil, 0, "", fmt.Errorf("%s: how slurmd numbers this node's GPUs depends on its release (MultipleFiles= beside mps or shard), which is not known: %v", nc.ReleaseMatters, err)
 		}
-		if nc, err = slurmconf.ReadNode(p.GresConf, p.SlurmConf, node, v); err != nil {
+		if nc, err = slurmd.ReadNode(p.GresConf, p.SlurmConf, node, v); err != nil {
 			return nil, 0, "", err
 		}
 	}

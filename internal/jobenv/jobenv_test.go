@@ -13,6 +13,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/slurmd"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -27,7 +28,7 @@ func readIndices(t *testing.T, gres, conf string) ([]Device, error) {
 	if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), []byte("GresTypes=gpu\nNodeName=n1 Gres="+gres+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	nc, err := slurmconf.ReadNode(filepath.Join(dir, "gres.conf"), filepath.Join(dir, "slurm.conf"), "n1", slurmconf.Version{})
+	nc, err := slurmd.ReadNode(filepath.Join(dir, "gres.conf"), filepath.Join(dir, "slurm.conf"), "n1", slurmconf.Version{})
 	if err == nil && (nc.Fatal() || len(nc.Misread) > 0) {
 		err = fmt.Errorf("%v", nc.Problems)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/capmap"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/slurmd"
 	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -38,10 +39,10 @@ func Run(opts Options, getenv func(string) (string, bool)) ([]string, error) {
 }
 
 // Device is one GPU index of a node, as slurmd numbers it
-// (slurmconf.ReadNode): the global GRES index that SLURM_JOB_GPUS,
+// (slurmd.ReadNode): the global GRES index that SLURM_JOB_GPUS,
 // SLURM_STEP_GPUS and `scontrol show job -d` (IDX:) name, with its
 // device files.
-type Device = slurmconf.GPUIndex
+type Device = slurmd.GPUIndex
 
 // Node is what maps a node's GPU indices to its devices: slurmd's index
 // map and the device state. env (the TaskProlog) and jobmap (the Prolog

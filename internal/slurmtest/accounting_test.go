@@ -262,7 +262,7 @@ func writeWithProfiles(t *testing.T, from, to string) {
 	}
 	table := &model.ProfileTable{Profiles: a100Profiles}
 	for i := range n.GPUs {
-		n.GPUs[i].Profiles = table
+		n.GPUs[i].Profiles, n.GPUs[i].PCIDeviceID = table, "0x20B210DE" // A100-SXM4-80GB
 	}
 	f, err := os.Create(to)
 	if err != nil {

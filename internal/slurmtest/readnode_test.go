@@ -16,11 +16,12 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/model"
+	"github.com/slurm-mig/slurm-mig/internal/slurmd"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // readNodeCase is a node's gres.conf and slurm.conf lines that slurmd -G
-// and slurm-mig's one model of slurmd (slurmconf.ReadNode) both read.
+// and slurm-mig's one model of slurmd (slurmd.ReadNode) both read.
 // $D is a directory of device nodes: nvidia0 and nvidia1 whole GPUs,
 // nvidia2 in MIG mode with GI cap10 and its CIs cap11 and cap12, nvidia3
 // with GI cap13 and its CIs cap14 and cap15; $H is this host.
@@ -119,7 +120,7 @@ func TestReadNodeAgainstSlurmd(t *testing.T) {
 			conf := writeConfigs(t, dir, gres, slurm)
 			died, out, gpus := slurmdIndices(t, conf, host)
 
-			nc, err := slurmconf.ReadNode(filepath.Join(dir, "gres.conf"), conf, host, release)
+			nc, err := slurmd.ReadNode(filepath.Join(dir, "gres.conf"), conf, host, release)
 			modelDied := err != nil || nc.Fatal()
 			if modelDied != died {
 				t.Fatalf("model: fatal %v (%v, %v), slurmd -G: died %v:\n%s", modelDied, err, nc.Problems, died, out)

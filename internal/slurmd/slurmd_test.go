@@ -1,4 +1,4 @@
-package slurmconf
+package slurmd
 
 import (
 	"os"
@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // readNodeText writes a gres.conf and a slurm.conf (GresTypes= and node
 // n1's line with Gres=gres) and reads n1 as slurmd of v.
-func readNodeText(t *testing.T, grestypes, gres, conf string, v Version) NodeCheck {
+func readNodeText(t *testing.T, grestypes, gres, conf string, v slurmconf.Version) NodeCheck {
 	t.Helper()
 	dir := t.TempDir()
 	write := func(name, data string) {
@@ -51,10 +52,10 @@ NodeName=n1 Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/c3,/dev/c4
 NodeName=n2 Name=gpu Type=1g MultipleFiles=/dev/nvidia9,/dev/c8,/dev/c9
 `
 	const mig = "Name=gpu Type=1g MultipleFiles=/dev/nvidia0,/dev/c1,/dev/c2\nName=gpu Type=1g MultipleFiles=/dev/nvidia0,/dev/c1,/dev/c3\n"
-	v2205, v2411 := Version{22, 5, 8}, Version{24, 11, 1}
+	v2205, v2411 := slurmconf.Version{Major: 22, Minor: 5, Micro: 8}, slurmconf.Version{Major: 24, Minor: 11, Micro: 1}
 	for _, tc := range []struct {
 		name, types, gres, conf string
-		v                       Version
+		v                       slurmconf.Version
 		want                    []string
 		misread, fatal          string // a word of the problem
 	}{
@@ -128,11 +129,11 @@ NodeName=n2 Name=gpu Type=1g MultipleFiles=/dev/nvidia9,/dev/c8,/dev/c9
 // the release.
 func TestReadNodeReleaseMatters(t *testing.T) {
 	conf := "Name=gpu Type=1g MultipleFiles=/dev/nvidia0,/dev/c1,/dev/c2\nName=shard Count=8\n"
-	nc := readNodeText(t, "gpu,shard", "gpu:1g:1,shard:8", conf, Version{})
+	nc := readNodeText(t, "gpu,shard", "gpu:1g:1,shard:8", conf, slurmconf.Version{})
 	if !strings.HasSuffix(nc.ReleaseMatters, "gres.conf:1") || len(nc.GPUs) != 1 {
 		t.Errorf("ReleaseMatters %q, GPUs %v", nc.ReleaseMatters, nc.GPUs)
 	}
-	if nc := readNodeText(t, "gpu", "gpu:1g:1", conf[:strings.IndexByte(conf, '\n')+1], Version{}); nc.ReleaseMatters != "" {
+	if nc := readNodeText(t, "gpu", "gpu:1g:1", conf[:strings.IndexByte(conf, '\n')+1], slurmconf.Version{}); nc.ReleaseMatters != "" {
 		t.Errorf("without shard: ReleaseMatters %q", nc.ReleaseMatters)
 	}
 }
@@ -147,20 +148,20 @@ func TestNodeDeclaredTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := path + ":3: n2 is declared twice, at " + path + ":2 and " + path + ":3"
-	if _, err := ReadSlurmNode(path, "n2"); err == nil || !strings.HasPrefix(err.Error(), want) {
+	if _, err := slurmconf.ReadSlurmNode(path, "n2"); err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("ReadSlurmNode: %v, want %s", err, want)
 	}
-	if _, err := ReadNodeGres(path, "n2"); err == nil || !strings.HasPrefix(err.Error(), want) {
+	if _, err := slurmconf.ReadNodeGres(path, "n2"); err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("ReadNodeGres: %v, want %s", err, want)
 	}
-	if _, err := ReadNodesGres(path, []string{"n1", "n2"}); err == nil || !strings.HasPrefix(err.Error(), want) {
+	if _, err := slurmconf.ReadNodesGres(path, []string{"n1", "n2"}); err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("ReadNodesGres: %v, want %s", err, want)
 	}
 	// node --update: neither line is the one to set.
-	if _, err := UpdateNodeGresFile(path, "n2", "gpu:b:1"); err == nil || !strings.HasPrefix(err.Error(), want) {
+	if _, err := slurmconf.UpdateNodeGresFile(path, "n2", "gpu:b:1"); err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("UpdateNodeGresFile: %v, want %s", err, want)
 	}
-	if n, err := ReadSlurmNode(path, "n1"); err != nil || n.Gres != "gpu:a:1" {
+	if n, err := slurmconf.ReadSlurmNode(path, "n1"); err != nil || n.Gres != "gpu:a:1" {
 		t.Errorf("n1: %v, %v", n, err)
 	}
 }

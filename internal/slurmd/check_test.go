@@ -1,13 +1,15 @@
-package slurmconf
+package slurmd
 
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // A Checker, which works out each set of lines once for the nodes that
@@ -20,22 +22,22 @@ func TestCheckerAgreesWithCheckNode(t *testing.T) {
 		"NodeName=[bad] Name=gpu File=/dev/nvidia3\n" +
 		"NodeName=n4 Name=gpu Type=a File=/dev/nvidia[0-1] Count=3\n" +
 		"Name=gpu Type=a File=/dev/nvidia3\n"})
-	f, err := ReadGresFile(filepath.Join(dir, "gres.conf"))
+	f, err := slurmconf.ReadGresFile(filepath.Join(dir, "gres.conf"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	decls := []*SlurmNode{
+	decls := []*slurmconf.SlurmNode{
 		{Nodes: "n[1-2]", Gres: "gpu:a:3", GresTypes: "gpu", CPUs: 8, Pos: "slurm.conf:1"},
 		{Nodes: "n3", Gres: "gpu:a:3,gpu:b:1", GresTypes: "gpu", CPUs: 8, Pos: "slurm.conf:2"},
 	}
-	v := Version{22, 5, 8}
+	v := slurmconf.Version{Major: 22, Minor: 5, Micro: 8}
 	alone := map[string]NodeCheck{}
 	for _, n := range []string{"n1", "n2", "n3", "n4", "n5"} {
-		alone[n] = f.CheckNode(n, v, declOf(decls, n))
+		alone[n] = CheckNode(f, n, v, declOf(decls, n))
 	}
-	c := f.Checker(v)
+	c := NewChecker(f, v)
 	for _, n := range []string{"n1", "n2", "n3", "n4", "n5", "n1", "n2"} {
-		if diff := cmp.Diff(alone[n], c.Check(n, declOf(decls, n)), cmp.AllowUnexported(SlurmdRecord{}, SlurmNode{})); diff != "" {
+		if diff := cmp.Diff(alone[n], c.Check(n, declOf(decls, n)), cmp.AllowUnexported(SlurmdRecord{}, slurmconf.SlurmNode{})); diff != "" {
 			t.Errorf("%s (-alone +Checker):\n%s", n, diff)
 		}
 	}
@@ -44,9 +46,10 @@ func TestCheckerAgreesWithCheckNode(t *testing.T) {
 	}
 }
 
-func declOf(decls []*SlurmNode, node string) *SlurmNode {
+func declOf(decls []*slurmconf.SlurmNode, node string) *slurmconf.SlurmNode {
 	for _, d := range decls {
-		if ok, _ := hostlistHas(d.Nodes, node); ok {
+		names, _ := slurmconf.ExpandHostlist(d.Nodes)
+		if slices.Contains(names, node) {
 			return d
 		}
 	}
@@ -59,12 +62,12 @@ func declOf(decls []*SlurmNode, node string) *SlurmNode {
 func TestCheckSpreadsSharedGres(t *testing.T) {
 	dir := fixture.Tree(t, map[string]string{"gres.conf": "Name=gpu Type=a File=/dev/nvidia[0-1]\n" +
 		"Name=gpu Type=b File=/dev/nvidia2\nName=mps Count=100\nName=shard Count=8 File=/dev/nvidia[1-2]\n"})
-	f, err := ReadGresFile(filepath.Join(dir, "gres.conf"))
+	f, err := slurmconf.ReadGresFile(filepath.Join(dir, "gres.conf"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	decl := &SlurmNode{Nodes: "n1", Gres: "gpu:a:2,gpu:b:1,mps:100,shard:8", GresTypes: "gpu,mps,shard", Pos: "slurm.conf:1"}
-	nc := f.CheckNode("n1", Version{22, 5, 8}, decl)
+	decl := &slurmconf.SlurmNode{Nodes: "n1", Gres: "gpu:a:2,gpu:b:1,mps:100,shard:8", GresTypes: "gpu,mps,shard", Pos: "slurm.conf:1"}
+	nc := CheckNode(f, "n1", slurmconf.Version{Major: 22, Minor: 5, Micro: 8}, decl)
 	var got []string
 	for _, r := range nc.Records {
 		if r.Name != "gpu" {
@@ -85,12 +88,12 @@ func TestCheckSpreadsSharedGres(t *testing.T) {
 func TestCheckGresTypesMissingOnce(t *testing.T) {
 	dir := fixture.Tree(t, map[string]string{"gres.conf": "Name=gpu Type=a File=/dev/nvidia0\n" +
 		"Name=gpu Type=b File=/dev/nvidia1\n"})
-	f, err := ReadGresFile(filepath.Join(dir, "gres.conf"))
+	f, err := slurmconf.ReadGresFile(filepath.Join(dir, "gres.conf"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	decl := &SlurmNode{Nodes: "n1", Gres: "gpu:a:1,gpu:b:1,nic:2", GresTypes: "nic", GresTypesPos: "slurm.conf:1", CPUs: 8, Pos: "slurm.conf:3"}
-	got := f.CheckNode("n1", Version{22, 5, 8}, decl)
+	decl := &slurmconf.SlurmNode{Nodes: "n1", Gres: "gpu:a:1,gpu:b:1,nic:2", GresTypes: "nic", GresTypesPos: "slurm.conf:1", CPUs: 8, Pos: "slurm.conf:3"}
+	got := CheckNode(f, "n1", slurmconf.Version{Major: 22, Minor: 5, Micro: 8}, decl)
 	var all []string
 	for _, p := range got.Problems {
 		all = append(all, p.String())

@@ -1,4 +1,4 @@
-package slurmconf
+package slurmd
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/internal/cpulist"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // SlurmdRecord is one record as `slurmd -G` prints it once it has read
@@ -34,16 +35,16 @@ type SlurmdRecord struct {
 type NodeCheck struct {
 	Node     string
 	Records  []SlurmdRecord
-	Problems []Problem
+	Problems []slurmconf.Problem
 	// GPUs are the node's GPU indices, as slurmd numbers them (GPUs).
 	GPUs []GPUIndex
 	// Misread are the problems, among Problems, where slurmd reads the
 	// lines as other devices than they are written: a record split,
 	// records ignored, a GPU record dropped. A job's indices then name
 	// devices that the lines do not.
-	Misread []Problem
+	Misread []slurmconf.Problem
 	// Decl is the node's slurm.conf line; nil where none was given.
-	Decl *SlurmNode
+	Decl *slurmconf.SlurmNode
 	// Elsewhere, where gres.conf has no line for the node but lines
 	// for others, says which names those lines use (OtherNodes.Said).
 	Elsewhere string
@@ -57,48 +58,20 @@ type NodeCheck struct {
 }
 
 // misread notes a problem that is also a misreading.
-func (c *NodeCheck) misread(p Problem) {
+func (c *NodeCheck) misread(p slurmconf.Problem) {
 	c.Problems = append(c.Problems, p)
 	c.Misread = append(c.Misread, p)
 }
 
 // Fatal reports whether slurmd dies on the node's config.
 func (c NodeCheck) Fatal() bool {
-	return len(c.Problems) > 0 && c.Problems[len(c.Problems)-1].Severity == Fatal
-}
-
-// Releases where what slurmd reads of gres.conf changed (docs/check.md).
-var (
-	// autoDetectNvidiaSince: AutoDetect=nvidia (the nvidia gpu plugin,
-	// without NVML) is a value slurmd knows.
-	autoDetectNvidiaSince = Version{24, 11, -1}
-	// autoDetectLoggedSince: slurmd logs an AutoDetect= value it does
-	// not know; 20.11 ignores it without a word (tried; 21.08 not).
-	autoDetectLoggedSince = Version{21, 8, -1}
-	// autoDetectOneAPISince: AutoDetect=oneapi.
-	autoDetectOneAPISince = Version{22, 5, -1}
-	// multipleFilesKeptSince: a MultipleFiles= record beside mps or
-	// shard lines stays one GPU ("Do not split GRES with MultipleFiles",
-	// 23.02.7); before, slurmd splits it into one GPU per file.
-	multipleFilesKeptSince = Version{23, 2, 7}
-)
-
-// beforeMicro is Version.Before with micro releases counted; a release
-// given as X.Y alone is taken as its first, X.Y.0.
-func beforeMicro(v, r Version) bool {
-	if !v.Known() {
-		return false
-	}
-	if v.Major != r.Major || v.Minor != r.Minor {
-		return v.Before(r)
-	}
-	return max(v.Micro, 0) < r.Micro
+	return len(c.Problems) > 0 && c.Problems[len(c.Problems)-1].Severity == slurmconf.Fatal
 }
 
 // CheckNode reads the file for node as slurmd of release v would (v not
 // known: the newest rules), with its slurm.conf line decl (nil: none
 // given, and the records are taken as slurm.conf had declared them).
-func (f *GresFile) CheckNode(node string, v Version, decl *SlurmNode) NodeCheck {
+func CheckNode(f *slurmconf.GresFile, node string, v slurmconf.Version, decl *slurmconf.SlurmNode) NodeCheck {
 	out := NodeCheck{Node: node, Decl: decl}
 	conf, err := f.Node(node)
 	out.Problems = append(out.Problems, conf.Problems...)
@@ -110,19 +83,19 @@ func (f *GresFile) CheckNode(node string, v Version, decl *SlurmNode) NodeCheck 
 		decl = checkGresTypes(&out, conf, decl)
 	}
 	if err == nil {
-		err = conf.checkNode(v)
+		err = conf.CheckLines(v)
 	}
 	if err == nil {
-		err = conf.checkEnvFlags(v)
+		err = conf.CheckEnvFlags(v)
 	}
 	if err == nil && decl != nil {
 		err = checkDecl(decl)
 	}
 	if err == nil && decl != nil && !v.Before(sharedCountsSince) {
-		err = conf.checkSharedCounts(decl)
+		err = checkSharedCounts(conf, decl)
 	}
 	if err == nil && decl == nil {
-		err = conf.checkShared()
+		err = conf.CheckShared()
 	}
 	var recs []SlurmdRecord
 	if err == nil {
@@ -130,7 +103,7 @@ func (f *GresFile) CheckNode(node string, v Version, decl *SlurmNode) NodeCheck 
 		recs, err = slurmdRecords(&out, conf, v, decl)
 	}
 	if err != nil {
-		out.Problems = append(out.Problems, asFatal(err).Problem)
+		out.Problems = append(out.Problems, slurmconf.AsFatal(err).Problem)
 		return out
 	}
 	if decl != nil {
@@ -145,10 +118,10 @@ func (f *GresFile) CheckNode(node string, v Version, decl *SlurmNode) NodeCheck 
 // checkDecl: slurmd dies on a node line whose Gres= gives GPUs with a
 // type and GPUs without ("Some gpu GRES in slurm.conf have a type while
 // others do not").
-func checkDecl(decl *SlurmNode) error {
-	counts, err := GresTypeCounts(decl.Gres, "gpu")
+func checkDecl(decl *slurmconf.SlurmNode) error {
+	counts, err := slurmconf.GresTypeCounts(decl.Gres, "gpu")
 	if err != nil {
-		return fatalf(decl.Pos, "%v", err)
+		return slurmconf.Fatalf(decl.Pos, "%v", err)
 	}
 	typed, untyped := false, false
 	for _, c := range counts {
@@ -162,14 +135,14 @@ func checkDecl(decl *SlurmNode) error {
 		}
 	}
 	if typed && untyped {
-		return fatalf(decl.Pos, "Gres=%s gives GPUs with a type and without; slurmd: \"Some gpu GRES in slurm.conf have a type while others do not\"", decl.Gres)
+		return slurmconf.Fatalf(decl.Pos, "Gres=%s gives GPUs with a type and without; slurmd: \"Some gpu GRES in slurm.conf have a type while others do not\"", decl.Gres)
 	}
 	return nil
 }
 
 // sharedCountsSince: the first release seen to die on more mps or
 // shard declared than gres.conf gives (22.05.8; 20.11.4 does not).
-var sharedCountsSince = Version{22, 5, -1}
+var sharedCountsSince = slurmconf.Version{Major: 22, Minor: 5, Micro: -1}
 
 // checkGresTypes: slurmd ignores, with an error each, the gres.conf
 // records and the Gres= items of a GRES that slurm.conf's GresTypes=
@@ -177,7 +150,7 @@ var sharedCountsSince = Version{22, 5, -1}
 // GRES configured on node"). That is one mistake, said once a name, at
 // GresTypes=. It returns decl with those items left out of Gres=, as
 // slurmd reads it on.
-func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode {
+func checkGresTypes(out *NodeCheck, conf *slurmconf.GresConf, decl *slurmconf.SlurmNode) *slurmconf.SlurmNode {
 	known := func(name string) bool {
 		for _, t := range strings.Split(decl.GresTypes, ",") {
 			if strings.EqualFold(strings.TrimSpace(t), name) {
@@ -208,7 +181,7 @@ func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode 
 		if !known(r.Name) {
 			note(r.Name, r.Pos, false)
 			if strings.EqualFold(r.Name, "gpu") {
-				out.Misread = append(out.Misread, Problem{Pos: r.Pos, Severity: Error,
+				out.Misread = append(out.Misread, slurmconf.Problem{Pos: r.Pos, Severity: slurmconf.Error,
 					Message: gresTypesLack(r.Name, decl.GresTypes) + "; slurmd ignores the record"})
 			}
 			continue
@@ -217,7 +190,7 @@ func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode 
 	}
 	conf.Records = kept
 	var items []string
-	for _, item := range SplitGresList(decl.Gres) {
+	for _, item := range slurmconf.SplitGresList(decl.Gres) {
 		name, _, _ := strings.Cut(item, ":")
 		if name = strings.TrimSpace(name); name != "" && name != "(null)" && !known(name) {
 			note(name, "", true)
@@ -241,10 +214,10 @@ func checkGresTypes(out *NodeCheck, conf *GresConf, decl *SlurmNode) *SlurmNode 
 		if decl.GresTypes == "" {
 			types = "slurm.conf sets no GresTypes=, which must name " + m.name
 		}
-		out.Problems = append(out.Problems, Problem{Pos: pos, Severity: Error,
+		out.Problems = append(out.Problems, slurmconf.Problem{Pos: pos, Severity: slurmconf.Error,
 			Message: fmt.Sprintf("%s; slurmd ignores %s", types, strings.Join(what, " and "))})
 	}
-	if len(items) == len(SplitGresList(decl.Gres)) {
+	if len(items) == len(slurmconf.SplitGresList(decl.Gres)) {
 		return decl
 	}
 	d := *decl
@@ -266,9 +239,9 @@ func gresTypesLack(name, gresTypes string) string {
 // node's Gres= declares more of it than they give, slurmd adds a record
 // without files for the rest and dies ("_build_shared_list: ...
 // multiple configurations").
-func (c *GresConf) checkSharedCounts(decl *SlurmNode) error {
+func checkSharedCounts(c *slurmconf.GresConf, decl *slurmconf.SlurmNode) error {
 	for _, name := range []string{"mps", "shard"} {
-		counts, _ := GresTypeCounts(decl.Gres, name)
+		counts, _ := slurmconf.GresTypeCounts(decl.Gres, name)
 		declared := 0
 		for _, n := range counts {
 			declared += n.Count
@@ -283,37 +256,25 @@ func (c *GresConf) checkSharedCounts(decl *SlurmNode) error {
 			}
 		}
 		if have > 0 && uint64(declared) > have {
-			return fatalf(pos, "Gres= declares %s:%d but gres.conf gives %d; slurmd adds a record without files for the rest and dies (\"_build_shared_list: ... multiple configurations\")", name, declared, have)
+			return slurmconf.Fatalf(pos, "Gres= declares %s:%d but gres.conf gives %d; slurmd adds a record without files for the rest and dies (\"_build_shared_list: ... multiple configurations\")", name, declared, have)
 		}
 	}
 	return nil
 }
 
-// sharingConfigured reports whether slurm.conf's GresTypes= names mps or
-// shard: slurmd then reads the GPUs device by device, as the GPUs that
-// mps or shard share.
-func (n *SlurmNode) sharingConfigured() bool {
-	for _, t := range strings.Split(n.GresTypes, ",") {
-		if SharingGres(strings.TrimSpace(t)) {
-			return true
-		}
-	}
-	return false
-}
-
 // checkAutoDetect: slurmd logs "unknown autodetect flag" for a value it
 // does not know (it looks for each known word in the value) and goes on
 // as if none were given.
-func checkAutoDetect(out *NodeCheck, conf *GresConf, v Version) {
-	if conf.AutoDetect == "" || v.Before(autoDetectLoggedSince) {
+func checkAutoDetect(out *NodeCheck, conf *slurmconf.GresConf, v slurmconf.Version) {
+	if conf.AutoDetect == "" || v.Before(slurmconf.AutoDetectLoggedSince) {
 		return
 	}
 	val := strings.ToLower(conf.AutoDetect)
 	known := []string{"nvml", "rsmi", "off"}
-	if !v.Before(autoDetectOneAPISince) {
+	if !v.Before(slurmconf.AutoDetectOneAPISince) {
 		known = append(known, "oneapi")
 	}
-	if !v.Before(autoDetectNvidiaSince) {
+	if !v.Before(slurmconf.AutoDetectNvidiaSince) {
 		known = append(known, "nvidia")
 	}
 	for _, k := range known {
@@ -321,7 +282,7 @@ func checkAutoDetect(out *NodeCheck, conf *GresConf, v Version) {
 			return
 		}
 	}
-	out.Problems = append(out.Problems, Problem{Pos: conf.AutoDetectPos, Severity: Error,
+	out.Problems = append(out.Problems, slurmconf.Problem{Pos: conf.AutoDetectPos, Severity: slurmconf.Error,
 		Message: fmt.Sprintf("AutoDetect=%s: slurmd %s logs \"unknown autodetect flag\" and ignores it (it knows %s)", conf.AutoDetect, v, strings.Join(known, ", "))})
 }
 
@@ -335,20 +296,20 @@ func checkAutoDetect(out *NodeCheck, conf *GresConf, v Version) {
 // otherwise one record per line, with the count of its devices. The error
 // is what slurmd dies of: a device file in two GPUs, a shared GRES
 // declared with no GPU to share.
-func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) ([]SlurmdRecord, error) {
+func slurmdRecords(out *NodeCheck, conf *slurmconf.GresConf, v slurmconf.Version, decl *slurmconf.SlurmNode) ([]SlurmdRecord, error) {
 	perDevice, split := true, false
 	if decl != nil {
-		perDevice = decl.sharingConfigured()
+		perDevice = decl.SharingConfigured()
 		split = perDevice
 	} else {
 		for i := range conf.Records {
-			split = split || SharingGres(conf.Records[i].Name)
+			split = split || slurmconf.SharingGres(conf.Records[i].Name)
 		}
 	}
 	splitSomewhere := split
-	split = split && beforeMicro(v, multipleFilesKeptSince)
+	split = split && slurmconf.BeforeMicro(v, slurmconf.MultipleFilesKeptSince)
 	var gpus, others []SlurmdRecord
-	var splits []*ParsedRecord // the MultipleFiles= records split: one cause, said once
+	var splits []*slurmconf.ParsedRecord // the MultipleFiles= records split: one cause, said once
 	for pass := 0; pass < 2; pass++ {
 		for i := range conf.Records {
 			r := &conf.Records[i]
@@ -367,15 +328,15 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 					out.ReleaseMatters = r.Pos
 				}
 			case r.File != "":
-				rec.Files, _ = ExpandHostlist(r.File) // checked when read
+				rec.Files, _ = slurmconf.ExpandHostlist(r.File) // checked when read
 				rec.Count = uint64(len(rec.Files))
-				if SharingGres(r.Name) && r.Count > 0 {
+				if slurmconf.SharingGres(r.Name) && r.Count > 0 {
 					rec.Count = r.Count // the shares, spread over the files
 				}
 			case isGPU:
 				// With slurm.conf, the merge says it of the type.
 				if perDevice && decl == nil {
-					out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Error,
+					out.Problems = append(out.Problems, slurmconf.Problem{Pos: r.Pos, Severity: slurmconf.Error,
 						Message: "a GPU record without File=: slurmd drops it (\"SHARING configuration lacks File specification\")"})
 				}
 				continue
@@ -400,11 +361,11 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 	}
 	if len(splits) > 0 {
 		r := splits[0]
-		msg := fmt.Sprintf("MultipleFiles= where mps or shard is configured: slurmd %s splits the record into %d GPUs, one per file, without a word (kept one from %s)", v, len(r.MultipleFiles), multipleFilesKeptSince)
+		msg := fmt.Sprintf("MultipleFiles= where mps or shard is configured: slurmd %s splits the record into %d GPUs, one per file, without a word (kept one from %s)", v, len(r.MultipleFiles), slurmconf.MultipleFilesKeptSince)
 		if n := len(splits) - 1; n > 0 {
 			msg += fmt.Sprintf("; so it does the %d MultipleFiles= records after it (to %s)", n, splits[n].Pos)
 		}
-		out.misread(Problem{Pos: r.Pos, Severity: Warning, Message: msg})
+		out.misread(slurmconf.Problem{Pos: r.Pos, Severity: slurmconf.Warning, Message: msg})
 	}
 	if decl != nil {
 		gpus = mergeDeclared(out, gpus, decl, perDevice)
@@ -414,8 +375,8 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 		}
 		if !sharing {
 			for _, name := range []string{"mps", "shard"} {
-				if c, _ := GresTypeCounts(decl.Gres, name); len(c) > 0 {
-					return nil, fatalf(decl.Pos, "Gres= declares %s, but the node has no GPU to share; slurmd: \"failed to merge SHARED and SHARING configuration\"", name)
+				if c, _ := slurmconf.GresTypeCounts(decl.Gres, name); len(c) > 0 {
+					return nil, slurmconf.Fatalf(decl.Pos, "Gres= declares %s, but the node has no GPU to share; slurmd: \"failed to merge SHARED and SHARING configuration\"", name)
 				}
 			}
 		}
@@ -436,7 +397,7 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 		}
 		gpus = each
 	}
-	if err := checkDuplicateFiles(gpus, v.Before(SharedFilesSince)); err != nil {
+	if err := checkDuplicateFiles(gpus, v.Before(slurmconf.SharedFilesSince)); err != nil {
 		return nil, err
 	}
 	checkListedTwice(out, gpus)
@@ -458,7 +419,7 @@ func slurmdRecords(out *NodeCheck, conf *GresConf, v Version, decl *SlurmNode) (
 func spreadShared(others, gpus []SlurmdRecord) []SlurmdRecord {
 	var out []SlurmdRecord
 	for _, r := range others {
-		if !SharingGres(r.Name) {
+		if !slurmconf.SharingGres(r.Name) {
 			out = append(out, r)
 			continue
 		}
@@ -504,7 +465,7 @@ func spreadShared(others, gpus []SlurmdRecord) []SlurmdRecord {
 // checkSharedGresFiles: slurmd drops, with an error, a file of an mps or
 // shard record that no GPU of the node has ("Discarding gres/'shared'
 // configuration ... without matching gres/'sharing' record").
-func checkSharedGresFiles(out *NodeCheck, conf *GresConf, gpus []SlurmdRecord, decl *SlurmNode) {
+func checkSharedGresFiles(out *NodeCheck, conf *slurmconf.GresConf, gpus []SlurmdRecord, decl *slurmconf.SlurmNode) {
 	have := map[string]bool{}
 	for _, g := range gpus {
 		for _, f := range g.Files {
@@ -513,16 +474,16 @@ func checkSharedGresFiles(out *NodeCheck, conf *GresConf, gpus []SlurmdRecord, d
 	}
 	for i := range conf.Records {
 		r := &conf.Records[i]
-		if !SharingGres(r.Name) || r.File == "" {
+		if !slurmconf.SharingGres(r.Name) || r.File == "" {
 			continue
 		}
-		if counts, _ := GresTypeCounts(decl.Gres, r.Name); len(counts) == 0 {
+		if counts, _ := slurmconf.GresTypeCounts(decl.Gres, r.Name); len(counts) == 0 {
 			continue // not declared: slurmd reads no further
 		}
-		files, _ := ExpandHostlist(r.File) // checked when read
+		files, _ := slurmconf.ExpandHostlist(r.File) // checked when read
 		for _, f := range files {
 			if !have[f] {
-				out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Error,
+				out.Problems = append(out.Problems, slurmconf.Problem{Pos: r.Pos, Severity: slurmconf.Error,
 					Message: fmt.Sprintf("Name=%s File=%s: no GPU of the node has %s; slurmd drops it (\"Discarding gres/'shared' configuration without matching gres/'sharing' record\")", r.Name, r.File, f)})
 			}
 		}
@@ -541,7 +502,7 @@ func checkDuplicateFiles(gpus []SlurmdRecord, all bool) error {
 		}
 		for _, f := range g.Files {
 			if pos, ok := seen[f]; ok {
-				return fatalf(g.Pos, "%s is a file of another GPU too (%s); slurmd: \"gpu duplicate device file name\"", f, pos)
+				return slurmconf.Fatalf(g.Pos, "%s is a file of another GPU too (%s); slurmd: \"gpu duplicate device file name\"", f, pos)
 			}
 			seen[f] = g.Pos
 		}
@@ -562,7 +523,7 @@ func checkListedTwice(out *NodeCheck, gpus []SlurmdRecord) {
 		}
 		own := g.Files[len(g.Files)-1]
 		if first, ok := seen[own]; ok {
-			out.misread(Problem{Pos: g.Pos, Severity: Error,
+			out.misread(slurmconf.Problem{Pos: g.Pos, Severity: slurmconf.Error,
 				Message: fmt.Sprintf("the device %s is listed twice (first at %s): slurmd counts it as two GPUs and may give a job both", own, first)})
 			continue
 		}
@@ -582,8 +543,8 @@ func checkListedTwice(out *NodeCheck, gpus []SlurmdRecord) {
 // type declared that no record has, slurmd fills from slurm.conf with a
 // record without files, which, where GPUs are read device by device, it
 // logs and drops.
-func mergeDeclared(out *NodeCheck, gpus []SlurmdRecord, decl *SlurmNode, perDevice bool) []SlurmdRecord {
-	counts, err := GresTypeCounts(decl.Gres, "gpu")
+func mergeDeclared(out *NodeCheck, gpus []SlurmdRecord, decl *slurmconf.SlurmNode, perDevice bool) []SlurmdRecord {
+	counts, err := slurmconf.GresTypeCounts(decl.Gres, "gpu")
 	if err != nil {
 		return nil
 	}
@@ -618,7 +579,7 @@ func mergeDeclared(out *NodeCheck, gpus []SlurmdRecord, decl *SlurmNode, perDevi
 			if c.Type != "" {
 				name += ":" + c.Type
 			}
-			out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Error,
+			out.Problems = append(out.Problems, slurmconf.Problem{Pos: decl.Pos, Severity: slurmconf.Error,
 				Message: fmt.Sprintf("Gres=%s:%d but gres.conf gives %d; slurmd logs \"SHARING configuration lacks File specification\"", name, c.Count, n)})
 		}
 	}
@@ -647,7 +608,7 @@ func mergeDeclared(out *NodeCheck, gpus []SlurmdRecord, decl *SlurmNode, perDevi
 				break
 			}
 		}
-		out.misread(Problem{Pos: pos, Severity: Warning,
+		out.misread(slurmconf.Problem{Pos: pos, Severity: slurmconf.Warning,
 			Message: fmt.Sprintf("%s; slurmd: \"A line in gres.conf for GRES %s has %d more configured than expected in slurm.conf. Ignoring extra GRES.\"", why, name, extra[pos])})
 	}
 	return merged
@@ -655,7 +616,7 @@ func mergeDeclared(out *NodeCheck, gpus []SlurmdRecord, decl *SlurmNode, perDevi
 
 // checkCores: slurmd logs "Invalid GRES data for gpu, Cores=..." for
 // cores the node does not have, and keeps the record.
-func checkCores(out *NodeCheck, conf *GresConf, decl *SlurmNode) {
+func checkCores(out *NodeCheck, conf *slurmconf.GresConf, decl *slurmconf.SlurmNode) {
 	cores := decl.Cores()
 	if cores <= 0 {
 		return
@@ -665,7 +626,7 @@ func checkCores(out *NodeCheck, conf *GresConf, decl *SlurmNode) {
 		if r.Cores == "" {
 			continue
 		}
-		ids, err := cpulist.Parse(bareList(r.Cores))
+		ids, err := cpulist.Parse(slurmconf.BareList(r.Cores))
 		bad := err != nil
 		for _, id := range ids {
 			if id >= cores {
@@ -673,7 +634,7 @@ func checkCores(out *NodeCheck, conf *GresConf, decl *SlurmNode) {
 			}
 		}
 		if bad {
-			out.Problems = append(out.Problems, Problem{Pos: r.Pos, Severity: Error,
+			out.Problems = append(out.Problems, slurmconf.Problem{Pos: r.Pos, Severity: slurmconf.Error,
 				Message: fmt.Sprintf("Cores=%s: the node has cores 0-%d (%s); slurmd logs \"Invalid GRES data for %s\" and keeps the record", r.Cores, cores-1, decl.Pos, r.Name)})
 		}
 	}
@@ -681,10 +642,10 @@ func checkCores(out *NodeCheck, conf *GresConf, decl *SlurmNode) {
 
 // checkCounts: slurmctld drains a node that registers fewer GPUs of a
 // type than its Gres= declares; more are ignored, with a warning.
-func checkCounts(out *NodeCheck, recs []SlurmdRecord, decl *SlurmNode) {
-	counts, err := GresTypeCounts(decl.Gres, "gpu")
+func checkCounts(out *NodeCheck, recs []SlurmdRecord, decl *slurmconf.SlurmNode) {
+	counts, err := slurmconf.GresTypeCounts(decl.Gres, "gpu")
 	if err != nil {
-		out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Drain, Message: err.Error()})
+		out.Problems = append(out.Problems, slurmconf.Problem{Pos: decl.Pos, Severity: slurmconf.Drain, Message: err.Error()})
 		return
 	}
 	for _, c := range counts {
@@ -703,10 +664,10 @@ func checkCounts(out *NodeCheck, recs []SlurmdRecord, decl *SlurmNode) {
 		}
 		switch {
 		case have == 0:
-			out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Drain,
+			out.Problems = append(out.Problems, slurmconf.Problem{Pos: decl.Pos, Severity: slurmconf.Drain,
 				Message: fmt.Sprintf("Gres=%s:%d declared, but no record has that type; slurmctld drains the node (\"gres/gpu count reported lower than configured\")", name, c.Count)})
 		case have < c.Count:
-			out.Problems = append(out.Problems, Problem{Pos: decl.Pos, Severity: Drain,
+			out.Problems = append(out.Problems, slurmconf.Problem{Pos: decl.Pos, Severity: slurmconf.Drain,
 				Message: fmt.Sprintf("Gres=%s:%d declared, but the records have %d; slurmctld drains the node (\"gres/gpu count reported lower than configured (%d < %d)\")", name, c.Count, have, have, c.Count)})
 		}
 	}
@@ -717,30 +678,30 @@ func checkCounts(out *NodeCheck, recs []SlurmdRecord, decl *SlurmNode) {
 // (most nodes of a cluster share both) get the same NodeCheck, worked out
 // once: checking 10,000 nodes must take no longer than one slurmd -G.
 type Checker struct {
-	f     *GresFile
-	v     Version
-	decls map[*SlurmNode]int
+	f     *slurmconf.GresFile
+	v     slurmconf.Version
+	decls map[*slurmconf.SlurmNode]int
 	cache map[string]NodeCheck
 	key   []byte
 }
 
-// Checker indexes the file (Index) and returns a Checker for release v.
-func (f *GresFile) Checker(v Version) *Checker {
+// NewChecker indexes the file (Index) and returns a Checker for release v.
+func NewChecker(f *slurmconf.GresFile, v slurmconf.Version) *Checker {
 	f.Index()
-	return &Checker{f: f, v: v, decls: map[*SlurmNode]int{}, cache: map[string]NodeCheck{}}
+	return &Checker{f: f, v: v, decls: map[*slurmconf.SlurmNode]int{}, cache: map[string]NodeCheck{}}
 }
 
 // Check is CheckNode, for node with its slurm.conf line decl (nil: none
 // given). The records and problems returned may be shared with other
 // nodes' and are read only.
-func (c *Checker) Check(node string, decl *SlurmNode) NodeCheck {
+func (c *Checker) Check(node string, decl *slurmconf.SlurmNode) NodeCheck {
 	id, ok := c.decls[decl]
 	if !ok {
 		id = len(c.decls)
 		c.decls[decl] = id
 	}
 	k := strconv.AppendInt(c.key[:0], int64(id), 10)
-	for _, i := range c.f.index[node] {
+	for _, i := range c.f.NodeLines(node) {
 		k = append(k, ',')
 		k = strconv.AppendInt(k, int64(i), 10)
 	}
@@ -749,7 +710,7 @@ func (c *Checker) Check(node string, decl *SlurmNode) NodeCheck {
 		nc.Node = node
 		return nc
 	}
-	nc := c.f.CheckNode(node, c.v, decl)
+	nc := CheckNode(c.f, node, c.v, decl)
 	c.cache[string(k)] = nc
 	return nc
 }

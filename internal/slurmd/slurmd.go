@@ -1,16 +1,16 @@
-package slurmconf
+// Package slurmd is the one model of how slurmd of a release reads one
+// node: ReadNode takes the node's gres.conf and slurm.conf and gives its
+// GRES records in slurmd's order, its GPU indices and every problem slurmd
+// and slurmctld would have (CheckNode holds the rules). Nothing else
+// numbers GPUs or merges declarations; Slurm's syntax is slurmconf's.
+package slurmd
 
 import (
 	"fmt"
 	"strings"
-)
 
-// This file is the one model of how slurmd of a release reads one node:
-// ReadNode takes the node's gres.conf and slurm.conf and gives its GRES
-// records in slurmd's order, its GPU indices and every problem slurmd
-// and slurmctld would have (GresFile.CheckNode holds the rules). env,
-// jobmap, check, diff, gen, node and merge all ask it; nothing else
-// numbers GPUs or merges declarations.
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
 
 // GPUIndex is one index of the node's GPUs as slurmd numbers them: the
 // global GRES index that SLURM_JOB_GPUS, SLURM_STEP_GPUS and `scontrol
@@ -56,22 +56,22 @@ func gpuIndices(recs []SlurmdRecord) []GPUIndex {
 // the slurm.conf at slurmPath ("" for none). The error is a file that
 // cannot be read, or a slurm.conf that declares the node not once (see
 // ReadSlurmNode); what slurmd dies of is the NodeCheck's Fatal problem.
-func ReadNode(gresPath, slurmPath, node string, v Version) (NodeCheck, error) {
+func ReadNode(gresPath, slurmPath, node string, v slurmconf.Version) (NodeCheck, error) {
 	type read struct {
-		f   *GresFile
+		f   *slurmconf.GresFile
 		err error
 	}
 	// The two files are read at once: a task waits on this (env runs
 	// before every task), and slurm.conf can be thousands of lines.
 	done := make(chan read, 1)
 	go func() {
-		f, err := ReadGresFile(gresPath)
+		f, err := slurmconf.ReadGresFile(gresPath)
 		done <- read{f, err}
 	}()
-	var decl *SlurmNode
+	var decl *slurmconf.SlurmNode
 	var declErr error
 	if slurmPath != "" {
-		decl, declErr = ReadSlurmNode(slurmPath, node)
+		decl, declErr = slurmconf.ReadSlurmNode(slurmPath, node)
 	}
 	g := <-done
 	if declErr != nil {
@@ -80,13 +80,13 @@ func ReadNode(gresPath, slurmPath, node string, v Version) (NodeCheck, error) {
 	if g.err != nil {
 		return NodeCheck{Node: node}, g.err
 	}
-	return g.f.CheckNode(node, v, decl), nil
+	return CheckNode(g.f, node, v, decl), nil
 }
 
 // Line is a gres.conf record already read and checked (a RecordReader's),
 // with its NodeName= as written and where it is.
 type Line struct {
-	Record GresRecord
+	Record slurmconf.GresRecord
 	Nodes  string
 	Pos    string // file:line
 }
@@ -94,63 +94,12 @@ type Line struct {
 // ReadLines reads node from records already read (a fragment of merge)
 // as slurmd of release v reads them with the slurm.conf line decl: the
 // model ReadNode asks, for lines that are no file to read again.
-func ReadLines(lines []Line, node string, v Version, decl *SlurmNode) NodeCheck {
-	f := &GresFile{lines: make([]gresLine, 0, len(lines))}
-	for _, l := range lines {
-		units, err := l.Record.Units()
-		f.lines = append(f.lines, gresLine{rec: ParsedRecord{GresRecord: l.Record, Nodes: l.Nodes, Pos: l.Pos},
-			checked: true, units: units, checkErr: err})
+func ReadLines(lines []Line, node string, v slurmconf.Version, decl *slurmconf.SlurmNode) NodeCheck {
+	recs := make([]slurmconf.ParsedRecord, len(lines))
+	for i, l := range lines {
+		recs[i] = slurmconf.ParsedRecord{GresRecord: l.Record, Nodes: l.Nodes, Pos: l.Pos}
 	}
-	return f.CheckNode(node, v, decl)
-}
-
-// ReadSlurmNode is node's NodeName= line of a slurm.conf (following
-// Includes), with what it inherits from NodeName=DEFAULT (FindNode).
-func ReadSlurmNode(path, node string) (*SlurmNode, error) {
-	lines, err := ReadSlurmNodes(path)
-	if err != nil {
-		return nil, err
-	}
-	return FindNode(lines, path, node)
-}
-
-// FindNode is the one place that decides which NodeName= line declares
-// node. A node that no line names is an error that says which names the
-// lines use. A node that two lines name is the error slurmctld and slurmd
-// die of ("fatal: Duplicated NodeName ... in the config file", or
-// NodeHostName where both lines give the same host: tried, 22.05); a
-// *FatalError, at the second line.
-func FindNode(lines []SlurmNode, path, node string) (*SlurmNode, error) {
-	var (
-		found  *SlurmNode
-		others OtherNodes
-	)
-	for i := range lines {
-		l := &lines[i]
-		ok, err := hostlistHas(l.Nodes, node)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("%s: NodeName=: %v", l.Pos, err)
-		case ok && found != nil:
-			return nil, DeclaredTwice(path, node, found.Pos, l.Pos)
-		case ok:
-			found = l
-		default:
-			if err := others.note(l.Nodes, node); err != nil {
-				return nil, fmt.Errorf("%s: NodeName=: %v", l.Pos, err)
-			}
-		}
-	}
-	if found == nil {
-		return nil, fmt.Errorf("%s: no NodeName= line names %s%s", confName(path), node, others.Said(node))
-	}
-	return found, nil
-}
-
-// DeclaredTwice is what slurmctld and slurmd die of where two NodeName=
-// lines of path name node, at first and second.
-func DeclaredTwice(path, node, first, second string) *FatalError {
-	return fatalf(second, "%s is declared twice, at %s and %s; slurmctld and slurmd do not start (\"Duplicated NodeName %s in the config file\")", node, first, second, node)
+	return CheckNode(slurmconf.GresFileOf(recs), node, v, decl)
 }
 
 // Devices says the GPU indices in a line each: "0 a100_1g.10gb
