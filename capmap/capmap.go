@@ -162,11 +162,12 @@ func (m *Map) put(key ciKey, isCI bool, minor uint32) (old uint32, dup bool) {
 // errNoEntries is the reason given when a source lists no GI or CI at all.
 const errNoEntries = "no MIG capability entries"
 
-// Load reads MigMinorsPath under the root of host; when that file does not
+// Load reads MigMinorsPath under root ("/" on the node itself); when that file does not
 // exist it falls back to the per-capability tree at CapabilitiesDir. When
 // neither exists the error names both paths (under the root) and wraps
 // fs.ErrNotExist. Any other read error is returned wrapped with the path.
-func Load(host hostfs.FS) (*Map, error) {
+func Load(root string) (*Map, error) {
+	host := hostfs.FS(root)
 	minorsPath := host.Path(MigMinorsPath)
 	f, err := os.Open(minorsPath)
 	if err == nil {

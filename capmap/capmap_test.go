@@ -15,7 +15,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 )
 
@@ -770,7 +769,7 @@ func TestLoad(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			m, err := Load(hostfs.FS(root))
+			m, err := Load(root)
 			if tc.wantErr != "" {
 				if err == nil {
 					t.Fatalf("Load succeeded with %v, want error", dump(m))
@@ -819,7 +818,7 @@ func TestLoadTreeSymlinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := Load(hostfs.FS(root))
+	m, err := Load(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -836,7 +835,7 @@ func TestLoadMigMinorsUnreadable(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, MigMinorsPath), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(hostfs.FS(root))
+	_, err := Load(root)
 	if err == nil {
 		t.Fatal("Load succeeded on a directory named mig-minors")
 	}
@@ -853,7 +852,7 @@ func TestLoadRealFixtureRoot(t *testing.T) {
 	data := readReal(t)
 	root := t.TempDir()
 	fixture.WriteTree(t, root, map[string]string{MigMinorsPath: string(data)})
-	m, err := Load(hostfs.FS(root))
+	m, err := Load(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func BenchmarkDiscoverRender(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := capmap.Resolve(node, func() (*capmap.Map, error) { return capmap.Load(hostfs.FS(root)) }); err != nil {
+				if err := capmap.Resolve(node, func() (*capmap.Map, error) { return capmap.Load(root) }); err != nil {
 					b.Fatal(err)
 				}
 				recs, err := Records(node, Options{NodeName: "bench01"})

@@ -129,7 +129,7 @@ func snapshotState(path string, root hostfs.FS) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := capmap.Resolve(n, func() (*capmap.Map, error) { return capmap.Load(root) }); err != nil {
+	if err := capmap.Resolve(n, func() (*capmap.Map, error) { return capmap.Load(string(root)) }); err != nil {
 		return nil, err
 	}
 	st, err := NewState(n, "", "", "")

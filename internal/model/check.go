@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/internal/cpulist"
-	"github.com/slurm-mig/slurm-mig/internal/topology"
 )
 
 // Bounds on what one node may hold: a GPU has at most a few dozen MIG
@@ -183,7 +182,7 @@ func (n *Node) checkLayout() error {
 // checkHardware refuses hardware with a count missing or below 1:
 // slurmd -C never says 0 of anything, and node --full prints these as
 // they are.
-func checkHardware(h *topology.NodeHardware) error {
+func checkHardware(h *Hardware) error {
 	if h == nil {
 		return nil
 	}

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-
-	"github.com/slurm-mig/slurm-mig/internal/topology"
 )
 
 // Node is everything discovery found on one host.
@@ -23,7 +21,7 @@ type Node struct {
 	GPUs          []GPU
 	// Hardware is the node's CPU and memory layout as slurmd -C gives it
 	// (for node --full); nil until read from the node's sysfs.
-	Hardware *topology.NodeHardware
+	Hardware *Hardware
 	// Snapshot is the file the node was read from, empty when it was
 	// read through NVML. A snapshot's node is another host's: what it
 	// lacks is never filled in from this one (nodeload), and messages

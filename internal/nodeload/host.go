@@ -23,7 +23,7 @@ func NewHost(fs hostfs.FS) *Host {
 	return &Host{
 		fs:       fs,
 		topology: sync.OnceValues(func() (*topology.Topology, error) { return topology.Load(fs) }),
-		capMap:   sync.OnceValues(func() (*capmap.Map, error) { return capmap.Load(fs) }),
+		capMap:   sync.OnceValues(func() (*capmap.Map, error) { return capmap.Load(string(fs)) }),
 	}
 }
 

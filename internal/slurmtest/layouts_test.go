@@ -183,7 +183,7 @@ func snapshotLayout(t *testing.T, name, path, root string) layout {
 	if l.node, err = snapshot.Load(l.snapshot); err != nil {
 		t.Fatal(err)
 	}
-	if err := capmap.Resolve(l.node, func() (*capmap.Map, error) { return capmap.Load(hostfs.FS(l.root)) }); err != nil {
+	if err := capmap.Resolve(l.node, func() (*capmap.Map, error) { return capmap.Load(l.root) }); err != nil {
 		t.Fatal(err)
 	}
 	return l

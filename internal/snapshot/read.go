@@ -14,7 +14,6 @@ import (
 	v3 "github.com/slurm-mig/slurm-mig/internal/api/snapshot/v3"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/model"
-	"github.com/slurm-mig/slurm-mig/internal/topology"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -171,7 +170,7 @@ func (r *Reader) fromV2(w *v2.Node) (*model.Node, error) {
 func node(version *int, hostname, driver string, hw *v3.Hardware, gpus int) *model.Node {
 	n := &model.Node{SchemaVersion: *version, Hostname: hostname, DriverVersion: driver, GPUs: make([]model.GPU, 0, gpus)}
 	if hw != nil {
-		h := topology.NodeHardware(*hw)
+		h := model.Hardware(*hw)
 		n.Hardware = &h
 	}
 	return n

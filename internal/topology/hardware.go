@@ -9,17 +9,12 @@ import (
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
+	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
-// NodeHardware is the hardware part of `slurmd -C`'s line.
-type NodeHardware struct {
-	CPUs            int    `json:"cpus"`
-	Boards          int    `json:"boards"`
-	SocketsPerBoard int    `json:"sockets_per_board"`
-	CoresPerSocket  int    `json:"cores_per_socket"`
-	ThreadsPerCore  int    `json:"threads_per_core"`
-	RealMemoryMiB   uint64 `json:"real_memory_mib"`
-}
+// NodeHardware is the hardware part of `slurmd -C`'s line, as the node
+// model holds it.
+type NodeHardware = model.Hardware
 
 // Hardware computes the hardware part of `slurmd -C` from the topology plus
 // proc/meminfo under the root of host, the way Slurm 22.05 with hwloc 2 does
@@ -50,13 +45,6 @@ func (t *Topology) Hardware(host hostfs.FS) (NodeHardware, error) {
 		ThreadsPerCore:  len(t.cpus) / t.cores,
 		RealMemoryMiB:   realMemoryMiB(memKiB, uint64(os.Getpagesize())),
 	}, nil
-}
-
-// String renders the hardware as slurmd -C prints it, in its key order:
-// "CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=1 ThreadsPerCore=2 RealMemory=23989".
-func (h NodeHardware) String() string {
-	return fmt.Sprintf("CPUs=%d Boards=%d SocketsPerBoard=%d CoresPerSocket=%d ThreadsPerCore=%d RealMemory=%d",
-		h.CPUs, h.Boards, h.SocketsPerBoard, h.CoresPerSocket, h.ThreadsPerCore, h.RealMemoryMiB)
 }
 
 // realMemoryMiB is get_memory's arithmetic:
