@@ -129,6 +129,7 @@ func run(args []string, e *env) int {
 	if readsNVML(args, cli{}) {
 		nvmlLib.Start() // Init overlaps building the parser
 	}
+	defer nvmlLib.Release() // a run that used NVML shuts it down
 	var c cli
 	return e.app().Run(&c, args, func() {
 		root := hostfs.FS(c.Root)

@@ -49,9 +49,9 @@ func TestReadsNVML(t *testing.T) {
 	}
 }
 
-// TestNVMLShutdownBeforeWaiting pins when NVML is shut down: not by a run
-// that only prints (process exit frees it), always before a run writes a
-// file or compares configs, never after a failed Init.
+// TestNVMLShutdownBeforeWaiting pins when NVML is shut down: once by every
+// run that used it (cmd defers it), before a run writes a file or
+// compares configs, never after a failed Init.
 func TestNVMLShutdownBeforeWaiting(t *testing.T) {
 	dir := t.TempDir()
 	gresConf := filepath.Join(dir, "gres.conf")
@@ -62,8 +62,8 @@ func TestNVMLShutdownBeforeWaiting(t *testing.T) {
 		wantCode  int
 		want      int
 	}{
-		{"gen prints", []string{"gen"}, "", exitOK, 0},
-		{"list prints", []string{"list"}, "", exitOK, 0},
+		{"gen prints", []string{"gen"}, "", exitOK, 1},
+		{"list prints", []string{"list"}, "", exitOK, 1},
 		{"gen writes", []string{"gen", "-o", gresConf}, "", exitOK, 1},
 		{"diff", []string{"diff", "--gres-conf", gresConf}, "", exitOK, 1}, // the file gen wrote
 		{"init fails", []string{"gen", "-o", gresConf}, "ERROR_DRIVER_NOT_LOADED", exitError, 0},

@@ -187,38 +187,29 @@ func (l *Loader) discover() (*model.Node, error) {
 		return nil, fmt.Errorf("reading the hostname: %w", err)
 	}
 	l.Host.prefetch() // while NVML initialises
-	type result struct {
-		node     *model.Node
-		warnings []string
-		err      error
+	var node *model.Node
+	var warnings []string
+	err = l.withNVML(func(lib nvml.Interface) (err error) {
+		node, err = nvmlread.Read(lib, host, l.Host.fs, func(w string) { warnings = append(warnings, w) })
+		return err
+	})
+	var timeout *timeoutError
+	if errors.As(err, &timeout) { // the read may still be writing node and warnings
+		return nil, fmt.Errorf("%w; nothing was written", err)
 	}
-	done := make(chan result, 1)
-	go func() {
-		var r result
-		r.err = l.NVML.use(func(lib nvml.Interface) (err error) {
-			r.node, err = nvmlread.Read(lib, host, l.Host.fs, func(w string) { r.warnings = append(r.warnings, w) })
-			return err
-		})
-		done <- r
-	}()
-	select {
-	case r := <-done:
-		for _, w := range r.warnings {
-			l.warn(errors.New(w))
-		}
-		if r.err != nil {
-			return nil, r.err
-		}
-		// NVML's node is checked as a snapshot's is, so that what
-		// every command gets holds the same: above all a UUID in NVML's
-		// form for every device, which the device state hands to jobs.
-		if err := r.node.Check(); err != nil {
-			return nil, err
-		}
-		return r.node, nil
-	case <-time.After(l.Timeout):
-		return nil, fmt.Errorf("nvml: no answer within %s (a hung GPU or driver?); nothing was written", l.Timeout)
+	for _, w := range warnings {
+		l.warn(errors.New(w))
 	}
+	if err != nil {
+		return nil, err
+	}
+	// NVML's node is checked as a snapshot's is, so that what every
+	// command gets holds the same: above all a UUID in NVML's form for
+	// every device, which the device state hands to jobs.
+	if err := node.Check(); err != nil {
+		return nil, err
+	}
+	return node, nil
 }
 
 // Done says that the run reads NVML no more: it shuts NVML down (NVML's

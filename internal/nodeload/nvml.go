@@ -1,32 +1,22 @@
 package nodeload
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/slurm-mig/slurm-mig/internal/nodeload/nvmlread"
 )
 
-// NVML is one run's NVML library and its lifecycle, timed for a
-// short-lived process; nvmlread, like go-nvlib, never calls Init or
-// Shutdown itself.
-//
-// Init can start in the background before the run knows what it will do:
-// Init takes about 10 ms (H100, driver 580) and building the command-line
-// parser 1-2 ms, so a run that will read NVML starts Init first and the two
-// overlap. No other call is made when Init failed: the real library
-// crashes the process then.
-//
-// A run that just prints its result never shuts NVML down: it exits
-// moments later, and the driver frees the client when the process's
-// descriptors close, 1.8 ms sooner than nvmlShutdown (7% of a whole run on
-// the H100). A run that goes on to wait for something (a lock, fsync,
-// slurmctld) calls Release first, so that it never holds the GPU open
-// while it waits. free is of the first kind: each call holds the claims
-// directory's lock for microseconds, and a Shutdown would add 2.5 ms to
-// every call of a burst.
+// NVML is one run's NVML library and its lifecycle: cmd owns it, starts
+// Init once and defers Release; nvmlread, like go-nvlib, never calls Init
+// or Shutdown itself. No other call is made when Init failed: the real
+// library crashes the process then. A run that goes on to wait for
+// something (a lock, slurmctld, a command it becomes) calls Release
+// first, so that it never holds the GPU open while it waits.
 type NVML struct {
 	newLib   func() nvml.Interface
 	start    sync.Once
@@ -89,4 +79,26 @@ func initError(ret nvml.Return) error {
 		why = ret.Error()
 	}
 	return &nvmlread.NVMLError{Op: "initialising NVML", Ret: ret, Why: why}
+}
+
+// timeoutError is NVML not answering within the run's --timeout.
+type timeoutError struct{ timeout time.Duration }
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("nvml: no answer within %s (a hung GPU or driver?)", e.timeout)
+}
+
+// withNVML is the one way a read reaches NVML: after Init, in a goroutine
+// of its own, given up at the timeout (a call into a hung driver cannot
+// be cancelled, so a read must not write into what the run goes on to
+// use). The read's result is the caller's only when it returns nil.
+func (l *Loader) withNVML(read func(nvml.Interface) error) error {
+	done := make(chan error, 1)
+	go func() { done <- l.NVML.use(read) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(l.Timeout):
+		return &timeoutError{l.Timeout}
+	}
 }
