@@ -10,8 +10,7 @@ import (
 
 // Host reads what the node model needs from the node's files rather than
 // from NVML: the CPU topology (for Cores= and the node's hardware) and the
-// MIG cap minors. Each is read at most once, when first needed, or in the
-// background after prefetch.
+// MIG cap minors. Each is read at most once, when first needed.
 type Host struct {
 	fs       hostfs.FS
 	topology func() (*topology.Topology, error)
@@ -25,14 +24,4 @@ func NewHost(fs hostfs.FS) *Host {
 		topology: sync.OnceValues(func() (*topology.Topology, error) { return topology.Load(fs) }),
 		capMap:   sync.OnceValues(func() (*capmap.Map, error) { return capmap.Load(string(fs)) }),
 	}
-}
-
-// prefetch starts reading both in the background, for a caller about to
-// wait on NVML's Init (about 10 ms): which of them the node needs is known
-// only after discovery, and both fit in that wait (the topology of 256
-// CPUs takes 7 ms on the 2-core CI machine). A read that fails matters
-// only if its result is asked for.
-func (h *Host) prefetch() {
-	go h.topology()
-	go h.capMap()
 }

@@ -186,7 +186,6 @@ func (l *Loader) discover() (*model.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the hostname: %w", err)
 	}
-	l.Host.prefetch() // while NVML initialises
 	var node *model.Node
 	var warnings []string
 	err = l.withNVML(func(lib nvml.Interface) (err error) {
