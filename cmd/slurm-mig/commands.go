@@ -220,9 +220,9 @@ func (c *listCmd) Run(e *env) error {
 		return err
 	}
 	if c.JSON {
-		return e.print(func(w io.Writer) error { return model.WriteListing(w, node) })
+		return e.print(func(w io.Writer) error { return writeListing(w, node) })
 	}
-	return e.print(func(w io.Writer) error { return model.WriteTable(w, node) })
+	return e.print(func(w io.Writer) error { return writeTable(w, node) })
 }
 
 type snapshotCmd struct{}

@@ -1,4 +1,4 @@
-package model
+package main
 
 import (
 	"encoding/json"
@@ -6,12 +6,14 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
-// WriteTable prints the node for people (slurm-mig list): one row per
+// writeTable prints the node for people (slurm-mig list): one row per
 // GPU and one per MIG device under it, with the device files of each.
 // Every MIG device must have its cap minors resolved.
-func WriteTable(w io.Writer, node *Node) error {
+func writeTable(w io.Writer, node *model.Node) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "GPU\tMINOR\tNAME\tMIG\tGI\tCI\tPROFILE\tUUID\tFILES")
 	for i := range node.GPUs {
@@ -34,19 +36,19 @@ func WriteTable(w io.Writer, node *Node) error {
 	return tw.Flush()
 }
 
-// Listing is list --json's form of a node: what the table shows, for
+// listing is list --json's form of a node: what the table shows, for
 // scripts. Its keys are the snapshot's where they mean the same, and its
 // lists are never null, so that a script need not tell an absent list
 // from an empty one.
-type Listing struct {
+type listing struct {
 	Hostname string       `json:"hostname"`
-	GPUs     []ListingGPU `json:"gpus"`
+	GPUs     []listingGPU `json:"gpus"`
 }
 
-// ListingGPU is a GPU of a Listing. Files are the device files a job of
+// listingGPU is a GPU of a listing. Files are the device files a job of
 // the whole GPU is given: none for a GPU in MIG mode, which is used only
 // through its MIG devices.
-type ListingGPU struct {
+type listingGPU struct {
 	Index      int          `json:"index"`
 	Minor      int          `json:"minor"`
 	Name       string       `json:"name"`
@@ -55,12 +57,12 @@ type ListingGPU struct {
 	MigEnabled bool         `json:"mig_enabled"`
 	MigPending bool         `json:"mig_pending"`
 	Files      []string     `json:"files"`
-	MigDevices []ListingMig `json:"mig_devices"`
+	MigDevices []listingMig `json:"mig_devices"`
 }
 
-// ListingMig is a MIG device of a ListingGPU, with the device files a job
+// listingMig is a MIG device of a listingGPU, with the device files a job
 // of it is given: its GPU's, its GI cap's and its CI cap's.
-type ListingMig struct {
+type listingMig struct {
 	GPUInstanceID     int      `json:"gpu_instance_id"`
 	ComputeInstanceID int      `json:"compute_instance_id"`
 	Profile           string   `json:"profile"`
@@ -68,17 +70,17 @@ type ListingMig struct {
 	Files             []string `json:"files"`
 }
 
-// WriteListing prints the node's Listing as indented JSON (slurm-mig list
+// writeListing prints the node's listing as indented JSON (slurm-mig list
 // --json). Every MIG device must have its cap minors resolved.
-func WriteListing(w io.Writer, node *Node) error {
-	l := Listing{Hostname: node.Hostname, GPUs: []ListingGPU{}}
+func writeListing(w io.Writer, node *model.Node) error {
+	l := listing{Hostname: node.Hostname, GPUs: []listingGPU{}}
 	for i := range node.GPUs {
 		g := &node.GPUs[i]
-		lg := ListingGPU{Index: g.Index, Minor: g.Minor, Name: g.Name, UUID: g.UUID, PCIBusID: g.PCIBusID,
-			MigEnabled: g.MigEnabled, MigPending: g.MigPending, Files: append([]string{}, g.Files()...), MigDevices: []ListingMig{}}
+		lg := listingGPU{Index: g.Index, Minor: g.Minor, Name: g.Name, UUID: g.UUID, PCIBusID: g.PCIBusID,
+			MigEnabled: g.MigEnabled, MigPending: g.MigPending, Files: append([]string{}, g.Files()...), MigDevices: []listingMig{}}
 		for j := range g.MigDevices {
 			m := &g.MigDevices[j]
-			lg.MigDevices = append(lg.MigDevices, ListingMig{GPUInstanceID: m.GPUInstanceID, ComputeInstanceID: m.ComputeInstanceID,
+			lg.MigDevices = append(lg.MigDevices, listingMig{GPUInstanceID: m.GPUInstanceID, ComputeInstanceID: m.ComputeInstanceID,
 				Profile: m.Profile, UUID: m.UUID, Files: m.Files(g)})
 		}
 		l.GPUs = append(l.GPUs, lg)

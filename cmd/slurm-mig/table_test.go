@@ -1,8 +1,10 @@
-package model
+package main
 
 import (
 	"bytes"
 	"testing"
+
+	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
 // TestWriteListingEmptyLists: a node without GPUs, and a GPU without MIG
@@ -10,11 +12,11 @@ import (
 // them needs no test first.
 func TestWriteListingEmptyLists(t *testing.T) {
 	for _, tc := range []struct {
-		node *Node
+		node *model.Node
 		want string
 	}{
-		{&Node{}, "{\n  \"hostname\": \"\",\n  \"gpus\": []\n}\n"},
-		{&Node{Hostname: "n1", GPUs: []GPU{{Minor: 3, Name: "NVIDIA H100 80GB HBM3", MigEnabled: true}}},
+		{&model.Node{}, "{\n  \"hostname\": \"\",\n  \"gpus\": []\n}\n"},
+		{&model.Node{Hostname: "n1", GPUs: []model.GPU{{Minor: 3, Name: "NVIDIA H100 80GB HBM3", MigEnabled: true}}},
 			`{
   "hostname": "n1",
   "gpus": [
@@ -34,11 +36,11 @@ func TestWriteListingEmptyLists(t *testing.T) {
 `},
 	} {
 		var b bytes.Buffer
-		if err := WriteListing(&b, tc.node); err != nil {
+		if err := writeListing(&b, tc.node); err != nil {
 			t.Fatal(err)
 		}
 		if b.String() != tc.want {
-			t.Errorf("WriteListing:\n%s\nwant:\n%s", b.String(), tc.want)
+			t.Errorf("writeListing:\n%s\nwant:\n%s", b.String(), tc.want)
 		}
 	}
 }
