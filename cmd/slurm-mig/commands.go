@@ -38,7 +38,8 @@ func (c *genCmd) Run(e *env) error {
 	if err != nil {
 		return explainRefusal(err)
 	}
-	return e.build.WriteGresConf(out, built, e.version, c.Compact)
+	res, err := e.build.WriteGresConf(out, built, e.version, c.Compact)
+	return e.show(res, out.JSON, err)
 }
 
 type nodeCmd struct {
@@ -120,7 +121,8 @@ func (c *nodeCmd) Run(e *env) error {
 			}
 			updated = []byte(text)
 		}
-		return e.build.Write(out, updated, built)
+		res, err := e.build.Write(out, updated, built)
+		return e.show(res, out.JSON, err)
 	}
 	if lines != nil {
 		return kongrun.PrintReport(e.stdout, lines, c.JSON)
@@ -129,7 +131,8 @@ func (c *nodeCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("node --full: %w", err) // only the hardware can fail
 	}
-	return e.build.WriteNodeLine(out, built, line)
+	res, err := e.build.WriteNodeLine(out, built, line)
+	return e.show(res, out.JSON, err)
 }
 
 type diffCmd struct {
@@ -253,5 +256,9 @@ func (c *stateCmd) Run(e *env) error {
 		// node's own state, which its TaskProlog reads.
 		return fmt.Errorf("state --from writes the snapshot's devices: name the file with --state (the default, %s, is this node's own state, which env reads)", jobenv.StatePath("", os.Getenv))
 	}
-	return e.build.WriteState(c.From, c.NodeName, c.State, c.JSON)
+	rep, err := e.build.WriteState(c.From, c.NodeName, c.State)
+	if err != nil {
+		return err
+	}
+	return e.report(rep, c.JSON)
 }

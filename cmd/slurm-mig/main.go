@@ -69,6 +69,19 @@ func (e *env) report(rep *nodegres.Report, asJSON bool) error {
 	return kongrun.PrintReport(e.stdout, rep, asJSON)
 }
 
+// show prints what a node write returned (nodegres): the data, or the
+// report of the file written, as text or JSON.
+func (e *env) show(res *nodegres.Result, asJSON bool, err error) error {
+	if err != nil {
+		return err
+	}
+	if res.Report == nil {
+		_, err := e.stdout.Write(res.Data)
+		return err
+	}
+	return e.report(res.Report, asJSON)
+}
+
 // warn is the run's one warning channel: the packages below say through
 // it what the run goes without, and a warning that carries a fix is said
 // with the fix's words (explain).
@@ -136,7 +149,7 @@ func run(args []string, e *env) int {
 		e.loader = &nodeload.Loader{Host: nodeload.NewHost(root), NVML: nvmlLib,
 			Hostname: e.hostname, Timeout: c.Timeout, Warn: e.warn}
 		e.build = &nodegres.Builder{Loader: e.loader, Root: root, Getenv: os.Getenv,
-			WrittenBy: e.named(), Stdout: e.stdout, Report: e.report, Warn: e.warn}
+			WrittenBy: e.named(), Warn: e.warn}
 	})
 }
 

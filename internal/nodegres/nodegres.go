@@ -1,13 +1,12 @@
 // Package nodegres makes what gen, node and diff say of one node: its
 // gres.conf records and Gres= counts, built from the node's model with its
-// NodeName, Cores= and the Slurm release that reads them; and puts them
-// where the run asks, printed or written (-o, --update) with the device
-// state that env reads.
+// NodeName, Cores= and the Slurm release that reads them; and writes them
+// where the run asks (-o, --update) with the device state that env reads,
+// returning what the command line prints: the data, or the write's report.
 package nodegres
 
 import (
 	"errors"
-	"io"
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
@@ -30,11 +29,7 @@ type Builder struct {
 	Root hostfs.FS
 	// Getenv names the device state's default place ($SLURM_MIG_STATE).
 	Getenv    func(string) string
-	WrittenBy string    // "slurm-mig v1.2.3", recorded in the device state
-	Stdout    io.Writer // where the output goes, unless to a file
-	// Report prints what a write did, as text or as JSON: the command
-	// line's one printer of reports, which diff and merge use too.
-	Report func(rep *Report, asJSON bool) error
+	WrittenBy string // "slurm-mig v1.2.3", recorded in the device state
 	// Warn is the run's one warning channel; a warning may carry the fix
 	// that would help (advice), which the command line words.
 	Warn func(error)
@@ -169,11 +164,18 @@ func (o Output) WritesState(from string) bool {
 // ToStdout reports whether the output goes to standard output.
 func (o Output) ToStdout() bool { return o.File == "" || o.File == "-" }
 
+// Result is what a write leaves the command line to print: Data, when
+// the output is standard output, else the Report of the file written.
+type Result struct {
+	Data   []byte
+	Report *Report
+}
+
 // WriteGresConf puts out the node's gres.conf, as Write does; a file there
 // already is unchanged when it holds the same records, whatever its
 // header says, and refused when it holds a line gen does not write
 // (gresgen.Config.Unchanged).
-func (b *Builder) WriteGresConf(out Output, built *Built, version string, compact bool) error {
+func (b *Builder) WriteGresConf(out Output, built *Built, version string, compact bool) (*Result, error) {
 	return b.write(out, built.Config.GresConf(version, compact), built, built.Config.Unchanged)
 }
 
@@ -183,7 +185,7 @@ func (b *Builder) WriteGresConf(out Output, built *Built, version string, compac
 // it is (slurmconf.ForeignNodeLine; advice.NodeLineForeignLine, whose
 // words say that node --update sets Gres= among other keys and lines), as
 // is a file that cannot be read (advice.NodeLineUnreadable).
-func (b *Builder) WriteNodeLine(out Output, built *Built, line []byte) error {
+func (b *Builder) WriteNodeLine(out Output, built *Built, line []byte) (*Result, error) {
 	var keys []string
 	for _, w := range strings.Fields(string(line)) {
 		key, _, _ := strings.Cut(w, "=")
@@ -202,20 +204,20 @@ func (b *Builder) WriteNodeLine(out Output, built *Built, line []byte) error {
 	})
 }
 
-// Write prints data or, given a file (-o FILE, node --update), writes it
-// atomically, with the device state unless NoState (a state that cannot
-// be written fails the run, the file untouched), and reports the write.
-// A backup and a report go with a file: printed data has neither.
-func (b *Builder) Write(out Output, data []byte, built *Built) error {
+// Write returns data to print or, given a file (-o FILE, node --update),
+// writes it atomically, with the device state unless NoState (a state that
+// cannot be written fails the run, the file untouched), and returns the
+// write's report. A backup and a report go with a file: printed data has
+// neither.
+func (b *Builder) Write(out Output, data []byte, built *Built) (*Result, error) {
 	return b.write(out, data, built, nil)
 }
 
 // write is Write, with unchanged to look at the file there now
 // (Files.Unchanged).
-func (b *Builder) write(out Output, data []byte, built *Built, unchanged func(string) (bool, error)) error {
+func (b *Builder) write(out Output, data []byte, built *Built, unchanged func(string) (bool, error)) (*Result, error) {
 	if out.ToStdout() {
-		_, err := b.Stdout.Write(data)
-		return err
+		return &Result{Data: data}, nil
 	}
 	b.Loader.Done() // before waiting on the lock and the disk
 	files := Files{Path: out.File, Data: data, Devices: built.Config.Devices(), Backup: out.Backup, Unchanged: unchanged}
@@ -224,29 +226,25 @@ func (b *Builder) write(out Output, data []byte, built *Built, unchanged func(st
 	}
 	rep, err := files.Write()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return b.Report(rep, out.JSON)
+	return &Result{Report: rep}, nil
 }
 
 // WriteState loads the node and writes only its device state, where file
 // says (""; its default place), for configless nodes, whose gres.conf and
-// slurm.conf are the controller's.
-func (b *Builder) WriteState(from, nodeName, file string, asJSON bool) error {
+// slurm.conf are the controller's; it returns the write's report.
+func (b *Builder) WriteState(from, nodeName, file string) (*Report, error) {
 	node, err := b.Loader.Load(from)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	name, err := b.Loader.NodeName(node, nodeName, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b.Loader.Done()
-	rep, err := b.state(file, from, node, name).Write()
-	if err != nil {
-		return err
-	}
-	return b.Report(rep, asJSON)
+	return b.state(file, from, node, name).Write()
 }
 
 // Diff loads the node, builds its config, and compares it with what in

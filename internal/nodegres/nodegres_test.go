@@ -28,7 +28,6 @@ var records = Records{Slurm: slurmconf.Version{Major: 24, Minor: 11, Micro: -1},
 type run struct {
 	b        *Builder
 	lib      *nvmlfake.ShutdownCounter
-	stdout   bytes.Buffer
 	warnings []string
 }
 
@@ -49,10 +48,8 @@ func newRun(t *testing.T, gpus ...nvmlfake.GPU) *run {
 		Root:      root,
 		Getenv:    func(string) string { return "" },
 		WrittenBy: "slurm-mig test",
-		Stdout:    &r.stdout,
 		Warn:      warn,
 	}
-	r.b.Report = func(rep *Report, asJSON bool) error { return kongrun.PrintReport(&r.stdout, rep, asJSON) }
 	return r
 }
 
@@ -68,17 +65,17 @@ func TestWriteHandsNVMLBackPrintKeepsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := built.Config.GresConf("test", false)
-	if err := r.b.Write(Output{File: "-"}, data, built); err != nil {
+	res, err := r.b.Write(Output{File: "-"}, data, built)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if r.lib.Shutdowns != 0 || r.stdout.String() != string(data) {
-		t.Errorf("printing: %d Shutdowns, printed %q", r.lib.Shutdowns, r.stdout.String())
+	if r.lib.Shutdowns != 0 || string(res.Data) != string(data) || res.Report != nil {
+		t.Errorf("printing: %d Shutdowns, returned %q and report %v", r.lib.Shutdowns, res.Data, res.Report)
 	}
 
 	dir := t.TempDir()
 	out := Output{File: filepath.Join(dir, "gres.conf"), State: filepath.Join(dir, "devices.json")}
-	r.stdout.Reset()
-	if err := r.b.Write(out, data, built); err != nil {
+	if res, err = r.b.Write(out, data, built); err != nil {
 		t.Fatal(err)
 	}
 	if r.lib.Shutdowns != 1 {
@@ -90,8 +87,12 @@ func TestWriteHandsNVMLBackPrintKeepsIt(t *testing.T) {
 	if _, err := os.Stat(out.State); err != nil {
 		t.Errorf("device state: %v", err)
 	}
-	if want := out.File + ": changed (1 device)\n" + out.State + ": changed (device state for slurm-mig env)\n"; r.stdout.String() != want {
-		t.Errorf("report %q, want %q", r.stdout.String(), want)
+	var printed bytes.Buffer
+	if err := kongrun.PrintReport(&printed, res.Report, false); err != nil || res.Data != nil {
+		t.Fatalf("report: %v; data %q beside it", err, res.Data)
+	}
+	if want := out.File + ": changed (1 device)\n" + out.State + ": changed (device state for slurm-mig env)\n"; printed.String() != want {
+		t.Errorf("report %q, want %q", printed.String(), want)
 	}
 }
 
@@ -120,7 +121,7 @@ func TestWriteNodeLineRefuses(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tc.data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		err := r.b.WriteNodeLine(Output{File: path, NoState: true}, built, line)
+		_, err := r.b.WriteNodeLine(Output{File: path, NoState: true}, built, line)
 		var a *advice.Error
 		if !errors.As(err, &a) || a.Fix != tc.fix || !slices.Equal(a.Args, []any{path}) || err.Error() != path+tc.want {
 			t.Errorf("%q: %v (%+v); want %s%s with fix %v naming the file", tc.data, err, a, path, tc.want, tc.fix)
@@ -167,7 +168,7 @@ func TestWriteFailsWithoutState(t *testing.T) {
 	built.Node.GPUs[0].MigEnabled = true
 	built.Node.GPUs[0].MigDevices = []model.MigDevice{{GPUInstanceID: 1, UUID: "MIG-a"}}
 	conf := filepath.Join(t.TempDir(), "gres.conf")
-	err = r.b.Write(Output{File: conf}, built.Config.GresConf("test", false), built)
+	res, err := r.b.Write(Output{File: conf}, built.Config.GresConf("test", false), built)
 	var a *advice.Error
 	if !errors.As(err, &a) || a.Fix != advice.StateNotWritten {
 		t.Errorf("err %v, want one with the fix for a node without a TaskProlog (advice.StateNotWritten)", err)
@@ -175,11 +176,11 @@ func TestWriteFailsWithoutState(t *testing.T) {
 	if _, err := os.Stat(conf); err == nil {
 		t.Errorf("%s was written", conf)
 	}
-	if r.stdout.Len() != 0 || len(r.warnings) != 0 {
-		t.Errorf("printed %q, warned %q", r.stdout.String(), r.warnings)
+	if res != nil || len(r.warnings) != 0 {
+		t.Errorf("returned %+v, warned %q", res, r.warnings)
 	}
 	// --no-state skips it.
-	if err := r.b.Write(Output{File: conf, NoState: true}, built.Config.GresConf("test", false), built); err != nil {
+	if _, err := r.b.Write(Output{File: conf, NoState: true}, built.Config.GresConf("test", false), built); err != nil {
 		t.Errorf("--no-state: %v", err)
 	}
 }
