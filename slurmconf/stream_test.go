@@ -103,7 +103,7 @@ func TestReadConfigRefusesOtherFiles(t *testing.T) {
 // been and gone, for ever; so each read here has a deadline, and a
 // regression fails rather than hangs the suite. The writer is given time to
 // be waiting in its open before the read starts, as the shell's
-// <(printf ...) is, which is when the second open used to hang.
+// <(printf ...) is, which is when a second open would hang.
 func TestFIFOWriterThatClosesAtOnce(t *testing.T) {
 	const conf = "NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia0\n"
 	for i := range 30 {

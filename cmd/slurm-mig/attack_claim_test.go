@@ -64,9 +64,8 @@ func TestClaimCommandSubstitutionExtraFD(t *testing.T) {
 
 // TestExecDaemonDoesNotKeepClaim: exec's claim lasts as long as CMD, the
 // process slurm-mig became, and no longer: a CMD that starts a daemon and
-// exits gives its devices back at once, with the daemon still running.
-// The daemon used to keep them for its whole life, as it inherited the
-// claim files from CMD.
+// exits gives its devices back at once, with the daemon still running,
+// though it inherited CMD's descriptors.
 func TestExecDaemonDoesNotKeepClaim(t *testing.T) {
 	snap, claims := claimNode(t, 1, 7)
 	env := []string{"SLURM_MIG_CLAIMS=" + claims}

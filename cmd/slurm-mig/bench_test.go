@@ -54,13 +54,13 @@ func buildBinary(b *testing.B, dir string) string {
 	return bin
 }
 
-// BenchmarkRebalance10k times the whole process of rebalance at the scale
-// of issue 28: 10,000 nodes of 8 H100s (the real profile table) in four
+// BenchmarkRebalance10k times the whole process of rebalance on 10,000
+// nodes of 8 H100s (the real profile table) in four
 // layouts, a quarter of them running GPU jobs, and 100,000 pending jobs
 // of four types; it reads the queue and the node states, works out each
 // kind of node's configs with migplan and proposes up to 1,000 changes.
 // snapshots reads a snapshot per node (500 MB of JSON); hardware one
-// snapshot for all (--hardware), the layouts now from the node states'
+// snapshot for all (--hardware), the layouts from the node states'
 // Gres=. docs/rebalance.md quotes the figures.
 func BenchmarkRebalance10k(b *testing.B) {
 	dir := b.TempDir()

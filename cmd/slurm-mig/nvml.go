@@ -14,9 +14,8 @@ import (
 // readsNVML guesses, before a command line is parsed, whether the run
 // will read NVML: args name a command of cli (a kong command-line struct)
 // whose field is tagged nvml:"", with no --from (a snapshot), --assign
-// (plan of a fleet), --help or --version. The tags are read with reflect in microseconds, while kong
-// takes 1-2 ms to build its parser, which Init then overlaps. The guess
-// only decides when Init starts; the parser alone decides what runs. A
+// (plan of a fleet), --help or --version, so that Init overlaps kong
+// building its parser (docs/performance.md). The guess only decides when Init starts; the parser alone decides what runs. A
 // wrong "no" costs the overlap; a wrong "yes" (flag values that look like
 // commands, a command line the parser rejects) costs one unused Init,
 // never a different result.

@@ -343,8 +343,7 @@ func TestGresConfLinesSlurmdSkipsAreReported(t *testing.T) {
 // the files as other devices than the node has, even where the lines
 // and the counts are the same: MultipleFiles= beside shard before
 // 23.02.7 (each record split one GPU a file), records slurm.conf does
-// not declare (ignored), a node declared twice. On the old code diff
-// compared only the lines and the counts, and said same.
+// not declare (ignored), a node declared twice.
 func TestSlurmdReadsOtherDevices(t *testing.T) {
 	gres := writeFile(t, "gres.conf", "NodeName=n1 Name=gpu Type=a100 File=/dev/nvidia0\n"+
 		"NodeName=n1 Name=gpu Type=a100_1g.10gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap137,/dev/nvidia-caps/nvidia-cap138\n"+

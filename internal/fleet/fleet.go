@@ -447,8 +447,7 @@ func merge(paths []string, frags [][]assignment) (*Fleet, error) {
 		slurmconf.SortHostnames(l.Nodes)
 		byFirst[l.Nodes[0]], firsts[i] = l, l.Nodes[0]
 		// CompressHostlist is checked against scontrol by the tests; this
-		// makes sure no node ever gets another's lines, at 0.2 ms for
-		// 10,000 names.
+		// makes sure no node ever gets another's lines.
 		l.hostlist = slurmconf.CompressHostlist(l.Nodes)
 		if got, err := slurmconf.ExpandHostlist(l.hostlist); err != nil || !slices.Equal(got, l.Nodes) {
 			return nil, fmt.Errorf("internal error: hostlist %s does not give back its %d nodes (%v)", l.hostlist, len(l.Nodes), err)

@@ -291,7 +291,7 @@ func TestRunLeavesAloneWithoutReadingFiles(t *testing.T) {
 // TestLoadRefusesWhatSlurmdMisreads: env and jobmap refuse, naming the
 // line, where slurmd reads the node as other devices than the lines and
 // the device state name; a task never gets a device slurmd did not give
-// it. On the old code env numbered these as written.
+// it.
 func TestLoadRefusesWhatSlurmdMisreads(t *testing.T) {
 	const migs = "Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap156,/dev/nvidia-caps/nvidia-cap157\n" +
 		"Name=gpu Type=1g MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap156,/dev/nvidia-caps/nvidia-cap158\n"

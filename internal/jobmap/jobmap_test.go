@@ -516,7 +516,7 @@ func mkfifo(path string) error { return unix.Mkfifo(path, 0o644) }
 // TestRefusesWhatSlurmdMisreads: a gres.conf record that slurmd ignores
 // (a type slurm.conf does not declare) fails the Prolog, naming the
 // line, and maps no job: the indices would name devices slurmd did not
-// give it. On the old code jobmap mapped the job.
+// give it.
 func TestRefusesWhatSlurmdMisreads(t *testing.T) {
 	opts, dir := testNode(t)
 	if err := os.WriteFile(filepath.Join(dir, "gres.conf"), []byte(gres+"Name=gpu Type=h100 File=/dev/nvidia3\n"), 0o644); err != nil {

@@ -174,8 +174,8 @@ func New(f *Fixture) (nvml.Interface, error) {
 
 // The fake's types embed the nvml interface they implement, left nil: a
 // call the fake does not cover panics, so tests catch unplanned calls.
-// (go-nvml's generated mocks would do the same, but each mock device is
-// 15 KB of locks and call records, which benchmarks would measure
+// (go-nvml's generated mocks would do the same, but each mock device
+// carries locks and call records, which benchmarks would measure
 // instead of discovery.)
 
 // library is the fake nvml.Interface.
