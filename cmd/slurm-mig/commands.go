@@ -10,7 +10,6 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/kongrun"
-	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/nodegres"
 	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
