@@ -145,7 +145,7 @@ type diffCmd struct {
 }
 
 func (c *diffCmd) Run(e *env) error {
-	in := drift.Inputs{GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running, Explain: explain}
+	in := drift.Inputs{GresConf: c.GresConf, SlurmConf: c.SlurmConf, Running: c.Running}
 	if c.SlurmConf == "" {
 		in.SlurmdConf = hostSlurmConf(e.build.Root)
 	}
@@ -172,6 +172,9 @@ func (c *diffCmd) Run(e *env) error {
 	rep, err := e.build.Diff(c.From, records, c.State, in)
 	if err != nil {
 		return explainRefusal(err)
+	}
+	if rep.Fix != 0 {
+		rep.Verdict = fmt.Sprintf(fixWords(rep.Fix), rep.Verdict) // its words follow its part, the verdict's last
 	}
 	if err := kongrun.PrintReport(e.stdout, kongrun.Clipped{Report: rep}, c.JSON); err != nil {
 		return err

@@ -34,6 +34,10 @@ type Report struct {
 	// against the devices the node has.
 	Slurmd  *SlurmdReport `json:"slurmd,omitempty"`
 	Verdict string        `json:"verdict"`
+	// Fix is what would help with the verdict's last part (a stale device
+	// state: advice.StateStale), for the command line to word after it;
+	// 0 for none.
+	Fix advice.Fix `json:"-"`
 }
 
 // GresConfReport compares a gres.conf device by device. Units read from
@@ -108,9 +112,6 @@ type Inputs struct {
 	// Release is the release of slurmd that reads the files; not known:
 	// the newest rules.
 	Release slurmconf.Version
-	// Explain says an error, or a part of the verdict, that carries a fix
-	// (advice) in the command line's words; nil says it without them.
-	Explain func(error) string
 }
 
 // ReadStdinTwice reports whether the gres.conf and the slurm.conf would
@@ -219,11 +220,7 @@ func Compare(in Inputs) (*Report, error) {
 		}
 		rep.State, rep.Same = st, rep.Same && st.Same
 	}
-	explain := in.Explain
-	if explain == nil {
-		explain = error.Error
-	}
-	rep.Verdict = verdict(rep, in.Config.Devices(), explain)
+	rep.Verdict, rep.Fix = verdict(rep, in.Config.Devices())
 	return rep, nil
 }
 
@@ -382,11 +379,11 @@ func gpuCounts(counts []slurmconf.GresCount) []slurmconf.GresCount {
 	return out
 }
 
-// verdict sums the comparison up in one line an admin reads first;
-// explain says its parts that carry a fix (a stale device state).
-func verdict(r *Report, devices int, explain func(error) string) string {
+// verdict sums the comparison up in one line an admin reads first, with
+// the fix for its last part, if any (a stale device state).
+func verdict(r *Report, devices int) (string, advice.Fix) {
 	if r.Same {
-		return fmt.Sprintf("same: %s matches this node's %s", sources(r), gresgen.DeviceCount(devices))
+		return fmt.Sprintf("same: %s matches this node's %s", sources(r), gresgen.DeviceCount(devices)), 0
 	}
 	var parts []string
 	if g := r.GresConf; g != nil && g.Missing && !g.Same {
@@ -427,9 +424,10 @@ func verdict(r *Report, devices int, explain func(error) string) string {
 		if len(st.Problems) == 1 {
 			n = "1 difference"
 		}
-		parts = append(parts, explain(advice.Wrap(fmt.Errorf("device state %s is stale (%s)", st.Path, n), advice.StateStale)))
+		parts = append(parts, fmt.Sprintf("device state %s is stale (%s)", st.Path, n))
+		return "different: " + strings.Join(parts, "; "), advice.StateStale
 	}
-	return "different: " + strings.Join(parts, "; ")
+	return "different: " + strings.Join(parts, "; "), 0
 }
 
 func sources(r *Report) string {
