@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/internal/advice"
-	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -27,7 +26,7 @@ type Config struct {
 }
 
 // Generate builds the node's config (Records, then their counts).
-func Generate(n *model.Node, o Options) (*Config, error) {
+func Generate(n *Node, o Options) (*Config, error) {
 	recs, err := Records(n, o)
 	if err != nil {
 		return nil, err

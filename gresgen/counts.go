@@ -12,7 +12,7 @@ import (
 // whose MIG devices have no UUID or cap minors yet. Records, which writes
 // their device files, still refuses a MIG device without cap minors.
 // Warnings are those of Records about type names (o.Warn).
-func GPUCounts(n *model.Node, o Options) ([][]slurmconf.GresCount, error) {
+func GPUCounts(n *Node, o Options) ([][]slurmconf.GresCount, error) {
 	typer, err := newTyper(o)
 	if err != nil {
 		return nil, err
@@ -96,7 +96,7 @@ type DeviceType struct {
 
 // DeviceTypes are the types of the node's devices, in the node's order,
 // as GPUCounts and Records name them. Warnings are GPUCounts'.
-func DeviceTypes(n *model.Node, o Options) ([]DeviceType, error) {
+func DeviceTypes(n *Node, o Options) ([]DeviceType, error) {
 	typer, err := newTyper(o)
 	if err != nil {
 		return nil, err

@@ -85,7 +85,7 @@ type Options struct {
 // Records builds one record per device: GPUs in NVML index order, a
 // MIG-enabled GPU as its MIG devices in (GI, CI) order, every other GPU
 // whole. Every MIG device must have its cap minors resolved.
-func Records(n *model.Node, o Options) ([]slurmconf.GresRecord, error) {
+func Records(n *Node, o Options) ([]slurmconf.GresRecord, error) {
 	var recs []slurmconf.GresRecord
 	typer, err := newTyper(o)
 	if err != nil {
