@@ -5,8 +5,8 @@
 // static layout, and prints their waits over the measured jobs
 // (docs/rebalance.md says how to read them).
 //
-//	go run ./internal/rebalance/simulate -workload phases -load 0.8 -seeds 10
-//	go run ./internal/rebalance/simulate -trace jobs.csv -json
+//	go run ./internal/tools/simulator -workload phases -load 0.8 -seeds 10
+//	go run ./internal/tools/simulator -trace jobs.csv -json
 //
 // The model:
 //   - N nodes, each the snapshot's first GPU -gpus times over; a node's
