@@ -95,7 +95,7 @@ func main() {
 	flag.Visit(func(f *flag.Flag) { o.loadSet = o.loadSet || f.Name == "load" })
 	o.dyn.lim = lim
 	if err := run(o, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "simulate:", err)
+		fmt.Fprintln(os.Stderr, "simulator:", err)
 		os.Exit(2)
 	}
 }
@@ -277,9 +277,13 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 	}
 	in := &instance{wanted: make([]bool, len(f.types))}
 	unknown := map[string]int{}
+	first := map[string]int{}
 	for _, r := range raw {
 		t, ok := f.resolve(r.profile)
 		if !ok {
+			if unknown[r.profile] == 0 {
+				first[r.profile] = r.line
+			}
 			unknown[r.profile]++
 			continue
 		}
@@ -287,12 +291,23 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 		in.jobs = append(in.jobs, job{submit: r.submit, dur: r.dur, limit: max(r.limit, r.dur), typ: t})
 	}
 	if len(unknown) > 0 {
+		// The first line (in the file's order) of a profile the fleet
+		// lacks names the error; the others are counted after it.
 		var names []string
-		for p, n := range unknown {
-			names = append(names, fmt.Sprintf("%s (%d jobs)", p, n))
+		for p := range unknown {
+			names = append(names, p)
 		}
-		sort.Strings(names)
-		return nil, fmt.Errorf("%s: no config offers %s on the GPUs of %s", nameOf(o), strings.Join(names, ", "), o.snapshot)
+		sort.Slice(names, func(a, b int) bool { return first[names[a]] < first[names[b]] })
+		p := names[0]
+		where := nameOf(o)
+		if first[p] > 0 {
+			where = fmt.Sprintf("%s:%d", o.trace, first[p])
+		}
+		more := ""
+		if n := len(raw) - len(in.jobs) - 1; n > 0 {
+			more = fmt.Sprintf(" (%d more jobs ask for profiles it lacks)", n)
+		}
+		return nil, fmt.Errorf("%s: no config offers profile %q on the GPUs of %s: want a MIG profile like 1g.10gb or a whole GPU's model name%s", where, p, o.snapshot, more)
 	}
 	if len(in.jobs) == 0 {
 		return nil, fmt.Errorf("%s: no jobs", nameOf(o))
