@@ -112,11 +112,20 @@ func Explain(states map[string]NodeState, jobs []Job, slices map[string]int) []E
 		}
 		e := Explanation{Job: d.id, Type: d.typ, Count: d.count}
 		var having, freeOn, fragOn []string
-		devices := 0
+		devices, most := 0, 0
+		var mostOn []string
 		for _, n := range nodes {
-			if n.total[d.typ] > 0 {
+			// A node whose layout has fewer devices of the type than the
+			// job asks of one node never starts it, busy or not.
+			if n.total[d.typ] >= d.count {
 				having = append(having, n.name)
 				devices += n.total[d.typ]
+			}
+			switch {
+			case n.total[d.typ] > most:
+				most, mostOn = n.total[d.typ], []string{n.name}
+			case n.total[d.typ] == most && most > 0:
+				mostOn = append(mostOn, n.name)
 			}
 			switch {
 			case n.free[d.typ] >= d.count:
@@ -128,6 +137,8 @@ func Explain(states map[string]NodeState, jobs []Job, slices map[string]int) []E
 		switch {
 		case len(freeOn) > 0:
 			e.Why, e.Detail = WaitOther, fmt.Sprintf("%d free on %s: it waits for something else (squeue's reason: priority, CPUs, memory, limits)", d.count, slurmconf.CompressHostlist(freeOn))
+		case len(having) == 0 && most > 0:
+			e.Why, e.Detail = WaitLayout, fmt.Sprintf("no node in service has %d %s in its layout (the most is %d, on %s)", d.count, d.typ, most, slurmconf.CompressHostlist(mostOn))
 		case len(having) == 0:
 			e.Why, e.Detail = WaitLayout, fmt.Sprintf("no node in service has %s in its layout", d.typ)
 		case len(fragOn) > 0:

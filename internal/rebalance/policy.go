@@ -143,6 +143,14 @@ func Decide(s PolicyState, lim PolicyLimits) []Move {
 			}
 		}
 	}
+	// With no shift in demand (every type's recent count within chance
+	// of its long-run rate) and a layout that carries the long-run
+	// rates, a backlog is the queues' own noise, which the layout chosen
+	// for that demand absorbs: a change for it takes devices from a type
+	// whose turn comes next.
+	if !shifted(s) && !math.IsInf(steadyWaiting(s, segs), 1) {
+		return nil
+	}
 	var moves []Move
 	used := map[int]bool{}
 	moved := map[int]int{} // node -> its new config, this round
@@ -302,6 +310,28 @@ func forecast(s PolicyState, segs [][]segment, lim PolicyLimits) (float64, []flo
 	return total, waits
 }
 
+// shiftedType says whether type t's recent count is beyond chance of
+// its long-run rate: three standard deviations of a Poisson count. With
+// no long-run rate or window to test against, every rate is taken as
+// a shift (the recent rates stand).
+func shiftedType(s PolicyState, t int) bool {
+	if s.LongRate == nil || s.Window <= 0 {
+		return true
+	}
+	n, e := s.Rate[t]*s.Window, s.LongRate[t]*s.Window
+	return math.Abs(n-e) >= 3*math.Sqrt(max(e, 1))
+}
+
+// shifted says whether any type's demand shifted.
+func shifted(s PolicyState) bool {
+	for t := range s.Types {
+		if shiftedType(s, t) {
+			return true
+		}
+	}
+	return false
+}
+
 // rateStep is a forecast arrival rate from a time on.
 type rateStep struct {
 	from, rate float64
@@ -314,11 +344,8 @@ func rateSteps(s PolicyState, t int, lim PolicyLimits) []rateStep {
 	if s.LongRate == nil {
 		return []rateStep{{0, s.Rate[t]}}
 	}
-	if s.Window > 0 {
-		n, e := s.Rate[t]*s.Window, s.LongRate[t]*s.Window
-		if math.Abs(n-e) < 3*math.Sqrt(max(e, 1)) {
-			return []rateStep{{0, s.LongRate[t]}}
-		}
+	if !shiftedType(s, t) {
+		return []rateStep{{0, s.LongRate[t]}}
 	}
 	if lim.Blend <= 0 {
 		return []rateStep{{0, s.Rate[t]}}

@@ -96,3 +96,23 @@ func TestDecideKeepsPeak(t *testing.T) {
 		t.Errorf("without a peak, moves %+v: want two (the case tests nothing)", m)
 	}
 }
+
+// A backlog with no shift in demand (each type's recent count within
+// chance of its long-run rate, and a layout that carries those rates)
+// is the queue's own noise: nothing changes. Seen in the simulator on a
+// stationary mix, where a 7g.80gb GPU given to a short 2g.20gb queue
+// nearly tripled the 7g.80gb jobs' wait.
+func TestDecideBacklogWithoutShiftChangesNothing(t *testing.T) {
+	s := policyFleet([]int{0, 0, 0, 1, 1}, nil)
+	s.Rate, s.LongRate, s.Mean, s.Backlog = []float64{1.0, 0.2}, []float64{1.0, 0.2}, []float64{60, 60}, []int{0, 30}
+	s.Window = 60
+	if m := Decide(s, DefaultPolicyLimits()); len(m) != 0 {
+		t.Errorf("moves %+v for a backlog with unchanged demand", m)
+	}
+	// The same backlog with the 7g jobs' recent rate well above their
+	// long-run one is a shift: an idle small node changes.
+	s.Rate = []float64{1.0, 0.5}
+	if m := Decide(s, DefaultPolicyLimits()); len(m) == 0 {
+		t.Errorf("no move for a shift to 7g jobs with a backlog of them")
+	}
+}

@@ -25,9 +25,11 @@ package main
 import (
 	"container/heap"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -54,6 +56,12 @@ type options struct {
 	dyn                                         dynParams
 	json                                        bool
 	oracle                                      float64
+	// granularity is what changes its layout at once: "node", or "gpu"
+	// (one GPU drains and changes while the node's others run on). At
+	// gpu, the fleet is modelled as nodes*gpus units of one GPU, and
+	// unit says how many make a node, for the per-node figures.
+	granularity string
+	unit        int
 }
 
 func main() {
@@ -90,12 +98,13 @@ func main() {
 	flag.Float64Var(&lim.MinGain, "min-gain", lim.MinGain, "least waiting saved (job-minutes over the horizon) for a change")
 	flag.Float64Var(&lim.MinGainShare, "min-gain-share", lim.MinGainShare, "least share of the forecast waiting saved for a change")
 	flag.Float64Var(&o.oracle, "oracle", 0, "also print a bound: the best static layout of each slot of this many minutes, switched instantly (text output)")
+	flag.StringVar(&o.granularity, "granularity", "node", "what changes its layout at once: node, or gpu (one GPU drains and changes while the node's other GPUs keep running; the static layouts are then per GPU too)")
 	flag.BoolVar(&o.json, "json", false, "print one JSON object per policy and seed, a line each")
 	flag.Parse()
 	flag.Visit(func(f *flag.Flag) { o.loadSet = o.loadSet || f.Name == "load" })
 	o.dyn.lim = lim
 	if err := run(o, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "simulate:", err)
+		fmt.Fprintln(os.Stderr, "simulator:", err)
 		os.Exit(2)
 	}
 }
@@ -117,6 +126,9 @@ type fleetDef struct {
 func loadFleet(o options) (*fleetDef, error) {
 	snap, err := snapshot.Load(o.snapshot)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(o.snapshot) {
+			return nil, fmt.Errorf("%v (a relative -snapshot is read from the current directory: run from the repository root, or give the file)", err)
+		}
 		return nil, err
 	}
 	if len(snap.GPUs) == 0 {
@@ -277,9 +289,13 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 	}
 	in := &instance{wanted: make([]bool, len(f.types))}
 	unknown := map[string]int{}
+	first := map[string]int{}
 	for _, r := range raw {
 		t, ok := f.resolve(r.profile)
 		if !ok {
+			if unknown[r.profile] == 0 {
+				first[r.profile] = r.line
+			}
 			unknown[r.profile]++
 			continue
 		}
@@ -287,12 +303,23 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 		in.jobs = append(in.jobs, job{submit: r.submit, dur: r.dur, limit: max(r.limit, r.dur), typ: t})
 	}
 	if len(unknown) > 0 {
+		// The first line (in the file's order) of a profile the fleet
+		// lacks names the error; the others are counted after it.
 		var names []string
-		for p, n := range unknown {
-			names = append(names, fmt.Sprintf("%s (%d jobs)", p, n))
+		for p := range unknown {
+			names = append(names, p)
 		}
-		sort.Strings(names)
-		return nil, fmt.Errorf("%s: no config offers %s on the GPUs of %s", nameOf(o), strings.Join(names, ", "), o.snapshot)
+		sort.Slice(names, func(a, b int) bool { return first[names[a]] < first[names[b]] })
+		p := names[0]
+		where := nameOf(o)
+		if first[p] > 0 {
+			where = fmt.Sprintf("%s:%d", o.trace, first[p])
+		}
+		more := ""
+		if n := len(raw) - len(in.jobs) - 1; n > 0 {
+			more = fmt.Sprintf(" (%d more jobs ask for profiles it lacks)", n)
+		}
+		return nil, fmt.Errorf("%s: no config offers profile %q on the GPUs of %s: want a MIG profile like 1g.10gb or a whole GPU's model name%s", where, p, o.snapshot, more)
 	}
 	if len(in.jobs) == 0 {
 		return nil, fmt.Errorf("%s: no jobs", nameOf(o))
@@ -378,6 +405,7 @@ type policyResult struct {
 	Seed      uint64                `json:"seed"`
 	Workload  string                `json:"workload"`
 	Load      float64               `json:"load"`
+	Gran      string                `json:"granularity"`
 	win       window
 }
 
@@ -566,8 +594,10 @@ func runSeed(o options, f *fleetDef, seed uint64) ([]policyResult, error) {
 	pol := summarise(f, in, func(i int) float64 { return dr.start[i] })
 	pol.Policy, pol.Layout = "rebalance", "from "+layoutName(f.configs, startX)
 	hours := (in.win.to - in.win.from) / 60
-	pol.Reconfigs = float64(dr.reconfigs) / float64(o.nodes) / hours
-	pol.Drained = dr.drained / 60
+	// Per node: at gpu granularity a node is o.unit units, and each
+	// GPU's change counts as one of its node's.
+	pol.Reconfigs = float64(dr.reconfigs) / (float64(o.nodes) / float64(max(o.unit, 1))) / hours
+	pol.Drained = dr.drained / 60 / float64(max(o.unit, 1))
 	out = append(out, pol)
 	if o.oracle > 0 {
 		r := policyResult{Policy: "oracle", Layout: fmt.Sprintf("best static of each %g min, switched instantly, each from empty", o.oracle)}
@@ -576,6 +606,7 @@ func runSeed(o options, f *fleetDef, seed uint64) ([]policyResult, error) {
 	}
 	for i := range out {
 		out[i].Seed, out[i].Workload, out[i].Load, out[i].win = seed, nameOf(o), in.load, in.win
+		out[i].Gran = o.granularity
 	}
 	return out, nil
 }
@@ -586,6 +617,15 @@ func run(o options, w io.Writer) error {
 	}
 	if o.dyn.fail < 0 || o.dyn.fail > 1 {
 		return fmt.Errorf("-reconfig-fail %g: want a chance from 0 to 1", o.dyn.fail)
+	}
+	o.unit = 1
+	switch o.granularity {
+	case "", "node":
+		o.granularity = "node"
+	case "gpu":
+		o.unit, o.nodes, o.gpus = o.gpus, o.nodes*o.gpus, 1
+	default:
+		return fmt.Errorf("-granularity %q: want node or gpu", o.granularity)
 	}
 	f, err := loadFleet(o)
 	if err != nil {
@@ -619,8 +659,8 @@ func run(o options, w io.Writer) error {
 // policy against the best static layout.
 func printTables(w io.Writer, o options, all [][]policyResult, took time.Duration) {
 	first := all[0][0]
-	fmt.Fprintf(w, "%s, %d nodes x %d GPUs, load %.2f of what the best layout serves, jobs submitted in minutes %g..%g measured, run to %g (%d seeds, %.1f s)\n\n",
-		first.Workload, o.nodes, o.gpus, first.Load, first.win.from, first.win.to, first.win.end, len(all), took.Seconds())
+	fmt.Fprintf(w, "%s, %d nodes x %d GPUs, changed by %s, load %.2f of what the best layout serves, jobs submitted in minutes %g..%g measured, run to %g (%d seeds, %.1f s)\n\n",
+		first.Workload, o.nodes/max(o.unit, 1), o.gpus*max(o.unit, 1), o.granularity, first.Load, first.win.from, first.win.to, first.win.end, len(all), took.Seconds())
 	if len(all) == 1 {
 		fmt.Fprintln(w, "| policy | layout | mean wait (min) | p95 (min) | jobs | unstarted | reconf./node-h | drained node-h |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")

@@ -146,8 +146,36 @@ func TestReadTrace(t *testing.T) {
 	unknown := filepath.Join(dir, "unknown.csv")
 	os.WriteFile(unknown, []byte("submit_min,duration_min,time_limit_min,profile\n1,2,3,5g.50gb\n"), 0o644)
 	o.trace = unknown
-	if _, err := makeInstance(o, f, 1); err == nil || !strings.Contains(err.Error(), "5g.50gb") {
-		t.Errorf("unknown profile: %v, want an error naming 5g.50gb", err)
+	if _, err := makeInstance(o, f, 1); err == nil || !strings.Contains(err.Error(), "5g.50gb") || !strings.Contains(err.Error(), "unknown.csv:2:") {
+		t.Errorf("unknown profile: %v, want an error naming 5g.50gb and unknown.csv:2", err)
+	}
+	// Rows as a converted public trace may have them: a byte order mark,
+	// a quoted model name holding a comma, whole GPUs, a GPU fraction
+	// left unmapped, an empty profile. Each bad row is named file:line.
+	for _, c := range []struct{ name, body, want string }{
+		{"bom.csv", "\ufeffsubmit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n", ""},
+		{"comma.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,\"NVIDIA H100 80GB HBM3\"\n2,2,3,\"a,b\"\n", "comma.csv:3:"},
+		{"frac.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n\n# a comment\n2,2,3,0.5\n", "frac.csv:5:"},
+		{"empty.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,2,3,\n", "empty.csv:3:"},
+		{"fields.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100,1\n", "fields.csv:2:"},
+		{"quote.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n1,2,3,\"h100\n", "quote.csv:3:"},
+	} {
+		path := filepath.Join(dir, c.name)
+		os.WriteFile(path, []byte(c.body), 0o644)
+		o.trace = path
+		_, err := readTrace(path)
+		if err == nil {
+			_, err = makeInstance(o, f, 1)
+			if err != nil && strings.Contains(err.Error(), "measured window") {
+				err = nil // a two-line trace measures nothing: read well is all this asks
+			}
+		}
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v, want it read", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n")):
+			t.Errorf("%s: %v, want one line naming %s", c.name, err, c.want)
+		}
 	}
 	for _, p := range []string{"1g.10gb", "h100_1g.10gb", "H100", "NVIDIA H100 80GB HBM3", "1g."} {
 		if typ, ok := f.resolve(p); !ok {

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bufio"
+	"encoding/csv"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -23,55 +26,74 @@ type job struct {
 type traceJob struct {
 	submit, dur, limit float64
 	profile            string
+	line               int // of a -trace file, for its errors
 }
 
 // readTrace reads a -trace CSV: header submit_min,duration_min,
-// time_limit_min,profile. A bad line is an error naming the file and
-// line.
+// time_limit_min,profile. It is read as CSV (quoted fields may hold
+// commas, as a GPU's model name can), with a UTF-8 byte order mark,
+// CRLF line ends, blank lines and # comments allowed. A bad line is an
+// error naming the file and line.
 func readTrace(path string) ([]traceJob, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	br := bufio.NewReader(f)
+	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
+		br.Discard(3)
+	}
+	cr := csv.NewReader(br)
+	cr.Comment = '#'
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
 	var out []traceJob
-	num := 0
-	for sc.Scan() {
-		num++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+	header := true
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
 		}
-		f := strings.Split(line, ",")
-		for i := range f {
-			f[i] = strings.Trim(strings.TrimSpace(f[i]), `"`)
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("%s:%d: %v", path, pe.Line, pe.Err)
+			}
+			return nil, fmt.Errorf("%s: %v", path, err)
 		}
-		if num == 1 {
-			if strings.Join(f, ",") != "submit_min,duration_min,time_limit_min,profile" {
-				return nil, fmt.Errorf("%s:1: want the header submit_min,duration_min,time_limit_min,profile, got %q", path, line)
+		num, _ := cr.FieldPos(0)
+		for i := range rec {
+			rec[i] = strings.TrimSpace(rec[i])
+		}
+		if header {
+			header = false
+			if strings.Join(rec, ",") != "submit_min,duration_min,time_limit_min,profile" {
+				return nil, fmt.Errorf("%s:%d: want the header submit_min,duration_min,time_limit_min,profile, got %q", path, num, strings.Join(rec, ","))
 			}
 			continue
 		}
-		if len(f) != 4 {
-			return nil, fmt.Errorf("%s:%d: want 4 fields, got %d: %q", path, num, len(f), line)
+		if len(rec) != 4 {
+			return nil, fmt.Errorf("%s:%d: want 4 fields (submit_min,duration_min,time_limit_min,profile), got %d", path, num, len(rec))
 		}
 		var v [3]float64
 		for i := range v {
-			x, err := strconv.ParseFloat(strings.TrimSpace(f[i]), 64)
+			x, err := strconv.ParseFloat(rec[i], 64)
 			if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
-				return nil, fmt.Errorf("%s:%d: field %d %q is not a number of minutes", path, num, i+1, f[i])
+				return nil, fmt.Errorf("%s:%d: field %d %q is not a number of minutes", path, num, i+1, rec[i])
 			}
 			v[i] = x
+		}
+		if rec[3] == "" {
+			return nil, fmt.Errorf("%s:%d: no profile (want a MIG profile like 1g.10gb or a whole GPU's model name like h100)", path, num)
 		}
 		if v[2] < v[1] {
 			v[2] = v[1] // Slurm ends a job at its limit: a longer run is read as the limit
 		}
-		out = append(out, traceJob{submit: v[0], dur: v[1], limit: v[2], profile: strings.TrimSpace(f[3])})
+		out = append(out, traceJob{submit: v[0], dur: v[1], limit: v[2], profile: rec[3], line: num})
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+	if header {
+		return nil, fmt.Errorf("%s: empty: want the header submit_min,duration_min,time_limit_min,profile", path)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no jobs", path)
