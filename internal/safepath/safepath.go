@@ -13,6 +13,10 @@
 // rename, replace or add an entry on the way, so a directory made there
 // is the one that is then opened, and may be given its mode by its
 // descriptor.
+//
+// Not os.Root: a Root keeps a walk inside one directory but follows any
+// link that stays there, whoever made it; here the owner of the link
+// decides, and a root-owned link may lead anywhere.
 package safepath
 
 import (
