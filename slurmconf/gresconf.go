@@ -7,8 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 )
@@ -170,92 +168,22 @@ func readConf(path string) (confSource, error) {
 }
 
 // readConfInto reads a fragment, a regular file or a pipe (merge
-// <(ssh gpu01 slurm-mig gen)), as readConf does, through *buf, which it
-// grows as needed and keeps for the next call: reading many small files,
-// the returned string is their only allocation. It reads with plain
-// system calls: os.Open sets every file up for the poller (four fcntl and
-// a failing epoll_ctl), which for 10,000 one-node files was half the
-// system calls of `slurm-mig merge`. O_NONBLOCK keeps the open from
-// waiting on something that is not a file. fifo says the path was a pipe.
-//
-// The path is opened once, whatever it is. A FIFO is not opened a second
-// time to wait for its writer: a writer that had written and closed
-// between the two opens left the second one waiting for ever. Instead the
-// one non-blocking descriptor waits in poll, which Linux keeps from
-// reporting a hang-up until a writer has been seen, so a read neither
-// takes "no writer yet" for the end nor misses a writer already gone;
-// it waits by fileio's pipe rule, so a FIFO nobody writes (planted in a
-// directory merge reads, or named by an Include) is given up.
+// <(ssh gpu01 slurm-mig gen)), as readConf does, through *buf, which is
+// kept for the next call (fileio.ReadRaw). fifo says the path was a pipe.
 func readConfInto(path string, buf *[]byte) (data string, fifo bool, err error) {
-	var fd int
-	err = fileio.RetryEINTR(func() (err error) {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
-		return err
+	b, fifo, err := fileio.ReadRaw(path, buf, maxConfBytes, func(size int64) error {
+		if size >= 0 {
+			return fmt.Errorf("%s: %d bytes is too large for a Slurm config", path, size)
+		}
+		return fmt.Errorf("%s: more than %d MiB is too large for a Slurm config", path, maxConfBytes>>20)
 	})
 	if err != nil {
-		return "", false, &os.PathError{Op: "open", Path: path, Err: err}
+		return "", false, err
 	}
-	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := fileio.RetryEINTR(func() error { return syscall.Fstat(fd, &st) }); err != nil {
-		return "", false, &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	size := -1 // unknown: read to EOF
-	deadline := time.Now().Add(fileio.PipeTotal)
-	switch st.Mode & syscall.S_IFMT {
-	case syscall.S_IFREG:
-		if st.Size > maxConfBytes {
-			return "", false, fmt.Errorf("%s: %d bytes is too large for a Slurm config", path, st.Size)
-		}
-		size = int(st.Size)
-	case syscall.S_IFIFO:
-		fifo = true
-	default:
-		return "", false, fmt.Errorf("%s: not a regular file or a pipe", path)
-	}
-	if want := max(size, 4096); cap(*buf) < want {
-		*buf = make([]byte, want)
-	}
-	b := (*buf)[:cap(*buf)]
-	n := 0
-	// A file is read up to the size fstat gave, saving the read that
-	// would see EOF (a fifth of the system calls of a merge): what is
-	// appended after fstat is as if appended after the read. A file cut
-	// short meanwhile is read to its new end.
-	for n < size || size < 0 {
-		end := len(b)
-		if size >= 0 {
-			end = size
-		}
-		if fifo {
-			if err := fileio.WaitReadable(fd, deadline); err != nil {
-				return "", false, fmt.Errorf("reading %s: %w", path, err)
-			}
-		}
-		var m int
-		err := fileio.RetryEINTR(func() (err error) { m, err = syscall.Read(fd, b[n:end]); return err })
-		if err == syscall.EAGAIN && fifo {
-			continue // another reader of the FIFO took what poll saw
-		}
-		if err != nil {
-			return "", false, fmt.Errorf("reading %s: %w", path, err)
-		}
-		if m == 0 {
-			break
-		}
-		if n += m; n > maxConfBytes {
-			return "", false, fmt.Errorf("%s: more than %d MiB is too large for a Slurm config", path, maxConfBytes>>20)
-		}
-		if n == len(b) { // a pipe
-			b = append(b, 0)
-			b = b[:cap(b)]
-			*buf = b
-		}
-	}
-	if bytes.IndexByte(b[:n], 0) >= 0 {
+	if bytes.IndexByte(b, 0) >= 0 {
 		return "", false, fmt.Errorf("%s: binary data (NUL byte); not a Slurm config", path)
 	}
-	return string(b[:n]), fifo, nil
+	return string(b), fifo, nil
 }
 
 // includeTarget recognises "Include <file>" (any case), as Slurm does.

@@ -272,3 +272,82 @@ func UnwrapPath(err error) error {
 	}
 	return err
 }
+
+// ReadRaw reads path, a regular file or a FIFO, within limit bytes,
+// through *buf, which it grows as needed and keeps for the next call; the
+// data returned lies in *buf. tooLarge makes the refusal of a file of
+// size bytes (-1: a pipe that went past limit). fifo says path was a pipe.
+//
+// It reads with plain system calls, as os.Open sets every file up for the
+// poller, costly over many small files. O_NONBLOCK keeps the open from waiting on something that is not a file.
+// The path is opened once: a FIFO's one non-blocking descriptor waits in
+// poll, which Linux keeps from reporting a hang-up until a writer has been
+// seen, by the pipe rule (PipeIdle, PipeTotal), so a FIFO nobody writes is
+// given up.
+func ReadRaw(path string, buf *[]byte, limit int64, tooLarge func(size int64) error) (data []byte, fifo bool, err error) {
+	var fd int
+	err = RetryEINTR(func() (err error) {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+		return err
+	})
+	if err != nil {
+		return nil, false, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := RetryEINTR(func() error { return syscall.Fstat(fd, &st) }); err != nil {
+		return nil, false, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	size := -1 // unknown: read to EOF
+	deadline := time.Now().Add(PipeTotal)
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFREG:
+		if st.Size > limit {
+			return nil, false, tooLarge(st.Size)
+		}
+		size = int(st.Size)
+	case syscall.S_IFIFO:
+		fifo = true
+	default:
+		return nil, false, fmt.Errorf("%s: not a regular file or a pipe", path)
+	}
+	if want := max(size, 4096); cap(*buf) < want {
+		*buf = make([]byte, want)
+	}
+	b := (*buf)[:cap(*buf)]
+	n := 0
+	// A file is read up to the size fstat gave, without the read that
+	// would see EOF: what is appended after fstat is as if appended after
+	// the read. A file cut short meanwhile is read to its new end.
+	for n < size || size < 0 {
+		end := len(b)
+		if size >= 0 {
+			end = size
+		}
+		if fifo {
+			if err := WaitReadable(fd, deadline); err != nil {
+				return nil, false, fmt.Errorf("reading %s: %w", path, err)
+			}
+		}
+		var m int
+		err := RetryEINTR(func() (err error) { m, err = syscall.Read(fd, b[n:end]); return err })
+		if err == syscall.EAGAIN && fifo {
+			continue // another reader of the FIFO took what poll saw
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("reading %s: %w", path, err)
+		}
+		if m == 0 {
+			break
+		}
+		if n += m; int64(n) > limit {
+			return nil, false, tooLarge(-1)
+		}
+		if n == len(b) { // a pipe
+			b = append(b, 0)
+			b = b[:cap(b)]
+			*buf = b
+		}
+	}
+	return b[:n], fifo, nil
+}
