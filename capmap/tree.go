@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 )
 
 // deviceFileMinorKey starts the line of a capability file that holds its minor.
@@ -110,7 +112,7 @@ func isDir(parent string, e fs.DirEntry) bool {
 
 // readCapFile returns the DeviceFileMinor of one capability access file.
 func readCapFile(path string) (uint32, error) {
-	data, err := os.ReadFile(path)
+	data, err := hostfs.ReadFileNoStat(path)
 	if err != nil {
 		return 0, fmt.Errorf("reading MIG capability file: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 )
 
 // Job is the process whose end ends a claim, named by its pid and its
@@ -94,8 +95,8 @@ func forkedSubshellOf(p int) (int, bool) {
 	if err1 != nil || err2 != nil || exe != pexe {
 		return 0, false
 	}
-	cmd, err1 := os.ReadFile(procPath(p, "cmdline"))
-	pcmd, err2 := os.ReadFile(procPath(parent, "cmdline"))
+	cmd, err1 := hostfs.ReadFileNoStat(procPath(p, "cmdline"))
+	pcmd, err2 := hostfs.ReadFileNoStat(procPath(parent, "cmdline"))
 	if err1 != nil || err2 != nil || !bytes.Equal(cmd, pcmd) {
 		return 0, false
 	}
@@ -107,7 +108,7 @@ func procPath(pid int, name string) string { return "/proc/" + strconv.Itoa(pid)
 // statFields are the fields of /proc/PID/stat after the command name,
 // which may itself hold spaces and parentheses: fields[0] is the state.
 func statFields(pid int) ([]string, error) {
-	data, err := os.ReadFile(procPath(pid, "stat"))
+	data, err := hostfs.ReadFileNoStat(procPath(pid, "stat"))
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +149,7 @@ func startTime(pid int) (uint64, error) {
 
 // processUID is the real uid of a process.
 func processUID(pid int) (int, error) {
-	data, err := os.ReadFile(procPath(pid, "status"))
+	data, err := hostfs.ReadFileNoStat(procPath(pid, "status"))
 	if err != nil {
 		return 0, err
 	}

@@ -6,6 +6,9 @@
 package hostfs
 
 import (
+	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -45,3 +48,30 @@ func (fs FS) NodePath(p string) (string, bool) {
 	}
 	return "/" + rest, true
 }
+
+// maxNoStat bounds ReadFileNoStat, as procfs's does: no /proc or /sys
+// file that slurm-mig reads comes near it.
+const maxNoStat = 1 << 20
+
+// ReadFileNoStat reads the /proc, /sys or /dev file at path whole, within
+// 1 MiB, without a stat (such files say size 0), as procfs's function of
+// that name does. The error of a file that cannot be opened is the
+// *fs.PathError; a larger file is refused, naming path.
+func ReadFileNoStat(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxNoStat+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxNoStat {
+		return nil, fmt.Errorf("%s: larger than %d MiB", path, maxNoStat>>20)
+	}
+	return data, nil
+}
+
+// ReadFile is ReadFileNoStat of the node path elems under the root.
+func (fs FS) ReadFile(elems ...string) ([]byte, error) { return ReadFileNoStat(fs.Path(elems...)) }

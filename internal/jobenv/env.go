@@ -257,7 +257,7 @@ func askRelease(release func() (slurmconf.Version, error)) (slurmconf.Version, e
 // readBootID reads the kernel's boot id under root; "" when the host has
 // none (the check is then skipped).
 func readBootID(root hostfs.FS) string {
-	data, err := os.ReadFile(root.Path("proc/sys/kernel/random/boot_id"))
+	data, err := hostfs.ReadFileNoStat(root.Path("proc/sys/kernel/random/boot_id"))
 	if err != nil {
 		return ""
 	}

@@ -62,7 +62,7 @@ func realMemoryMiB(memTotalKiB, pageSize uint64) uint64 {
 // readMemTotalKiB returns MemTotal from proc/meminfo, in KiB.
 func readMemTotalKiB(host hostfs.FS) (uint64, error) {
 	path := host.Path("proc", "meminfo")
-	b, err := os.ReadFile(path)
+	b, err := hostfs.ReadFileNoStat(path)
 	if err != nil {
 		return 0, fmt.Errorf("topology: %w", err)
 	}

@@ -81,7 +81,7 @@ type Topology struct {
 func Load(host hostfs.FS) (*Topology, error) {
 	dir := host.Path(cpuDir)
 	onlinePath := filepath.Join(dir, "online")
-	b, err := os.ReadFile(onlinePath)
+	b, err := hostfs.ReadFileNoStat(onlinePath)
 	if err != nil {
 		return nil, fmt.Errorf("topology: %w", err)
 	}
@@ -139,7 +139,7 @@ func checkSiblings(dir string, cpus []CPU) error {
 		}
 		checked[k] = true
 		path := filepath.Join(dir, "cpu"+strconv.Itoa(c.ID), "topology", "thread_siblings_list")
-		b, err := os.ReadFile(path)
+		b, err := hostfs.ReadFileNoStat(path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		} else if err != nil {
@@ -161,7 +161,7 @@ func checkSiblings(dir string, cpus []CPU) error {
 
 // readInt reads a sysfs file holding one decimal integer (possibly -1).
 func readInt(path string) (int, error) {
-	b, err := os.ReadFile(path)
+	b, err := hostfs.ReadFileNoStat(path)
 	if err != nil {
 		return 0, fmt.Errorf("topology: %w", err)
 	}

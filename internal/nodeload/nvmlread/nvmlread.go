@@ -11,7 +11,6 @@ package nvmlread
 import (
 	"fmt"
 	"math/bits"
-	"os"
 	"strings"
 	"sync"
 
@@ -340,7 +339,7 @@ func sysfsCPUAffinity(fs hostfs.FS, dev device.Device) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	data, err := os.ReadFile(fs.Path("sys/bus/pci/devices", busID, "local_cpulist"))
+	data, err := hostfs.ReadFileNoStat(fs.Path("sys/bus/pci/devices", busID, "local_cpulist"))
 	if err != nil {
 		return "", false
 	}
