@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -67,10 +68,7 @@ func TestPerGPU(t *testing.T) {
 			conf := writeConfigs(t, dir, gres("b", []string{"nvidia2", "nvidia3"}), slurmConf(dir, host, nodeLine("b", 2), hw, p))
 			c := startClusterIn(t, dir, host, conf)
 			c.waitNode(func(n nodeState) bool { return n.state == "IDLE" }, "IDLE")
-			job := c.startJob("gpu:a:1")
-			// The script outlives a killed slurmd (proctrack/linuxproc):
-			// let it end before the temp dir goes.
-			t.Cleanup(func() { os.WriteFile(filepath.Join(dir, "end."+job), nil, 0o644) })
+			job := c.startLoopJob("gpu:a:1")
 			before := c.jobState(job)
 			idx := c.jobIndicesOf(before)
 
@@ -148,4 +146,25 @@ func (c *cluster) restart(name string, args ...string) {
 		}
 	}
 	c.start(name, args...)
+}
+
+// startLoopJob submits a batch job asking for gres that runs until the
+// test ends, and returns its id once it runs. Its script also ends when
+// the cluster's dir is gone: it outlives a killed slurmd
+// (proctrack/linuxproc), and a requeued job runs it again.
+func (c *cluster) startLoopJob(gres string) string {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	script := `touch started.$SLURM_JOB_ID; while [ -e slurm.conf ]; do sleep 0.1; done`
+	out, err := c.command(ctx, "sbatch", "--parsable", "-N1", "-n1", "--mem=1", "--gres="+gres, "-o", "/dev/null", "--chdir", c.dir, "--wrap", script).CombinedOutput()
+	job, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
+	if err != nil || job == "" {
+		c.t.Fatalf("sbatch --gres=%s: %v\n%s\n%s", gres, err, out, c.logs())
+	}
+	c.waitFor("job "+job+" ("+gres+") to start", func() (bool, string) {
+		_, err := os.Stat(filepath.Join(c.dir, "started."+job))
+		return err == nil, c.jobState(job)
+	})
+	return job
 }
