@@ -1,0 +1,170 @@
+// Copyright and licence as the rest of the package.
+
+package slurmtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// TestPerGPU asks real Slurm whether one GPU's layout can change while a
+// job keeps running on the node's other GPU (issue 37, item 3). The node
+// has two GPUs of two MIG devices each: GPU 0's are type a (indices 0-1),
+// GPU 1's type b (indices 2-3). A job holds one of GPU 0's. GPU 1 then
+// changes: its records are replaced in gres.conf and slurm.conf, slurmctld
+// and slurmd are restarted, and the test pins what becomes of the job and
+// the node.
+func TestPerGPU(t *testing.T) {
+	requireCluster(t)
+	Require(t, "sbatch")
+	host := shortHostname(t)
+	hw := hardware(t)
+	for _, tc := range []struct {
+		name string
+		// GPU 1's new records: its device files' names and the new type
+		newType string
+		files   []string
+	}{
+		// Same node total (4), per-type counts changed: b:2 becomes c:2.
+		{"restart-same-count", "c", []string{"nvidia2", "nvidia3"}},
+		// GPU 1 from two devices to one: node total 4 becomes 3.
+		{"restart-count-changed", "c", []string{"nvidia2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := shortTempDir(t)
+			devs := filepath.Join(dir, "dev")
+			if err := os.MkdirAll(devs, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 4; i++ {
+				if err := syscall.Mknod(filepath.Join(devs, fmt.Sprintf("nvidia%d", i)), syscall.S_IFCHR|0o666, int(mkdev(195, uint32(i)))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			gres := func(typ1 string, files1 []string) string {
+				var b strings.Builder
+				for _, f := range []string{"nvidia0", "nvidia1"} {
+					fmt.Fprintf(&b, "NodeName=%s Name=gpu Type=a File=%s/%s\n", host, devs, f)
+				}
+				for _, f := range files1 {
+					fmt.Fprintf(&b, "NodeName=%s Name=gpu Type=%s File=%s/%s\n", host, typ1, devs, f)
+				}
+				return b.String()
+			}
+			nodeLine := func(typ1 string, n1 int) string {
+				return fmt.Sprintf("NodeName=%s Gres=gpu:a:2,gpu:%s:%d", host, typ1, n1)
+			}
+			p := freePorts(t)
+			conf := writeConfigs(t, dir, gres("b", []string{"nvidia2", "nvidia3"}), slurmConf(dir, host, nodeLine("b", 2), hw, p))
+			c := startClusterIn(t, dir, host, conf)
+			c.waitNode(func(n nodeState) bool { return n.state == "IDLE" }, "IDLE")
+			job := c.startLoopJob("gpu:a:1")
+			before := c.jobState(job)
+			idx := c.jobIndicesOf(before)
+
+			// GPU 1 changes: the node drained? No: the point is to change
+			// it with the job running, so only the changed GPU is idle.
+			if err := os.WriteFile(filepath.Join(dir, "gres.conf"), []byte(gres(tc.newType, tc.files)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(conf, []byte(slurmConf(dir, host, nodeLine(tc.newType, len(tc.files)), hw, p)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c.restart("slurmctld", "-D", "-i")
+			c.waitFor("slurmctld to answer", func() (bool, string) {
+				out, err := c.command(context.Background(), "scontrol", "ping").CombinedOutput()
+				return err == nil && strings.Contains(string(out), "is UP"), string(out)
+			})
+			c.restart("slurmd", "-D")
+			c.allowed = append(c.allowed, logLine{"slurm", regexp.MustCompile(`.`)})
+			// Wait for slurmd's registration with the new records: before
+			// it, slurmctld may show the node MIXED with the Gres it
+			// recovered with the job.
+			want := strings.TrimPrefix(nodeLine(tc.newType, len(tc.files)), "NodeName="+host+" Gres=")
+			n := c.waitNode(func(n nodeState) bool {
+				return n.gres == want && !strings.Contains(n.state, "UNKNOWN") && !strings.Contains(n.state, "NOT_RESPONDING")
+			}, "to register Gres="+want)
+			after := c.jobState(job)
+			t.Logf("RESULT %s: node State=%s Gres=%s Reason=%s", tc.name, n.state, n.gres, n.reason)
+			t.Logf("RESULT %s: job before: %s", tc.name, field(before, "JobState"))
+			t.Logf("RESULT %s: job after: JobState=%s line=%s", tc.name, field(after, "JobState"), after)
+			t.Logf("RESULT %s: job %s IDX before %v, after: %s", tc.name, job, idx, after)
+			out, err := c.srun("gpu:" + tc.newType + ":1")
+			t.Logf("RESULT %s: srun gpu:%s:1 at once: %v %s", tc.name, tc.newType, err, out)
+			if len(tc.files) == 2 {
+				// Node total unchanged: the job runs on, on the same device.
+				if field(after, "JobState") != "RUNNING" || fmt.Sprint(c.jobIndicesOf(after)) != fmt.Sprint(idx) {
+					t.Errorf("node total unchanged: job %s is %s, IDX %v; want RUNNING on IDX %v\n%s", job, field(after, "JobState"), c.jobIndicesOf(after), idx, c.logs())
+				}
+				if n.gres != "gpu:a:2,gpu:c:2" {
+					t.Errorf("node Gres=%s, want gpu:a:2,gpu:c:2", n.gres)
+				}
+			} else {
+				// Node total changed: slurmctld kills the job; 22.05 on
+				// requeue it, 20.11 leaves it NODE_FAIL.
+				c.waitFor("the job killed", func() (bool, string) {
+					l := c.jobState(job)
+					if release.Before(pergpuRequeueSince) {
+						return field(l, "JobState") == "NODE_FAIL", l
+					}
+					return field(l, "JobState") == "PENDING" && field(l, "Restarts") == "1", l
+				})
+				data, _ := os.ReadFile(filepath.Join(dir, "slurmctld.log"))
+				if !strings.Contains(string(data), "gres/gpu count mismatch on node "+host+" (4 != 3)") {
+					t.Errorf("slurmctld.log says nothing of killing job %s for the count\n%s", job, c.logs())
+				}
+			}
+		})
+	}
+}
+
+// pergpuRequeueSince is the first release of the matrix seen to requeue
+// a job slurmctld kills for a changed GRES count (20.11.4 sets it
+// NODE_FAIL; 22.05.8 requeues it).
+var pergpuRequeueSince = slurmconf.Version{Major: 22, Minor: 5, Micro: -1}
+
+// restart stops the daemon called name and starts it again with args;
+// the stopped one leaves the cluster's list, so that waitFor does not take
+// its exit for a death.
+func (c *cluster) restart(name string, args ...string) {
+	c.t.Helper()
+	for i, d := range c.daemons {
+		if d.name == name && !d.exited() {
+			d.stop()
+			c.daemons = append(c.daemons[:i], c.daemons[i+1:]...)
+			break
+		}
+	}
+	c.start(name, args...)
+}
+
+// startLoopJob submits a batch job asking for gres that runs until the
+// test ends, and returns its id once it runs. Its script also ends when
+// the cluster's dir is gone: it outlives a killed slurmd
+// (proctrack/linuxproc), and a requeued job runs it again.
+func (c *cluster) startLoopJob(gres string) string {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	script := `touch started.$SLURM_JOB_ID; while [ -e slurm.conf ]; do sleep 0.1; done`
+	out, err := c.command(ctx, "sbatch", "--parsable", "-N1", "-n1", "--mem=1", "--gres="+gres, "-o", "/dev/null", "--chdir", c.dir, "--wrap", script).CombinedOutput()
+	job, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
+	if err != nil || job == "" {
+		c.t.Fatalf("sbatch --gres=%s: %v\n%s\n%s", gres, err, out, c.logs())
+	}
+	c.waitFor("job "+job+" ("+gres+") to start", func() (bool, string) {
+		_, err := os.Stat(filepath.Join(c.dir, "started."+job))
+		return err == nil, c.jobState(job)
+	})
+	return job
+}
