@@ -2,7 +2,6 @@ package slurmconf
 
 import (
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -136,11 +135,11 @@ func SetAccountingFile(path, tres string, weights map[string]string) ([]byte, er
 	if err := a.Editable(path); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	data, _, err := readConfInto(path, new([]byte))
 	if err != nil {
 		return nil, err
 	}
-	out, err := SetAccounting(string(data), path, tres, weights)
+	out, err := SetAccounting(data, path, tres, weights)
 	return []byte(out), err
 }
 

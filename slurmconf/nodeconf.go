@@ -272,7 +272,7 @@ func addCount(counts []GresCount, c GresCount) []GresCount {
 // (UpdateNodeGres). A line without Gres= of its own inherits
 // NodeName=DEFAULT's, which ReadNodeGres finds, Includes followed.
 func UpdateNodeGresFile(path, node, gpus string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+	text, _, err := readConfInto(path, new([]byte))
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +280,7 @@ func UpdateNodeGresFile(path, node, gpus string) ([]byte, error) {
 		ng, err := ReadNodeGres(path, node)
 		return ng.Gres, err
 	}
-	updated, err := UpdateNodeGres(string(data), path, node, gpus, inherited)
+	updated, err := UpdateNodeGres(text, path, node, gpus, inherited)
 	return []byte(updated), err
 }
 
