@@ -299,7 +299,11 @@ func (s *taskPrologCluster) checkDeviceNumbers() {
 			t.Fatal(err)
 		}
 		for _, e := range entries {
-			digits := strings.TrimPrefix(e.Name(), "nvidia-cap")
+			// nvidiaN in dev, nvidia-capN in dev/nvidia-caps.
+			digits, ok := strings.CutPrefix(e.Name(), "nvidia-cap")
+			if !ok {
+				digits = strings.TrimPrefix(e.Name(), "nvidia")
+			}
 			if n, err := strconv.Atoi(digits); err == nil {
 				numbers[n] = true
 			}
