@@ -6,11 +6,11 @@
 package hostfs
 
 import (
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 )
 
 // FS is the root under which the node's /proc and /sys are read.
@@ -55,22 +55,16 @@ const maxNoStat = 1 << 20
 
 // ReadFileNoStat reads the /proc, /sys or /dev file at path whole, within
 // 1 MiB, without a stat (such files say size 0), as procfs's function of
-// that name does. The error of a file that cannot be opened is the
-// *fs.PathError; a larger file is refused, naming path.
+// that name does: fileio's bounded read of a stream. The error of a file
+// that cannot be opened is the *fs.PathError; a larger file is refused,
+// naming path.
 func ReadFileNoStat(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxNoStat+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxNoStat {
-		return nil, fmt.Errorf("%s: larger than %d MiB", path, maxNoStat>>20)
-	}
-	return data, nil
+	return fileio.ReadStream(f, path, maxNoStat, "a /proc, /sys or /dev file")
 }
 
 // ReadFile is ReadFileNoStat of the node path elems under the root.
