@@ -139,6 +139,25 @@ type GresCount struct {
 	Count int
 }
 
+// SameGresCounts says whether a and b give each type the same count,
+// whatever their order; types compare as Slurm compares them, without
+// case.
+func SameGresCounts(a, b []GresCount) bool {
+	m := map[string]int{}
+	for _, c := range a {
+		m[strings.ToLower(c.Type)] += c.Count
+	}
+	for _, c := range b {
+		m[strings.ToLower(c.Type)] -= c.Count
+	}
+	for _, v := range m {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // CountGres totals the units of recs per (name, type), in the order the
 // types first appear.
 func CountGres(recs []GresRecord) ([]GresCount, error) {

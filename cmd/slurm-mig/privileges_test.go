@@ -149,9 +149,11 @@ func TestNoShell(t *testing.T) {
 		t.Fatal(err)
 	}
 	// scontrol; slurmd -V; free's claim holder (slurm-mig itself); exec's
-	// CMD, which slurm-mig becomes.
+	// CMD, which slurm-mig becomes; rebalance --apply's --change-command,
+	// the admin's own command line, which is what sh -c is for.
 	want := []string{"../../internal/claim/exec.go: syscall.Exec(path, ...)", "../../internal/claim/holder.go: exec.Cmd{...}",
-		"../../internal/slurmhost/release.go: runBounded(...)", "../../internal/slurmhost/run.go: exec.CommandContext(ctx, ...)",
+		"../../internal/rollout/command.go: exec.Command(\"/bin/sh\", ...)",
+		"../../internal/slurmhost/release.go: runBounded(...)", "../../internal/slurmhost/run.go: exec.Command(path, ...)",
 		"../../internal/slurmhost/scontrol.go: runBounded(...)"}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("child processes started:\n%s\nwant only:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))

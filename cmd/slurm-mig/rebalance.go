@@ -32,11 +32,15 @@ type rebalanceCmd struct {
 	TypeMap   map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"As gen takes it (repeatable)."`
 	Explain   bool              `help:"Say, for each pending job that asks one node for one MIG type, why it waits: busy (every device of its type busy), layout (no node has its type), fragmentation (idle slices enough on a node, cut into other sizes), or other."`
 	JSON      bool              `name:"json" help:"Print the proposal as JSON: {\"changes\": [{\"node\", \"config\", \"gres\", \"was\", \"jobs\"}], \"node_lines\", \"pending\", \"demand\", \"waiting\", \"unserved\", \"held\": [{\"node\", \"why\"}], \"unoffered\" (the types waiting jobs ask for that no node offers; absent when none)}."`
+	applyFlags
 }
 
 func (c *rebalanceCmd) Run(e *env) error {
 	if c.MaxNodes < 1 {
 		return fmt.Errorf("--max-nodes must be 1 or more, not %d: rebalance proposes changes to at most that many nodes", c.MaxNodes)
+	}
+	if err := c.applyFlags.check(); err != nil {
+		return err
 	}
 	if c.Queue == "-" && c.Nodes == "-" {
 		return fmt.Errorf("--queue and --nodes cannot both read standard input")
@@ -109,6 +113,9 @@ func (c *rebalanceCmd) Run(e *env) error {
 		return err
 	}
 	p := rebalance.Propose(nodes, jobs, rebalance.Limits{MaxNodes: c.MaxNodes, MinWait: c.MinWait, Keep: c.Keep, Now: now})
+	if c.Apply {
+		return c.apply(e, p, nodes)
+	}
 	if err := kongrun.PrintReport(e.stdout, proposal{p, c.MinWait}, c.JSON); err != nil {
 		return err
 	}

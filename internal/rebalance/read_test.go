@@ -190,7 +190,7 @@ func TestEvaluatorFit(t *testing.T) {
 	}
 	for _, want := range h100.Configs {
 		i := slices.IndexFunc(opts.Configs, func(o Option) bool { return o.Config == want.Config })
-		if i < 0 || !sameCounts(opts.Configs[i].Counts, want.Counts) {
+		if i < 0 || !slurmconf.SameGresCounts(opts.Configs[i].Counts, want.Counts) {
 			t.Errorf("%s: %v, want %s", want.Config, opts.Configs, slurmconf.GresList(want.Counts))
 		}
 	}

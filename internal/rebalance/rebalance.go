@@ -122,6 +122,20 @@ type Change struct {
 	Jobs   []string `json:"jobs"`
 }
 
+// ConfigNow is the config whose counts the node has now, "" when its
+// layout is none of its configs.
+func (n *Node) ConfigNow() string {
+	if n.Options == nil {
+		return ""
+	}
+	for _, o := range n.Options.Configs {
+		if slurmconf.SameGresCounts(o.Counts, n.Current) {
+			return o.Config
+		}
+	}
+	return ""
+}
+
 // Held is a node left as it is, and why.
 type Held struct {
 	Node string `json:"node"`
@@ -247,7 +261,7 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 			n := k.nodes[0]
 			for oi := range n.Options.Configs {
 				o := &n.Options.Configs[oi]
-				if sameCounts(o.Counts, n.Current) || !keeps(o.Counts, n.Current, totals, floor) {
+				if slurmconf.SameGresCounts(o.Counts, n.Current) || !keeps(o.Counts, n.Current, totals, floor) {
 					continue
 				}
 				served := serve(o.Counts, unmet, demand, room, false)
@@ -367,22 +381,6 @@ func offersAny(counts []slurmconf.GresCount, wanted map[string]bool) bool {
 
 // sameCounts says whether two Gres= lists count the same devices,
 // whatever their order.
-func sameCounts(a, b []slurmconf.GresCount) bool {
-	m := map[string]int{}
-	for _, c := range a {
-		m[strings.ToLower(c.Type)] += c.Count
-	}
-	for _, c := range b {
-		m[strings.ToLower(c.Type)] -= c.Count
-	}
-	for _, v := range m {
-		if v != 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // keeps says whether changing a node from cur to next leaves every type
 // at or above its floor.
 func keeps(next, cur []slurmconf.GresCount, totals, floor map[string]int) bool {

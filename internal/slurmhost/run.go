@@ -2,9 +2,9 @@ package slurmhost
 
 import (
 	"bytes"
-	"context"
-	"fmt"
+		"fmt"
 	"os/exec"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -15,21 +15,34 @@ type timeoutError struct{ Timeout time.Duration }
 func (e *timeoutError) Error() string { return fmt.Sprintf("no answer in %v", e.Timeout) }
 
 // runBounded runs path with args, with no shell, and returns its stdout and
-// stderr. At the timeout it kills the command's whole process group (a child
-// left holding the pipes would stall the read) and returns a *timeoutError;
-// the wait for the pipes after exit is bounded by the timeout too.
+// stderr, bounded as RunBounded runs a command.
 func runBounded(path string, args []string, timeout time.Duration) (stdout, stderr []byte, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
+	cmd := exec.Command(path, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = timeout
-	err = cmd.Run()
-	if err != nil && ctx.Err() != nil {
-		err = &timeoutError{timeout}
-	}
+	err = RunBounded(cmd, timeout)
 	return out.Bytes(), errOut.Bytes(), err
+}
+
+// RunBounded runs cmd in a process group of its own. At the timeout it
+// kills the whole group (a child left holding the pipes would stall the
+// read) and returns an error that says so; the wait for the pipes after
+// exit is bounded by the timeout too.
+func RunBounded(cmd *exec.Cmd, timeout time.Duration) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = timeout
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(timeout, func() {
+		timedOut.Store(true)
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	})
+	err := cmd.Wait()
+	timer.Stop()
+	if timedOut.Load() {
+		return &timeoutError{timeout}
+	}
+	return err
 }

@@ -27,6 +27,9 @@ type Node struct {
 	Gres   string // Gres= in force: slurm.conf's, or what the node reported
 	State  string // IDLE, UNKNOWN+DRAIN+INVALID_REG, ...
 	Reason string // why it is drained or invalid; empty when none
+	// SlurmdStart is SlurmdStartTime= as scontrol prints it, in the
+	// controller's time zone; "None" or empty before a first registration.
+	SlurmdStart string
 }
 
 // ShowNode runs `scontrol show node -o NAME` and reads its answer. An
@@ -45,6 +48,19 @@ func showNode(name string, timeout time.Duration) (Node, error) {
 		return Node{}, err
 	}
 	return ParseNode(name, out)
+}
+
+// Drain drains the node with reason: slurmctld starts no new job there,
+// and the node shows DRAINED once its jobs are done.
+func Drain(name, reason string) error {
+	_, err := scontrol(time.Minute, "scontrol update NodeName="+name+" State=DRAIN", "update", "NodeName="+name, "State=DRAIN", "Reason="+reason)
+	return err
+}
+
+// Resume puts a drained node back in service.
+func Resume(name string) error {
+	_, err := scontrol(time.Minute, "scontrol update NodeName="+name+" State=RESUME", "update", "NodeName="+name, "State=RESUME")
+	return err
 }
 
 // scontrol runs scontrol with args and returns its output. One that is
@@ -112,6 +128,9 @@ func ParseNode(name, out string) (Node, error) {
 		}
 		if v, ok := strings.CutPrefix(field, "State="); ok {
 			n.State = v
+		}
+		if v, ok := strings.CutPrefix(field, "SlurmdStartTime="); ok {
+			n.SlurmdStart = v
 		}
 	}
 	if !found {

@@ -39,9 +39,9 @@ func TestParseNodeCaptured(t *testing.T) {
 	// line, blanks, parentheses and brackets included.
 	want := []Node{
 		{Gres: "gpu:a100:1,gpu:a100_1g.10gb:7,gpu:a100_1c.3g.40gb:1,gpu:a100_2c.3g.40gb:1,gpu:a100_3g.40gb:1,gpu:a100_2g.20gb:2,gpu:a100_1g.10gb+me:1",
-			State: "UNKNOWN+DRAIN+INVALID_REG", Reason: "gres/gpu count reported lower than configured (14 < 15) [root@2026-11-23T12:24:32]"},
+			State: "UNKNOWN+DRAIN+INVALID_REG", Reason: "gres/gpu count reported lower than configured (14 < 15) [root@2026-11-23T12:24:32]", SlurmdStart: "2026-11-23T12:24:32"},
 		{Gres: "gpu:a100:1,gpu:a100_1g.10gb:8,gpu:a100_1c.3g.40gb:1,gpu:a100_2c.3g.40gb:1,gpu:a100_3g.40gb:1,gpu:a100_2g.20gb:2,gpu:a100_1g.10gb+me:1",
-			State: "UNKNOWN"},
+			State: "UNKNOWN", SlurmdStart: "None"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -103,6 +103,12 @@ func TestParseNodeCapturedReleases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Every release says when the node's slurmd started: rebalance
+		// --apply reads it to see a registration.
+		if _, err := time.ParseInLocation("2006-01-02T15:04:05", idle.SlurmdStart, time.Local); err != nil {
+			t.Errorf("%s, idle: SlurmdStartTime: %v", release, err)
+		}
+		idle.SlurmdStart = ""
 		if want := (Node{Gres: gres, State: "IDLE"}); idle != want || idle.RegistrationRefused() {
 			t.Errorf("%s, idle: %+v, want %+v", release, idle, want)
 		}
@@ -114,7 +120,7 @@ func TestRegistrationRefused(t *testing.T) {
 		n    Node
 		want bool
 	}{
-		{Node{State: "UNKNOWN+DRAIN+INVALID_REG", Reason: "gres/gpu count reported lower than configured (14 < 15) [root@2026-11-23T12:24:32]"}, true},
+		{Node{State: "UNKNOWN+DRAIN+INVALID_REG", Reason: "gres/gpu count reported lower than configured (14 < 15) [root@2026-11-23T12:24:32]", SlurmdStart: "2026-11-23T12:24:32"}, true},
 		{Node{State: "UNKNOWN+DRAIN", Reason: "gres/gpu count reported lower than configured (14 < 15) [root@2026-11-23T13:20:09]"}, true}, // 20.11
 		{Node{State: "IDLE+DRAIN", Reason: "gpu:a100 count too low (1 < 2)"}, true},
 		{Node{State: "IDLE+DRAIN", Reason: "disk full [root@2026-01-01T00:00:00]"}, false},

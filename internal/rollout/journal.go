@@ -1,0 +1,133 @@
+package rollout
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/slurm-mig/slurm-mig/internal/atomicfile"
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
+)
+
+// JournalVersion is the version of a journal entry's file format.
+const JournalVersion = 1
+
+// maxEntry bounds the read of one entry: an entry is a few hundred bytes.
+const maxEntry = 64 << 10
+
+// nodeName is what a node's name may be to name a journal file: Slurm's
+// node names are host names, and nothing here may climb out of the dir.
+var nodeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// Journal is the directory that holds one file per node being changed,
+// NODE.json, and the output of the node's last change command, NODE.out.
+// A run holds the directory's lock for its whole length.
+type Journal struct {
+	Dir string
+	dir *os.File // open and locked while a run holds it
+}
+
+// OpenJournal makes dir (mode 0700) if missing, and takes its lock
+// without waiting: a second run while one holds it is an error, for the
+// timer to try again later.
+func OpenJournal(dir string) (*Journal, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", dir, fileio.UnwrapPath(err))
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", dir, fileio.UnwrapPath(err))
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("journal %s: another run (or the change command it started) holds its lock", dir)
+		}
+		return nil, fmt.Errorf("journal %s: lock: %w", dir, err)
+	}
+	return &Journal{Dir: dir, dir: f}, nil
+}
+
+// Lock is the locked directory, which a change command inherits so that
+// the journal stays locked while it runs, even past a killed run.
+func (j *Journal) Lock() *os.File { return j.dir }
+
+// Close releases the lock.
+func (j *Journal) Close() error { return j.dir.Close() }
+
+func (j *Journal) path(node, ext string) string { return filepath.Join(j.Dir, node+ext) }
+
+// Entries reads every entry, sorted by node.
+func (j *Journal) Entries() ([]Entry, error) {
+	names, err := filepath.Glob(filepath.Join(j.Dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, name := range names {
+		data, err := fileio.ReadFile(name, maxEntry, "a journal entry")
+		if err != nil {
+			return nil, err
+		}
+		e, err := parseEntry(name, data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Node < out[b].Node })
+	return out, nil
+}
+
+// parseEntry reads one entry file, named file.
+func parseEntry(file string, data []byte) (Entry, error) {
+	var e Entry
+	if err := json.Unmarshal(data, &e); err != nil {
+		return e, fmt.Errorf("%s: %v", file, err)
+	}
+	if e.Version != JournalVersion {
+		return e, fmt.Errorf("%s: journal version %d, want %d", file, e.Version, JournalVersion)
+	}
+	if want := strings.TrimSuffix(filepath.Base(file), ".json"); e.Node != want || !nodeName.MatchString(e.Node) {
+		return e, fmt.Errorf("%s: names node %q", file, e.Node)
+	}
+	switch e.Step {
+	case StepDrain, StepWait, StepApply, StepRollback, StepResume, StepFailed:
+	default:
+		return e, fmt.Errorf("%s: unknown step %q", file, e.Step)
+	}
+	return e, nil
+}
+
+// Save writes e's file atomically: a kill leaves the old step or the new.
+func (j *Journal) Save(e *Entry) error {
+	if !nodeName.MatchString(e.Node) {
+		return fmt.Errorf("journal %s: node name %q cannot name a file", j.Dir, e.Node)
+	}
+	e.Version = JournalVersion
+	data, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = atomicfile.Write(j.path(e.Node, ".json"), append(data, '\n'), atomicfile.Options{})
+	return err
+}
+
+// Remove deletes node's entry: its change is over.
+func (j *Journal) Remove(node string) error {
+	if err := os.Remove(j.path(node, ".json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("journal: %w", err)
+	}
+	return j.dir.Sync()
+}
+
+// OutputPath is where the output of node's last change command is kept.
+func (j *Journal) OutputPath(node string) string { return j.path(node, ".out") }

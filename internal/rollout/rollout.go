@@ -1,0 +1,469 @@
+// Package rollout applies layout changes to Slurm nodes: drain the node
+// with a reason of its own, wait until no job runs there, run the site's
+// change command, check what slurmctld then holds, and resume the node.
+// Each node's step is saved in a journal before the step acts, and every
+// step may run again, so a run killed at any point is finished, or
+// undone, by the next one. docs/rebalance.md says why each step is so.
+package rollout
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// Change is one node's move from one mig-parted config to another.
+type Change struct {
+	Node   string `json:"node"`
+	Config string `json:"config"`
+	// Gres is the gpu counts the node has under Config, as plan gives
+	// them: what slurmctld must hold before the node resumes.
+	Gres string `json:"gres"`
+	// WasConfig and WasGres are the node's config and counts now: the
+	// way back if the change fails.
+	WasConfig string `json:"was_config"`
+	WasGres   string `json:"was_gres"`
+}
+
+// Step is where a node's change stands.
+type Step string
+
+const (
+	StepDrain    Step = "drain"    // to be drained
+	StepWait     Step = "wait"     // drained; waiting until no job runs there
+	StepApply    Step = "apply"    // the change command runs for Config
+	StepRollback Step = "rollback" // the change failed; the command runs for WasConfig
+	StepResume   Step = "resume"   // the node has its layout; to be resumed
+	StepFailed   Step = "failed"   // the change and its rollback failed: left drained for an admin
+)
+
+// Entry is one node's journal file.
+type Entry struct {
+	Version int `json:"version"`
+	Change
+	Step Step `json:"step"`
+	// Started is when the change was taken, Since when Step began.
+	Started time.Time `json:"started"`
+	Since   time.Time `json:"since"`
+	// Attempts counts the change command's runs in this step, a killed
+	// run included.
+	Attempts int `json:"attempts"`
+	// Why says what failed, once something has.
+	Why string `json:"why,omitempty"`
+	// Outcome is what the resume step reports: done or rolled back.
+	Outcome string `json:"outcome,omitempty"`
+}
+
+// Reason is the Reason= a node is drained with for a change to config:
+// it names slurm-mig and the target, and it is repartition.sh's own, so
+// the script's drain of a node already drained keeps it.
+func Reason(config string) string { return "slurm-mig repartition to " + config }
+
+// failedReason is the Reason= of a node whose change and rollback failed.
+func failedReason(config string) string { return Reason(config) + " failed: see the journal" }
+
+// Slurm is what a rollout asks of slurmctld.
+type Slurm interface {
+	Node(name string) (slurmhost.Node, error)
+	Drain(name, reason string) error
+	Resume(name string) error
+}
+
+// Changer runs the site's change command on a drained, empty node: it
+// applies config and leaves the node registered with its counts (or
+// resumed: a resume of a resumed node does nothing).
+type Changer interface {
+	Change(node, config string) error
+}
+
+// Store keeps the entries (Journal, or a test's).
+type Store interface {
+	Entries() ([]Entry, error)
+	Save(e *Entry) error
+	Remove(node string) error
+}
+
+// Limits bound a rollout.
+type Limits struct {
+	// MaxNodes is how many nodes may be in change at once, 1 or more.
+	MaxNodes int
+	// DrainTimeout is how long a drained node may take to empty before
+	// its change is abandoned and it resumes.
+	DrainTimeout time.Duration
+	// MaxAttempts is how many runs the change command gets in one step.
+	MaxAttempts int
+	// ClockSkew is how far the nodes' clocks may be from this one's, for
+	// reading SlurmdStartTime.
+	ClockSkew time.Duration
+}
+
+// Event is one step taken, for a log line or a JSON object.
+type Event struct {
+	Time   time.Time `json:"time"`
+	Node   string    `json:"node"`
+	Step   Step      `json:"step"`
+	What   string    `json:"what"`
+	Detail string    `json:"detail,omitempty"`
+}
+
+// Outcome is what a run left, node names by what became of them.
+type Outcome struct {
+	Done       []string `json:"done"`
+	RolledBack []string `json:"rolled_back"`
+	Abandoned  []string `json:"abandoned"`
+	Failed     []string `json:"failed"`
+	Waiting    []string `json:"waiting"`
+	Skipped    []string `json:"skipped"`
+}
+
+// Troubled says whether the run needs an admin's eye: a change rolled
+// back, or failed.
+func (o Outcome) Troubled() bool { return len(o.RolledBack)+len(o.Failed) > 0 }
+
+// Controller runs one pass of the rollout: it advances every change in
+// the journal, then takes new ones up to the limit.
+type Controller struct {
+	Store   Store
+	Slurm   Slurm
+	Changer Changer
+	Limits  Limits
+	Now     func() time.Time
+	// Report is told each step as it is taken.
+	Report func(Event)
+}
+
+// Run advances the journal's changes, then starts those of changes that
+// fit the limit. A failed change in the journal stops new ones: an
+// admin looks first. An error is an I/O error of the journal or of
+// slurmctld; the journal then still says where each node stands.
+func (c *Controller) Run(changes []Change) (Outcome, error) {
+	var out Outcome
+	entries, err := c.Store.Entries()
+	if err != nil {
+		return out, err
+	}
+	inFlight, failed := map[string]bool{}, 0
+	for i := range entries {
+		e := &entries[i]
+		inFlight[e.Node] = true
+		if err := c.advance(e, &out); err != nil {
+			return out, err
+		}
+		if e.Step == StepFailed {
+			failed++
+		}
+	}
+	busy := len(out.Waiting) + failed
+	for _, ch := range changes {
+		if inFlight[ch.Node] {
+			continue
+		}
+		if failed > 0 {
+			c.say(ch.Node, StepDrain, "skipped", "a failed change waits for an admin: no new change starts")
+			out.Skipped = append(out.Skipped, ch.Node)
+			continue
+		}
+		if busy >= c.Limits.MaxNodes {
+			c.say(ch.Node, StepDrain, "skipped", fmt.Sprintf("%d nodes in change already, the most at once", busy))
+			out.Skipped = append(out.Skipped, ch.Node)
+			continue
+		}
+		started, err := c.start(ch, &out)
+		if err != nil {
+			return out, err
+		}
+		if started {
+			busy++
+		}
+	}
+	return out, nil
+}
+
+// start takes a new change: the node must be in service with the counts
+// the proposal saw, and have a config to go back to.
+func (c *Controller) start(ch Change, out *Outcome) (bool, error) {
+	st, err := c.Slurm.Node(ch.Node)
+	if err != nil {
+		return false, err
+	}
+	why := ""
+	switch {
+	case ch.WasConfig == "":
+		why = "its layout now is no config of the file: no way back"
+	case outOfService(st.State):
+		why = "its state is " + st.State
+	case !sameCounts(st.Gres, ch.WasGres):
+		why = fmt.Sprintf("slurmctld holds Gres=%s, not the %s the proposal saw", st.Gres, ch.WasGres)
+	}
+	if why != "" {
+		c.say(ch.Node, StepDrain, "skipped", why)
+		out.Skipped = append(out.Skipped, ch.Node)
+		return false, nil
+	}
+	now := c.Now()
+	e := Entry{Change: ch, Step: StepDrain, Started: now, Since: now}
+	if err := c.Store.Save(&e); err != nil {
+		return false, err
+	}
+	return true, c.advance(&e, out)
+}
+
+// advance takes e as far as it goes now: to its end, or to a wait.
+func (c *Controller) advance(e *Entry, out *Outcome) error {
+	for {
+		switch e.Step {
+		case StepDrain:
+			st, err := c.Slurm.Node(e.Node)
+			if err != nil {
+				return err
+			}
+			if !c.ours(e, st) {
+				if outOfService(st.State) {
+					// Taken out of service by someone else before our
+					// drain: theirs, not to be overwritten.
+					c.say(e.Node, e.Step, "left", "its state is "+st.State+", Reason="+st.Reason)
+					out.Skipped = append(out.Skipped, e.Node)
+					return c.Store.Remove(e.Node)
+				}
+				if err := c.Slurm.Drain(e.Node, Reason(e.Config)); err != nil {
+					return err
+				}
+			}
+			c.say(e.Node, e.Step, "drained", Reason(e.Config))
+			if err := c.next(e, StepWait); err != nil {
+				return err
+			}
+		case StepWait:
+			st, err := c.Slurm.Node(e.Node)
+			if err != nil {
+				return err
+			}
+			if !c.ours(e, st) {
+				c.say(e.Node, e.Step, "left", "no longer drained for slurm-mig: its state is "+st.State+", Reason="+st.Reason)
+				out.Abandoned = append(out.Abandoned, e.Node)
+				return c.Store.Remove(e.Node)
+			}
+			if empty(st.State) {
+				c.say(e.Node, e.Step, "empty", "no job runs there")
+				if err := c.next(e, StepApply); err != nil {
+					return err
+				}
+				continue
+			}
+			if waited := c.Now().Sub(e.Since); waited > c.Limits.DrainTimeout {
+				c.say(e.Node, e.Step, "abandoned", fmt.Sprintf("jobs still run there after %s", waited.Round(time.Second)))
+				if err := c.Slurm.Resume(e.Node); err != nil {
+					return err
+				}
+				out.Abandoned = append(out.Abandoned, e.Node)
+				return c.Store.Remove(e.Node)
+			}
+			c.say(e.Node, e.Step, "waiting", "jobs still run there ("+st.State+")")
+			out.Waiting = append(out.Waiting, e.Node)
+			return nil
+		case StepApply, StepRollback:
+			config, gres := e.Config, e.Gres
+			if e.Step == StepRollback {
+				config, gres = e.WasConfig, e.WasGres
+			}
+			// A killed run may have left the change made, and the
+			// command may have resumed the node: it is not run again
+			// on a node where jobs may run now.
+			if st, err := c.Slurm.Node(e.Node); err != nil {
+				return err
+			} else if c.registered(e, st, gres) {
+				c.say(e.Node, e.Step, "applied", "found made by an earlier run: Gres="+st.Gres)
+				if err := c.finish(e, config); err != nil {
+					return err
+				}
+				continue
+			}
+			if e.Attempts >= c.Limits.MaxAttempts {
+				if err := c.fail(e, fmt.Sprintf("the change command to %s did not finish in %d runs", config, e.Attempts)); err != nil {
+					return err
+				}
+				continue
+			}
+			e.Attempts++
+			if err := c.Store.Save(e); err != nil {
+				return err
+			}
+			c.say(e.Node, e.Step, "applying", config)
+			err := c.Changer.Change(e.Node, config)
+			if err == nil {
+				err = c.check(e, gres)
+			}
+			if err != nil {
+				if err := c.fail(e, err.Error()); err != nil {
+					return err
+				}
+				continue
+			}
+			c.say(e.Node, e.Step, "applied", "Gres="+gres)
+			if err := c.finish(e, config); err != nil {
+				return err
+			}
+		case StepResume:
+			st, err := c.Slurm.Node(e.Node)
+			if err != nil {
+				return err
+			}
+			if c.ours(e, st) {
+				if err := c.Slurm.Resume(e.Node); err != nil {
+					return err
+				}
+			}
+			c.say(e.Node, e.Step, "resumed", e.Outcome)
+			if e.Outcome == "done" {
+				out.Done = append(out.Done, e.Node)
+			} else {
+				out.RolledBack = append(out.RolledBack, e.Node)
+			}
+			return c.Store.Remove(e.Node)
+		case StepFailed:
+			st, err := c.Slurm.Node(e.Node)
+			if err != nil {
+				return err
+			}
+			if !c.ours(e, st) {
+				// An admin has taken the node over.
+				c.say(e.Node, e.Step, "cleared", "no longer drained for slurm-mig: its state is "+st.State)
+				return c.Store.Remove(e.Node)
+			}
+			if !strings.HasPrefix(st.Reason, failedReason(e.Config)) {
+				// A run killed between the step and the drain.
+				if err := c.Slurm.Drain(e.Node, failedReason(e.Config)); err != nil {
+					return err
+				}
+			}
+			c.say(e.Node, e.Step, "failed", e.Why)
+			out.Failed = append(out.Failed, e.Node)
+			return nil
+		default:
+			return fmt.Errorf("journal: node %s: unknown step %q", e.Node, e.Step)
+		}
+	}
+}
+
+// fail moves a failed apply to its rollback, and a failed rollback (or
+// a change with no way back) to failed, where the node stays drained
+// with a reason that says so.
+func (c *Controller) fail(e *Entry, why string) error {
+	if e.Step == StepApply {
+		e.Why = "to " + e.Config + ": " + why
+		c.say(e.Node, e.Step, "change failed", why)
+		return c.next(e, StepRollback)
+	}
+	e.Why += "; back to " + e.WasConfig + ": " + why
+	c.say(e.Node, e.Step, "rollback failed", why)
+	if err := c.next(e, StepFailed); err != nil {
+		return err
+	}
+	return c.Slurm.Drain(e.Node, failedReason(e.Config))
+}
+
+// finish records the node's layout as made, so that the resume follows.
+func (c *Controller) finish(e *Entry, config string) error {
+	e.Outcome = "done"
+	if config != e.Config {
+		e.Outcome = "rolled back to " + config
+	}
+	return c.next(e, StepResume)
+}
+
+// next moves e to step and saves it.
+func (c *Controller) next(e *Entry, step Step) error {
+	e.Step, e.Since, e.Attempts = step, c.Now(), 0
+	return c.Store.Save(e)
+}
+
+// check says whether slurmctld holds gres for the node and has a slurmd
+// registration of it since the step began.
+func (c *Controller) check(e *Entry, gres string) error {
+	st, err := c.Slurm.Node(e.Node)
+	if err != nil {
+		return err
+	}
+	if (slurmhost.Node{State: st.State, Reason: st.Reason}).RegistrationRefused() {
+		return fmt.Errorf("slurmctld refused the node's registration: %s, Reason=%s", st.State, st.Reason)
+	}
+	if !c.registered(e, st, gres) {
+		return fmt.Errorf("slurmctld holds Gres=%s (slurmd started %s), want %s registered since %s", st.Gres, st.SlurmdStart, gres, e.Since.Format(timeLayout))
+	}
+	return nil
+}
+
+// registered says whether st has the counts gres and a slurmd that
+// started after the step began (less the clock skew allowed).
+func (c *Controller) registered(e *Entry, st slurmhost.Node, gres string) bool {
+	if !sameCounts(st.Gres, gres) || strings.Contains(st.State, "INVAL") || strings.Contains(st.State, "DOWN") || strings.HasSuffix(st.State, "*") {
+		return false
+	}
+	t, err := time.ParseInLocation(timeLayout, st.SlurmdStart, time.Local)
+	return err == nil && !t.Before(e.Since.Add(-c.Limits.ClockSkew).Truncate(time.Second))
+}
+
+// timeLayout is how scontrol prints times.
+const timeLayout = "2006-01-02T15:04:05"
+
+// ours says whether the node is drained for e's change: for its target,
+// or for the way back (the change command drains for the config it
+// applies).
+func (c *Controller) ours(e *Entry, st slurmhost.Node) bool {
+	if !strings.Contains(st.State, "DRAIN") {
+		return false
+	}
+	for _, config := range []string{e.Config, e.WasConfig} {
+		r := Reason(config)
+		if config != "" && (st.Reason == r || strings.HasPrefix(st.Reason, r+" ")) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Controller) say(node string, step Step, what, detail string) {
+	if c.Report != nil {
+		c.Report(Event{Time: c.Now(), Node: node, Step: step, What: what, Detail: detail})
+	}
+}
+
+// outOfService says whether a node's state is one no rollout takes or
+// goes on with: drained or down, by anyone.
+func outOfService(state string) bool {
+	if strings.HasSuffix(state, "*") {
+		return true
+	}
+	for _, w := range []string{"DRAIN", "DOWN", "FAIL", "MAINT", "REBOOT", "INVAL", "POWER", "FUTURE", "UNKNOWN"} {
+		if strings.Contains(state, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// empty says whether a drained node runs no job: Slurm's DRAINED is
+// IDLE+DRAIN, not MIXED, ALLOCATED or COMPLETING.
+func empty(state string) bool {
+	words := strings.Split(strings.TrimSuffix(state, "*"), "+")
+	if words[0] != "IDLE" {
+		return false
+	}
+	for _, w := range words[1:] {
+		if w == "COMPLETING" {
+			return false
+		}
+	}
+	return true
+}
+
+// sameCounts says whether two Gres= values give the same gpu counts per
+// type, whatever their order and socket annotations.
+func sameCounts(a, b string) bool {
+	ca, errA := slurmconf.GresTypeCounts(a, "gpu")
+	cb, errB := slurmconf.GresTypeCounts(b, "gpu")
+	return errA == nil && errB == nil && len(ca) > 0 && slurmconf.SameGresCounts(ca, cb)
+}

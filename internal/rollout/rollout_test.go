@@ -1,0 +1,361 @@
+package rollout
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
+)
+
+// counts are the Gres= of the two configs of the tests.
+var counts = map[string]string{
+	"all-1g":       "gpu:1g.10gb:7",
+	"all-balanced": "gpu:3g.40gb:1,gpu:2g.20gb:1,gpu:1g.10gb:2",
+}
+
+// toBalanced is the change the tests roll out.
+var toBalanced = Change{Node: "gpu01", Config: "all-balanced", Gres: counts["all-balanced"], WasConfig: "all-1g", WasGres: counts["all-1g"]}
+
+// killed is the panic that stands for SIGKILL at a kill point.
+type killed struct{}
+
+// world is one node, slurmctld and the journal, as the fakes change
+// them. Every action that changes something is a kill point: tick runs
+// before it, and panics at the killAt'th.
+type world struct {
+	t            *testing.T
+	layout       string // the config the GPUs have
+	gres         string // the config whose counts slurmctld holds
+	slurmdUp     bool
+	slurmdStart  time.Time
+	drained      bool
+	reason       string
+	jobs         int
+	now          time.Time
+	ticks        int
+	killAt       int
+	failApply    map[string]bool // configs mig-parted fails to apply
+	slurmdBroken bool            // slurmd will not start
+	changeRuns   int
+	entries      map[string]Entry
+	violations   []string
+}
+
+func newWorld(t *testing.T) *world {
+	return &world{t: t, layout: "all-1g", gres: "all-1g", slurmdUp: true, slurmdStart: time.Date(2026, 11, 1, 0, 0, 0, 0, time.Local),
+		now: time.Date(2026, 11, 28, 10, 0, 0, 0, time.Local), killAt: -1, failApply: map[string]bool{}, entries: map[string]Entry{}}
+}
+
+func (w *world) tick(what string) {
+	w.ticks++
+	w.now = w.now.Add(time.Second)
+	if w.ticks == w.killAt {
+		panic(killed{})
+	}
+	w.check(what)
+}
+
+// check holds the promise: a node that takes jobs has a slurmd that
+// registered the layout the GPUs have, with slurmctld's counts.
+func (w *world) check(what string) {
+	if !w.drained && (!w.slurmdUp || w.layout != w.gres) {
+		w.violations = append(w.violations, fmt.Sprintf("before %s: in service with slurmd up=%v, layout %s, slurmctld's counts of %s", what, w.slurmdUp, w.layout, w.gres))
+	}
+}
+
+// Slurm.
+func (w *world) Node(name string) (slurmhost.Node, error) {
+	state := "IDLE"
+	if w.jobs > 0 {
+		state = "MIXED"
+	}
+	if w.drained {
+		state += "+DRAIN"
+	}
+	if w.slurmdUp && w.layout != w.gres {
+		state += "+INVALID_REG"
+	}
+	reason := w.reason
+	if reason != "" {
+		reason += " [root@2026-11-28T10:00:00]"
+	}
+	return slurmhost.Node{Gres: counts[w.gres], State: state, Reason: reason, SlurmdStart: w.slurmdStart.Format(timeLayout)}, nil
+}
+
+func (w *world) Drain(name, reason string) error {
+	w.tick("drain")
+	w.drained, w.reason = true, reason
+	return nil
+}
+
+func (w *world) Resume(name string) error {
+	w.tick("resume")
+	w.drained, w.reason = false, ""
+	w.check("after resume")
+	return nil
+}
+
+// Change is repartition.sh: drain, stop slurmd, apply, slurm.conf and
+// slurmctld, start slurmd, resume; each step a kill point.
+func (w *world) Change(node, config string) error {
+	w.changeRuns++
+	if !w.drained {
+		// Jobs may have started there since it was resumed.
+		w.violations = append(w.violations, "the change command ran on a node in service")
+	}
+	w.tick("script drain")
+	w.drained, w.reason = true, Reason(config)
+	if w.jobs > 0 {
+		return fmt.Errorf("gave up waiting for jobs")
+	}
+	w.tick("slurmd stop")
+	w.slurmdUp = false
+	w.tick("mig-parted apply")
+	if w.failApply[config] {
+		return fmt.Errorf("exit status 1: nvidia-mig-parted failed")
+	}
+	w.layout = config
+	w.tick("slurm.conf and slurmctld")
+	w.gres = config
+	w.tick("slurmd start")
+	if w.slurmdBroken {
+		return fmt.Errorf("gave up after 600s waiting for: registered")
+	}
+	w.slurmdUp, w.slurmdStart = true, w.now
+	w.tick("script resume")
+	w.drained, w.reason = false, ""
+	return nil
+}
+
+// Store.
+func (w *world) Entries() ([]Entry, error) {
+	return slices.SortedFunc(maps.Values(w.entries), func(a, b Entry) int { return strings.Compare(a.Node, b.Node) }), nil
+}
+
+func (w *world) Save(e *Entry) error {
+	w.tick("save " + string(e.Step))
+	w.entries[e.Node] = *e
+	return nil
+}
+
+func (w *world) Remove(node string) error {
+	w.tick("remove")
+	delete(w.entries, node)
+	return nil
+}
+
+func (w *world) controller(events *[]string) *Controller {
+	return &Controller{Store: w, Slurm: w, Changer: w, Now: func() time.Time { return w.now },
+		Limits: Limits{MaxNodes: 1, DrainTimeout: time.Hour, MaxAttempts: 2},
+		Report: func(e Event) {
+			*events = append(*events, fmt.Sprintf("%s %s: %s %s", e.Node, e.Step, e.What, e.Detail))
+		}}
+}
+
+// run is one timer run; proposes is what rebalance would propose: the
+// change, while the node is idle, in service and still all-1g.
+func (w *world) run(events *[]string) (out Outcome, wasKilled bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(killed); !ok {
+				panic(r)
+			}
+			wasKilled = true
+		}
+	}()
+	var changes []Change
+	if w.layout == "all-1g" && w.gres == "all-1g" && !w.drained && w.jobs == 0 {
+		changes = []Change{toBalanced}
+	}
+	out, err := w.controller(events).Run(changes)
+	if err != nil {
+		w.t.Fatalf("run: %v", err)
+	}
+	return out, false
+}
+
+// settle runs the timer until the journal is empty, at most n times.
+func (w *world) settle(n int, events *[]string) Outcome {
+	var out Outcome
+	for i := 0; i < n && (i == 0 || len(w.entries) > 0); i++ {
+		w.killAt = -1
+		out, _ = w.run(events)
+	}
+	return out
+}
+
+func TestRolloutDone(t *testing.T) {
+	w := newWorld(t)
+	var events []string
+	out, _ := w.run(&events)
+	if !slices.Equal(out.Done, []string{"gpu01"}) || len(w.entries) != 0 || w.layout != "all-balanced" || w.gres != "all-balanced" || w.drained || len(w.violations) > 0 {
+		t.Fatalf("outcome %+v, entries %v, layout %s, counts %s, drained %v, violations %v\n%s", out, w.entries, w.layout, w.gres, w.drained, w.violations, strings.Join(events, "\n"))
+	}
+	want := []string{"drain: drained", "wait: empty", "apply: applying", "apply: applied", "resume: resumed"}
+	for i, e := range events {
+		if i >= len(want) || !strings.Contains(e, want[i]) {
+			t.Fatalf("events:\n%s\nwant, in order: %v", strings.Join(events, "\n"), want)
+		}
+	}
+	// Nothing more to do: no change is proposed for a node of the new
+	// layout, and the journal is empty.
+	w.ticks = 0
+	if out, _ := w.run(&events); w.ticks != 0 || len(out.Done)+len(out.Waiting) > 0 {
+		t.Errorf("a second run acted: %d actions, %+v", w.ticks, out)
+	}
+}
+
+// TestRolloutKilledAnywhere kills the run before each of its actions
+// (journal writes, drains, resumes, each step of the change command) and
+// then lets the timer run again: the change is finished, the node is
+// back in service with the new layout, and at no point did it take jobs
+// with a layout slurmctld did not hold.
+func TestRolloutKilledAnywhere(t *testing.T) {
+	for _, fault := range []string{"", "mig-parted fails"} {
+		clean := newWorld(t)
+		clean.failApply["all-balanced"] = fault != ""
+		var events []string
+		clean.run(&events)
+		total := clean.ticks
+		if total < 10 {
+			t.Fatalf("a clean run took %d actions", total)
+		}
+		want := "all-balanced"
+		if fault != "" {
+			want = "all-1g"
+		}
+		for k := 1; k <= total; k++ {
+			w := newWorld(t)
+			w.failApply["all-balanced"] = fault != ""
+			w.killAt = k
+			var events []string
+			if _, wasKilled := w.run(&events); !wasKilled {
+				t.Fatalf("%s kill point %d of %d: not reached", fault, k, total)
+			}
+			w.settle(5, &events)
+			if len(w.entries) != 0 || w.layout != want || w.gres != want || w.drained || !w.slurmdUp || len(w.violations) > 0 {
+				t.Errorf("%s killed before action %d of %d: entries %v, layout %s, counts %s, drained %v (%s), slurmd up %v, violations %v\n%s",
+					fault, k, total, w.entries, w.layout, w.gres, w.drained, w.reason, w.slurmdUp, w.violations, strings.Join(events, "\n"))
+			}
+		}
+	}
+}
+
+func TestRolloutMigPartedFailsRollsBack(t *testing.T) {
+	w := newWorld(t)
+	w.failApply["all-balanced"] = true
+	var events []string
+	out, _ := w.run(&events)
+	if !slices.Equal(out.RolledBack, []string{"gpu01"}) || !out.Troubled() || w.layout != "all-1g" || w.drained || len(w.entries) != 0 || len(w.violations) > 0 {
+		t.Fatalf("outcome %+v, layout %s, drained %v, entries %v, violations %v\n%s", out, w.layout, w.drained, w.entries, w.violations, strings.Join(events, "\n"))
+	}
+	if !strings.Contains(strings.Join(events, "\n"), "nvidia-mig-parted failed") {
+		t.Errorf("the events do not say why:\n%s", strings.Join(events, "\n"))
+	}
+}
+
+// TestRolloutSlurmdWillNotStart: the change and its rollback both fail;
+// the node stays drained with a reason that says so, the journal keeps
+// it, and no new change starts until an admin resumes it.
+func TestRolloutSlurmdWillNotStart(t *testing.T) {
+	w := newWorld(t)
+	w.slurmdBroken = true
+	var events []string
+	out, _ := w.run(&events)
+	e, kept := w.entries["gpu01"]
+	if !slices.Equal(out.Failed, []string{"gpu01"}) || !kept || e.Step != StepFailed || !w.drained || w.reason != failedReason("all-balanced") || len(w.violations) > 0 {
+		t.Fatalf("outcome %+v, entry %+v, drained %v (%s), violations %v\n%s", out, e, w.drained, w.reason, w.violations, strings.Join(events, "\n"))
+	}
+	if !strings.Contains(e.Why, "to all-balanced: ") || !strings.Contains(e.Why, "back to all-1g: ") {
+		t.Errorf("Why = %q, want both failures", e.Why)
+	}
+	// The next run changes nothing, not even another node.
+	w.ticks = 0
+	other := toBalanced
+	other.Node = "gpu02"
+	out, err := w.controller(&events).Run([]Change{other})
+	if err != nil || w.ticks != 0 || !slices.Equal(out.Skipped, []string{"gpu02"}) || !slices.Equal(out.Failed, []string{"gpu01"}) {
+		t.Fatalf("after a failure: %v, %d actions, %+v", err, w.ticks, out)
+	}
+	// The admin fixes and resumes the node: the entry goes.
+	w.drained, w.reason = false, ""
+	if _, err := w.controller(&events).Run(nil); err != nil || len(w.entries) != 0 {
+		t.Fatalf("after the admin's resume: %v, entries %v", err, w.entries)
+	}
+}
+
+func TestRolloutNeverEmpties(t *testing.T) {
+	w := newWorld(t)
+	var events []string
+	w.jobs = 0
+	c := w.controller(&events)
+	w.jobs = 1 // a job starts between the proposal and the drain
+	out, err := c.Run([]Change{toBalanced})
+	if err != nil || !slices.Equal(out.Waiting, []string{"gpu01"}) || !w.drained {
+		t.Fatalf("%v, %+v, drained %v", err, out, w.drained)
+	}
+	w.now = w.now.Add(30 * time.Minute)
+	if out, _ := c.Run(nil); !slices.Equal(out.Waiting, []string{"gpu01"}) {
+		t.Fatalf("after 30 min: %+v", out)
+	}
+	w.now = w.now.Add(31 * time.Minute)
+	out, _ = c.Run(nil)
+	if !slices.Equal(out.Abandoned, []string{"gpu01"}) || w.drained || len(w.entries) != 0 || w.layout != "all-1g" || w.changeRuns != 0 {
+		t.Fatalf("after the drain timeout: %+v, drained %v, entries %v, layout %s, change runs %d\n%s", out, w.drained, w.entries, w.layout, w.changeRuns, strings.Join(events, "\n"))
+	}
+}
+
+// TestRolloutLeavesOthersDrains: a node an admin drained is not
+// drained over, and one the admin resumes while it empties is left as
+// the admin set it.
+func TestRolloutLeavesOthersDrains(t *testing.T) {
+	w := newWorld(t)
+	var events []string
+	w.drained, w.reason = true, "bad fan"
+	c := w.controller(&events)
+	if out, _ := c.Run([]Change{toBalanced}); !slices.Equal(out.Skipped, []string{"gpu01"}) || w.reason != "bad fan" || len(w.entries) != 0 {
+		t.Fatalf("admin's drain: %+v, reason %q, entries %v", out, w.reason, w.entries)
+	}
+	w.drained, w.reason, w.jobs = false, "", 1
+	c.Run([]Change{toBalanced})
+	w.drained, w.reason = false, "" // the admin resumes it
+	if out, _ := c.Run(nil); !slices.Equal(out.Abandoned, []string{"gpu01"}) || w.drained || len(w.entries) != 0 || w.changeRuns != 0 {
+		t.Fatalf("admin's resume: %+v, drained %v, entries %v, runs %d", out, w.drained, w.entries, w.changeRuns)
+	}
+}
+
+func TestRolloutRefusesChangeWithoutWayBack(t *testing.T) {
+	w := newWorld(t)
+	var events []string
+	ch := toBalanced
+	ch.WasConfig = ""
+	if out, _ := w.controller(&events).Run([]Change{ch}); !slices.Equal(out.Skipped, []string{"gpu01"}) || w.ticks != 0 {
+		t.Fatalf("%+v, %d actions", out, w.ticks)
+	}
+	ch = toBalanced
+	ch.WasGres = counts["all-balanced"] // slurmctld holds other counts
+	if out, _ := w.controller(&events).Run([]Change{ch}); !slices.Equal(out.Skipped, []string{"gpu01"}) || w.ticks != 0 {
+		t.Fatalf("%+v, %d actions", out, w.ticks)
+	}
+}
+
+func TestSameCounts(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"gpu:3g.40gb:1(S:0),gpu:1g.10gb:2(S:0)", "gpu:1g.10gb:2,gpu:3g.40gb:1", true},
+		{"gpu:1g.10gb:1,gpu:1g.10gb:1", "gpu:1g.10gb:2", true},
+		{"gpu:1g.10gb:2", "gpu:1g.10gb:3", false},
+		{"gpu:1g.10gb:2", "gpu:2g.20gb:2", false},
+		{"(null)", "(null)", false},
+	} {
+		if got := sameCounts(c.a, c.b); got != c.want {
+			t.Errorf("sameCounts(%q, %q) = %v", c.a, c.b, got)
+		}
+	}
+}
