@@ -47,7 +47,7 @@ func (c *rebalanceCmd) apply(e *env, p *rebalance.Proposal, nodes []rebalance.No
 		Slurm: scontrolNodes{},
 		Changer: rollout.Command{Shell: c.ChangeCommand, MigConfig: c.MigConfig, Timeout: c.ChangeTimeout,
 			Hold: journal.Lock(), Output: journal.OutputPath},
-		Limits: rollout.Limits{MaxNodes: c.MaxNodes, DrainTimeout: c.DrainTimeout, MaxAttempts: 2, ClockSkew: time.Minute},
+		Limits: rollout.Limits{MaxNodes: c.MaxNodes, DrainTimeout: c.DrainTimeout, MaxAttempts: 2},
 		Now:    time.Now,
 		Report: func(ev rollout.Event) {
 			if c.JSON {

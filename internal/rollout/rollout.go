@@ -51,6 +51,9 @@ type Entry struct {
 	// Attempts counts the change command's runs in this step, a killed
 	// run included.
 	Attempts int `json:"attempts"`
+	// SlurmdBefore is the node's SlurmdStartTime when the step's first
+	// run began: a later one is the command's registration.
+	SlurmdBefore string `json:"slurmd_before,omitempty"`
 	// Why says what failed, once something has.
 	Why string `json:"why,omitempty"`
 	// Outcome is what the resume step reports: done or rolled back.
@@ -95,9 +98,6 @@ type Limits struct {
 	DrainTimeout time.Duration
 	// MaxAttempts is how many runs the change command gets in one step.
 	MaxAttempts int
-	// ClockSkew is how far the nodes' clocks may be from this one's, for
-	// reading SlurmdStartTime.
-	ClockSkew time.Duration
 }
 
 // Event is one step taken, for a log line or a JSON object.
@@ -269,12 +269,14 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 			if e.Step == StepRollback {
 				config, gres = e.WasConfig, e.WasGres
 			}
+			st, err := c.Slurm.Node(e.Node)
+			if err != nil {
+				return err
+			}
 			// A killed run may have left the change made, and the
 			// command may have resumed the node: it is not run again
 			// on a node where jobs may run now.
-			if st, err := c.Slurm.Node(e.Node); err != nil {
-				return err
-			} else if c.registered(e, st, gres) {
+			if e.Attempts > 0 && registered(e, st, gres) {
 				c.say(e.Node, e.Step, "applied", "found made by an earlier run: Gres="+st.Gres)
 				if err := c.finish(e, config); err != nil {
 					return err
@@ -287,12 +289,15 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 				}
 				continue
 			}
+			if e.Attempts == 0 {
+				e.SlurmdBefore = st.SlurmdStart
+			}
 			e.Attempts++
 			if err := c.Store.Save(e); err != nil {
 				return err
 			}
 			c.say(e.Node, e.Step, "applying", config)
-			err := c.Changer.Change(e.Node, config)
+			err = c.Changer.Change(e.Node, config)
 			if err == nil {
 				err = c.check(e, gres)
 			}
@@ -380,8 +385,8 @@ func (c *Controller) next(e *Entry, step Step) error {
 	return c.Store.Save(e)
 }
 
-// check says whether slurmctld holds gres for the node and has a slurmd
-// registration of it since the step began.
+// check says whether slurmctld holds gres for the node, from a slurmd
+// registered since the step began.
 func (c *Controller) check(e *Entry, gres string) error {
 	st, err := c.Slurm.Node(e.Node)
 	if err != nil {
@@ -390,20 +395,28 @@ func (c *Controller) check(e *Entry, gres string) error {
 	if (slurmhost.Node{State: st.State, Reason: st.Reason}).RegistrationRefused() {
 		return fmt.Errorf("slurmctld refused the node's registration: %s, Reason=%s", st.State, st.Reason)
 	}
-	if !c.registered(e, st, gres) {
-		return fmt.Errorf("slurmctld holds Gres=%s (slurmd started %s), want %s registered since %s", st.Gres, st.SlurmdStart, gres, e.Since.Format(timeLayout))
+	if !registered(e, st, gres) {
+		return fmt.Errorf("slurmctld holds Gres=%s, state %s, slurmd started %s (before the change: %s); want %s from a slurmd started since", st.Gres, st.State, st.SlurmdStart, e.SlurmdBefore, gres)
 	}
 	return nil
 }
 
-// registered says whether st has the counts gres and a slurmd that
-// started after the step began (less the clock skew allowed).
-func (c *Controller) registered(e *Entry, st slurmhost.Node, gres string) bool {
-	if !sameCounts(st.Gres, gres) || strings.Contains(st.State, "INVAL") || strings.Contains(st.State, "DOWN") || strings.HasSuffix(st.State, "*") {
+// registered says whether st has the counts gres from a slurmd that is
+// up and started after e.SlurmdBefore. Both times are the node's clock,
+// so no clock skew enters; a time that merely differs proves nothing,
+// since slurmctld's restart may show None.
+func registered(e *Entry, st slurmhost.Node, gres string) bool {
+	// Not NOT_RESPONDING: slurmctld, just restarted, says so of a node
+	// that has registered until its next ping (seen on 22.05).
+	if !sameCounts(st.Gres, gres) || strings.Contains(st.State, "INVAL") {
 		return false
 	}
-	t, err := time.ParseInLocation(timeLayout, st.SlurmdStart, time.Local)
-	return err == nil && !t.Before(e.Since.Add(-c.Limits.ClockSkew).Truncate(time.Second))
+	now, err := time.ParseInLocation(timeLayout, st.SlurmdStart, time.Local)
+	if err != nil {
+		return false
+	}
+	before, err := time.ParseInLocation(timeLayout, e.SlurmdBefore, time.Local)
+	return err != nil || now.After(before)
 }
 
 // timeLayout is how scontrol prints times.

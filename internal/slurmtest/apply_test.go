@@ -1,0 +1,352 @@
+package slurmtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/rebalance"
+	"github.com/slurm-mig/slurm-mig/internal/rollout"
+	"github.com/slurm-mig/slurm-mig/internal/snapshot"
+)
+
+// TestRebalanceApply runs the controller, `rebalance --apply`, as a
+// timer would, on the two-node cluster of the repartition tests: gpu01
+// idle with seven 1g.10gb, gpu02 all-balanced and running a job on its
+// 3g.40gb and 2g.20gb, and jobs for a 3g.40gb and a 2g.20gb pending. The
+// change command is scripts/repartition/repartition.sh, its mig-parted
+// an apply that copies the config's snapshot, so a rollback is real too.
+func TestRebalanceApply(t *testing.T) {
+	t.Parallel() // each its own cluster: own ports, own dir
+	requireCluster(t)
+	// The controller changes gpu01 to all-balanced; both pending jobs
+	// then run there with their MIG UUIDs, gpu02's job runs on
+	// untouched, and a second run has nothing to do.
+	t.Run("done", func(t *testing.T) {
+		t.Parallel()
+		a := startApply(t)
+		stop := a.watch("slurm-mig repartition to ")
+		code, out := a.run(t)
+		if bad := stop(); len(bad) > 0 {
+			t.Errorf("gpu01 went INVAL or drained for another reason:\n%s", strings.Join(bad, "\n"))
+		}
+		if code != 0 || !strings.Contains(out, "done 1,") {
+			t.Fatalf("rebalance --apply: exit %d, want 0 and gpu01 done\n%s\n%s", code, out, a.daemonLogs())
+		}
+		a.checkEvents(t, out, "drain: drained", "wait: empty", "apply: applying", "apply: applied", "resume: resumed")
+		a.checkChanged(t)
+		if code, out := a.run(t); code != 0 || !strings.Contains(out, "done 0, rolled back 0, abandoned 0, failed 0, waiting 0") {
+			t.Errorf("a second run: exit %d\n%s", code, out)
+		}
+	})
+	// Killed while mig-parted runs, the node drained and its slurmd
+	// stopped. The change command, in a process group of its own, runs
+	// on and holds the journal's lock, so a run now refuses to start;
+	// once it too is killed, the next run finds the change in the
+	// journal and finishes it.
+	t.Run("killed", func(t *testing.T) {
+		t.Parallel()
+		a := startApply(t)
+		marker := filepath.Join(a.dir, "apply-pid")
+		a.apply = fmt.Sprintf(`if [ ! -e %[1]s ]; then echo $$ >%[1]s; sleep 120; fi; %[2]s`, marker, a.apply)
+		cmd := a.command(t)
+		var first strings.Builder
+		cmd.Stdout, cmd.Stderr = &first, &first
+		must(t, cmd.Start())
+		var pid int
+		a.waitFor("the change command to reach mig-parted", func() (bool, string) {
+			pid = readPid(marker)
+			return pid > 0, first.String()
+		})
+		must(t, cmd.Process.Kill())
+		cmd.Wait()
+		if code, out := a.run(t); code != 2 || !strings.Contains(out, "holds its lock") {
+			t.Errorf("a run while the change command runs: exit %d, want 2, the journal locked\n%s", code, out)
+		}
+		pgid, err := syscall.Getpgid(pid)
+		must(t, err)
+		must(t, syscall.Kill(-pgid, syscall.SIGKILL))
+		a.waitFor("the change command to be gone", func() (bool, string) {
+			return syscall.Kill(pid, 0) != nil, ""
+		})
+		entry := a.entry(t)
+		st := a.waitNodeNamed("gpu01", func(n nodeState) bool { return true }, "")
+		t.Logf("killed: journal step %s (attempt %d), gpu01 %s Reason=%s\n%s", entry.Step, entry.Attempts, st.state, st.reason, first.String())
+		if entry.Step != rollout.StepApply || !strings.Contains(st.state, "DRAIN") {
+			t.Fatalf("after the kill: journal step %s, gpu01 %s; want apply, drained", entry.Step, st.state)
+		}
+		var code int
+		var out string
+		a.waitFor("the journal's lock to be free", func() (bool, string) {
+			code, out = a.run(t)
+			return !strings.Contains(out, "holds its lock"), out
+		})
+		if code != 0 || !strings.Contains(out, "done 1,") {
+			t.Fatalf("the run after the kill: exit %d, want gpu01 done\n%s\n%s", code, out, a.daemonLogs())
+		}
+		a.checkChanged(t)
+	})
+	// mig-parted fails to apply all-balanced: the controller rolls back
+	// to the node's config, resumes it and exits 1; the jobs still wait.
+	t.Run("mig-parted-fails", func(t *testing.T) {
+		t.Parallel()
+		a := startApply(t)
+		a.apply = `[ "$SELECT" != all-balanced ] || { echo "nvidia-mig-parted: failed to apply $SELECT" >&2; exit 1; }; ` + a.apply
+		code, out := a.run(t)
+		if code != 1 || !strings.Contains(out, "rolled back 1,") || !strings.Contains(out, "failed to apply all-balanced") {
+			t.Fatalf("rebalance --apply: exit %d, want 1 and gpu01 rolled back, saying why\n%s\n%s", code, out, a.daemonLogs())
+		}
+		st := a.waitNodeNamed("gpu01", registered, "to register")
+		if st.state != "IDLE" || !a.sameGres(t, st, "a.json") || a.journalFiles(t) != 0 {
+			t.Errorf("gpu01 %s Gres=%s Reason=%s, %d journal entries; want IDLE with its seven 1g.10gb, none", st.state, st.gres, st.reason, a.journalFiles(t))
+		}
+		a.checkOthers(t)
+	})
+	// slurmd will not start: the change and its rollback fail, and gpu01
+	// stays drained with a reason that says so, kept in the journal; the
+	// next run starts nothing.
+	t.Run("slurmd-will-not-start", func(t *testing.T) {
+		t.Parallel()
+		a := startApply(t)
+		a.slurmdStart = "echo slurmd: fatal: cannot start >&2; exit 1"
+		code, out := a.run(t)
+		if code != 1 || !strings.Contains(out, "failed 1,") {
+			t.Fatalf("rebalance --apply: exit %d, want 1 and gpu01 failed\n%s\n%s", code, out, a.daemonLogs())
+		}
+		st := a.waitNodeNamed("gpu01", func(n nodeState) bool { return true }, "")
+		if !strings.Contains(st.state, "DRAIN") || !strings.HasPrefix(st.reason, rollout.Reason("all-balanced")+" failed") {
+			t.Errorf("gpu01 %s Reason=%s, want drained for the failure", st.state, st.reason)
+		}
+		if e := a.entry(t); e.Step != rollout.StepFailed || !strings.Contains(e.Why, "back to all-1g.10gb") {
+			t.Errorf("journal: %+v", e)
+		}
+		if code, out := a.run(t); code != 1 || !strings.Contains(out, "gpu01 failed: ") {
+			t.Errorf("the next run: exit %d\n%s", code, out)
+		}
+		a.checkOthers(t)
+	})
+	// A job lands on gpu01 between squeue's answer and the drain, and
+	// outlives --drain-timeout: the change is abandoned and gpu01
+	// resumes with the job still running and its layout unchanged.
+	t.Run("never-empties", func(t *testing.T) {
+		t.Parallel()
+		a := startApply(t)
+		job := a.sbatchWaiting(t, "gpu01", "gpu:h100_1g.10gb:1", filepath.Join(a.dir, "release-gpu01"))
+		a.drainTimeout = "3s"
+		code, out := a.run(t)
+		if code != 0 || !strings.Contains(out, "waiting 1,") {
+			t.Fatalf("rebalance --apply: exit %d, want gpu01 waiting\n%s", code, out)
+		}
+		if st := a.waitNodeNamed("gpu01", func(n nodeState) bool { return true }, ""); !strings.Contains(st.state, "DRAIN") || !strings.HasPrefix(st.reason, rollout.Reason("all-balanced")) {
+			t.Errorf("gpu01 %s Reason=%s, want draining for the change", st.state, st.reason)
+		}
+		time.Sleep(4 * time.Second)
+		code, out = a.run(t)
+		if code != 0 || !strings.Contains(out, "abandoned 1,") {
+			t.Fatalf("after the drain timeout: exit %d, want gpu01 abandoned\n%s", code, out)
+		}
+		st := a.waitNodeNamed("gpu01", func(n nodeState) bool { return true }, "")
+		if strings.Contains(st.state, "DRAIN") || !a.sameGres(t, st, "a.json") || a.journalFiles(t) != 0 || field(a.jobDetail(t, job), "JobState") != "RUNNING" {
+			t.Errorf("gpu01 %s Gres=%s, %d journal entries, job %s; want resumed, unchanged, none, running", st.state, st.gres, a.journalFiles(t), field(a.jobDetail(t, job), "JobState"))
+		}
+	})
+}
+
+// applyCluster is the cluster of TestRebalanceApply, with the inputs of
+// one proposal and the commands the change command runs.
+type applyCluster struct {
+	*repartition
+	queue, nodes string
+	journal      string
+	apply        string // the change command's APPLY (mig-parted)
+	slurmdStart  string
+	drainTimeout string
+	job02        string
+	rel02        string
+	before02     string
+	pending      map[string]string // job id -> the profile it asks for
+}
+
+// startApply starts the cluster, the job on gpu02 and the pending jobs,
+// and keeps squeue's and scontrol's answers for the proposal.
+func startApply(t *testing.T) *applyCluster {
+	r := startRepartition(t, false, "gpu02")
+	a := &applyCluster{repartition: r, journal: filepath.Join(r.dir, "journal"), drainTimeout: "60s", pending: map[string]string{}}
+	// mig-parted: the snapshot of the config it applies becomes gpu01's.
+	copyFile(t, filepath.Join(r.dir, "a.json"), filepath.Join(r.dir, "all-1g.10gb.json"))
+	copyFile(t, r.b, filepath.Join(r.dir, "all-balanced.json"))
+	a.apply = fmt.Sprintf(`cp %s/"$SELECT".json %s`, r.dir, r.snapshotPath("gpu01"))
+	a.slurmdStart = r.slurmdCommand("gpu01")
+	a.rel02 = filepath.Join(r.dir, "release-gpu02")
+	a.job02 = r.sbatchWaiting(t, "gpu02", "gpu:h100_3g.40gb:1,gpu:h100_2g.20gb:1", a.rel02)
+	a.before02 = r.jobDetail(t, a.job02)
+	t.Cleanup(func() { os.WriteFile(a.rel02, nil, 0o644) })
+	for _, profile := range []string{"3g.40gb", "2g.20gb"} {
+		out, err := r.command(context.Background(), "sbatch", "--parsable", "-N1", "-n1", "--gres=gpu:h100_"+profile+":1",
+			"-o", filepath.Join(r.dir, "pending-%j.out"), "--wrap", "printenv CUDA_VISIBLE_DEVICES").CombinedOutput()
+		if err != nil {
+			t.Fatalf("sbatch --gres=gpu:h100_%s:1: %v\n%s", profile, err, out)
+		}
+		a.pending[strings.TrimSpace(string(out))] = profile
+	}
+	for id := range a.pending {
+		r.waitFor("job "+id+" to be held back by the scheduler", func() (bool, string) {
+			out, _ := r.command(context.Background(), "scontrol", "show", "job", "-o", id).CombinedOutput()
+			line := strings.TrimSpace(string(out))
+			return field(line, "JobState") == "PENDING" && field(line, "Reason") != "None", line
+		})
+	}
+	a.queue, a.nodes = filepath.Join(r.dir, "queue.txt"), filepath.Join(r.dir, "nodes.txt")
+	for file, args := range map[string][]string{a.queue: append([]string{"squeue"}, queueArgs...), a.nodes: {"scontrol", "--details", "--oneliner", "show", "node"}} {
+		out, err := r.command(context.Background(), args[0], args[1:]...).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", strings.Join(args, " "), err)
+		}
+		must(t, os.WriteFile(file, out, 0o644))
+	}
+	// Between slurmctld's restart and the reconfigure gpu02 may
+	// register with the old slurm.conf (docs/repartition.md).
+	r.allowed = append(r.allowed, logLine{"slurmctld", regexp.MustCompile(`error: Node gpu02 appears to have a different slurm.conf than the slurmctld`)})
+	return a
+}
+
+// command is one timer run of the controller, its change command the
+// repartition script with this cluster's variables.
+func (a *applyCluster) command(t *testing.T) *exec.Cmd {
+	t.Helper()
+	script := scriptDriver(a.repartition, t)
+	var env []string
+	for _, kv := range script.Env {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "NODE", "SELECT", "MIG_CONFIG", "APPLY", "SLURMD_STOP", "SLURMD_START":
+		default:
+			env = append(env, kv)
+		}
+	}
+	// systemctl stop of a stopped unit succeeds: a rerun of the script
+	// finds slurmd stopped.
+	stop := fmt.Sprintf("p=$(cat %s 2>/dev/null); [ -z \"$p\" ] || { kill $p 2>/dev/null; while kill -0 $p 2>/dev/null; do sleep 0.1; done; }", a.pidFile("gpu01"))
+	env = append(env, "APPLY="+a.apply, "SLURMD_STOP="+stop, "SLURMD_START="+a.slurmdStart)
+	now := time.Now().Add(time.Minute).Format(rebalance.TimeLayout) // the jobs have waited a minute
+	cmd := exec.Command(slurmMig, "rebalance", "--apply", "--queue", a.queue, "--nodes", a.nodes, "--mig-config", a.migConfig,
+		"--min-wait", "30s", "--now", now, "--hardware", "gpu[01-02]="+filepath.Join(a.dir, "a.json"),
+		"--journal", a.journal, "--drain-timeout", a.drainTimeout, "--change-timeout", "120s", "--change-command", script.Path)
+	cmd.Env, cmd.Dir = env, a.dir
+	return cmd
+}
+
+// run runs the controller once and returns its exit status and output.
+func (a *applyCluster) run(t *testing.T) (int, string) {
+	t.Helper()
+	cmd := a.command(t)
+	out, err := cmd.CombinedOutput()
+	t.Logf("rebalance --apply:\n%s", out)
+	if exit, ok := err.(*exec.ExitError); ok {
+		return exit.ExitCode(), string(out)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(out)
+}
+
+// entry is gpu01's journal entry.
+func (a *applyCluster) entry(t *testing.T) rollout.Entry {
+	t.Helper()
+	var e rollout.Entry
+	data, err := os.ReadFile(filepath.Join(a.journal, "gpu01.json"))
+	must(t, err)
+	must(t, json.Unmarshal(data, &e))
+	return e
+}
+
+func (a *applyCluster) journalFiles(t *testing.T) int {
+	files, err := filepath.Glob(filepath.Join(a.journal, "*.json"))
+	must(t, err)
+	return len(files)
+}
+
+// sameGres says whether the node's Gres= has the counts of the layout
+// snapshot's.
+func (a *applyCluster) sameGres(t *testing.T, st nodeState, snap string) bool {
+	line := strings.TrimSpace(runSlurmMig(t, "node", "--root", a.devDir, "--from", filepath.Join(a.dir, snap), "--node-name", "gpu01"))
+	want := nodeLineCounts(t, line)
+	got := nodeLineCounts(t, "NodeName=gpu01 Gres="+st.gres)
+	return fmt.Sprint(want) == fmt.Sprint(got)
+}
+
+// checkEvents checks that the controller said each step, in order.
+func (a *applyCluster) checkEvents(t *testing.T, out string, steps ...string) {
+	t.Helper()
+	at := 0
+	for _, line := range strings.Split(out, "\n") {
+		if at < len(steps) && strings.Contains(line, "gpu01 "+steps[at]) {
+			at++
+		}
+	}
+	if at < len(steps) {
+		t.Errorf("the controller's lines lack %q, in order after %v:\n%s", steps[at], steps[:at], out)
+	}
+}
+
+// checkChanged checks the change: gpu01 in service with all-balanced's
+// counts, the journal empty, both pending jobs run there with their
+// MIG UUIDs (device numbers before 21.08), gpu02's job untouched.
+func (a *applyCluster) checkChanged(t *testing.T) {
+	t.Helper()
+	st := a.waitNodeNamed("gpu01", registered, "to register")
+	if strings.Contains(st.state, "DRAIN") || strings.Contains(st.state, "INVAL") || !a.sameGres(t, st, "b.json") || a.journalFiles(t) != 0 {
+		t.Errorf("gpu01 %s Gres=%s Reason=%s, %d journal entries; want in service with all-balanced's counts, none", st.state, st.gres, st.reason, a.journalFiles(t))
+	}
+	b, err := snapshot.Load(a.b)
+	must(t, err)
+	uuids := map[string]string{}
+	for _, m := range b.GPUs[0].MigDevices {
+		uuids[m.Profile] = m.UUID
+	}
+	for id, profile := range a.pending {
+		line := a.waitJob(id, "COMPLETED")
+		data, err := os.ReadFile(filepath.Join(a.dir, "pending-"+id+".out"))
+		got := strings.TrimSpace(string(data))
+		switch {
+		case err != nil || field(line, "NodeList") != "gpu01":
+			t.Errorf("job %s (%s): %v\n%s", id, profile, err, line)
+		case release.Before(gresIndexEnvSince):
+			if got == "" || strings.HasPrefix(got, "MIG-") {
+				t.Errorf("job %s (%s): CUDA_VISIBLE_DEVICES=%q", id, profile, got)
+			}
+		case got != uuids[profile]:
+			t.Errorf("job %s (%s): CUDA_VISIBLE_DEVICES=%q, want %s", id, profile, got, uuids[profile])
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(a.dir, "slurmctld.log")); err != nil || strings.Contains(string(data), "reported lower than configured") {
+		t.Errorf("slurmctld.log (%v) says a count was lower than configured", err)
+	}
+	a.checkOthers(t)
+}
+
+// checkOthers checks that gpu02's job ran on through it all.
+func (a *applyCluster) checkOthers(t *testing.T) {
+	t.Helper()
+	after := a.jobDetail(t, a.job02)
+	for _, k := range []string{"StartTime", "NodeList", "GRES"} {
+		if field(a.before02, k) != field(after, k) {
+			t.Errorf("gpu02's job changed %s:\nbefore %s\nafter  %s", k, a.before02, after)
+		}
+	}
+	if !slices.Contains([]string{"RUNNING"}, field(after, "JobState")) || field(after, "Restarts") != "0" {
+		t.Errorf("gpu02's job: %s", after)
+	}
+	must(t, os.WriteFile(a.rel02, nil, 0o644))
+	if line := a.waitJob(a.job02, "COMPLETED"); field(line, "ExitCode") != "0:0" {
+		t.Errorf("gpu02's job: %s", line)
+	}
+}
