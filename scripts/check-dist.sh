@@ -52,6 +52,8 @@ want_files="/usr/bin/slurm-mig /usr/share/man/man1/slurm-mig.1.gz
 /usr/share/bash-completion/completions/slurm-mig /usr/share/fish/vendor_completions.d/slurm-mig.fish
 /usr/share/doc/slurm-mig/copyright /usr/share/doc/slurm-mig/README.md
 /usr/share/doc/slurm-mig/examples/systemd/slurm-mig-gres.service
+/usr/share/doc/slurm-mig/examples/systemd/slurm-mig-rebalance.service
+/usr/share/doc/slurm-mig/examples/systemd/slurm-mig-rebalance.timer
 /usr/share/doc/slurm-mig/examples/mig-parted/hooks.yaml
 /usr/share/doc/slurm-mig/examples/tmpfiles.d/slurm-mig.conf
 /usr/share/doc/slurm-mig/examples/taskprolog/taskprolog.sh

@@ -8,13 +8,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	hooks "github.com/NVIDIA/mig-parted/api/hooks/v1"
 	k8syaml "sigs.k8s.io/yaml"
 
+	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
 )
@@ -357,5 +361,100 @@ func TestMigPartedHookRestartsOnlyOnSameCounts(t *testing.T) {
 		if string(got) != want {
 			t.Errorf("diff exit %d: the hooks ran\n%s\nwant\n%s", tc.diffExit, got, want)
 		}
+	}
+}
+
+// TestRebalanceUnit runs the controller's systemd unit's ExecStart, as
+// systemd would pass it to sh ($$ and %% undone), with squeue, scontrol
+// and slurm-mig standing in: squeue and scontrol are asked what
+// rebalance reads, and slurm-mig gets the unit's flags, which the real
+// command then takes (an empty queue: a run with nothing to do).
+func TestRebalanceUnit(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(fixture.Root(t), "scripts/systemd/slurm-mig-rebalance.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := strings.ReplaceAll(string(data), "\\\n", "")
+	m := regexp.MustCompile(`(?m)^ExecStart=/bin/sh -ec '(.*)'$`).FindStringSubmatch(unit)
+	if m == nil {
+		t.Fatalf("no ExecStart=/bin/sh -ec '...' in the unit:\n%s", unit)
+	}
+	// systemd itself expands $VAR and ${VAR} in ExecStart; the unit
+	// leaves every variable to sh, as $$VAR.
+	if bare := regexp.MustCompile(`(^|[^$])\$[A-Za-z_{]`).FindString(strings.ReplaceAll(m[1], "$$", "")); bare != "" {
+		t.Errorf("ExecStart has %q, which systemd would expand before sh sees it: write $$", bare)
+	}
+	script := strings.NewReplacer("$$", "$", "%%", "%").Replace(m[1])
+	dir := t.TempDir()
+	bin, runDir, state := filepath.Join(dir, "bin"), filepath.Join(dir, "run"), filepath.Join(dir, "state")
+	for _, d := range []string{bin, runDir, state} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stub := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := func(name string) string { return filepath.Join(dir, name+".args") }
+	stub("squeue", fmt.Sprintf("printf '%%s\\n' \"$@\" >%s\necho '2001 2026-11-24T09:00:00 1 gres:gpu:h100_1g.10gb:1'\n", args("squeue")))
+	stub("scontrol", fmt.Sprintf("printf '%%s\\n' \"$@\" >%s\necho 'NodeName=gpu01 State=IDLE Gres=gpu:h100:1 GresUsed=gpu:h100:0(IDX:N/A)'\n", args("scontrol")))
+	stub("slurm-mig", fmt.Sprintf("printf '%%s\\n' \"$@\" >%s\n", args("slurm-mig")))
+	script = strings.ReplaceAll(script, slurmMigPath, filepath.Join(bin, "slurm-mig"))
+	change := `ssh -o BatchMode=yes root@"$NODE" NODE="$NODE" SELECT="$SELECT" /usr/share/doc/slurm-mig/examples/repartition/repartition.sh`
+	cmd := exec.Command("/bin/sh", "-ec", script)
+	cmd.Env = append(os.Environ(), "PATH="+bin+":/usr/bin:/bin", "RUNTIME_DIRECTORY="+runDir, "STATE_DIRECTORY="+state,
+		"MIG_CONFIG=/etc/nvidia-mig-manager/config.yaml", "CHANGE_COMMAND="+change, "REBALANCE_FLAGS=--hardware gpu[01-02]=/snap.json --max-nodes 2")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the unit's ExecStart: %v\n%s", err, out)
+	}
+	lines := func(name string) []string {
+		data, err := os.ReadFile(args(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	}
+	if got, want := "squeue "+strings.Join(lines("squeue")[:3], " ")+" '"+strings.TrimPrefix(lines("squeue")[3], "--format=")+"'", strings.Replace(rebalance.QueueFormat, "--format='", "'", 1); got != want {
+		t.Errorf("the unit runs %s, rebalance reads %s", got, want)
+	}
+	if got := "scontrol " + strings.Join(lines("scontrol"), " "); got != rebalance.NodesFormat {
+		t.Errorf("the unit runs %s, rebalance reads %s", got, rebalance.NodesFormat)
+	}
+	want := []string{"rebalance", "--apply", "--queue", "queue.txt", "--nodes", "nodes.txt", "--mig-config", "/etc/nvidia-mig-manager/config.yaml",
+		"--journal", state, "--change-command", change, "--hardware", "gpu[01-02]=/snap.json", "--max-nodes", "2"}
+	got := lines("slurm-mig")
+	if !slices.Equal(got, want) {
+		t.Fatalf("slurm-mig got\n%q\nwant\n%q", got, want)
+	}
+	// The real command takes those flags: nothing pending, nothing to do.
+	files := map[string]string{"queue.txt": "", "snap.json": "", "mig.yaml": ""}
+	ar, err := txtar.ParseFile(fixture.Path(t, "script/rebalance.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ar.Files {
+		switch f.Name {
+		case "gpu01.json":
+			files["snap.json"] = string(f.Data)
+		case "mig.yaml":
+			files["mig.yaml"] = string(f.Data)
+		case "nodes.txt":
+			files["nodes.txt"] = string(f.Data)
+		}
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(runDir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, a := range got {
+		got[i] = strings.NewReplacer("/snap.json", filepath.Join(runDir, "snap.json"), "/etc/nvidia-mig-manager/config.yaml", filepath.Join(runDir, "mig.yaml")).Replace(a)
+	}
+	var out, errs bytes.Buffer
+	t.Chdir(runDir)
+	if code := run(got, &env{stdout: &out, stderr: &errs, newNVML: testNVML, hostname: testHostname}); code != 0 || !strings.Contains(out.String(), "done 0, rolled back 0, abandoned 0, failed 0, waiting 0, skipped 0") {
+		t.Errorf("slurm-mig %s: exit %d\n%s%s", strings.Join(got, " "), code, out.String(), errs.String())
 	}
 }
