@@ -115,7 +115,8 @@ type cli struct {
 	Merge     mergeCmd     `cmd:"" help:"Merge gen outputs of many nodes into one cluster gres.conf (or, with --node-lines, the slurm.conf lines) for configless Slurm."`
 	Check     checkCmd     `cmd:"" help:"Read a cluster's gres.conf and slurm.conf as slurmd of a release will, node by node, and report what it would refuse, skip or drain; exit 0 clean, 1 errors or drains, 2 fatal."`
 	Plan      planCmd      `cmd:"" nvml:"" help:"Print the slurm.conf NodeName line with the Gres= counts this node will have once mig-parted applies a config (--mig-config FILE --select NAME)."`
-	Rebalance rebalanceCmd `cmd:"" help:"Propose MIG configs for nodes whose GPUs are idle, from the pending queue; exit 0 nothing to do, 1 changes proposed. It changes nothing."`
+	Rebalance rebalanceCmd `cmd:"" help:"Propose MIG configs for nodes whose GPUs are idle, from the pending queue; exit 0 nothing to do, 1 changes proposed. It changes nothing unless given --apply."`
+	Holders   holdersCmd   `cmd:"" help:"Say what holds this node's NVIDIA devices open (processes, DCGM, slurmd's own NVML, nvidia_drm); exit 0 nothing but nvidia-persistenced, 1 something. repartition.sh asks before mig-parted runs."`
 	Help      helpCmd      `cmd:"" whole:"" help:"Print the help of slurm-mig or of one command."`
 	Version   versionCmd   `cmd:"" help:"Print the version."`
 

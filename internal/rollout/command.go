@@ -11,6 +11,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
 )
 
+// maxOutput bounds the file of a node's change command output.
+const maxOutput = 1 << 20
+
 // Command is the site's change command, run with sh -c and, besides its
 // own environment, NODE (the node's name), SELECT (the config to apply)
 // and MIG_CONFIG: the variables scripts/repartition/repartition.sh reads.
@@ -21,8 +24,7 @@ type Command struct {
 	// Hold is passed to the command as its fd 3: the journal's lock, held
 	// until the command and all it started are gone.
 	Hold *os.File
-	// Output keeps the output of node's last run (the journal's
-	// NODE.out).
+	// Output keeps the output of node's runs (the journal's NODE.out).
 	Output func(node string) string
 }
 
@@ -30,11 +32,19 @@ type Command struct {
 // finished in Timeout is killed with its process group; its output goes
 // to Output(node), and the error quotes its last line.
 func (c Command) Change(node, config string) error {
-	out, err := os.OpenFile(c.Output(node), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	// Each run is appended, under a line that names it, so that a
+	// rollback's output does not hide the failure's; a file past
+	// maxOutput starts again.
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if fi, err := os.Stat(c.Output(node)); err == nil && fi.Size() > maxOutput {
+		flags |= os.O_TRUNC
+	}
+	out, err := os.OpenFile(c.Output(node), flags, 0o600)
 	if err != nil {
 		return err
 	}
 	defer out.Close()
+	fmt.Fprintf(out, "=== %s NODE=%s SELECT=%s\n", time.Now().Format("2006-01-02T15:04:05"), node, config)
 	cmd := exec.Command("/bin/sh", "-c", c.Shell)
 	cmd.Env = append(os.Environ(), "NODE="+node, "SELECT="+config, "MIG_CONFIG="+c.MigConfig)
 	cmd.Stdout, cmd.Stderr = out, out

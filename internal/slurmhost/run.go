@@ -2,7 +2,7 @@ package slurmhost
 
 import (
 	"bytes"
-		"fmt"
+	"fmt"
 	"os/exec"
 	"sync/atomic"
 	"syscall"

@@ -111,6 +111,27 @@ func TestRebalanceApply(t *testing.T) {
 		}
 		a.checkOthers(t)
 	})
+	// Something holds the GPU (slurm-mig holders says DCGM): the script
+	// stops before mig-parted, and the rollback, which finds the GPUs
+	// with their old counts, needs no check and brings the node back.
+	t.Run("gpu-held", func(t *testing.T) {
+		t.Parallel()
+		a := startApply(t)
+		a.holders = `echo "pid 4242 (nv-hostengine: DCGM's host engine (nvidia-dcgm.service)) has /dev/nvidia0 open"; exit 1`
+		code, out := a.run(t)
+		if code != 1 || !strings.Contains(out, "rolled back 1,") || !strings.Contains(out, "nv-hostengine") {
+			t.Fatalf("rebalance --apply: exit %d, want 1, gpu01 rolled back, saying why\n%s\n%s", code, out, a.daemonLogs())
+		}
+		data, err := os.ReadFile(filepath.Join(a.journal, "gpu01.out"))
+		if err != nil || !strings.Contains(string(data), "the GPUs are held, so mig-parted would fail") || !strings.Contains(string(data), "nv-hostengine") {
+			t.Errorf("the change command's output (%v) does not name the holder:\n%s", err, data)
+		}
+		st := a.waitNodeNamed("gpu01", registered, "to register")
+		if st.state != "IDLE" || !a.sameGres(t, st, "a.json") {
+			t.Errorf("gpu01 %s Gres=%s Reason=%s; want IDLE with its seven 1g.10gb", st.state, st.gres, st.reason)
+		}
+		a.checkOthers(t)
+	})
 	// slurmd will not start: the change and its rollback fail, and gpu01
 	// stays drained with a reason that says so, kept in the journal; the
 	// next run starts nothing.
@@ -169,6 +190,7 @@ type applyCluster struct {
 	journal      string
 	apply        string // the change command's APPLY (mig-parted)
 	slurmdStart  string
+	holders      string // the change command's HOLDERS ("": slurm-mig holders, of this machine)
 	drainTimeout string
 	job02        string
 	rel02        string
@@ -227,7 +249,7 @@ func (a *applyCluster) command(t *testing.T) *exec.Cmd {
 	var env []string
 	for _, kv := range script.Env {
 		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "NODE", "SELECT", "MIG_CONFIG", "APPLY", "SLURMD_STOP", "SLURMD_START":
+		case "NODE", "SELECT", "MIG_CONFIG", "APPLY", "SLURMD_STOP", "SLURMD_START", "HOLDERS":
 		default:
 			env = append(env, kv)
 		}
@@ -236,6 +258,9 @@ func (a *applyCluster) command(t *testing.T) *exec.Cmd {
 	// finds slurmd stopped.
 	stop := fmt.Sprintf("p=$(cat %s 2>/dev/null); [ -z \"$p\" ] || { kill $p 2>/dev/null; while kill -0 $p 2>/dev/null; do sleep 0.1; done; }", a.pidFile("gpu01"))
 	env = append(env, "APPLY="+a.apply, "SLURMD_STOP="+stop, "SLURMD_START="+a.slurmdStart)
+	if a.holders != "" {
+		env = append(env, "HOLDERS="+a.holders)
+	}
 	now := time.Now().Add(time.Minute).Format(rebalance.TimeLayout) // the jobs have waited a minute
 	cmd := exec.Command(slurmMig, "rebalance", "--apply", "--queue", a.queue, "--nodes", a.nodes, "--mig-config", a.migConfig,
 		"--min-wait", "30s", "--now", now, "--hardware", "gpu[01-02]="+filepath.Join(a.dir, "a.json"),

@@ -13,7 +13,8 @@
 #   1. plan      the Gres= the new layout will have (slurm-mig plan); a
 #                layout the GPUs cannot hold stops here, nothing drained
 #   2. drain     scontrol update State=DRAIN, then wait until no job runs
-#   3. stop      slurmd on the node
+#   3. stop      slurmd on the node, and ask what else holds the GPUs
+#                (slurm-mig holders): a process, DCGM, nvidia_drm
 #   4. switch    the MIG layout (mig-parted apply)
 #   5. gen       gres.conf and the device state (slurm-mig gen -o);
 #                configless: the cluster gres.conf (slurm-mig merge -o)
@@ -51,6 +52,8 @@ CLUSTER_GRES_CONF=${CLUSTER_GRES_CONF:-}
 SLURM_CONF_COPIES=${SLURM_CONF_COPIES:-}
 APPLY=${APPLY:-/usr/bin/nvidia-mig-parted apply -f "$MIG_CONFIG" -c "$SELECT"}
 SLURMD_STOP=${SLURMD_STOP:-/bin/systemctl stop slurmd.service}
+# Says what holds the GPUs and exits non-zero when anything does.
+HOLDERS=${HOLDERS:-$SLURM_MIG holders}
 SLURMD_START=${SLURMD_START:-/bin/systemctl start slurmd.service}
 # Run on the controller (ssh, ...) where this is not it.
 SLURMCTLD_RESTART=${SLURMCTLD_RESTART:-/bin/systemctl restart slurmctld.service}
@@ -110,6 +113,16 @@ say "drained, no jobs"
 # leaves the node drained and slurmd stopped, which is safe: slurmctld
 # keeps the old counts and nothing registers against them.
 sh -c "$SLURMD_STOP"
+# mig-parted cannot change the instances of a GPU that something still
+# holds. A node that has the planned counts already (a rerun, or a
+# rollback to the layout the GPUs kept) needs no change, and no check.
+# shellcheck disable=SC2086
+before=$("$SLURM_MIG" node $SLURM_MIG_FLAGS --node-name "$NODE")
+if [ "$(counts "${before#*Gres=}")" != "$want_gres" ] && ! held=$(sh -c "$HOLDERS"); then
+  say "the GPUs are held, so mig-parted would fail: left drained, slurmd stopped:" >&2
+  printf '%s\n' "$held" >&2
+  exit 1
+fi
 sh -c "$APPLY"
 
 # 5. gen: the node's gres.conf (and device state); configless: merged.

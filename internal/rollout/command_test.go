@@ -1,0 +1,120 @@
+package rollout
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCommand(t *testing.T) {
+	dir := t.TempDir()
+	j, err := OpenJournal(filepath.Join(dir, "journal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	c := Command{Shell: `echo "$NODE $SELECT $MIG_CONFIG"; [ -e /proc/self/fd/3 ] && echo holds-fd-3; [ "$SELECT" != bad ] || { echo "mig-parted: no such config" >&2; exit 3; }`,
+		MigConfig: "/etc/mig.yaml", Timeout: 10 * time.Second, Hold: j.Lock(), Output: j.OutputPath}
+	if err := c.Change("gpu01", "all-balanced"); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Change("gpu01", "bad")
+	if err == nil || !strings.Contains(err.Error(), "exit status 3: mig-parted: no such config") {
+		t.Errorf("err = %v", err)
+	}
+	data, _ := os.ReadFile(j.OutputPath("gpu01"))
+	out := string(data)
+	for _, s := range []string{"NODE=gpu01 SELECT=all-balanced\ngpu01 all-balanced /etc/mig.yaml\nholds-fd-3\n", "NODE=gpu01 SELECT=bad\ngpu01 bad /etc/mig.yaml\nholds-fd-3\nmig-parted: no such config\n"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+}
+
+// A command past its time is killed with all it started: a child that
+// keeps the output open does not keep the run waiting.
+func TestCommandTimeout(t *testing.T) {
+	dir := t.TempDir()
+	c := Command{Shell: "sleep 60 & sleep 60", Timeout: 300 * time.Millisecond, Output: func(string) string { return filepath.Join(dir, "out") }}
+	start := time.Now()
+	err := c.Change("gpu01", "x")
+	if err == nil || !strings.Contains(err.Error(), "no answer in 300ms") || time.Since(start) > 20*time.Second {
+		t.Errorf("err = %v after %s", err, time.Since(start))
+	}
+}
+
+// The journal's lock excludes a second run, and a change command that
+// inherited it keeps it after the run that started it has closed it.
+func TestJournalLock(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "journal")
+	j, err := OpenJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenJournal(dir); err == nil || !strings.Contains(err.Error(), "holds its lock") {
+		t.Fatalf("second open: %v", err)
+	}
+	c := Command{Shell: "sleep 1 </dev/null >/dev/null 2>&1 3<&3 &", Timeout: 10 * time.Second, Hold: j.Lock(), Output: j.OutputPath}
+	if err := c.Change("gpu01", "x"); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	if _, err := OpenJournal(dir); err == nil {
+		t.Fatal("the lock went with the run while its command's child held it")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		j2, err := OpenJournal(dir)
+		if err == nil {
+			j2.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lock stayed after the child ended: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestJournalEntries(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "journal")
+	j, err := OpenJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	e := Entry{Change: toBalanced, Step: StepWait}
+	if err := j.Save(&e); err != nil {
+		t.Fatal(err)
+	}
+	got, err := j.Entries()
+	if err != nil || len(got) != 1 || got[0].Node != "gpu01" || got[0].Step != StepWait || got[0].Version != JournalVersion {
+		t.Fatalf("%+v, %v", got, err)
+	}
+	for name, content := range map[string]string{
+		"gpu02.json": `{"version": 1, "node": "gpu03", "step": "wait"}`,
+		"gpu04.json": `{"version": 2, "node": "gpu04", "step": "wait"}`,
+		"gpu05.json": `{"version": 1, "node": "gpu05", "step": "dance"}`,
+		"gpu06.json": `{"version": 1,`,
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := j.Entries(); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: %v, want an error naming it", content, err)
+		}
+		os.Remove(path)
+	}
+	if err := j.Save(&Entry{Change: Change{Node: "../etc/passwd"}}); err == nil {
+		t.Error("a node name with a slash named a file")
+	}
+	if err := j.Remove("gpu01"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := j.Entries(); len(got) != 0 {
+		t.Errorf("after Remove: %+v", got)
+	}
+}
