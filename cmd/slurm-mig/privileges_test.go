@@ -150,7 +150,7 @@ func TestNoShell(t *testing.T) {
 	}
 	// scontrol; slurmd -V; free's claim holder (slurm-mig itself); exec's
 	// CMD, which slurm-mig becomes.
-	want := []string{"../../internal/claim/exec.go: syscall.Exec(path, ...)", "../../internal/claim/holder.go: exec.Cmd{...}",
+	want := []string{"../../internal/claim/exec.go: syscall.Exec(path, ...)", "../../internal/claim/holder/spawn.go: exec.Cmd{...}",
 		"../../internal/slurmhost/release.go: runBounded(...)", "../../internal/slurmhost/run.go: exec.CommandContext(ctx, ...)",
 		"../../internal/slurmhost/scontrol.go: runBounded(...)"}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
