@@ -16,10 +16,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The attacks on holders that issue 29 reproduced, performed here by a
-// process of another user (uid 65534), which the test binary becomes when
-// one of these variables is set. init runs before TestMain, so these
-// modes need no hook there.
+// Attacks on holders by a process of another user (uid 65534), which the
+// test binary becomes when one of these variables is set (init runs before
+// TestMain).
 func init() {
 	switch {
 	case os.Getenv("HOLDER_TEST_FLOOD") != "":
@@ -142,8 +141,8 @@ const clockTicks = 100
 
 // TestHolderFloodedByOtherUser: another user connects to a job's holder
 // and closes again, as fast as two threads can. The holder must not spend
-// its CPU refusing them (it did: 100% of a core), and the job's next call
-// must still hand its claim over at once, not after ackTimeout.
+// its CPU refusing them, and the job's next call must still hand its claim
+// over at once, not after ackTimeout.
 func TestHolderFloodedByOtherUser(t *testing.T) {
 	nobody, _ := asNobody(t)
 	d := t.TempDir()
@@ -187,8 +186,7 @@ func TestHolderFloodedByOtherUser(t *testing.T) {
 // without ever answering; or also fills the backlog of its socket, so that
 // a connect(2) waits for room. A call must see at once that the address
 // is not its user's, or cannot be reached, start a holder of its own, say
-// so in one line, and give the squatter nothing. A full backlog cost each
-// call 10 s (two waits of ackTimeout).
+// so in one line, and give the squatter nothing.
 func TestHolderAddressSquatted(t *testing.T) {
 	nobody, shared := asNobody(t)
 	d := t.TempDir()

@@ -62,10 +62,9 @@ func (l *Link) Close() {
 	}
 }
 
-// Handoff gives files (a claim's) to the job's holder: the one the link
-// reached, the job's current one, or a new one; where the job's holder
-// refuses, is silent or is another user's, to a holder of this claim alone.
-// The caller keeps its descriptors until Handoff returns, so the claim never lapses.
+// Handoff gives files (a claim's) to the job's holder, or, where it refuses,
+// is silent or is another user's, to a holder of this claim alone. The
+// caller keeps its descriptors until Handoff returns: the claim never lapses.
 func (l *Link) Handoff(files []*os.File) (*Handover, error) {
 	conn := l.conn
 	l.conn = -1

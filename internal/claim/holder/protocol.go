@@ -1,7 +1,6 @@
-// Package holder is the claim holder: a re-exec of slurm-mig that keeps a
-// job's claim files open until the job ends, and the protocol by which a
-// call hands it those files. What the files are and how they are locked is
-// the caller's (internal/claim); the holder only keeps them open.
+// Package holder is the claim holder, a re-exec of slurm-mig that keeps a
+// job's claim files open until the job ends, and the protocol that hands
+// it them. What the files are and how they are locked is internal/claim's.
 package holder
 
 import (
@@ -28,11 +27,9 @@ type Job interface {
 	Alive() bool
 }
 
-// The protocol, one connection per claim: the caller sends request with
-// the claim files' descriptors (SCM_RIGHTS); the holder answers ack once
-// it has them; the caller sends commit once it has handed the devices out.
-// A connection that ends without commit gives its files back. The ack is
-// only for the caller, which may be gone by then.
+// One connection per claim: the caller sends request with the files'
+// descriptors (SCM_RIGHTS), the holder answers ack, the caller sends commit
+// once the devices are handed out; a connection that ends first gives them back.
 const (
 	ackByte    = 'k'
 	commitByte = 'c'

@@ -38,11 +38,9 @@ func StartApart(files []*os.File, job Job, argv0 string) (*Handover, error) {
 	return &Handover{conn: conn}, nil
 }
 
-// start starts a holder for job with files (a claim's, or none: the caller
-// offers it later on the connection), serving listener, or only this
-// caller where it is -1, and returns the connection to it. The holder has
-// the files once it returns; timeout bounds each later wait on the
-// connection. apart: see StartApart.
+// start starts a holder for job with files (or none, offered later on the
+// connection it returns), serving listener, or this caller alone where it is
+// -1; the holder has the files once it returns. apart: see StartApart.
 func start(files []*os.File, job Job, argv0 string, listener int, timeout time.Duration, apart bool) (int, error) {
 	var l *os.File
 	if listener >= 0 {
@@ -89,10 +87,9 @@ func start(files []*os.File, job Job, argv0 string, listener int, timeout time.D
 	return pair[0], nil
 }
 
-// spawn starts this program, named argv0 (in ps), with args and the
-// descriptors extra (numbered from 3 on), in a session of its own, in /,
-// with no environment and no standard streams (a `$(slurm-mig free)`
-// waits for every writer of its pipe to close it).
+// spawn starts this program as argv0 with args and the descriptors extra
+// (from 3 on), in a session of its own, in /, with no environment and no
+// standard streams, which a `$(slurm-mig free)` would wait for.
 func spawn(argv0 string, args []string, extra []*os.File) (*exec.Cmd, error) {
 	// The program's path names the holder in ps and top (a re-exec of
 	// /proc/self/exe would be "exe" there); /proc/self/exe still serves
@@ -176,10 +173,9 @@ func relay(args []string, fds []int) int {
 	return 0
 }
 
-// closeStrays closes every descriptor above last that the holder inherited
-// (those without close-on-exec): NVML's device files, a command
-// substitution's pipe the job script duplicated. The Go runtime's own are
-// close-on-exec and stay.
+// closeStrays closes the descriptors above last that the holder inherited
+// (those without close-on-exec), such as NVML's device files or a `$(...)`
+// pipe the job script duplicated; the Go runtime's own stay.
 func closeStrays(last int) {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
