@@ -51,8 +51,8 @@ func (c *freeCmd) Run(e *env) error {
 		return err
 	}
 	defer cl.Close()
-	return holder.HandOut(cl, func(uuids []string) error {
-		if _, err := fmt.Fprintln(e.stdout, strings.Join(uuids, ",")); err != nil {
+	return holder.HandOut(cl.Files, func() error {
+		if _, err := fmt.Fprintln(e.stdout, strings.Join(cl.UUIDs, ",")); err != nil {
 			return fmt.Errorf("writing output: %w", err)
 		}
 		return nil

@@ -151,7 +151,7 @@ func TestNoShell(t *testing.T) {
 	// scontrol; slurmd -V; free's claim holder (slurm-mig itself); exec's
 	// CMD, which slurm-mig becomes; rebalance --apply's --change-command,
 	// the admin's own command line, which is what sh -c is for.
-	want := []string{"../../internal/claim/exec.go: syscall.Exec(path, ...)", "../../internal/claim/holder.go: exec.Cmd{...}",
+	want := []string{"../../internal/claim/exec.go: syscall.Exec(path, ...)", "../../internal/claim/holder/spawn.go: exec.Cmd{...}",
 		"../../internal/rollout/command.go: exec.Command(\"/bin/sh\", ...)",
 		"../../internal/slurmhost/release.go: runBounded(...)", "../../internal/slurmhost/run.go: exec.Command(path, ...)",
 		"../../internal/slurmhost/scontrol.go: runBounded(...)"}

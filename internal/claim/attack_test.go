@@ -3,6 +3,7 @@ package claim
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -426,4 +427,37 @@ func stress(dir, usage, n, until string) int {
 	}
 	fmt.Println("claims", claims)
 	return 0
+}
+
+// held reports whether a live claim holds uuid.
+func held(t *testing.T, d *Dir, uuid string) bool {
+	t.Helper()
+	c, h, err := d.Take([]string{uuid}, 1, Info{Command: "probe"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c != nil {
+		os.Remove(c.Files[0].Name())
+		c.Close()
+	}
+	return len(h) == 1
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -17,7 +17,6 @@ import (
 // With CLAIM_TEST_FINDJOB set, the test binary prints the job FindJob
 // finds, so shells can run it as they would run slurm-mig.
 func TestMain(m *testing.M) {
-	holderTestMain()
 	if os.Getenv("CLAIM_TEST_FINDJOB") != "" {
 		job, err := FindJob(0)
 		if err != nil {

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"github.com/slurm-mig/slurm-mig/internal/claim/holder"
 )
 
 // CommandError is a command exec cannot run, with the exit code shells
@@ -49,12 +51,12 @@ func LookPath(args []string) (string, error) {
 // not as long as a child CMD leaves behind: a daemon would keep the
 // devices for its whole life if it inherited the claim files from CMD.
 func Exec(c *Claim, job Job, argv0, path string, args []string) error {
-	conn, err := startHolder(c.Files, job, argv0, -1, ackTimeout, true)
+	h, err := holder.StartApart(c.Files, job, argv0)
 	if err != nil {
 		return fmt.Errorf("handing the claim to its holder: %w", err)
 	}
 	c.Close() // the holder has them since it started
-	if err := (&Handover{conn: conn}).Commit(); err != nil {
+	if err := h.Commit(); err != nil {
 		return err
 	}
 	env := []string{"CUDA_VISIBLE_DEVICES=" + strings.Join(c.UUIDs, ",")}

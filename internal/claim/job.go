@@ -197,12 +197,15 @@ func (j Job) alive() (bool, error) {
 	return false, fmt.Errorf("whether process %d still runs: %w", j.PID, err)
 }
 
-// openPidfd returns a pidfd for the job, or nil where there is none to
+// ID is the job's pid and start time, which name it to its holder.
+func (j Job) ID() (pid int, start uint64) { return j.PID, j.Start }
+
+// Pidfd returns a pidfd for the job, or nil where there is none to
 // be had: kernels before 5.3 (ENOSYS) and seccomp profiles that refuse
 // pidfd_open (EPERM), where the holder polls instead. It checks, after
 // opening, that the pid still names the job (not a process that reused
 // its pid).
-func (j Job) openPidfd() (*os.File, error) {
+func (j Job) Pidfd() (*os.File, error) {
 	fd, err := unix.PidfdOpen(j.PID, 0)
 	switch {
 	case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/claim/holder"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
@@ -50,8 +51,9 @@ func Devices(node *model.Node, req Request, warn func(string)) (*Claim, error) {
 	return take(dir, devs, req)
 }
 
-// MaxDevices bounds how many MIG devices one call claims: no node has more.
-const MaxDevices = 256
+// MaxDevices bounds how many MIG devices one call claims: no node has
+// more, and a holder takes that many files at once.
+const MaxDevices = holder.MaxFiles
 
 // schedulerJob is the job id the scheduler exported, for claim files.
 func schedulerJob() string {

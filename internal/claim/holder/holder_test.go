@@ -1,11 +1,13 @@
-package claim
+package holder
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,18 +18,138 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// holderTestMain makes the test binary serve as what tests start: a claim
-// holder (as slurm-mig re-executed), or, as another user, a process that
-// took a job's holder address first or one that tries to reach a holder.
-func holderTestMain() {
+// TestMain makes the test binary serve as what tests start: a claim holder
+// (as slurm-mig re-executed), or, as another user, a process that took a
+// job's holder address first or one that tries to reach a holder.
+func TestMain(m *testing.M) {
 	switch {
-	case len(os.Args) > 1 && os.Args[1] == HolderArg:
-		os.Exit(Hold(os.Args[2:]))
-	case os.Getenv("CLAIM_TEST_SQUAT") != "":
-		os.Exit(squat(os.Getenv("CLAIM_TEST_SQUAT"), os.Getenv("CLAIM_TEST_REPORT")))
-	case os.Getenv("CLAIM_TEST_INTRUDE") != "":
-		os.Exit(intrude(os.Getenv("CLAIM_TEST_INTRUDE"), os.Getenv("CLAIM_TEST_JOB")))
+	case len(os.Args) > 1 && os.Args[1] == Arg:
+		os.Exit(Hold(os.Args[2:], newTestJob))
+	case os.Getenv("HOLDER_TEST_SQUAT") != "":
+		os.Exit(squat(os.Getenv("HOLDER_TEST_SQUAT"), os.Getenv("HOLDER_TEST_REPORT")))
+	case os.Getenv("HOLDER_TEST_INTRUDE") != "":
+		os.Exit(intrude(os.Getenv("HOLDER_TEST_INTRUDE"), os.Getenv("HOLDER_TEST_JOB")))
 	}
+	os.Exit(m.Run())
+}
+
+// testJob is a process as a holder's job, named by its pid and start time.
+type testJob struct {
+	pid   int
+	start uint64
+}
+
+func newTestJob(pid int, start uint64) Job { return testJob{pid: pid, start: start} }
+
+func (j testJob) ID() (int, uint64) { return j.pid, j.start }
+
+func (j testJob) Alive() bool {
+	start, err := startTime(j.pid)
+	return err == nil && start == j.start
+}
+
+func (j testJob) Pidfd() (*os.File, error) {
+	fd, err := unix.PidfdOpen(j.pid, 0)
+	if err != nil {
+		return nil, fmt.Errorf("pidfd of %d: %w", j.pid, err)
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	if !j.Alive() {
+		f.Close()
+		return nil, fmt.Errorf("process %d has ended", j.pid)
+	}
+	return f, nil
+}
+
+func procPath(pid int, name string) string { return "/proc/" + strconv.Itoa(pid) + "/" + name }
+
+// procStat is the fields of /proc/PID/stat after the command name:
+// [0] the state, [1] the parent, [19] the start time.
+func procStat(pid int) ([]string, error) {
+	data, err := os.ReadFile(procPath(pid, "stat"))
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(data, ')')
+	f := strings.Fields(string(data[i+1:]))
+	if i < 0 || len(f) < 20 {
+		return nil, errors.New(procPath(pid, "stat") + ": malformed")
+	}
+	return f, nil
+}
+
+func startTime(pid int) (uint64, error) {
+	f, err := procStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	if f[0] == "Z" || f[0] == "X" {
+		return 0, fmt.Errorf("process %d has exited", pid)
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+func parentOf(pid int) (int, error) {
+	f, err := procStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(f[1])
+}
+
+// userName names uid as warnings do.
+func userName(uid int) string {
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		return u.Username
+	}
+	return "uid " + strconv.Itoa(uid)
+}
+
+// lock makes the file name in dir and takes its whole OFD write lock, as a
+// claim's file is locked: the lock lasts while any process has it open.
+func lock(t *testing.T, dir, name string) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
+		f.Close()
+		t.Fatalf("locking %s: %v", f.Name(), err)
+	}
+	return f
+}
+
+// released reports whether every file of names is free of its lock within
+// a second: the kernel drops a dead holder's locks a moment after its end.
+func released(t *testing.T, dir string, names ...string) bool {
+	t.Helper()
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
+		free := true
+		for _, name := range names {
+			free = free && !held(t, dir, name)
+		}
+		if free || time.Now().After(deadline) {
+			return free
+		}
+	}
+}
+
+// held reports whether a process has the file name in dir open with its
+// lock.
+func held(t *testing.T, dir, name string) bool {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, &lk); err != nil {
+		t.Fatal(err)
+	}
+	return lk.Type != unix.F_UNLCK
 }
 
 // squat listens at addr as a holder would, and acknowledges whatever
@@ -62,8 +184,8 @@ func squat(addr, report string) int {
 // intrude offers the holder at addr a file of its own as a claim of job
 // ("pid start"), as a caller would, and prints whether it was taken.
 func intrude(addr, job string) int {
-	var j Job
-	fmt.Sscan(job, &j.PID, &j.Start)
+	var j testJob
+	fmt.Sscan(job, &j.pid, &j.start)
 	f, err := os.CreateTemp("", "intruder")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -79,23 +201,23 @@ func intrude(addr, job string) int {
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	var ack [1]byte
 	n := 0
-	if err := unix.Sendmsg(fd, holderRequest(j), unix.UnixRights(int(f.Fd())), nil, unix.MSG_NOSIGNAL); err == nil {
+	if err := unix.Sendmsg(fd, request(j), unix.UnixRights(int(f.Fd())), nil, unix.MSG_NOSIGNAL); err == nil {
 		n, _ = unix.Read(fd, ack[:])
 	}
 	fmt.Println("taken:", n == 1 && ack[0] == ackByte)
 	return 0
 }
 
-// testHolder is a job (a sleep) and a claims directory of its own.
+// testHolder is a job (a sleep) and a directory of claim files.
 type testHolder struct {
 	t    *testing.T
-	job  Job
+	job  testJob
 	proc *os.Process
-	dir  *Dir
+	dir  string
 	addr string
 }
 
-func newTestHolder(t *testing.T, dir *Dir) *testHolder {
+func newTestHolder(t *testing.T, dir string) *testHolder {
 	t.Helper()
 	cmd := exec.Command("sleep", "600")
 	if err := cmd.Start(); err != nil {
@@ -106,22 +228,19 @@ func newTestHolder(t *testing.T, dir *Dir) *testHolder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := Job{PID: cmd.Process.Pid, Start: start}
+	job := testJob{pid: cmd.Process.Pid, start: start}
 	// An address of this test's own, so that tests never meet holders of
 	// another test run.
-	addr := fmt.Sprintf("@slurm-mig-test/%d/%d/%d", os.Getpid(), job.PID, job.Start)
+	addr := fmt.Sprintf("@slurm-mig-test/%d/%d/%d", os.Getpid(), job.pid, job.start)
 	return &testHolder{t: t, job: job, proc: cmd.Process, dir: dir, addr: addr}
 }
 
-// claim claims uuid and hands it to the job's holder, as free does.
+// claim locks the file uuid and hands it to the job's holder, as free does.
 func (th *testHolder) claim(uuid string, commit bool) {
 	th.t.Helper()
-	c, _, err := th.dir.Take([]string{uuid}, 1, Info{Job: th.job, Command: "test"}, time.Second)
-	if err != nil || c == nil {
-		th.t.Fatalf("claiming %s: %v", uuid, err)
-	}
-	defer c.Close()
-	h, err := dial(th.job, "slurm-mig", th.addr, ackTimeout).Handoff(c)
+	f := lock(th.t, th.dir, uuid)
+	defer f.Close()
+	h, err := dial(th.job, "slurm-mig", th.addr, ackTimeout).Handoff([]*os.File{f})
 	if err != nil {
 		th.t.Fatalf("handing %s over: %v", uuid, err)
 	}
@@ -142,7 +261,7 @@ func (th *testHolder) endJob() {
 }
 
 // holdersOf lists the pids of the job's holder processes.
-func holdersOf(job Job) []int {
+func holdersOf(job testJob) []int {
 	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -152,29 +271,15 @@ func holdersOf(job Job) []int {
 		}
 		cmdline, _ := os.ReadFile(procPath(pid, "cmdline"))
 		args := strings.Split(string(cmdline), "\x00")
-		if len(args) > 3 && args[1] == HolderArg && args[2] == strconv.Itoa(job.PID) && args[3] == strconv.FormatUint(job.Start, 10) {
+		if len(args) > 3 && args[1] == Arg && args[2] == strconv.Itoa(job.pid) && args[3] == strconv.FormatUint(job.start, 10) {
 			// A zombie's other threads may still hold its descriptors.
 			tasks, _ := os.ReadDir(procPath(pid, "task"))
-			if state, err := statFields(pid); err == nil && (state[0] != "Z" || len(tasks) > 1) {
+			if state, err := procStat(pid); err == nil && (state[0] != "Z" || len(tasks) > 1) {
 				pids = append(pids, pid)
 			}
 		}
 	}
 	return pids
-}
-
-// held reports whether a live claim holds uuid.
-func held(t *testing.T, d *Dir, uuid string) bool {
-	t.Helper()
-	c, h, err := d.Take([]string{uuid}, 1, Info{Command: "probe"}, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c != nil {
-		os.Remove(c.Files[0].Name())
-		c.Close()
-	}
-	return len(h) == 1
 }
 
 func waitUntil(t *testing.T, ok func() bool, what string) {
@@ -186,20 +291,11 @@ func waitUntil(t *testing.T, ok func() bool, what string) {
 	}
 }
 
-func openTestDir(t *testing.T) *Dir {
-	d, err := OpenDir(filepath.Join(t.TempDir(), "claims"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	return d
-}
-
 // TestHolderPerJob: a job's calls share one holder, which keeps every
 // claim handed to it until the job ends; another job gets a holder of
 // its own, and its claims outlive the first job.
 func TestHolderPerJob(t *testing.T) {
-	d := openTestDir(t)
+	d := t.TempDir()
 	a, b := newTestHolder(t, d), newTestHolder(t, d)
 	a.claim("MIG-a1", true)
 	a.claim("MIG-a2", true)
@@ -215,7 +311,7 @@ func TestHolderPerJob(t *testing.T) {
 	}
 	a.endJob()
 	for _, uuid := range []string{"MIG-a1", "MIG-a2", "MIG-a3"} {
-		if held(t, d, uuid) {
+		if !released(t, d, uuid) {
 			t.Errorf("%s is still held after its job ended", uuid)
 		}
 	}
@@ -223,7 +319,7 @@ func TestHolderPerJob(t *testing.T) {
 		t.Error("the other job's claim ended with the first job")
 	}
 	b.endJob()
-	if held(t, d, "MIG-b1") {
+	if !released(t, d, "MIG-b1") {
 		t.Error("MIG-b1 is still held after its job ended")
 	}
 }
@@ -231,7 +327,7 @@ func TestHolderPerJob(t *testing.T) {
 // TestHolderAbort: a claim handed over but not committed (free could not
 // print it) ends, whether the holder is the job's or the claim's alone.
 func TestHolderAbort(t *testing.T) {
-	d := openTestDir(t)
+	d := t.TempDir()
 	th := newTestHolder(t, d)
 	th.claim("MIG-a", false) // from the call that started the holder
 	th.claim("MIG-b", true)
@@ -241,12 +337,9 @@ func TestHolderAbort(t *testing.T) {
 		t.Error("the committed claim ended with the aborted ones")
 	}
 	// A holder of one claim only ends with it.
-	c, _, err := d.Take([]string{"MIG-d"}, 1, Info{Job: th.job}, time.Second)
-	if err != nil || c == nil {
-		t.Fatal(err)
-	}
-	h, err := (&Link{job: th.job, argv0: "slurm-mig", timeout: ackTimeout}).ownHolder(c)
-	c.Close()
+	f := lock(t, d, "MIG-d")
+	h, err := (&Link{job: th.job, argv0: "slurm-mig", timeout: ackTimeout}).ownHolder([]*os.File{f})
+	f.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +348,7 @@ func TestHolderAbort(t *testing.T) {
 	}
 	h.Abort()
 	waitUntil(t, func() bool { return len(holdersOf(th.job)) == 1 }, "the claim's own holder to end")
-	if held(t, d, "MIG-d") || !held(t, d, "MIG-b") {
+	if !released(t, d, "MIG-d") || !held(t, d, "MIG-b") {
 		t.Error("the wrong claims ended")
 	}
 }
@@ -265,7 +358,7 @@ func TestHolderAbort(t *testing.T) {
 // a holder that ends holding nothing ends once idle, one that keeps a
 // claim stays.
 func TestHolderEarly(t *testing.T) {
-	d := openTestDir(t)
+	d := t.TempDir()
 	th := newTestHolder(t, d)
 	first := dial(th.job, "slurm-mig", th.addr, ackTimeout)
 	if n := len(holdersOf(th.job)); n != 1 {
@@ -279,12 +372,9 @@ func TestHolderEarly(t *testing.T) {
 	}
 	for i, l := range append(links, first) {
 		uuid := fmt.Sprintf("MIG-%d", i)
-		c, _, err := d.Take([]string{uuid}, 1, Info{Job: th.job}, time.Second)
-		if err != nil || c == nil {
-			t.Fatal(err)
-		}
-		h, err := l.Handoff(c)
-		c.Close()
+		f := lock(t, d, uuid)
+		h, err := l.Handoff([]*os.File{f})
+		f.Close()
 		if err != nil {
 			t.Fatalf("handing %s over: %v", uuid, err)
 		}
@@ -315,10 +405,10 @@ func TestHolderEarly(t *testing.T) {
 	t0 := time.Now()
 	aborted.claim("MIG-x", false)
 	waitUntil(t, func() bool { return len(holdersOf(refused.job))+len(holdersOf(aborted.job)) == 0 }, "idle holders to end")
-	if waited := time.Since(t0); waited < holderIdle/2 {
-		t.Errorf("idle holders ended after %s, before holderIdle (%s)", waited, holderIdle)
+	if waited := time.Since(t0); waited < idleFor/2 {
+		t.Errorf("idle holders ended after %s, before idleFor (%s)", waited, idleFor)
 	}
-	if held(t, d, "MIG-x") {
+	if !released(t, d, "MIG-x") {
 		t.Error("MIG-x is held after its holder ended")
 	}
 	if n := len(holdersOf(th.job)); n != 1 || !held(t, d, "MIG-0") {
@@ -332,11 +422,12 @@ func TestHolderEarly(t *testing.T) {
 // request or before it reads the commit; the holder keeps the claim all
 // the same, and drops one that ended without commit.
 func TestHolderUnacked(t *testing.T) {
-	d := openTestDir(t)
-	job, err := Self()
+	d := t.TempDir()
+	start, err := startTime(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
+	job := testJob{pid: os.Getpid(), start: start}
 	for _, tc := range []struct {
 		name          string
 		ackFirst      bool // the holder acks before the caller ends
@@ -349,10 +440,7 @@ func TestHolderUnacked(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			uuid := "MIG-" + strings.ReplaceAll(tc.name, " ", "-")
-			c, _, err := d.Take([]string{uuid}, 1, Info{Job: job}, time.Second)
-			if err != nil || c == nil {
-				t.Fatal(err)
-			}
+			f := lock(t, d, uuid)
 			pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -364,10 +452,10 @@ func TestHolderUnacked(t *testing.T) {
 					h.drop(conn)
 				}
 			}()
-			if err := sendClaim(pair[0], c, job); err != nil {
+			if err := send(pair[0], []*os.File{f}, job); err != nil {
 				t.Fatal(err)
 			}
-			c.Close() // the holder's copies in flight are all that is left
+			f.Close() // the holder's copies in flight are all that is left
 			if tc.ackFirst {
 				h.serve(pair[1])
 			}
@@ -397,21 +485,15 @@ func TestHolderUnacked(t *testing.T) {
 // hands its claim to the job's next holder, which it or another call
 // starts.
 func TestHolderGoneMeanwhile(t *testing.T) {
-	d := openTestDir(t)
+	d := t.TempDir()
 	th := newTestHolder(t, d)
-	take := func(uuid string) *Claim {
-		c, _, err := d.Take([]string{uuid}, 1, Info{Job: th.job}, time.Second)
-		if err != nil || c == nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	handoff := func(l *Link, c *Claim) {
+	handoff := func(l *Link, uuid string) {
 		t.Helper()
-		defer c.Close()
-		h, err := l.Handoff(c)
+		f := lock(t, d, uuid)
+		defer f.Close()
+		h, err := l.Handoff([]*os.File{f})
 		if err != nil {
-			t.Fatalf("handing %s over: %v", c.UUIDs[0], err)
+			t.Fatalf("handing %s over: %v", uuid, err)
 		}
 		if err := h.Commit(); err != nil {
 			t.Fatal(err)
@@ -427,8 +509,8 @@ func TestHolderGoneMeanwhile(t *testing.T) {
 	}
 	syscall.Kill(first[0], syscall.SIGKILL)
 	waitUntil(t, func() bool { return len(holdersOf(th.job)) == 0 }, "the killed holder to end")
-	handoff(other, take("MIG-a"))
-	handoff(starter, take("MIG-b"))
+	handoff(other, "MIG-a")
+	handoff(starter, "MIG-b")
 	if pids := holdersOf(th.job); len(pids) != 1 || pids[0] == first[0] || !held(t, d, "MIG-a") || !held(t, d, "MIG-b") {
 		t.Fatalf("after the holder's death: holders %v, MIG-a held %v, MIG-b held %v; want one new holder with both", pids, held(t, d, "MIG-a"), held(t, d, "MIG-b"))
 	}
@@ -446,7 +528,7 @@ func TestHolderGoneMeanwhile(t *testing.T) {
 		t.Fatal("Dial did not connect to the listener")
 	}
 	unix.Close(listener)
-	handoff(l, take("MIG-c"))
+	handoff(l, "MIG-c")
 	if n := len(holdersOf(th.job)); n != 1 || !held(t, d, "MIG-c") {
 		t.Errorf("past a holder that ended idle: %d holders, want 1; MIG-c held %v", n, held(t, d, "MIG-c"))
 	}
@@ -456,7 +538,7 @@ func TestHolderGoneMeanwhile(t *testing.T) {
 		unix.Close(conn)
 	}
 	th.endJob()
-	if held(t, d, "MIG-a") || held(t, d, "MIG-b") || held(t, d, "MIG-c") {
+	if !released(t, d, "MIG-a", "MIG-b", "MIG-c") {
 		t.Error("claims outlived their job")
 	}
 }
@@ -465,7 +547,7 @@ func TestHolderGoneMeanwhile(t *testing.T) {
 // job's next call starts a new one; one that does not answer (stopped)
 // is passed by for a holder of the claim's own.
 func TestHolderDeath(t *testing.T) {
-	d := openTestDir(t)
+	d := t.TempDir()
 	th := newTestHolder(t, d)
 	th.claim("MIG-a", true)
 	first := holdersOf(th.job)
@@ -484,13 +566,10 @@ func TestHolderDeath(t *testing.T) {
 
 	syscall.Kill(second[0], syscall.SIGSTOP)
 	defer syscall.Kill(second[0], syscall.SIGCONT)
-	c, _, err := d.Take([]string{"MIG-c"}, 1, Info{Job: th.job}, time.Second)
-	if err != nil || c == nil {
-		t.Fatal(err)
-	}
+	f := lock(t, d, "MIG-c")
 	t0 := time.Now()
-	h, err := dial(th.job, "slurm-mig", th.addr, 100*time.Millisecond).Handoff(c)
-	c.Close()
+	h, err := dial(th.job, "slurm-mig", th.addr, 100*time.Millisecond).Handoff([]*os.File{f})
+	f.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +579,7 @@ func TestHolderDeath(t *testing.T) {
 	}
 	syscall.Kill(second[0], syscall.SIGCONT)
 	th.endJob()
-	if held(t, d, "MIG-b") || held(t, d, "MIG-c") {
+	if !released(t, d, "MIG-b", "MIG-c") {
 		t.Error("claims outlived their job")
 	}
 }
@@ -514,26 +593,26 @@ func TestHolderOtherUser(t *testing.T) {
 		t.Skip("needs root to run a process as another user; CI runs as root")
 	}
 	// The test binary, where uid 65534 may run it.
-	bin, err := os.MkdirTemp("", "claim-test-")
+	bin, err := os.MkdirTemp("", "holder-test-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(bin)
 	os.Chmod(bin, 0o755)
 	self, _ := os.Executable()
-	copyFile(t, self, filepath.Join(bin, "claim.test"))
+	copyFile(t, self, filepath.Join(bin, "holder.test"))
 	asNobody := func(env ...string) *exec.Cmd {
-		cmd := exec.Command(filepath.Join(bin, "claim.test"))
+		cmd := exec.Command(filepath.Join(bin, "holder.test"))
 		cmd.Env = append([]string{"TMPDIR=" + bin}, env...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		return cmd
 	}
 	os.Chmod(bin, 0o1777)
 
-	d := openTestDir(t)
+	d := t.TempDir()
 	th := newTestHolder(t, d)
 	report := filepath.Join(bin, "report")
-	squatter := asNobody("CLAIM_TEST_SQUAT="+th.addr, "CLAIM_TEST_REPORT="+report)
+	squatter := asNobody("HOLDER_TEST_SQUAT="+th.addr, "HOLDER_TEST_REPORT="+report)
 	var stderr bytes.Buffer
 	squatter.Stderr = &stderr
 	if err := squatter.Start(); err != nil {
@@ -554,7 +633,7 @@ func TestHolderOtherUser(t *testing.T) {
 
 	// The job's holder, now at its address, hears no other user.
 	th.claim("MIG-b", true)
-	intruder := asNobody("CLAIM_TEST_INTRUDE="+th.addr, fmt.Sprintf("CLAIM_TEST_JOB=%d %d", th.job.PID, th.job.Start))
+	intruder := asNobody("HOLDER_TEST_INTRUDE="+th.addr, fmt.Sprintf("HOLDER_TEST_JOB=%d %d", th.job.pid, th.job.start))
 	out, err := intruder.CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "taken: false" {
 		t.Errorf("another user offering the job's holder a file: %v: %s", err, out)
@@ -564,7 +643,7 @@ func TestHolderOtherUser(t *testing.T) {
 	conn, err := connectTo(th.addr, time.Second)
 	if err == nil {
 		var h *Handover
-		if h, err = offer(conn, &Claim{Files: []*os.File{f}}, th.job); err == nil {
+		if h, err = offer(conn, []*os.File{f}, th.job); err == nil {
 			h.Abort()
 		}
 	}

@@ -1,4 +1,4 @@
-package claim
+package holder
 
 import (
 	"bytes"
@@ -16,16 +16,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The attacks on holders that issue 29 reproduced, performed here by a
-// process of another user (uid 65534), which the test binary becomes when
-// one of these variables is set. init runs before TestMain, so these
-// modes need no hook there.
+// Attacks on holders by a process of another user (uid 65534), which the
+// test binary becomes when one of these variables is set (init runs before
+// TestMain).
 func init() {
 	switch {
-	case os.Getenv("CLAIM_TEST_FLOOD") != "":
-		os.Exit(flood(os.Getenv("CLAIM_TEST_FLOOD")))
-	case os.Getenv("CLAIM_TEST_SQUAT_QUIET") != "":
-		os.Exit(squatQuiet(os.Getenv("CLAIM_TEST_SQUAT_QUIET"), os.Getenv("CLAIM_TEST_REPORT"), os.Getenv("CLAIM_TEST_FILL") != ""))
+	case os.Getenv("HOLDER_TEST_FLOOD") != "":
+		os.Exit(flood(os.Getenv("HOLDER_TEST_FLOOD")))
+	case os.Getenv("HOLDER_TEST_SQUAT_QUIET") != "":
+		os.Exit(squatQuiet(os.Getenv("HOLDER_TEST_SQUAT_QUIET"), os.Getenv("HOLDER_TEST_REPORT"), os.Getenv("HOLDER_TEST_FILL") != ""))
 	}
 }
 
@@ -84,7 +83,7 @@ func asNobody(t *testing.T) (func(env ...string) *exec.Cmd, string) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run a process as another user; CI runs as root")
 	}
-	bin, err := os.MkdirTemp("", "claim-attack-")
+	bin, err := os.MkdirTemp("", "holder-attack-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,10 +92,10 @@ func asNobody(t *testing.T) (func(env ...string) *exec.Cmd, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	copyFile(t, self, filepath.Join(bin, "claim.test"))
+	copyFile(t, self, filepath.Join(bin, "holder.test"))
 	os.Chmod(bin, 0o1777)
 	return func(env ...string) *exec.Cmd {
-		cmd := exec.Command(filepath.Join(bin, "claim.test"))
+		cmd := exec.Command(filepath.Join(bin, "holder.test"))
 		cmd.Env = append([]string{"TMPDIR=" + bin}, env...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		return cmd
@@ -124,7 +123,7 @@ func startAttacker(t *testing.T, cmd *exec.Cmd) {
 // ticks.
 func cpuTicks(t *testing.T, pid int) int {
 	t.Helper()
-	f, err := statFields(pid)
+	f, err := procStat(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,11 +141,11 @@ const clockTicks = 100
 
 // TestHolderFloodedByOtherUser: another user connects to a job's holder
 // and closes again, as fast as two threads can. The holder must not spend
-// its CPU refusing them (it did: 100% of a core), and the job's next call
-// must still hand its claim over at once, not after ackTimeout.
+// its CPU refusing them, and the job's next call must still hand its claim
+// over at once, not after ackTimeout.
 func TestHolderFloodedByOtherUser(t *testing.T) {
 	nobody, _ := asNobody(t)
-	d := openTestDir(t)
+	d := t.TempDir()
 	th := newTestHolder(t, d)
 	th.claim("MIG-a", true)
 	pids := holdersOf(th.job)
@@ -155,7 +154,7 @@ func TestHolderFloodedByOtherUser(t *testing.T) {
 	}
 	holder := pids[0]
 
-	startAttacker(t, nobody("CLAIM_TEST_FLOOD="+th.addr))
+	startAttacker(t, nobody("HOLDER_TEST_FLOOD="+th.addr))
 	time.Sleep(200 * time.Millisecond) // the flood under way
 	before, t0 := cpuTicks(t, holder), time.Now()
 	time.Sleep(2 * time.Second)
@@ -177,7 +176,7 @@ func TestHolderFloodedByOtherUser(t *testing.T) {
 		t.Errorf("during the flood: MIG-a held %v, MIG-b held %v", held(t, d, "MIG-a"), held(t, d, "MIG-b"))
 	}
 	th.endJob()
-	if held(t, d, "MIG-a") || held(t, d, "MIG-b") {
+	if !released(t, d, "MIG-a", "MIG-b") {
 		t.Error("claims outlived their job")
 	}
 }
@@ -187,11 +186,10 @@ func TestHolderFloodedByOtherUser(t *testing.T) {
 // without ever answering; or also fills the backlog of its socket, so that
 // a connect(2) waits for room. A call must see at once that the address
 // is not its user's, or cannot be reached, start a holder of its own, say
-// so in one line, and give the squatter nothing. A full backlog cost each
-// call 10 s (two waits of ackTimeout).
+// so in one line, and give the squatter nothing.
 func TestHolderAddressSquatted(t *testing.T) {
 	nobody, shared := asNobody(t)
-	d := openTestDir(t)
+	d := t.TempDir()
 	for _, tc := range []struct {
 		name, fill, warning string
 	}{
@@ -201,21 +199,19 @@ func TestHolderAddressSquatted(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			th := newTestHolder(t, d)
 			report := filepath.Join(shared, "report-"+strings.ReplaceAll(tc.name, " ", "-"))
-			startAttacker(t, nobody("CLAIM_TEST_SQUAT_QUIET="+th.addr, "CLAIM_TEST_FILL="+tc.fill, "CLAIM_TEST_REPORT="+report))
+			startAttacker(t, nobody("HOLDER_TEST_SQUAT_QUIET="+th.addr, "HOLDER_TEST_FILL="+tc.fill, "HOLDER_TEST_REPORT="+report))
 			waitUntil(t, func() bool { _, err := os.Stat(report); return err == nil }, "the squatter to listen")
 
 			var warnings []string
 			uuids := []string{"MIG-a-" + tc.fill, "MIG-b-" + tc.fill}
 			for _, uuid := range uuids {
-				c, _, err := d.Take([]string{uuid}, 1, Info{Job: th.job, Command: "test"}, time.Second)
-				if err != nil || c == nil {
-					t.Fatalf("claiming %s: %v", uuid, err)
-				}
+				f := lock(t, d, uuid)
 				t0 := time.Now()
 				l := dial(th.job, "slurm-mig", th.addr, ackTimeout)
 				l.warn = func(msg string) { warnings = append(warnings, msg) }
-				h, err := l.Handoff(c)
-				c.Close()
+				l.userName = userName
+				h, err := l.Handoff([]*os.File{f})
+				f.Close()
 				if err != nil {
 					t.Fatalf("handing %s over: %v", uuid, err)
 				}
@@ -233,7 +229,7 @@ func TestHolderAddressSquatted(t *testing.T) {
 				t.Errorf("warnings %q, want one per call: %q", warnings, tc.warning)
 			}
 			th.endJob()
-			if held(t, d, uuids[0]) || held(t, d, uuids[1]) {
+			if !released(t, d, uuids...) {
 				t.Error("claims outlived their job")
 			}
 		})
@@ -247,7 +243,7 @@ func TestHolderAddressSquatted(t *testing.T) {
 // pipe until every writer has closed it, and would wait for the job's end,
 // which is its own.
 func TestHolderClosesInherited(t *testing.T) {
-	d := openTestDir(t)
+	d := t.TempDir()
 	th := newTestHolder(t, d)
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -288,18 +284,15 @@ func holderFds(pids []int) []string {
 // for all its children, and a parent that reaps only its own would keep
 // it a zombie); it keeps the claim until the job ends.
 func TestHolderApart(t *testing.T) {
-	d := openTestDir(t)
+	d := t.TempDir()
 	th := newTestHolder(t, d)
-	c, _, err := d.Take([]string{"MIG-a"}, 1, Info{Job: th.job, Command: "exec"}, time.Second)
-	if err != nil || c == nil {
-		t.Fatal(err)
-	}
-	conn, err := startHolder(c.Files, th.job, "slurm-mig", -1, ackTimeout, true)
-	c.Close()
+	f := lock(t, d, "MIG-a")
+	h, err := StartApart([]*os.File{f}, th.job, "slurm-mig")
+	f.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (&Handover{conn: conn}).Commit(); err != nil {
+	if err := h.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	pids := holdersOf(th.job)
@@ -313,7 +306,7 @@ func TestHolderApart(t *testing.T) {
 		t.Error("MIG-a is not held")
 	}
 	th.endJob()
-	if held(t, d, "MIG-a") {
+	if !released(t, d, "MIG-a") {
 		t.Error("MIG-a outlived its job")
 	}
 }
