@@ -3,8 +3,6 @@ package slurmconf
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -141,29 +139,21 @@ func readConf(path string) (confSource, error) {
 		data, fifo, err := readConfInto(path, &buf)
 		return confSource{data: data, name: path, stream: fifo}, err
 	}
-	src := confSource{name: StdinName, stream: true}
-	info, err := os.Stdin.Stat()
-	if err != nil {
-		return src, fmt.Errorf("%s: %w", src.name, err)
-	}
-	if info.Mode().IsRegular() { // < FILE
-		if info.Size() > maxConfBytes {
-			return src, fmt.Errorf("%s: %d bytes is too large for a Slurm config", src.name, info.Size())
+	src := confSource{name: StdinName}
+	b, stream, err := fileio.ReadStdin(src.name, maxConfBytes, func(size int64) error {
+		if size >= 0 {
+			return fmt.Errorf("%s: %d bytes is too large for a Slurm config", src.name, size)
 		}
-		src.stream = false
-	}
-	var b strings.Builder
-	n, err := io.Copy(&b, io.LimitReader(os.Stdin, maxConfBytes+1))
+		return fmt.Errorf("%s: more than %d MiB is too large for a Slurm config", src.name, maxConfBytes>>20)
+	})
+	src.stream = stream
 	if err != nil {
-		return src, fmt.Errorf("reading %s: %w", src.name, err)
+		return src, err
 	}
-	if n > maxConfBytes {
-		return src, fmt.Errorf("%s: more than %d MiB is too large for a Slurm config", src.name, maxConfBytes>>20)
-	}
-	if strings.IndexByte(b.String(), 0) >= 0 {
+	if bytes.IndexByte(b, 0) >= 0 {
 		return src, fmt.Errorf("%s: binary data (NUL byte); not a Slurm config", src.name)
 	}
-	src.data = b.String()
+	src.data = string(b)
 	return src, nil
 }
 

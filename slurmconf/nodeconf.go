@@ -3,10 +3,11 @@ package slurmconf
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 )
 
 // NodeGres is what slurm.conf declares for one node's GRES.
@@ -172,17 +173,10 @@ func (e *includeLoopError) Error() string {
 // makes, nil if none: inc is a file being read already, whatever path
 // names it (relative, absolute, through a link).
 func includeLoop(chain []string, inc string) *includeLoopError {
-	incInfo, incErr := os.Stat(inc)
 	incAbs, _ := filepath.Abs(inc)
 	for i, p := range chain {
 		pAbs, _ := filepath.Abs(p)
-		same := pAbs == incAbs
-		if !same && incErr == nil {
-			if info, err := os.Stat(p); err == nil {
-				same = os.SameFile(info, incInfo)
-			}
-		}
-		if same {
+		if same := pAbs == incAbs || fileio.SameFile(p, inc); same {
 			return &includeLoopError{chain: append([]string(nil), chain[i:]...)}
 		}
 	}

@@ -111,6 +111,40 @@ func ReadStream(r io.Reader, name string, limit int64, what string) ([]byte, err
 	return data, nil
 }
 
+// ReadStdin reads standard input, named name in errors, to its end
+// within limit bytes, as ReadRaw reads a path: tooLarge makes the refusal
+// of a redirected file of size bytes, or (-1) of a stream that went past
+// limit. stream says it was not a regular file (a pipe, a terminal).
+func ReadStdin(name string, limit int64, tooLarge func(size int64) error) (data []byte, stream bool, err error) {
+	info, err := os.Stdin.Stat()
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: %w", name, err)
+	}
+	stream = !info.Mode().IsRegular()
+	if !stream && info.Size() > limit {
+		return nil, false, tooLarge(info.Size())
+	}
+	data, err = io.ReadAll(io.LimitReader(os.Stdin, limit+1))
+	if err != nil {
+		return nil, stream, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, stream, tooLarge(-1)
+	}
+	return data, stream, nil
+}
+
+// SameFile says whether paths a and b name one file, through any link;
+// false when either cannot be read.
+func SameFile(a, b string) bool {
+	ia, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	ib, err := os.Stat(b)
+	return err == nil && os.SameFile(ia, ib)
+}
+
 // PipeIdle and PipeTotal are the pipe rule's bounds (see ReadOpen).
 const (
 	PipeIdle  = 10 * time.Second
