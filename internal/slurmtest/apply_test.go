@@ -17,6 +17,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 	"github.com/slurm-mig/slurm-mig/internal/rollout"
 	"github.com/slurm-mig/slurm-mig/internal/snapshot"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
 
 // TestRebalanceApply runs the controller, `rebalance --apply`, as a
@@ -33,7 +34,7 @@ func TestRebalanceApply(t *testing.T) {
 	// untouched, and a second run has nothing to do.
 	t.Run("done", func(t *testing.T) {
 		t.Parallel()
-		a := startApply(t)
+		a := startApply(t, false)
 		stop := a.watch("slurm-mig repartition to ")
 		code, out := a.run(t)
 		if bad := stop(); len(bad) > 0 {
@@ -48,6 +49,21 @@ func TestRebalanceApply(t *testing.T) {
 			t.Errorf("a second run: exit %d\n%s", code, out)
 		}
 	})
+	// The change command is the playbook, repartition.yml, run by
+	// Debian's ansible-playbook on a configless cluster: the node and
+	// config come from the controller's NODE and SELECT.
+	t.Run("ansible", func(t *testing.T) {
+		t.Parallel()
+		Require(t, "munged")
+		testtools.Require(t, "ansible-core", "ansible-playbook")
+		a := startApply(t, true)
+		a.ansible = true
+		code, out := a.run(t)
+		if code != 0 || !strings.Contains(out, "done 1,") {
+			t.Fatalf("rebalance --apply with the playbook: exit %d, want 0 and gpu01 done\n%s\n%s", code, out, a.daemonLogs())
+		}
+		a.checkChanged(t)
+	})
 	// Killed while mig-parted runs, the node drained and its slurmd
 	// stopped. The change command, in a process group of its own, runs
 	// on and holds the journal's lock, so a run now refuses to start;
@@ -55,7 +71,7 @@ func TestRebalanceApply(t *testing.T) {
 	// journal and finishes it.
 	t.Run("killed", func(t *testing.T) {
 		t.Parallel()
-		a := startApply(t)
+		a := startApply(t, false)
 		marker := filepath.Join(a.dir, "apply-pid")
 		a.apply = fmt.Sprintf(`if [ ! -e %[1]s ]; then echo $$ >%[1]s; sleep 120; fi; %[2]s`, marker, a.apply)
 		cmd := a.command(t)
@@ -99,7 +115,7 @@ func TestRebalanceApply(t *testing.T) {
 	// to the node's config, resumes it and exits 1; the jobs still wait.
 	t.Run("mig-parted-fails", func(t *testing.T) {
 		t.Parallel()
-		a := startApply(t)
+		a := startApply(t, false)
 		a.apply = `[ "$SELECT" != all-balanced ] || { echo "nvidia-mig-parted: failed to apply $SELECT" >&2; exit 1; }; ` + a.apply
 		code, out := a.run(t)
 		if code != 1 || !strings.Contains(out, "rolled back 1,") || !strings.Contains(out, "failed to apply all-balanced") {
@@ -116,7 +132,7 @@ func TestRebalanceApply(t *testing.T) {
 	// with their old counts, needs no check and brings the node back.
 	t.Run("gpu-held", func(t *testing.T) {
 		t.Parallel()
-		a := startApply(t)
+		a := startApply(t, false)
 		a.holders = `echo "pid 4242 (nv-hostengine: DCGM's host engine (nvidia-dcgm.service)) has /dev/nvidia0 open"; exit 1`
 		code, out := a.run(t)
 		if code != 1 || !strings.Contains(out, "rolled back 1,") || !strings.Contains(out, "nv-hostengine") {
@@ -137,7 +153,7 @@ func TestRebalanceApply(t *testing.T) {
 	// next run starts nothing.
 	t.Run("slurmd-will-not-start", func(t *testing.T) {
 		t.Parallel()
-		a := startApply(t)
+		a := startApply(t, false)
 		a.slurmdStart = "echo slurmd: fatal: cannot start >&2; exit 1"
 		code, out := a.run(t)
 		if code != 1 || !strings.Contains(out, "failed 1,") {
@@ -160,7 +176,7 @@ func TestRebalanceApply(t *testing.T) {
 	// resumes with the job still running and its layout unchanged.
 	t.Run("never-empties", func(t *testing.T) {
 		t.Parallel()
-		a := startApply(t)
+		a := startApply(t, false)
 		job := a.sbatchWaiting(t, "gpu01", "gpu:h100_1g.10gb:1", filepath.Join(a.dir, "release-gpu01"))
 		a.drainTimeout = "3s"
 		code, out := a.run(t)
@@ -191,6 +207,7 @@ type applyCluster struct {
 	apply        string // the change command's APPLY (mig-parted)
 	slurmdStart  string
 	holders      string // the change command's HOLDERS ("": slurm-mig holders, of this machine)
+	ansible      bool   // the change command is repartition.yml, by ansible-playbook
 	drainTimeout string
 	job02        string
 	rel02        string
@@ -200,8 +217,8 @@ type applyCluster struct {
 
 // startApply starts the cluster, the job on gpu02 and the pending jobs,
 // and keeps squeue's and scontrol's answers for the proposal.
-func startApply(t *testing.T) *applyCluster {
-	r := startRepartition(t, false, "gpu02")
+func startApply(t *testing.T, configless bool) *applyCluster {
+	r := startRepartition(t, configless, "gpu02")
 	a := &applyCluster{repartition: r, journal: filepath.Join(r.dir, "journal"), drainTimeout: "60s", pending: map[string]string{}}
 	// mig-parted: the snapshot of the config it applies becomes gpu01's.
 	copyFile(t, filepath.Join(r.dir, "a.json"), filepath.Join(r.dir, "all-1g.10gb.json"))
@@ -261,10 +278,20 @@ func (a *applyCluster) command(t *testing.T) *exec.Cmd {
 	if a.holders != "" {
 		env = append(env, "HOLDERS="+a.holders)
 	}
+	change := script.Path
+	if a.ansible {
+		playbook := ansibleDriver(a.repartition, t)
+		var words []string
+		for _, w := range playbook.Args {
+			words = append(words, "'"+strings.ReplaceAll(w, "'", `'\''`)+"'")
+		}
+		change = strings.Join(words, " ") + ` -l "$NODE" -e mig_config_name="$SELECT"`
+		env = playbook.Env
+	}
 	now := time.Now().Add(time.Minute).Format(rebalance.TimeLayout) // the jobs have waited a minute
 	cmd := exec.Command(slurmMig, "rebalance", "--apply", "--queue", a.queue, "--nodes", a.nodes, "--mig-config", a.migConfig,
 		"--min-wait", "30s", "--now", now, "--hardware", "gpu[01-02]="+filepath.Join(a.dir, "a.json"),
-		"--journal", a.journal, "--drain-timeout", a.drainTimeout, "--change-timeout", "120s", "--change-command", script.Path)
+		"--journal", a.journal, "--drain-timeout", a.drainTimeout, "--change-timeout", "120s", "--change-command", change)
 	cmd.Env, cmd.Dir = env, a.dir
 	return cmd
 }
