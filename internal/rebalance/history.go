@@ -3,9 +3,9 @@ package rebalance
 // The builder of PolicyState: History takes the jobs' arrivals, starts
 // and ends as they happen (the simulator's events, or sacct's records
 // replayed in time order), and State makes of it, with the fleet now,
-// what Decide decides from. The simulator and `rebalance --history`
-// both build their state here, so that what the benchmark measures is
-// what the command proposes.
+// what Decide decides from. The simulator and the rebalance command
+// (given a history) both build their state here, so that what the
+// benchmark measures is what the command proposes.
 
 // Windows are the minutes arrival rates are counted over: Recent for
 // the shift (PolicyState.Rate), Long for the long-run rates, the mean
