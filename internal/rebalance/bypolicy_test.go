@@ -178,8 +178,9 @@ func TestProposeByPolicyNoShiftNothing(t *testing.T) {
 }
 
 // Demand shifted six hours ago from 1g to 7g jobs, and 7g jobs queue:
-// the idle small node gpu02 changes to large (gpu01, busy with 1g
-// jobs, does not), and the change names the oldest waiting 7g jobs.
+// the idle small node gpu02 changes to large (not gpu01, whose 1g jobs
+// run on for up to two hours), and the change names the oldest waiting
+// 7g jobs.
 func TestProposeByPolicyFollowsShift(t *testing.T) {
 	in := policyInput(t, 0.5, 0.1, 0.2, 0.4, 360, 20)
 	p := ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute)
