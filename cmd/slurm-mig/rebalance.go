@@ -140,7 +140,11 @@ func (c *rebalanceCmd) byPolicy(in rebalance.SlurmInput) (*rebalance.Proposal, e
 	}
 	lim := rebalance.DefaultPolicyLimits()
 	lim.MaxDraining = c.MaxNodes
-	return rebalance.ProposeByPolicy(in, rebalance.DefaultWindows(), lim, c.MinWait), nil
+	p, err := rebalance.ProposeByPolicy(in, rebalance.DefaultWindows(), lim, c.MinWait)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.History, err)
+	}
+	return p, nil
 }
 
 // readInput reads a file, or standard input for "-".

@@ -247,8 +247,24 @@ func firstOf(order []string, byName map[string]*Node, o *Options) string {
 // the pending jobs, oldest first, of the types it gains, as many as the
 // devices it gains), the node lines after the changes, and the nodes
 // held.
-func ProposeByPolicy(in SlurmInput, w Windows, lim PolicyLimits, minWait time.Duration) *Proposal {
+//
+// A history whose GPU jobs name none of the nodes' types is an error:
+// the forecast would see no demand at all, most often because
+// AccountingStorageTRES lists gres/gpu but not its types.
+func ProposeByPolicy(in SlurmInput, w Windows, lim PolicyLimits, minWait time.Duration) (*Proposal, error) {
 	s := buildSlurmState(in, w)
+	gpuJobs, typed := 0, 0
+	for _, r := range in.History {
+		if r.GPU {
+			gpuJobs++
+		}
+		if slices.Contains(s.state.Types, r.Type) {
+			typed++
+		}
+	}
+	if gpuJobs > 0 && typed == 0 {
+		return nil, fmt.Errorf("none of its %d GPU jobs names a GPU type of the nodes (%s): sacct names a type only where slurm.conf's AccountingStorageTRES lists gres/gpu:TYPE", gpuJobs, strings.Join(s.state.Types, ", "))
+	}
 	p := &Proposal{Pending: len(in.Jobs), Changes: []Change{}, Unserved: []string{}, Held: s.held}
 	if p.Held == nil {
 		p.Held = []Held{}
@@ -289,5 +305,5 @@ func ProposeByPolicy(in SlurmInput, w Windows, lim PolicyLimits, minWait time.Du
 		changed[name] = o.Counts
 	}
 	p.NodeLines = nodeLines(s.names, byName, changed)
-	return p
+	return p, nil
 }

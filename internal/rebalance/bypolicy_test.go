@@ -167,7 +167,10 @@ func TestProposeByPolicyNoShiftNothing(t *testing.T) {
 	// one that moves a node once demand shifted (FollowsShift).
 	for _, backlog := range []int{0, 5, 20} {
 		in := policyInput(t, 0.5, 0.1, 0.5, 0.1, 0, backlog)
-		p := ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute)
+		p, err := ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(p.Changes) != 0 {
 			t.Errorf("backlog %d: changes %+v with unchanged demand", backlog, p.Changes)
 		}
@@ -183,7 +186,10 @@ func TestProposeByPolicyNoShiftNothing(t *testing.T) {
 // 7g jobs.
 func TestProposeByPolicyFollowsShift(t *testing.T) {
 	in := policyInput(t, 0.5, 0.1, 0.2, 0.4, 360, 20)
-	p := ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute)
+	p, err := ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(p.Changes) != 1 {
 		t.Fatalf("changes %+v, want one", p.Changes)
 	}
@@ -201,7 +207,9 @@ func TestProposeByPolicyFollowsShift(t *testing.T) {
 	st := in.States["gpu02"]
 	st.State = "IDLE+DRAIN"
 	in.States["gpu02"] = st
-	p = ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute)
+	if p, err = ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range p.Changes {
 		if c.Node == "gpu02" {
 			t.Errorf("drained gpu02 changed: %+v", c)
@@ -209,5 +217,23 @@ func TestProposeByPolicyFollowsShift(t *testing.T) {
 	}
 	if len(p.Held) != 1 || p.Held[0].Node != "gpu02" || p.Held[0].Why != "state IDLE+DRAIN" {
 		t.Errorf("held %+v, want gpu02 for its state", p.Held)
+	}
+}
+
+// A history whose GPU jobs name no type of the nodes (accounting that
+// tracks gres/gpu and not its types) is an error, not a quiet day.
+func TestProposeByPolicyUntypedHistory(t *testing.T) {
+	in := policyInput(t, 0.5, 0.1, 0.5, 0.1, 0, 0)
+	for i := range in.History {
+		in.History[i].Type, in.History[i].GPU = "", true
+	}
+	_, err := ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "AccountingStorageTRES lists gres/gpu:TYPE") {
+		t.Errorf("error %v, want one naming AccountingStorageTRES", err)
+	}
+	// No jobs at all is a quiet day.
+	in.History = nil
+	if _, err := ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute); err != nil {
+		t.Error(err)
 	}
 }

@@ -43,6 +43,8 @@ type Record struct {
 	// names one type.
 	Type  string
 	Count int
+	// GPU says the job asked for or got gpu GRES, typed or not.
+	GPU bool
 	// Tasks is how many jobs the line stands for: a pending array's
 	// tasks are one line ("12_[1-8%2]").
 	Tasks int
@@ -93,6 +95,7 @@ func ParseHistory(file string, data []byte, loc *time.Location) ([]Record, error
 				break
 			}
 		}
+		r.GPU = strings.Contains(f[7]+","+f[8], "gres/gpu")
 		if r.Tasks, err = arrayTasks(r.ID); err != nil {
 			return nil, fmt.Errorf("%s:%d: JobID %v", file, num, err)
 		}
