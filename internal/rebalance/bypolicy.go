@@ -161,11 +161,10 @@ func buildSlurmState(in SlurmInput, w Windows) slurmState {
 	// tasks each), starts and ends of the jobs of one node and one
 	// type, counted in devices for the peaks.
 	type event struct {
-		at     float64
-		kind   int // 0 an end, 1 an arrival, 2 a start
-		t, n   int
-		run    float64
-		submit float64
+		at   float64
+		kind int // 0 an end, 1 an arrival, 2 a start
+		t, n int
+		run  float64
 	}
 	var events []event
 	since := now - w.Long
