@@ -161,7 +161,8 @@ func (e *env) app() kongrun.App {
 		Description: "Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices.",
 		Options: []kong.Option{
 			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "command_words": strings.Join(kongrun.Commands(cli{}), ", "), "schema": strconv.Itoa(v3.Version), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath,
-				"queue_format": rebalance.QueueFormat, "nodes_format": rebalance.NodesFormat},
+				"queue_format": rebalance.QueueFormat, "nodes_format": rebalance.NodesFormat,
+				"history_format": rebalance.HistoryFormat},
 			kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 			kong.NamedMapper("nonempty", nonemptyMapper{}),
 			kong.Bind(e),

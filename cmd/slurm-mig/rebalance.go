@@ -30,6 +30,7 @@ type rebalanceCmd struct {
 	Now       string            `placeholder:"TIME" help:"The time to measure waits from, as squeue prints times (default: now)."`
 	TypeStyle string            `enum:"model,profile,autodetect" default:"model" placeholder:"STYLE" help:"GRES type names, as gen names them. One of: ${enum} (default model)."`
 	TypeMap   map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"As gen takes it (repeatable)."`
+	History   string            `type:"nonempty" placeholder:"FILE" help:"Propose with the forecasting policy (the simulator's): the jobs of the last day, as printed by: ${history_format}. Arrival rates, run times and the running jobs' time limits come from it; --max-nodes bounds the nodes drained at once, and --keep does not apply."`
 	Explain   bool              `help:"Say, for each pending job that asks one node for one MIG type, why it waits: busy (every device of its type busy), layout (no node has its type), fragmentation (idle slices enough on a node, cut into other sizes), or other."`
 	JSON      bool              `name:"json" help:"Print the proposal as JSON: {\"changes\": [{\"node\", \"config\", \"gres\", \"was\", \"jobs\"}], \"node_lines\", \"pending\", \"demand\", \"waiting\", \"unserved\", \"held\": [{\"node\", \"why\"}], \"unoffered\" (the types waiting jobs ask for that no node offers; absent when none)}."`
 	applyFlags
@@ -44,6 +45,9 @@ func (c *rebalanceCmd) Run(e *env) error {
 	}
 	if c.Queue == "-" && c.Nodes == "-" {
 		return fmt.Errorf("--queue and --nodes cannot both read standard input")
+	}
+	if c.History == "-" && (c.Queue == "-" || c.Nodes == "-") {
+		return fmt.Errorf("--history cannot read standard input with --queue or --nodes")
 	}
 	if c.Keep < 0 || c.Keep > 1 {
 		return fmt.Errorf("--keep must be between 0 and 1, not %g", c.Keep)
@@ -112,7 +116,14 @@ func (c *rebalanceCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	p := rebalance.Propose(nodes, jobs, rebalance.Limits{MaxNodes: c.MaxNodes, MinWait: c.MinWait, Keep: c.Keep, Now: now})
+	var p *rebalance.Proposal
+	if c.History != "" {
+		if p, err = c.byPolicy(rebalance.SlurmInput{Nodes: nodes, States: states, Jobs: jobs, Now: now}); err != nil {
+			return err
+		}
+	} else {
+		p = rebalance.Propose(nodes, jobs, rebalance.Limits{MaxNodes: c.MaxNodes, MinWait: c.MinWait, Keep: c.Keep, Now: now})
+	}
 	if c.Apply {
 		return c.apply(e, p, nodes)
 	}
@@ -123,6 +134,24 @@ func (c *rebalanceCmd) Run(e *env) error {
 		return kongrun.Status(1) // changes proposed
 	}
 	return nil
+}
+
+// byPolicy proposes with Decide, from the history file and in.
+func (c *rebalanceCmd) byPolicy(in rebalance.SlurmInput) (*rebalance.Proposal, error) {
+	text, err := readInput(c.History, "a job history")
+	if err != nil {
+		return nil, err
+	}
+	if in.History, err = rebalance.ParseHistory(c.History, text, time.Local); err != nil {
+		return nil, err
+	}
+	lim := rebalance.DefaultPolicyLimits()
+	lim.MaxDraining = c.MaxNodes
+	p, err := rebalance.ProposeByPolicy(in, rebalance.DefaultWindows(), lim, c.MinWait)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.History, err)
+	}
+	return p, nil
 }
 
 // readInput reads a file, or standard input for "-".

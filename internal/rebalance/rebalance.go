@@ -301,6 +301,13 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 			p.Unserved = append(p.Unserved, demand[d].id)
 		}
 	}
+	p.NodeLines = nodeLines(order, byName, changed)
+	return p
+}
+
+// nodeLines are the fleet's slurm.conf lines, nodes in order, each with
+// its counts changed or as they are.
+func nodeLines(order []string, byName map[string]*Node, changed map[string][]slurmconf.GresCount) []string {
 	groups := make([]fleet.Group, len(order))
 	for i, name := range order {
 		counts, ok := changed[name]
@@ -309,11 +316,11 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 		}
 		groups[i] = fleet.Group{Nodes: []string{name}, Counts: counts}
 	}
-	p.NodeLines = fleet.GroupLines(groups)
-	if p.NodeLines == nil {
-		p.NodeLines = []string{}
+	lines := fleet.GroupLines(groups)
+	if lines == nil {
+		lines = []string{}
 	}
-	return p
+	return lines
 }
 
 // demandOf is the jobs that ask one node for one type of GPU, oldest

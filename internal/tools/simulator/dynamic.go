@@ -92,35 +92,16 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 	heap.Init(ev)
 	queues := make([][]int, nt) // waiting jobs of each type, first come first
 	heads := make([]int, nt)
-	// The recent arrivals of each type, and an average of run times.
-	arrivals := make([][]float64, nt)
-	arrHead := make([]int, nt)
-	longHead := make([]int, nt)
-	// The jobs that ended over the long window: what sacct gives of run
-	// times, whose mean is the policy's service time.
-	type completion struct{ at, dur float64 }
-	done := make([][]completion, nt)
-	doneHead := make([]int, nt)
-	doneSum := make([]float64, nt)
-	// The most devices of each type in use at once, by hour: the peak
-	// over the long window is the largest of its hours.
-	inUse := make([]int, nt)
-	hourly := map[int][]int{}
-	use := func(t, d int, now float64) {
-		inUse[t] += d
-		h := int(now / 60)
-		if hourly[h] == nil {
-			hourly[h] = append([]int(nil), inUse...) // what runs on into the hour
-		}
-		hourly[h][t] = max(hourly[h][t], inUse[t])
-	}
+	// What sacct would say: the arrivals, starts and ends of each type,
+	// from which rebalance's builder makes the policy's state.
+	hist := rebalance.NewHistory(nt, 0)
 	inMeasure := func(a, b float64) float64 { // overlap of [a,b) with the measured window
 		return max(0, min(b, win.to)-max(a, win.from))
 	}
 	startOn := func(n, j int, now float64) {
 		nd := &nodes[n]
 		nd.used[jobs[j].typ]++
-		use(jobs[j].typ, 1, now)
+		hist.Start(jobs[j].typ, now)
 		nd.run = append(nd.run, running{j, now})
 		res.start[j] = now
 		heap.Push(ev, event{at: now + jobs[j].dur, kind: 0, a: j, b: n})
@@ -157,15 +138,13 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 			nd := &nodes[n]
 			t := jobs[j].typ
 			nd.used[t]--
-			use(t, -1, now)
 			for i, rj := range nd.run {
 				if rj.job == j {
 					nd.run = append(nd.run[:i], nd.run[i+1:]...)
 					break
 				}
 			}
-			done[t] = append(done[t], completion{now, jobs[j].dur})
-			doneSum[t] += jobs[j].dur
+			hist.End(t, now, jobs[j].dur)
 			if nd.draining && len(nd.run) == 0 {
 				beginReconfig(n, now)
 			} else if !nd.draining && heads[t] < len(queues[t]) {
@@ -184,7 +163,7 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 		case 2: // a job arrives
 			j := e.a
 			t := jobs[j].typ
-			arrivals[t] = append(arrivals[t], now)
+			hist.Arrive(t, now)
 			placed := false
 			if heads[t] == len(queues[t]) {
 				for n := range nodes {
@@ -204,47 +183,25 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 				heap.Push(ev, event{at: now + p.tick, kind: 3})
 				continue
 			}
-			s := rebalance.PolicyState{Types: types, Configs: make([][]int, len(configs)),
-				Window: min(p.window, now), Peak: make([]int, nt), Rate: make([]float64, nt), LongRate: make([]float64, nt), Mean: make([]float64, nt), Backlog: make([]int, nt), Nodes: make([]rebalance.PolicyNode, len(nodes))}
+			cfgs := make([][]int, len(configs))
 			for k, c := range configs {
-				s.Configs[k] = c.counts
+				cfgs[k] = c.counts
 			}
+			backlog := make([]int, nt)
 			for t := range nt {
-				for arrHead[t] < len(arrivals[t]) && arrivals[t][arrHead[t]] <= now-p.window {
-					arrHead[t]++
-				}
-				s.Rate[t] = float64(len(arrivals[t])-arrHead[t]) / min(p.window, now)
-				for longHead[t] < len(arrivals[t]) && arrivals[t][longHead[t]] <= now-p.long {
-					longHead[t]++
-				}
-				s.LongRate[t] = float64(len(arrivals[t])-longHead[t]) / min(p.long, now)
-				for doneHead[t] < len(done[t]) && done[t][doneHead[t]].at <= now-p.long {
-					doneSum[t] -= done[t][doneHead[t]].dur
-					doneHead[t]++
-				}
-				s.Mean[t] = 60
-				if n := len(done[t]) - doneHead[t]; n > 0 {
-					s.Mean[t] = doneSum[t] / float64(n)
-				}
-				s.Backlog[t] = len(queues[t]) - heads[t]
+				backlog[t] = len(queues[t]) - heads[t]
 			}
-			for h := int((now - p.long) / 60); h <= int(now/60); h++ {
-				for t, n := range hourly[h] {
-					s.Peak[t] = max(s.Peak[t], n)
-				}
-			}
-			for t := range nt {
-				s.Peak[t] = max(s.Peak[t], inUse[t])
-			}
+			fleetNow := make([]rebalance.NodeNow, len(nodes))
 			for i := range nodes {
 				nd := &nodes[i]
-				empty := 0.0
-				for _, rj := range nd.run {
-					empty = max(empty, rj.start+jobs[rj.job].limit-now)
+				ends := make([]float64, len(nd.run))
+				for k, rj := range nd.run {
+					ends[k] = rj.start + jobs[rj.job].limit
 				}
-				s.Nodes[i] = rebalance.PolicyNode{Config: nd.config, Busy: nd.used, EmptyIn: empty,
-					Draining: nd.draining || nd.out, Target: nd.target, SinceChange: now - nd.lastChange}
+				fleetNow[i] = rebalance.NodeNow{Config: nd.config, Busy: nd.used, Ends: ends,
+					Draining: nd.draining || nd.out, Target: nd.target, LastChange: nd.lastChange}
 			}
+			s := hist.State(now, rebalance.Windows{Recent: p.window, Long: p.long}, types, cfgs, backlog, fleetNow)
 			if p.noPeak {
 				s.Peak = nil
 			}

@@ -1,0 +1,308 @@
+package rebalance
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/slurm-mig/slurm-mig/slurmconf"
+)
+
+// Slurm's view, for the policy: what the rebalance command proposes
+// with. buildSlurmState builds Decide's state from the queue, the node
+// states and sacct's history through History.State, the builder the
+// simulator runs; ProposeByPolicy turns Decide's moves into a Proposal
+// of the shape Propose gives.
+
+// SlurmInput is what Slurm says now.
+type SlurmInput struct {
+	Nodes   []Node
+	States  map[string]NodeState
+	Jobs    []Job    // the pending queue (ParseQueue)
+	History []Record // sacct's jobs (ParseHistory)
+	Now     time.Time
+}
+
+// slurmState is Decide's state and how its indices map back.
+type slurmState struct {
+	state   PolicyState
+	names   []string // node names, as state.Nodes
+	configs []Option // as state.Configs
+	held    []Held
+}
+
+// clock is the policy's clock: minutes since the Unix epoch.
+func clock(t time.Time) float64 {
+	return float64(t.UnixNano()) / 60e9
+}
+
+// buildSlurmState builds Decide's state. The policy weighs one kind of node
+// (one set of configs): the kind most nodes are; nodes of other kinds,
+// nodes out of service or unknown to slurmctld, and nodes whose Gres= is
+// none of the kind's configs are held, their devices counted as they
+// are where they match a config. What Slurm's text does not say is
+// taken as: no node draining for the policy (a node in DRAIN is out of
+// service), and no change since long ago (the dwell is the apply
+// path's to keep).
+func buildSlurmState(in SlurmInput, w Windows) slurmState {
+	order := make([]string, len(in.Nodes))
+	byName := make(map[string]*Node, len(in.Nodes))
+	for i := range in.Nodes {
+		order[i] = in.Nodes[i].Name
+		byName[order[i]] = &in.Nodes[i]
+	}
+	slurmconf.SortHostnames(order)
+	// The kind: the Options most nodes share (the first such in hostlist
+	// order on a tie).
+	count := map[*Options]int{}
+	var ref *Options
+	for _, name := range order {
+		o := byName[name].Options
+		if o == nil || len(o.Configs) == 0 {
+			continue
+		}
+		count[o]++
+		if ref == nil || count[o] > count[ref] {
+			ref = o
+		}
+	}
+	var out slurmState
+	typeSet := map[string]bool{}
+	if ref != nil {
+		out.configs = ref.Configs
+		for _, o := range ref.Configs {
+			for _, c := range o.Counts {
+				typeSet[strings.ToLower(c.Type)] = true
+			}
+		}
+	}
+	var types []string
+	for t := range typeSet {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	index := map[string]int{}
+	for i, t := range types {
+		index[t] = i
+	}
+	vec := func(counts []slurmconf.GresCount) ([]int, bool) {
+		v := make([]int, len(types))
+		for _, c := range counts {
+			i, ok := index[strings.ToLower(c.Type)]
+			if !ok {
+				return nil, false
+			}
+			v[i] += c.Count
+		}
+		return v, true
+	}
+	configs := make([][]int, len(out.configs))
+	for k, o := range out.configs {
+		configs[k], _ = vec(o.Counts)
+	}
+
+	now := clock(in.Now)
+	// Each node's running jobs' ends: their start and time limit, from
+	// sacct.
+	ends := map[string][]float64{}
+	for _, r := range in.History {
+		if r.Start.IsZero() || !r.End.IsZero() || r.Start.After(in.Now) {
+			continue
+		}
+		end := clock(r.Start) + r.Limit
+		if math.IsNaN(end) {
+			end = math.Inf(1) // a partition's limit, not said: the node may not empty
+		}
+		for _, n := range r.Nodes {
+			ends[n] = append(ends[n], end)
+		}
+	}
+	nodes := make([]NodeNow, len(order))
+	for i, name := range order {
+		n := byName[name]
+		st, known := in.States[name]
+		nn := NodeNow{Config: -1, Busy: make([]int, len(types)), Ends: ends[name], LastChange: math.Inf(-1)}
+		cur, ok := vec(n.Current)
+		if ok {
+			for k, c := range configs {
+				if sameVec(c, cur) {
+					nn.Config = k
+					break
+				}
+			}
+		}
+		for _, u := range st.Used {
+			if t, ok := index[strings.ToLower(u.Type)]; ok {
+				nn.Busy[t] += u.Count
+			}
+		}
+		why := ""
+		switch {
+		case !known || n.Options == nil:
+			why = n.Why
+		case st.OutOfService() != "":
+			why = st.OutOfService()
+		case n.Options != ref:
+			why = fmt.Sprintf("other GPUs than %s's: the policy weighs one kind of node, the kind most nodes are", firstOf(order, byName, ref))
+		case nn.Config < 0:
+			why = fmt.Sprintf("its Gres=%s is none of the allowed configs", slurmconf.GresList(n.Current))
+		}
+		if why != "" {
+			nn.Held = true
+			out.held = append(out.held, Held{Node: name, Why: why})
+		}
+		nodes[i] = nn
+	}
+
+	// The history, replayed in time order: arrivals (a pending array's
+	// tasks each), starts and ends of the jobs of one node and one
+	// type, counted in devices for the peaks.
+	type event struct {
+		at   float64
+		kind int // 0 an end, 1 an arrival, 2 a start
+		t, n int
+		run  float64
+	}
+	var events []event
+	since := now - w.Long
+	first := math.Inf(1)
+	for _, r := range in.History {
+		t, ok := index[r.Type]
+		if !ok || len(r.Nodes) > 1 || r.Submit.After(in.Now) {
+			continue
+		}
+		sub := clock(r.Submit)
+		first = min(first, sub)
+		events = append(events, event{at: sub, kind: 1, t: t, n: r.Tasks})
+		if r.Start.IsZero() || r.Start.After(in.Now) {
+			continue
+		}
+		start := clock(r.Start)
+		events = append(events, event{at: start, kind: 2, t: t, n: r.Count})
+		if !r.End.IsZero() && !r.End.After(in.Now) {
+			end := clock(r.End)
+			events = append(events, event{at: end, kind: 0, t: t, n: r.Count, run: end - start})
+		}
+	}
+	// A history shorter than the long window is counted over what it
+	// covers, from its first submit, but never less than the recent
+	// window (an empty history is a quiet day).
+	since = max(since, min(first, now-w.Recent))
+	slices.SortStableFunc(events, func(a, b event) int {
+		if a.at != b.at {
+			if a.at < b.at {
+				return -1
+			}
+			return 1
+		}
+		return a.kind - b.kind
+	})
+	h := NewHistory(len(types), since)
+	for _, e := range events {
+		switch e.kind {
+		case 1:
+			for range e.n {
+				h.Arrive(e.t, e.at)
+			}
+		case 2:
+			for range e.n {
+				h.Start(e.t, e.at)
+			}
+		case 0:
+			for range e.n {
+				h.End(e.t, e.at, e.run)
+			}
+		}
+	}
+	backlog := make([]int, len(types))
+	for _, j := range in.Jobs {
+		if j.Nodes != 1 || len(j.GPU) != 1 {
+			continue
+		}
+		if t, ok := index[strings.ToLower(j.GPU[0].Type)]; ok {
+			backlog[t]++
+		}
+	}
+	out.state = h.State(now, w, types, configs, backlog, nodes)
+	out.names = order
+	return out
+}
+
+// firstOf is the first node, in order, of the kind o.
+func firstOf(order []string, byName map[string]*Node, o *Options) string {
+	for _, name := range order {
+		if byName[name].Options == o {
+			return name
+		}
+	}
+	return ""
+}
+
+// ProposeByPolicy is Decide's proposal, as a Proposal: each move a
+// Change (the node, its new config and counts, the counts it had, and
+// the pending jobs, oldest first, of the types it gains, as many as the
+// devices it gains), the node lines after the changes, and the nodes
+// held.
+//
+// A history whose GPU jobs name none of the nodes' types is an error:
+// the forecast would see no demand at all, most often because
+// AccountingStorageTRES lists gres/gpu but not its types.
+func ProposeByPolicy(in SlurmInput, w Windows, lim PolicyLimits, minWait time.Duration) (*Proposal, error) {
+	s := buildSlurmState(in, w)
+	gpuJobs, typed := 0, 0
+	for _, r := range in.History {
+		if r.GPU {
+			gpuJobs++
+		}
+		if slices.Contains(s.state.Types, r.Type) {
+			typed++
+		}
+	}
+	if gpuJobs > 0 && typed == 0 {
+		return nil, fmt.Errorf("none of its %d GPU jobs names a GPU type of the nodes (%s): sacct names a type only where slurm.conf's AccountingStorageTRES lists gres/gpu:TYPE", gpuJobs, strings.Join(s.state.Types, ", "))
+	}
+	p := &Proposal{Pending: len(in.Jobs), Changes: []Change{}, Unserved: []string{}, Held: s.held}
+	if p.Held == nil {
+		p.Held = []Held{}
+	}
+	demand := demandOf(in.Jobs, Limits{Now: in.Now, MinWait: minWait})
+	p.Demand = len(demand)
+	for _, j := range demand {
+		if j.aged {
+			p.Waiting++
+		}
+	}
+	byName := map[string]*Node{}
+	for i := range in.Nodes {
+		byName[in.Nodes[i].Name] = &in.Nodes[i]
+	}
+	changed := map[string][]slurmconf.GresCount{}
+	taken := map[int]bool{}
+	for _, m := range Decide(s.state, lim) {
+		name := s.names[m.Node]
+		n := byName[name]
+		o := s.configs[m.Config]
+		ch := Change{Node: name, Config: o.Config, Gres: slurmconf.GresList(o.Counts), Was: slurmconf.GresList(n.Current), Jobs: []string{}}
+		from := s.state.Configs[s.state.Nodes[m.Node].Config]
+		for t, typ := range s.state.Types {
+			gain := s.state.Configs[m.Config][t] - from[t]
+			for i, j := range demand {
+				if gain <= 0 {
+					break
+				}
+				if j.typ == typ && !taken[i] && j.count <= gain {
+					taken[i] = true
+					gain -= j.count
+					ch.Jobs = append(ch.Jobs, j.id)
+				}
+			}
+		}
+		p.Changes = append(p.Changes, ch)
+		changed[name] = o.Counts
+	}
+	p.NodeLines = nodeLines(s.names, byName, changed)
+	return p, nil
+}
