@@ -35,12 +35,7 @@ func (f *applyFlags) check() error {
 }
 
 // apply runs one pass of the rollout of proposal p.
-func (c *rebalanceCmd) apply(e *env, p *rebalance.Proposal, nodes []rebalance.Node) error {
-	journal, err := rollout.OpenJournal(c.Journal)
-	if err != nil {
-		return err
-	}
-	defer journal.Close()
+func (c *rebalanceCmd) apply(e *env, journal *rollout.Journal, p *rebalance.Proposal, nodes []rebalance.Node) error {
 	enc := json.NewEncoder(e.stdout)
 	ctl := &rollout.Controller{
 		Store: journal,

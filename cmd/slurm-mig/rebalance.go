@@ -14,6 +14,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
+	"github.com/slurm-mig/slurm-mig/internal/rollout"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -116,16 +117,34 @@ func (c *rebalanceCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	in := rebalance.SlurmInput{Nodes: nodes, States: states, Jobs: jobs, Now: now}
+	var journal *rollout.Journal
+	if c.Apply {
+		// The journal, locked for the run, says which nodes are changing
+		// and when each last changed: the policy's draining and dwell.
+		if journal, err = rollout.OpenJournal(c.Journal); err != nil {
+			return err
+		}
+		defer journal.Close()
+		entries, err := journal.Entries()
+		if err != nil {
+			return err
+		}
+		if in.LastChange, err = journal.LastChanges(); err != nil {
+			return err
+		}
+		in.Changing = rollout.Changing(entries)
+	}
 	var p *rebalance.Proposal
 	if c.History != "" {
-		if p, err = c.byPolicy(rebalance.SlurmInput{Nodes: nodes, States: states, Jobs: jobs, Now: now}); err != nil {
+		if p, err = c.byPolicy(in); err != nil {
 			return err
 		}
 	} else {
 		p = rebalance.Propose(nodes, jobs, rebalance.Limits{MaxNodes: c.MaxNodes, MinWait: c.MinWait, Keep: c.Keep, Now: now})
 	}
 	if c.Apply {
-		return c.apply(e, p, nodes)
+		return c.apply(e, journal, p, nodes)
 	}
 	if err := kongrun.PrintReport(e.stdout, proposal{p, c.MinWait}, c.JSON); err != nil {
 		return err

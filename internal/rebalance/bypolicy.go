@@ -24,6 +24,11 @@ type SlurmInput struct {
 	Jobs    []Job    // the pending queue (ParseQueue)
 	History []Record // sacct's jobs (ParseHistory)
 	Now     time.Time
+	// Changing are the nodes rebalance --apply is changing, each with the
+	// config it goes to, and LastChange when each node last changed:
+	// both from its journal, which Slurm's text does not hold.
+	Changing   map[string]string
+	LastChange map[string]time.Time
 }
 
 // slurmState is Decide's state and how its indices map back.
@@ -43,10 +48,10 @@ func clock(t time.Time) float64 {
 // (one set of configs): the kind most nodes are; nodes of other kinds,
 // nodes out of service or unknown to slurmctld, and nodes whose Gres= is
 // none of the kind's configs are held, their devices counted as they
-// are where they match a config. What Slurm's text does not say is
-// taken as: no node draining for the policy (a node in DRAIN is out of
-// service), and no change since long ago (the dwell is the apply
-// path's to keep).
+// are where they match a config. What Slurm's text does not say comes
+// from the controller's journal (Changing, LastChange); without it no
+// node is draining for the policy (a node in DRAIN is out of service),
+// and none changed since long ago.
 func buildSlurmState(in SlurmInput, w Windows) slurmState {
 	order := make([]string, len(in.Nodes))
 	byName := make(map[string]*Node, len(in.Nodes))
@@ -149,6 +154,21 @@ func buildSlurmState(in SlurmInput, w Windows) slurmState {
 			why = fmt.Sprintf("other GPUs than %s's: the policy weighs one kind of node, the kind most nodes are", firstOf(order, byName, ref))
 		case nn.Config < 0:
 			why = fmt.Sprintf("its Gres=%s is none of the allowed configs", slurmconf.GresList(n.Current))
+		}
+		if target, ok := in.Changing[name]; ok && n.Options == ref {
+			// Drained for the controller's change: its target's devices
+			// are on their way, and it takes no other change.
+			for k, o := range out.configs {
+				if o.Config == target {
+					nn.Draining, nn.Target, why = true, k, ""
+				}
+			}
+			if !nn.Draining {
+				why = "changing to " + target + ", none of the allowed configs"
+			}
+		}
+		if t, ok := in.LastChange[name]; ok {
+			nn.LastChange = clock(t)
 		}
 		if why != "" {
 			nn.Held = true

@@ -237,3 +237,32 @@ func TestProposeByPolicyUntypedHistory(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// What rebalance --apply's journal adds: a node that changed within the
+// dwell is not changed again, and a node drained for the controller's
+// change to large is capacity on its way, not a node out of service, so
+// the same shift asks for nothing more.
+func TestProposeByPolicyReadsTheJournal(t *testing.T) {
+	in := policyInput(t, 0.5, 0.1, 0.2, 0.4, 360, 20)
+	in.LastChange = map[string]time.Time{"gpu02": in.Now.Add(-30 * time.Minute)}
+	p, err := ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Changes {
+		if c.Node == "gpu02" {
+			t.Errorf("gpu02, changed 30 minutes ago (dwell %v min), changes again: %+v", DefaultPolicyLimits().Dwell, c)
+		}
+	}
+	in = policyInput(t, 0.5, 0.1, 0.2, 0.4, 360, 20)
+	st := in.States["gpu02"]
+	st.State = "IDLE+DRAIN"
+	in.States["gpu02"] = st
+	in.Changing = map[string]string{"gpu02": "large"}
+	if p, err = ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Changes) != 0 || len(p.Held) != 0 {
+		t.Errorf("with gpu02 changing to large: changes %+v, held %+v; want none", p.Changes, p.Held)
+	}
+}

@@ -118,3 +118,32 @@ func TestJournalEntries(t *testing.T) {
 		t.Errorf("after Remove: %+v", got)
 	}
 }
+
+func TestJournalRecord(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "journal")
+	j, err := OpenJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if last, err := j.LastChanges(); err != nil || len(last) != 0 {
+		t.Fatalf("no record: %v, %v", last, err)
+	}
+	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	e := Entry{Change: toBalanced, Outcome: "done"}
+	j.Record(&e, t0)
+	e.Outcome = "rolled back to all-1g"
+	j.Record(&e, t0.Add(time.Hour))
+	e.Node = "gpu02"
+	j.Record(&e, t0.Add(-time.Hour))
+	last, err := j.LastChanges()
+	if err != nil || !last["gpu01"].Equal(t0.Add(time.Hour)) || !last["gpu02"].Equal(t0.Add(-time.Hour)) {
+		t.Errorf("%v, %v", last, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, changesLog), []byte("yesterday gpu01\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.LastChanges(); err == nil || !strings.Contains(err.Error(), changesLog+":1:") {
+		t.Errorf("a bad line: %v", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -131,3 +132,70 @@ func (j *Journal) Remove(node string) error {
 
 // OutputPath is where the output of node's last change command is kept.
 func (j *Journal) OutputPath(node string) string { return j.path(node, ".out") }
+
+// changesLog is the journal's record of finished changes, a line each:
+// "TIME NODE CONFIG OUTCOME".
+const changesLog = "changes.log"
+
+// maxChangesLog bounds the record: past it, it starts again (the dwell
+// needs only the last few hours).
+const maxChangesLog = 1 << 20
+
+// Record appends a finished change to the record.
+func (j *Journal) Record(e *Entry, at time.Time) error {
+	path := filepath.Join(j.Dir, changesLog)
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if fi, err := os.Stat(path); err == nil && fi.Size() > maxChangesLog {
+		flags |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	_, err = fmt.Fprintf(f, "%s %s %s %s\n", at.UTC().Format(time.RFC3339), e.Node, e.Config, strings.ReplaceAll(e.Outcome, " ", "_"))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// LastChanges reads when each node last finished a change.
+func (j *Journal) LastChanges() (map[string]time.Time, error) {
+	path := filepath.Join(j.Dir, changesLog)
+	data, err := fileio.ReadFile(path, 2*maxChangesLog, "the journal's record of changes")
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]time.Time{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return parseChanges(path, data)
+}
+
+// parseChanges reads the record of changes, named file.
+func parseChanges(file string, data []byte) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	for i, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339, f[0])
+		if err != nil || len(f) != 4 {
+			return nil, fmt.Errorf("%s:%d: want TIME NODE CONFIG OUTCOME", file, i+1)
+		}
+		if t.After(out[f[1]]) {
+			out[f[1]] = t
+		}
+	}
+	return out, nil
+}
+
+// Changing is the nodes in change and the config each goes to.
+func Changing(entries []Entry) map[string]string {
+	out := map[string]string{}
+	for _, e := range entries {
+		out[e.Node] = e.Config
+	}
+	return out
+}

@@ -87,6 +87,9 @@ type Store interface {
 	Entries() ([]Entry, error)
 	Save(e *Entry) error
 	Remove(node string) error
+	// Record notes a finished change (done or rolled back): the policy's
+	// dwell counts from it.
+	Record(e *Entry, at time.Time) error
 }
 
 // Limits bound a rollout.
@@ -320,6 +323,9 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 				if err := c.Slurm.Resume(e.Node); err != nil {
 					return err
 				}
+			}
+			if err := c.Store.Record(e, c.Now()); err != nil {
+				return err
 			}
 			c.say(e.Node, e.Step, "resumed", e.Outcome)
 			if e.Outcome == "done" {
