@@ -171,6 +171,42 @@ func TestRebalanceApply(t *testing.T) {
 		}
 		a.checkOthers(t)
 	})
+	// A job lands on gpu01 between squeue's answer and the drain: the
+	// first run drains gpu01 and leaves it emptying; once the job ends,
+	// the next run (--json) changes it.
+	t.Run("empties", func(t *testing.T) {
+		t.Parallel()
+		a := startApply(t, false)
+		release := filepath.Join(a.dir, "release-gpu01")
+		job := a.sbatchWaiting(t, "gpu01", "gpu:h100_1g.10gb:1", release)
+		code, out := a.run(t)
+		if code != 0 || !strings.Contains(out, "waiting 1,") || !strings.Contains(out, "gpu01 wait: waiting: jobs still run there") {
+			t.Fatalf("rebalance --apply: exit %d, want gpu01 waiting\n%s", code, out)
+		}
+		must(t, os.WriteFile(release, nil, 0o644))
+		a.waitJob(job, "COMPLETED")
+		a.json = true
+		code, out = a.run(t)
+		var steps []string
+		var outcome struct {
+			Outcome *rollout.Outcome `json:"outcome"`
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var ev rollout.Event
+			if err := json.Unmarshal([]byte(line), &outcome); err == nil && outcome.Outcome != nil {
+				break
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.Node != "gpu01" || ev.Time.IsZero() {
+				t.Fatalf("a line of --json: %q (%v)", line, err)
+			}
+			steps = append(steps, string(ev.Step)+": "+ev.What)
+		}
+		want := []string{"wait: empty", "apply: applying", "apply: applied", "resume: resumed"}
+		if code != 0 || outcome.Outcome == nil || !slices.Equal(outcome.Outcome.Done, []string{"gpu01"}) || !slices.Equal(steps, want) {
+			t.Fatalf("the run after the job ended: exit %d, steps %q (want %q), outcome %+v\n%s", code, steps, want, outcome.Outcome, out)
+		}
+		a.checkChanged(t)
+	})
 	// A job lands on gpu01 between squeue's answer and the drain, and
 	// outlives --drain-timeout: the change is abandoned and gpu01
 	// resumes with the job still running and its layout unchanged.
@@ -208,6 +244,7 @@ type applyCluster struct {
 	slurmdStart  string
 	holders      string // the change command's HOLDERS ("": slurm-mig holders, of this machine)
 	ansible      bool   // the change command is repartition.yml, by ansible-playbook
+	json         bool   // --json
 	drainTimeout string
 	job02        string
 	rel02        string
@@ -292,6 +329,9 @@ func (a *applyCluster) command(t *testing.T) *exec.Cmd {
 	cmd := exec.Command(slurmMig, "rebalance", "--apply", "--queue", a.queue, "--nodes", a.nodes, "--mig-config", a.migConfig,
 		"--min-wait", "30s", "--now", now, "--hardware", "gpu[01-02]="+filepath.Join(a.dir, "a.json"),
 		"--journal", a.journal, "--drain-timeout", a.drainTimeout, "--change-timeout", "120s", "--change-command", change)
+	if a.json {
+		cmd.Args = append(cmd.Args, "--json")
+	}
 	cmd.Env, cmd.Dir = env, a.dir
 	return cmd
 }
