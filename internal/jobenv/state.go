@@ -44,8 +44,8 @@ func StatePath(flag string, getenv func(string) string) string {
 	return DefaultStatePath
 }
 
-// maxStateBytes bounds a state file: 64 GPUs of 8 MIG devices are 40 KiB.
-const maxStateBytes = 16 << 20
+// MaxStateBytes bounds a state file: 64 GPUs of 8 MIG devices are 40 KiB.
+const MaxStateBytes = 16 << 20
 
 // State is what env needs to know of the node's devices, without NVML:
 // which device, named by its device files, has which UUID. gen writes it
@@ -160,7 +160,7 @@ func (s *State) Encode() []byte {
 // LoadState reads and checks a state file. Errors name the file; where
 // there is none, the error carries the fix: the commands that write it.
 func LoadState(path string) (*State, error) {
-	data, err := fileio.ReadFile(path, maxStateBytes, "a slurm-mig state")
+	data, err := fileio.ReadFile(path, MaxStateBytes, "a slurm-mig state")
 	return loadStateFile(path, data, err)
 }
 
@@ -169,7 +169,7 @@ func LoadState(path string) (*State, error) {
 // writable by nobody else. Anyone else who could write it could misroute
 // every job's devices, its generation being a hash anyone can recompute.
 func LoadTrustedState(path string) (*State, error) {
-	data, err := fileio.ReadTrusted(path, maxStateBytes, "a slurm-mig state", os.Geteuid())
+	data, err := fileio.ReadTrusted(path, MaxStateBytes, "a slurm-mig state", os.Geteuid())
 	return loadStateFile(path, data, err)
 }
 

@@ -27,6 +27,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/slurm-mig/slurm-mig/internal/atomicfile"
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/safepath"
 )
@@ -337,12 +338,9 @@ func readEntry(dir *os.File, name string) ([]byte, os.FileInfo, error) {
 	if !info.Mode().IsRegular() { // replaced since the look above
 		return nil, nil, fmt.Errorf("%s is not a regular file (remove it)", path)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxMapBytes+1))
+	data, err := fileio.ReadOpen(f, maxMapBytes, "a job map file")
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(data) > maxMapBytes {
-		return nil, nil, fmt.Errorf("%s is larger than %d bytes; not a job map file", path, maxMapBytes)
+		return nil, nil, err
 	}
 	if data == nil {
 		data = []byte{}

@@ -16,6 +16,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/atomicfile"
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
@@ -119,7 +120,7 @@ type State struct {
 // and the error then says so).
 func (s State) saved() func() error {
 	path := s.File.Path()
-	old, err := os.ReadFile(path)
+	old, err := fileio.ReadFile(path, jobenv.MaxStateBytes, "a slurm-mig state")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return func() error {
