@@ -3,7 +3,6 @@ package claim
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 	"golang.org/x/sys/unix"
 )
 
@@ -283,7 +283,7 @@ func newAttackers(t *testing.T) *attackers {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(base, "claim.test")
-	copyFile(t, self, bin)
+	testtools.CopyExecutable(t, self, bin)
 	a := &attackers{bin: bin, base: base}
 	a.dir(t, "ready", 0o1777, 0) // where attacks say they are under way
 	return a
@@ -441,23 +441,4 @@ func held(t *testing.T, d *Dir, uuid string) bool {
 		c.Close()
 	}
 	return len(h) == 1
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
 }

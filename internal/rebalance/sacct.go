@@ -1,8 +1,6 @@
 package rebalance
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -56,40 +54,32 @@ type Record struct {
 // error naming the file and the line.
 func ParseHistory(file string, data []byte, loc *time.Location) ([]Record, error) {
 	var out []Record
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	num := 0
-	for sc.Scan() {
-		num++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
+	err := eachLine(file, data, func(num int, line string) error {
 		f := strings.Split(line, "|")
 		if len(f) != 9 {
-			return nil, fmt.Errorf("%s:%d: want 9 fields split by | (%s), got %d", file, num, HistoryFormat, len(f))
+			return fmt.Errorf("%s:%d: want 9 fields split by | (%s), got %d", file, num, HistoryFormat, len(f))
 		}
 		r := Record{ID: f[0], State: f[6], Line: num, Tasks: 1}
 		var err error
 		for i, p := range []*time.Time{&r.Submit, &r.Start, &r.End} {
 			if *p, err = sacctTime(f[1+i], loc); err != nil {
-				return nil, fmt.Errorf("%s:%d: %s %v", file, num, [...]string{"Submit", "Start", "End"}[i], err)
+				return fmt.Errorf("%s:%d: %s %v", file, num, [...]string{"Submit", "Start", "End"}[i], err)
 			}
 		}
 		if r.Submit.IsZero() {
-			return nil, fmt.Errorf("%s:%d: job %s has no Submit time", file, num, r.ID)
+			return fmt.Errorf("%s:%d: job %s has no Submit time", file, num, r.ID)
 		}
 		if r.Limit, err = sacctLimit(f[4]); err != nil {
-			return nil, fmt.Errorf("%s:%d: TimeLimit %v", file, num, err)
+			return fmt.Errorf("%s:%d: TimeLimit %v", file, num, err)
 		}
 		if nl := f[5]; nl != "" && nl != "None assigned" && !r.Start.IsZero() {
 			if r.Nodes, err = slurmconf.ExpandHostlist(nl); err != nil {
-				return nil, fmt.Errorf("%s:%d: NodeList: %v", file, num, err)
+				return fmt.Errorf("%s:%d: NodeList: %v", file, num, err)
 			}
 		}
 		for _, tres := range []string{f[8], f[7]} {
 			if r.Type, r.Count, err = typedGPU(tres); err != nil {
-				return nil, fmt.Errorf("%s:%d: %v", file, num, err)
+				return fmt.Errorf("%s:%d: %v", file, num, err)
 			}
 			if r.Type != "" {
 				break
@@ -97,12 +87,13 @@ func ParseHistory(file string, data []byte, loc *time.Location) ([]Record, error
 		}
 		r.GPU = strings.Contains(f[7]+","+f[8], "gres/gpu")
 		if r.Tasks, err = arrayTasks(r.ID); err != nil {
-			return nil, fmt.Errorf("%s:%d: JobID %v", file, num, err)
+			return fmt.Errorf("%s:%d: JobID %v", file, num, err)
 		}
 		out = append(out, r)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %v", file, num+1, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

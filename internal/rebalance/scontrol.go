@@ -1,8 +1,6 @@
 package rebalance
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"strings"
 
@@ -68,41 +66,34 @@ func (s *NodeState) Why() string {
 // error naming the file and line.
 func ParseNodes(file string, data []byte) (map[string]NodeState, error) {
 	out := map[string]NodeState{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	fields := nodeFields{"NodeName": nil, "State": nil, "Gres": nil, "GresUsed": nil, "AllocTRES": nil}
-	num := 0
-	for sc.Scan() {
-		num++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
+	err := eachLine(file, data, func(num int, line string) error {
 		splitFields(line, fields)
 		s := NodeState{Name: fields.get("NodeName"), State: fields.get("State"), Line: num}
 		if s.Name == "" || s.State == "" {
-			return nil, fmt.Errorf("%s:%d: no NodeName= or State= (want the output of %s)", file, num, NodesFormat)
+			return fmt.Errorf("%s:%d: no NodeName= or State= (want the output of %s)", file, num, NodesFormat)
 		}
 		if fields["GresUsed"] == nil && strings.Contains(fields.get("Gres"), "gpu") {
 			// Without it a busy node would look idle.
-			return nil, fmt.Errorf("%s:%d: node %s has GPUs and no GresUsed= (want the output of %s)", file, num, s.Name, NodesFormat)
+			return fmt.Errorf("%s:%d: node %s has GPUs and no GresUsed= (want the output of %s)", file, num, s.Name, NodesFormat)
 		}
 		used, err := gpusInUse(fields)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: node %s: %v", file, num, s.Name, err)
+			return fmt.Errorf("%s:%d: node %s: %v", file, num, s.Name, err)
 		}
 		s.GPUsInUse = used
 		s.Used = usedByType(fields.get("GresUsed"))
 		if s.Gres, err = slurmconf.GresTypeCounts(fields.get("Gres"), "gpu"); err != nil {
-			return nil, fmt.Errorf("%s:%d: node %s: %v", file, num, s.Name, err)
+			return fmt.Errorf("%s:%d: node %s: %v", file, num, s.Name, err)
 		}
 		if prev, dup := out[s.Name]; dup {
-			return nil, fmt.Errorf("%s:%d: node %s is given twice (first at line %d)", file, num, s.Name, prev.Line)
+			return fmt.Errorf("%s:%d: node %s is given twice (first at line %d)", file, num, s.Name, prev.Line)
 		}
 		out[s.Name] = s
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %v", file, num+1, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -45,35 +45,28 @@ type Request struct {
 // said are the queue's.
 func ParseQueue(file string, data []byte, loc *time.Location) ([]Job, error) {
 	var jobs []Job
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	num := 0
-	for sc.Scan() {
-		num++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
+	err := eachLine(file, data, func(num int, line string) error {
 		f := strings.Fields(line)
 		if len(f) != 4 {
-			return nil, fmt.Errorf("%s:%d: want 4 fields (%s), got %d: %q", file, num, QueueFormat, len(f), line)
+			return fmt.Errorf("%s:%d: want 4 fields (%s), got %d: %q", file, num, QueueFormat, len(f), line)
 		}
 		submit, err := time.ParseInLocation(TimeLayout, f[1], loc)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: submit time %q is not %s", file, num, f[1], TimeLayout)
+			return fmt.Errorf("%s:%d: submit time %q is not %s", file, num, f[1], TimeLayout)
 		}
 		nodes, err := strconv.Atoi(f[2])
 		if err != nil || nodes < 1 {
-			return nil, fmt.Errorf("%s:%d: node count %q is not a number of at least 1", file, num, f[2])
+			return fmt.Errorf("%s:%d: node count %q is not a number of at least 1", file, num, f[2])
 		}
 		gpu, err := ParseTresPerNode(f[3])
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", file, num, err)
+			return fmt.Errorf("%s:%d: %v", file, num, err)
 		}
 		jobs = append(jobs, Job{ID: f[0], Submit: submit, Nodes: nodes, GPU: gpu, Line: num})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %v", file, num+1, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return jobs, nil
 }
@@ -117,4 +110,27 @@ func ParseTresPerNode(s string) ([]Request, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// eachLine calls fn with each non-blank line of data, trimmed, and its
+// number; fn's error ends the reading. A line past 1 MiB is an error
+// naming file and the line.
+func eachLine(file string, data []byte, fn func(num int, line string) error) error {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	num := 0
+	for sc.Scan() {
+		num++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		if err := fn(num, line); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s:%d: %v", file, num+1, err)
+	}
+	return nil
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 	"github.com/slurm-mig/slurm-mig/internal/rollout"
-	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
 
@@ -398,27 +397,7 @@ func (a *applyCluster) checkChanged(t *testing.T) {
 	if strings.Contains(st.state, "DRAIN") || strings.Contains(st.state, "INVAL") || !a.sameGres(t, st, "b.json") || a.journalFiles(t) != 0 {
 		t.Errorf("gpu01 %s Gres=%s Reason=%s, %d journal entries; want in service with all-balanced's counts, none", st.state, st.gres, st.reason, a.journalFiles(t))
 	}
-	b, err := snapshot.Load(a.b)
-	must(t, err)
-	uuids := map[string]string{}
-	for _, m := range b.GPUs[0].MigDevices {
-		uuids[m.Profile] = m.UUID
-	}
-	for id, profile := range a.pending {
-		line := a.waitJob(id, "COMPLETED")
-		data, err := os.ReadFile(filepath.Join(a.dir, "pending-"+id+".out"))
-		got := strings.TrimSpace(string(data))
-		switch {
-		case err != nil || field(line, "NodeList") != "gpu01":
-			t.Errorf("job %s (%s): %v\n%s", id, profile, err, line)
-		case release.Before(gresIndexEnvSince):
-			if got == "" || strings.HasPrefix(got, "MIG-") {
-				t.Errorf("job %s (%s): CUDA_VISIBLE_DEVICES=%q", id, profile, got)
-			}
-		case got != uuids[profile]:
-			t.Errorf("job %s (%s): CUDA_VISIBLE_DEVICES=%q, want %s", id, profile, got, uuids[profile])
-		}
-	}
+	a.checkPendingRan(t, a.pending)
 	if data, err := os.ReadFile(filepath.Join(a.dir, "slurmctld.log")); err != nil || strings.Contains(string(data), "reported lower than configured") {
 		t.Errorf("slurmctld.log (%v) says a count was lower than configured", err)
 	}

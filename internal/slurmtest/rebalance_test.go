@@ -212,29 +212,7 @@ func rebalanceLoop(t *testing.T, r *repartition, start driver) {
 		t.Fatalf("%s: %v\n%s", cmd.Path, err, r.daemonLogs())
 	}
 
-	b, err := snapshot.Load(r.b)
-	must(t, err)
-	uuids := map[string]string{}
-	for _, m := range b.GPUs[0].MigDevices {
-		uuids[m.Profile] = m.UUID
-	}
-	for id, profile := range pending {
-		line := r.waitJob(id, "COMPLETED")
-		data, err := os.ReadFile(filepath.Join(r.dir, "pending-"+id+".out"))
-		got := strings.TrimSpace(string(data))
-		switch {
-		case err != nil || field(line, "NodeList") != "gpu01":
-			t.Errorf("job %s (%s): %v\n%s", id, profile, err, line)
-		case release.Before(gresIndexEnvSince):
-			// Slurm gives tasks device numbers before 21.08
-			// (docs/slurm-versions.md): a device, not a UUID.
-			if got == "" || strings.HasPrefix(got, "MIG-") {
-				t.Errorf("job %s (%s): CUDA_VISIBLE_DEVICES=%q", id, profile, got)
-			}
-		case got != uuids[profile]:
-			t.Errorf("job %s (%s): CUDA_VISIBLE_DEVICES=%q, want %s", id, profile, got, uuids[profile])
-		}
-	}
+	r.checkPendingRan(t, pending)
 	if bad := stop(); len(bad) > 0 {
 		t.Errorf("gpu01 went INVAL or drained for its counts:\n%s", strings.Join(bad, "\n"))
 	}
@@ -249,5 +227,33 @@ func rebalanceLoop(t *testing.T, r *repartition, start driver) {
 	must(t, os.WriteFile(rel02, nil, 0o644))
 	if line := r.waitJob(job02, "COMPLETED"); field(line, "ExitCode") != "0:0" {
 		t.Errorf("gpu02's job: %s", line)
+	}
+}
+
+// checkPendingRan checks that each pending job (id -> the profile it asks
+// for) ran on gpu01 with its MIG device's UUID from layout B (20.11: a
+// device number, which Slurm gives tasks before 21.08).
+func (r *repartition) checkPendingRan(t *testing.T, pending map[string]string) {
+	t.Helper()
+	b, err := snapshot.Load(r.b)
+	must(t, err)
+	uuids := map[string]string{}
+	for _, m := range b.GPUs[0].MigDevices {
+		uuids[m.Profile] = m.UUID
+	}
+	for id, profile := range pending {
+		line := r.waitJob(id, "COMPLETED")
+		data, err := os.ReadFile(filepath.Join(r.dir, "pending-"+id+".out"))
+		got := strings.TrimSpace(string(data))
+		switch {
+		case err != nil || field(line, "NodeList") != "gpu01":
+			t.Errorf("job %s (%s): %v\n%s", id, profile, err, line)
+		case release.Before(gresIndexEnvSince):
+			if got == "" || strings.HasPrefix(got, "MIG-") {
+				t.Errorf("job %s (%s): CUDA_VISIBLE_DEVICES=%q", id, profile, got)
+			}
+		case got != uuids[profile]:
+			t.Errorf("job %s (%s): CUDA_VISIBLE_DEVICES=%q, want %s", id, profile, got, uuids[profile])
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 	"golang.org/x/sys/unix"
 )
 
@@ -92,7 +93,7 @@ func asNobody(t *testing.T) (func(env ...string) *exec.Cmd, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	copyFile(t, self, filepath.Join(bin, "holder.test"))
+	testtools.CopyExecutable(t, self, filepath.Join(bin, "holder.test"))
 	os.Chmod(bin, 0o1777)
 	return func(env ...string) *exec.Cmd {
 		cmd := exec.Command(filepath.Join(bin, "holder.test"))

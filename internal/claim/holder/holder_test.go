@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 	"golang.org/x/sys/unix"
 )
 
@@ -600,7 +600,7 @@ func TestHolderOtherUser(t *testing.T) {
 	defer os.RemoveAll(bin)
 	os.Chmod(bin, 0o755)
 	self, _ := os.Executable()
-	copyFile(t, self, filepath.Join(bin, "holder.test"))
+	testtools.CopyExecutable(t, self, filepath.Join(bin, "holder.test"))
 	asNobody := func(env ...string) *exec.Cmd {
 		cmd := exec.Command(filepath.Join(bin, "holder.test"))
 		cmd.Env = append([]string{"TMPDIR=" + bin}, env...)
@@ -649,24 +649,5 @@ func TestHolderOtherUser(t *testing.T) {
 	}
 	if err != nil {
 		t.Errorf("the job's holder refused its own user: %v", err)
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

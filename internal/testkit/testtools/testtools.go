@@ -7,6 +7,7 @@ package testtools
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -56,4 +57,25 @@ func skipOrFail(t testing.TB, why string) {
 		fmt.Printf("tests skipped: %s\n", why)
 	}
 	t.Skip(why)
+}
+
+// CopyExecutable copies the file from (a test binary) to to, mode 0755,
+// so that a test can run itself from a path of its choosing.
+func CopyExecutable(t testing.TB, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
