@@ -35,7 +35,7 @@ func (c *genCmd) Run(e *env) error {
 	}
 	built, err := e.build.Render(c.From, records, "gres.conf", c.AllowEmpty)
 	if err != nil {
-		return explainRefusal(err)
+		return refusal(err)
 	}
 	res, err := e.build.WriteGresConf(out, built, e.version, c.Compact)
 	return e.show(res, out.JSON, err)
@@ -86,7 +86,7 @@ func (c *nodeCmd) Run(e *env) error {
 	}
 	built, err := e.build.Render(c.From, records, "node line", c.AllowEmpty)
 	if err != nil {
-		return explainRefusal(err)
+		return refusal(err)
 	}
 	var lines *accounting.Lines
 	if c.Accounting {
@@ -171,11 +171,10 @@ func (c *diffCmd) Run(e *env) error {
 	}
 	rep, err := e.build.Diff(c.From, records, c.State, in)
 	if err != nil {
-		return explainRefusal(err)
+		return refusal(err)
 	}
-	if rep.Fix != 0 {
-		rep.Verdict = fmt.Sprintf(fixWords(rep.Fix), rep.Verdict) // its words follow its part, the verdict's last
-	}
+	_, hint := fixWords(rep.Fix)
+	rep.Verdict += hint // the hint of its part, the verdict's last
 	if err := kongrun.PrintReport(e.stdout, kongrun.Clipped{Report: rep}, c.JSON); err != nil {
 		return err
 	}

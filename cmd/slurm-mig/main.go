@@ -84,9 +84,9 @@ func (e *env) show(res *nodegres.Result, asJSON bool, err error) error {
 
 // warn is the run's one warning channel: the packages below say through
 // it what the run goes without, and a warning that carries a fix is said
-// with the fix's words (explain).
+// with its hint (say).
 func (e *env) warn(err error) {
-	fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", kongrun.Clip(explain(err)))
+	fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", kongrun.Clip(say(err)))
 }
 
 // warnText is warn for the packages whose warnings are plain text, with
@@ -156,7 +156,7 @@ func run(args []string, e *env) int {
 // app is how the command line is parsed: help names the defaults that
 // decide them, and commands get the env.
 func (e *env) app() kongrun.App {
-	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr, Explain: explain,
+	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr, Explain: say,
 		Description: "Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices.",
 		Options: []kong.Option{
 			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "command_words": strings.Join(kongrun.Commands(cli{}), ", "), "schema": strconv.Itoa(v3.Version), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath,

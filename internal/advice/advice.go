@@ -1,9 +1,7 @@
-// Package advice lets the packages below cmd say what would help with a
-// problem without naming the command line's flags, which are cmd's alone:
-// a package returns its message, wrapped in an Error that carries a Fix,
-// and cmd puts the Fix into its own words where the message leaves room
-// for them. A flag renamed in cmd so changes every message that advises
-// it, and no package needs to know how the command line spells it.
+// Package advice is how the packages below cmd say what would help with
+// a problem apart from its message. A hint of a package's own words is a
+// Hinter's; one that needs the command line's flags, which are cmd's
+// alone, is a Fix, and cmd words it.
 package advice
 
 // Fix names, in the words of the domain, what a problem needs that only
@@ -120,6 +118,26 @@ func Fixes() []Fix {
 	}
 	return all
 }
+
+// Hinter is an error that says what would fix it apart from its message,
+// which reads whole without it; the printer puts the hint after it.
+type Hinter interface {
+	error
+	Hint() string
+}
+
+// Hinted gives err a hint in its package's own words, one that names no
+// flag: said after the message, with its own leading separator ("; ").
+func Hinted(err error, hint string) error { return &hinted{err, hint} }
+
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() }
+func (h *hinted) Unwrap() error { return h.err }
+func (h *hinted) Hint() string  { return h.hint }
 
 // Error is a package's error, or warning, with the Fix that cmd words.
 // Its own message is Err's, which reads whole without the Fix's words.
