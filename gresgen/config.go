@@ -48,18 +48,18 @@ func (c *Config) Devices() int {
 }
 
 // CheckEmpty refuses a config that offers Slurm nothing, unless allowed
-// (then warn says so): after an NVML failure an empty gres.conf takes a
-// node's GPUs away. what names the output in the refusal, which carries
-// the fix: to ask for the empty config (advice.AllowEmpty).
-func (c *Config) CheckEmpty(what string, allow bool, warn func(error)) error {
+// (then the warning says so): after an NVML failure an empty gres.conf
+// takes a node's GPUs away. what names the output in the refusal, which
+// carries the fix: to ask for the empty config (advice.AllowEmpty).
+func (c *Config) CheckEmpty(what string, allow bool) (warning, err error) {
 	switch {
 	case len(c.Records) > 0:
 	case allow:
-		warn(errors.New("no GPU or MIG device to offer Slurm on this node"))
+		return errors.New("no GPU or MIG device to offer Slurm on this node"), nil
 	default:
-		return advice.Wrap(fmt.Errorf("no GPU or MIG device found; refusing to write an empty %s", what), advice.AllowEmpty)
+		return nil, advice.Wrap(fmt.Errorf("no GPU or MIG device found; refusing to write an empty %s", what), advice.AllowEmpty)
 	}
-	return nil
+	return nil, nil
 }
 
 // DeviceCount says n devices in words: "1 device", "14 devices".

@@ -264,22 +264,20 @@ func TestLinksCoresFlags(t *testing.T) {
 // An empty config is refused, naming the output, unless allowed (the
 // refusal's fix): then a warning.
 func TestCheckEmpty(t *testing.T) {
-	var warnings []error
-	warn := func(err error) { warnings = append(warnings, err) }
 	empty := &Config{}
-	err := empty.CheckEmpty("gres.conf", false, warn)
+	warning, err := empty.CheckEmpty("gres.conf", false)
 	var a *advice.Error
-	if want := "no GPU or MIG device found; refusing to write an empty gres.conf"; !errors.As(err, &a) || a.Fix != advice.AllowEmpty || err.Error() != want {
-		t.Errorf("refused: %v; want %q with advice.AllowEmpty", err, want)
+	if want := "no GPU or MIG device found; refusing to write an empty gres.conf"; warning != nil || !errors.As(err, &a) || a.Fix != advice.AllowEmpty || err.Error() != want {
+		t.Errorf("refused: %v, warning %v; want %q with advice.AllowEmpty", err, warning, want)
 	}
-	if err := empty.CheckEmpty("gres.conf", true, warn); err != nil || len(warnings) != 1 {
-		t.Errorf("allowed: %v, warnings %q", err, warnings)
+	if warning, err := empty.CheckEmpty("gres.conf", true); err != nil || warning == nil || warning.Error() != "no GPU or MIG device to offer Slurm on this node" {
+		t.Errorf("allowed: %v, warning %v", err, warning)
 	}
 	cfg, err := Generate(node(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cfg.CheckEmpty("gres.conf", false, warn); err != nil || len(warnings) != 1 {
-		t.Errorf("a config with records: %v, warnings %q", err, warnings)
+	if warning, err := cfg.CheckEmpty("gres.conf", false); err != nil || warning != nil {
+		t.Errorf("a config with records: %v, warning %v", err, warning)
 	}
 }

@@ -33,7 +33,8 @@ func (c *genCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	built, err := e.build.Render(c.From, records, "gres.conf", c.AllowEmpty)
+	built, warnings, err := e.build.Render(c.From, records, "gres.conf", c.AllowEmpty)
+	e.warnAll(warnings)
 	if err != nil {
 		return refusal(err)
 	}
@@ -84,7 +85,8 @@ func (c *nodeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	built, err := e.build.Render(c.From, records, "node line", c.AllowEmpty)
+	built, warnings, err := e.build.Render(c.From, records, "node line", c.AllowEmpty)
+	e.warnAll(warnings)
 	if err != nil {
 		return refusal(err)
 	}
@@ -169,7 +171,8 @@ func (c *diffCmd) Run(e *env) error {
 	if c.NoNodeName && (c.SlurmConf != "" || c.Running) {
 		return fmt.Errorf("comparing with slurm.conf or slurmctld needs the node's name; drop --no-node-name")
 	}
-	rep, err := e.build.Diff(c.From, records, c.State, in)
+	rep, warnings, err := e.build.Diff(c.From, records, c.State, in)
+	e.warnAll(warnings)
 	if err != nil {
 		return refusal(err)
 	}
@@ -219,7 +222,8 @@ type listCmd struct {
 }
 
 func (c *listCmd) Run(e *env) error {
-	node, err := e.loader.Load(c.From)
+	node, warnings, err := e.loader.Load(c.From)
+	e.warnAll(warnings)
 	if err != nil {
 		return err
 	}
@@ -232,7 +236,8 @@ func (c *listCmd) Run(e *env) error {
 type snapshotCmd struct{}
 
 func (c *snapshotCmd) Run(e *env) error {
-	node, err := e.loader.Snapshot() // snapshots are always taken from NVML
+	node, warnings, err := e.loader.Snapshot() // snapshots are always taken from NVML
+	e.warnAll(warnings)
 	if err != nil {
 		return err
 	}
@@ -257,7 +262,8 @@ func (c *stateCmd) Run(e *env) error {
 		// node's own state, which its TaskProlog reads.
 		return fmt.Errorf("state --from writes the snapshot's devices: name the file with --state (the default, %s, is this node's own state, which env reads)", jobenv.StatePath("", os.Getenv))
 	}
-	rep, err := e.build.WriteState(c.From, c.NodeName, c.State)
+	rep, warnings, err := e.build.WriteState(c.From, c.NodeName, c.State)
+	e.warnAll(warnings)
 	if err != nil {
 		return err
 	}

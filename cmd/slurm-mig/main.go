@@ -83,10 +83,17 @@ func (e *env) show(res *nodegres.Result, asJSON bool, err error) error {
 }
 
 // warn is the run's one warning channel: the packages below say through
-// it what the run goes without, and a warning that carries a fix is said
-// with its hint (say).
+// it, or return, what the run goes without, and a warning that carries a
+// fix is said with its hint (say).
 func (e *env) warn(err error) {
 	fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", kongrun.Clip(say(err)))
+}
+
+// warnAll warns of each warning a package returned, in its order.
+func (e *env) warnAll(warnings []error) {
+	for _, w := range warnings {
+		e.warn(w)
+	}
 }
 
 // warnText is warn for the packages whose warnings are plain text, with
@@ -147,9 +154,9 @@ func run(args []string, e *env) int {
 	return e.app().Run(&c, args, func() {
 		root := hostfs.FS(c.Root)
 		e.loader = &nodeload.Loader{Host: nodeload.NewHost(root), NVML: nvmlLib,
-			Hostname: e.hostname, Timeout: c.Timeout, Warn: e.warn}
+			Hostname: e.hostname, Timeout: c.Timeout}
 		e.build = &nodegres.Builder{Loader: e.loader, Root: root, Getenv: os.Getenv,
-			WrittenBy: e.named(), Warn: e.warn}
+			WrittenBy: e.named()}
 	})
 }
 

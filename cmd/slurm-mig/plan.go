@@ -44,7 +44,8 @@ func (c *planCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	node, err := e.loader.LoadProfiles(c.From)
+	node, warnings, err := e.loader.LoadProfiles(c.From)
+	e.warnAll(warnings)
 	if err != nil {
 		return err
 	}

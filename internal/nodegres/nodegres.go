@@ -2,7 +2,8 @@
 // gres.conf records and Gres= counts, built from the node's model with its
 // NodeName, Cores= and the Slurm release that reads them; and writes them
 // where the run asks (-o, --update) with the device state that env reads,
-// returning what the command line prints: the data, or the write's report.
+// returning what the command line prints: the data, or the write's report,
+// and the warnings of what the run went without.
 package nodegres
 
 import (
@@ -30,9 +31,6 @@ type Builder struct {
 	// Getenv names the device state's default place ($SLURM_MIG_STATE).
 	Getenv    func(string) string
 	WrittenBy string // "slurm-mig v1.2.3", recorded in the device state
-	// Warn is the run's one warning channel; a warning may carry the fix
-	// that would help (advice), which the command line words.
-	Warn func(error)
 
 	installed slurmhost.Probe // the wait for slurmd -V (or scontrol -V)
 }
@@ -49,7 +47,8 @@ type Records struct {
 	// (slurmhost.ParseRelease); the zero Version asks this host's Slurm
 	// (probeSlurm), or none under another root.
 	Slurm slurmconf.Version
-	// Gres shapes the records; Config sets its NodeName, Slurm and Warn.
+	// Gres shapes the records; Config sets its NodeName, Slurm and Warn
+	// (Config returns the warnings).
 	Gres gresgen.Options
 }
 
@@ -63,18 +62,25 @@ func (b *Builder) probeSlurm() {
 	}
 }
 
-// Config builds the node's gres.conf records and Gres= counts.
-func (b *Builder) Config(node *model.Node, r Records) (*gresgen.Config, error) {
+// Config builds the node's gres.conf records and Gres= counts, with the
+// warnings of what they go without (a warning may carry the fix that
+// would help: advice, which the command line words).
+func (b *Builder) Config(node *model.Node, r Records) (*gresgen.Config, []error, error) {
 	name, err := b.Loader.NodeName(node, r.NodeName, r.NoNodeName)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var warnings []error
 	if !r.Gres.NoCores {
-		b.Loader.Cores(node)
+		warnings = b.Loader.Cores(node)
 	}
-	slurm, from := slurmhost.Release(r.Slurm, b.installed, b.Warn)
+	slurm, from, warning := slurmhost.Release(r.Slurm, b.installed)
+	if warning != nil {
+		warnings = append(warnings, warning)
+	}
 	o := r.Gres
-	o.NodeName, o.Slurm, o.Warn = name, slurm, b.Warn
+	o.NodeName, o.Slurm = name, slurm
+	o.Warn = func(w error) { warnings = append(warnings, w) }
 	cfg, err := gresgen.Generate(node, o)
 	var refused *slurmconf.RefusedError
 	if errors.As(err, &refused) {
@@ -89,7 +95,7 @@ func (b *Builder) Config(node *model.Node, r Records) (*gresgen.Config, error) {
 			}
 		}
 	}
-	return cfg, err
+	return cfg, warnings, err
 }
 
 // NodeTypes are the node's gpu types with their shares of their GPUs,
@@ -111,19 +117,24 @@ type Built struct {
 
 // Render loads the node (from a snapshot, or NVML when from is "") and
 // builds its config, refusing an empty one unless allowEmpty; what names
-// the output in that refusal.
-func (b *Builder) Render(from string, r Records, what string, allowEmpty bool) (*Built, error) {
+// the output in that refusal. The warnings come with an error too.
+func (b *Builder) Render(from string, r Records, what string, allowEmpty bool) (*Built, []error, error) {
 	b.probeSlurm()
-	node, err := b.Loader.Load(from)
+	node, warnings, err := b.Loader.Load(from)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	b.Loader.TryProfiles(node)
-	cfg, err := b.Config(node, r)
+	cfg, more, err := b.Config(node, r)
+	warnings = append(warnings, more...)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	return &Built{Node: node, Config: cfg, From: from}, cfg.CheckEmpty(what, allowEmpty, b.Warn)
+	warning, err := cfg.CheckEmpty(what, allowEmpty)
+	if warning != nil {
+		warnings = append(warnings, warning)
+	}
+	return &Built{Node: node, Config: cfg, From: from}, warnings, err
 }
 
 // NodeLine is the node's slurm.conf NodeName line with its Gres= counts;
@@ -233,41 +244,48 @@ func (b *Builder) write(out Output, data []byte, built *Built, unchanged func(st
 
 // WriteState loads the node and writes only its device state, where file
 // says (""; its default place), for configless nodes, whose gres.conf and
-// slurm.conf are the controller's; it returns the write's report.
-func (b *Builder) WriteState(from, nodeName, file string) (*Report, error) {
-	node, err := b.Loader.Load(from)
+// slurm.conf are the controller's; it returns the write's report, and the
+// warnings of the load, which come with an error too.
+func (b *Builder) WriteState(from, nodeName, file string) (*Report, []error, error) {
+	node, warnings, err := b.Loader.Load(from)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	name, err := b.Loader.NodeName(node, nodeName, false)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	b.Loader.Done()
-	return b.state(file, from, node, name).Write()
+	rep, err := b.state(file, from, node, name).Write()
+	return rep, warnings, err
 }
 
 // Diff loads the node, builds its config, and compares it with what in
 // names, and with the device state that stateFile names (or the default
 // one, for a node read from NVML). Only one of in's files can be read
-// from standard input (in.ReadStdinTwice), which the caller checks.
-func (b *Builder) Diff(from string, r Records, stateFile string, in drift.Inputs) (*drift.Report, error) {
+// from standard input (in.ReadStdinTwice), which the caller checks. The
+// warnings of what the config goes without come with an error too.
+func (b *Builder) Diff(from string, r Records, stateFile string, in drift.Inputs) (*drift.Report, []error, error) {
 	b.probeSlurm()
-	node, err := b.Loader.Load(from)
+	node, warnings, err := b.Loader.Load(from)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	b.Loader.Done() // before reading configs and asking slurmctld
-	if in.Config, err = b.Config(node, r); err != nil {
-		return nil, err
+	var more []error
+	in.Config, more, err = b.Config(node, r)
+	warnings = append(warnings, more...)
+	if err != nil {
+		return nil, warnings, err
 	}
 	// The release gen wrote for (Config warned already where slurmd -V
 	// failed).
-	in.Release, _ = slurmhost.Release(r.Slurm, b.installed, func(error) {})
+	in.Release, _, _ = slurmhost.Release(r.Slurm, b.installed)
 	if in.State, err = drift.StateToCompare(b.stateFile(stateFile, from), node, in.Config.NodeName); err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	return drift.Compare(in)
+	rep, err := drift.Compare(in)
+	return rep, warnings, err
 }
 
 // stateFile is the device state file that flag names (or the default

@@ -2,8 +2,8 @@
 // needs it: from a snapshot (--from) or through NVML, then completed from
 // the node's files under the root (cap minors from mig-minors, Cores= and
 // the hardware from the CPU topology). It owns the run's NVML lifecycle.
-// What it cannot read but can do without, it reports through the run's
-// one warning channel rather than printing.
+// What it cannot read but can do without, it returns as warnings, for
+// the command line to print.
 package nodeload
 
 import (
@@ -33,29 +33,24 @@ type Loader struct {
 	// interrupted, but the process can exit without it, having written
 	// nothing.
 	Timeout time.Duration
-	// Warn is told what the model goes without: a GPU's CPU affinity or
-	// NVLinks, the CPU topology. Nothing that decides which devices Slurm
-	// gets is ever guessed. A warning may carry the fix that would help
-	// (advice), which the command line words. Nil drops the warnings.
-	Warn func(error)
 }
 
-func (l *Loader) warn(err error) {
-	if l.Warn != nil {
-		l.Warn(err)
-	}
-}
+// Warnings say what a model goes without: a GPU's CPU affinity or
+// NVLinks, the CPU topology. Nothing that decides which devices Slurm
+// gets is ever guessed. A warning may carry the fix that would help
+// (advice), which the command line words.
+type Warnings = []error
 
 // Load reads the snapshot at path or, when path is empty, discovers the
 // node through NVML, and resolves every MIG device's cap minors. Where
 // NVML's library is missing, the error carries the fix: a snapshot will
 // do.
-func (l *Loader) Load(snapshot string) (*model.Node, error) {
-	node, err := l.load(snapshot)
+func (l *Loader) Load(snapshot string) (*model.Node, Warnings, error) {
+	node, warnings, err := l.load(snapshot)
 	if nvmlread.NoNVMLLibrary(err) {
 		err = advice.Wrap(err, advice.Snapshot)
 	}
-	return node, err
+	return node, warnings, err
 }
 
 // LoadProfiles loads the node as Load does, with each GPU's MIG profile
@@ -68,7 +63,7 @@ func (l *Loader) Load(snapshot string) (*model.Node, error) {
 // mig-parted's device filters match): one that carries none is refused
 // as soon as it is read, with the fix, a new snapshot, before anything else it lacks (the
 // cap minors under --root) is looked for.
-func (l *Loader) LoadProfiles(snapshot string) (*model.Node, error) {
+func (l *Loader) LoadProfiles(snapshot string) (*model.Node, Warnings, error) {
 	if snapshot != "" {
 		return l.loadWith(snapshot, func(node *model.Node) error {
 			if node.SchemaVersion < 2 && !carriesProfiles(node) {
@@ -77,14 +72,14 @@ func (l *Loader) LoadProfiles(snapshot string) (*model.Node, error) {
 			return nil
 		})
 	}
-	node, err := l.Load(snapshot)
+	node, warnings, err := l.Load(snapshot)
 	if err != nil {
-		return node, err
+		return node, warnings, err
 	}
 	if err := l.migProfiles(node); err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	return node, nil
+	return node, warnings, nil
 }
 
 // carriesProfiles says whether a snapshot carries what schema 2 added for
@@ -118,15 +113,15 @@ func (l *Loader) TryProfiles(node *model.Node) {
 // LoadBusy loads the node as Load does, with the compute processes on
 // its MIG devices (for free and exec): read through NVML now, or those
 // the snapshot carries.
-func (l *Loader) LoadBusy(snapshot string) (*model.Node, error) {
-	node, err := l.Load(snapshot)
+func (l *Loader) LoadBusy(snapshot string) (*model.Node, Warnings, error) {
+	node, warnings, err := l.Load(snapshot)
 	if err != nil || snapshot != "" {
-		return node, err
+		return node, warnings, err
 	}
 	if err := l.processes(node); err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	return node, nil
+	return node, warnings, nil
 }
 
 // Snapshot reads the node through NVML with all that a snapshot carries,
@@ -134,81 +129,82 @@ func (l *Loader) LoadBusy(snapshot string) (*model.Node, error) {
 // processes (they only tell free --from what was busy, so without them
 // the snapshot still describes the node: a warning), each GPU's MIG
 // profile table (the same), Cores= and the hardware (forSnapshot).
-func (l *Loader) Snapshot() (*model.Node, error) {
-	node, err := l.load("")
+func (l *Loader) Snapshot() (*model.Node, Warnings, error) {
+	node, warnings, err := l.load("")
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	if err := l.processes(node); errors.As(err, new(*nvmlread.NVMLError)) {
-		l.warn(fmt.Errorf("%v; the snapshot records no compute processes", err))
+		warnings = append(warnings, fmt.Errorf("%v; the snapshot records no compute processes", err))
 	} else if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	// The profile table is what plan fits layouts into; gen and the
 	// other commands do without it, so a snapshot without it still
 	// describes the node: a warning.
 	if err := l.migProfiles(node); err != nil {
-		l.warn(fmt.Errorf("%v; the snapshot records no MIG profile table", err))
+		warnings = append(warnings, fmt.Errorf("%v; the snapshot records no MIG profile table", err))
 	}
-	l.forSnapshot(node)
-	return node, nil
+	return node, append(warnings, l.forSnapshot(node)...), nil
 }
 
-func (l *Loader) load(path string) (*model.Node, error) {
+func (l *Loader) load(path string) (*model.Node, Warnings, error) {
 	return l.loadWith(path, func(*model.Node) error { return nil })
 }
 
 // loadWith is load, with check run on the node once read, before its
 // cap minors are resolved.
-func (l *Loader) loadWith(path string, check func(*model.Node) error) (*model.Node, error) {
+func (l *Loader) loadWith(path string, check func(*model.Node) error) (*model.Node, Warnings, error) {
 	var node *model.Node
+	var warnings Warnings
 	var err error
 	if path != "" {
 		node, err = snapshot.Load(path)
 	} else {
-		node, err = l.discover()
+		node, warnings, err = l.discover()
 	}
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	if err := check(node); err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	if err := capmap.Resolve(node, l.Host.capMap); err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	return node, nil
+	return node, warnings, nil
 }
 
 // discover reads the node through NVML within the timeout.
-func (l *Loader) discover() (*model.Node, error) {
+func (l *Loader) discover() (*model.Node, Warnings, error) {
 	host, err := l.Hostname()
 	if err != nil {
-		return nil, fmt.Errorf("reading the hostname: %w", err)
+		return nil, nil, fmt.Errorf("reading the hostname: %w", err)
 	}
 	var node *model.Node
-	var warnings []string
+	var said []string
 	err = l.withNVML(func(lib nvml.Interface) (err error) {
-		node, err = nvmlread.Read(lib, host, l.Host.fs, func(w string) { warnings = append(warnings, w) })
+		node, err = nvmlread.Read(lib, host, l.Host.fs, func(w string) { said = append(said, w) })
 		return err
 	})
 	var timeout *timeoutError
-	if errors.As(err, &timeout) { // the read may still be writing node and warnings
-		return nil, fmt.Errorf("%w; nothing was written", err)
+	if errors.As(err, &timeout) { // the read may still be writing node and said
+		return nil, nil, fmt.Errorf("%w; nothing was written", err)
 	}
-	for _, w := range warnings {
-		l.warn(errors.New(w))
+	var warnings Warnings
+	for _, w := range said {
+		warnings = append(warnings, errors.New(w))
 	}
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	// NVML's node is checked as a snapshot's is, so that what every
 	// command gets holds the same: above all a UUID in NVML's form for
 	// every device, which the device state hands to jobs.
 	if err := node.Check(); err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	return node, nil
+	return node, warnings, nil
 }
 
 // Done says that the run reads NVML no more: it shuts NVML down (NVML's
@@ -260,16 +256,17 @@ func (l *Loader) NodeName(node *model.Node, given string, none bool) (string, er
 // nothing of it. So at the default root, this host, a GPU the snapshot
 // gives no cores for goes without, and the warning names the snapshot,
 // with the fix: a snapshot taken on the node, or leaving Cores= out.
-func (l *Loader) Cores(node *model.Node) {
+func (l *Loader) Cores(node *model.Node) Warnings {
 	if node.Snapshot != "" && l.Host.fs.ThisHost() {
 		if gpus := withoutCores(node); gpus != "" {
-			l.warn(advice.Wrap(fmt.Errorf("%s has no cores for GPU %s: Cores= is left out for them, as this host's CPU topology is not that node's", node.Snapshot, gpus), advice.SnapshotCores))
+			return Warnings{advice.Wrap(fmt.Errorf("%s has no cores for GPU %s: Cores= is left out for them, as this host's CPU topology is not that node's", node.Snapshot, gpus), advice.SnapshotCores)}
 		}
-		return
+		return nil
 	}
 	if err := resolveTopology(node, l.Host, false); err != nil {
-		l.warn(fmt.Errorf("%v; Cores= left out", err))
+		return Warnings{fmt.Errorf("%v; Cores= left out", err)}
 	}
+	return nil
 }
 
 // withoutCores lists, by NVML index, the GPUs that have a CPU affinity
@@ -303,8 +300,9 @@ func (l *Loader) Hardware(node *model.Node) error {
 // forSnapshot fills in what a snapshot carries so that --from gives the
 // same output on another machine: Cores= and the hardware. Without the
 // CPU topology the snapshot still holds every device: a warning.
-func (l *Loader) forSnapshot(node *model.Node) {
+func (l *Loader) forSnapshot(node *model.Node) Warnings {
 	if err := resolveTopology(node, l.Host, true); err != nil {
-		l.warn(fmt.Errorf("%v; the snapshot has no cores or hardware", err))
+		return Warnings{fmt.Errorf("%v; the snapshot has no cores or hardware", err)}
 	}
+	return nil
 }

@@ -97,20 +97,19 @@ var releaseWord = regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?$`)
 // "" for a release given or not known. A probe that fails is a warning:
 // the output is then written for a Slurm of unknown version, as before
 // releases were known, and naming the release would help.
-func Release(given slurmconf.Version, probe Probe, warn func(error)) (v slurmconf.Version, from string) {
+func Release(given slurmconf.Version, probe Probe) (v slurmconf.Version, from string, warning error) {
 	if given.Known() {
-		return given, ""
+		return given, "", nil
 	}
 	if probe == nil {
-		return slurmconf.Version{}, ""
+		return slurmconf.Version{}, "", nil
 	}
 	v, asked, err := probe()
 	switch {
 	case errors.Is(err, ErrNoSlurm):
-		return slurmconf.Version{}, ""
+		return slurmconf.Version{}, "", nil
 	case err != nil:
-		warn(advice.Wrap(fmt.Errorf("%v: writing for a Slurm of unknown version", err), advice.SlurmVersion))
-		return slurmconf.Version{}, ""
+		return slurmconf.Version{}, "", advice.Wrap(fmt.Errorf("%v: writing for a Slurm of unknown version", err), advice.SlurmVersion)
 	}
-	return v, asked
+	return v, asked, nil
 }
