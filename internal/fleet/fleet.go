@@ -331,8 +331,8 @@ func checkHeader(path string, h slurmconf.Header, lines []slurmconf.RecordLine) 
 	if why == nil {
 		return nil
 	}
-	return fmt.Errorf("%s:%d: the records do not add up to this header (NodeName=%s Gres=%s): %s: %s; a fragment cut short or edited after gen wrote it (run gen again on the node)",
-		path, h.Num, h.Node, h.Gres, why.Pos, why.Message)
+	return advice.Hinted(fmt.Errorf("%s:%d: the records do not add up to this header (NodeName=%s Gres=%s): %s: %s; a fragment cut short or edited after gen wrote it",
+		path, h.Num, h.Node, h.Gres, why.Pos, why.Message), " (run gen again on the node)")
 }
 
 func allFor(lines []slurmconf.RecordLine, nodes string) bool {

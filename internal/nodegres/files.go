@@ -82,7 +82,7 @@ func (f Files) Write() (*Report, error) {
 			return nil, err
 		}
 		if perr := putBack(); perr != nil {
-			return nil, fmt.Errorf("%w; the device state %s, already written for it, could not be put back (%v): run it again once %s can be written", err, state.Path, perr, f.Path)
+			return nil, advice.Hinted(fmt.Errorf("%w; the device state %s, already written for it, could not be put back (%v)", err, state.Path, perr), fmt.Sprintf(": run it again once %s can be written", f.Path))
 		}
 		return nil, fmt.Errorf("%w; device state %s put back as it was", err, state.Path)
 	}

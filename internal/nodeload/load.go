@@ -67,7 +67,7 @@ func (l *Loader) LoadProfiles(snapshot string) (*model.Node, Warnings, error) {
 	if snapshot != "" {
 		return l.loadWith(snapshot, func(node *model.Node) error {
 			if node.SchemaVersion < 2 && !carriesProfiles(node) {
-				return fmt.Errorf("%s is a snapshot of schema %d, without the MIG profiles and PCI device ids that plan needs: take a new one on the node with slurm-mig snapshot", snapshot, node.SchemaVersion)
+				return advice.Hinted(fmt.Errorf("%s is a snapshot of schema %d, without the MIG profiles and PCI device ids that plan needs", snapshot, node.SchemaVersion), ": take a new one on the node with slurm-mig snapshot")
 			}
 			return nil
 		})
