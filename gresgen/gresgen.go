@@ -187,8 +187,8 @@ func unmatchedTypeMap(n *model.Node, typeMap map[string]string) []error {
 			}
 		}
 		if !matched {
-			out = append(out, fmt.Errorf("type map name %q matches no GPU of this node (NVML names and short models here: %s); check its spelling",
-				name, quoteAll(known)))
+			out = append(out, advice.Hinted(fmt.Errorf("type map name %q matches no GPU of this node (NVML names and short models here: %s)",
+				name, quoteAll(known)), "; check its spelling"))
 		}
 	}
 	sortByText(out)

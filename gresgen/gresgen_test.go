@@ -95,11 +95,18 @@ func TestTypeMap(t *testing.T) {
 // naming what it could have matched; names that match warn of nothing.
 func TestTypeMapTypoWarns(t *testing.T) {
 	var warnings []string
-	_, err := Records(node(), Options{TypeMap: map[string]string{"A100": "ampere", "h1OO": "hopper"}, Warn: func(err error) { warnings = append(warnings, err.Error()) }})
+	_, err := Records(node(), Options{TypeMap: map[string]string{"A100": "ampere", "h1OO": "hopper"}, Warn: func(err error) {
+		var h advice.Hinter
+		if errors.As(err, &h) {
+			warnings = append(warnings, err.Error()+" +hint"+h.Hint())
+		} else {
+			warnings = append(warnings, err.Error())
+		}
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`type map name "h1OO" matches no GPU of this node (NVML names and short models here: "NVIDIA A100-SXM4-40GB", "a100", "NVIDIA H100 80GB HBM3", "h100"); check its spelling`}
+	want := []string{`type map name "h1OO" matches no GPU of this node (NVML names and short models here: "NVIDIA A100-SXM4-40GB", "a100", "NVIDIA H100 80GB HBM3", "h100") +hint; check its spelling`}
 	if diff := cmp.Diff(want, warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}

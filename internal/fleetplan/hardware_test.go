@@ -2,12 +2,14 @@ package fleetplan
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
@@ -167,8 +169,13 @@ mig-configs:
 			}
 		}
 		in.Assign = a
-		if _, err := Make(in); err == nil || err.Error() != tc.want {
-			t.Errorf("%s, %q:\n got %v\nwant %s", tc.config, tc.assign, err, tc.want)
+		_, err = Make(in)
+		said := fmt.Sprint(err)
+		if h := advice.Hinter(nil); errors.As(err, &h) {
+			said += h.Hint()
+		}
+		if err == nil || said != tc.want {
+			t.Errorf("%s, %q:\n got %s\nwant %s", tc.config, tc.assign, said, tc.want)
 		}
 	}
 

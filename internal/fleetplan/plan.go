@@ -15,6 +15,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/accounting"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/fleet"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
@@ -166,8 +167,8 @@ func planHardware(h migplan.Hardware, in Inputs) ([]*Node, error) {
 			return nil, fmt.Errorf("%s: %w", who, err)
 		}
 		if g := p.OwnLayout(); g != nil {
-			return nil, fmt.Errorf("%s: %s: config %q: GPU %d (%s): no entry takes it, so it keeps each node's own layout, which one snapshot for many nodes does not know; give %s",
-				who, sel.File, sel.Name, g.Index, g.Name, them)
+			return nil, advice.Hinted(fmt.Errorf("%s: %s: config %q: GPU %d (%s): no entry takes it, so it keeps each node's own layout, which one snapshot for many nodes does not know",
+				who, sel.File, sel.Name, g.Index, g.Name), "; give "+them)
 		}
 		o := in.Gres
 		o.Warn = warn
