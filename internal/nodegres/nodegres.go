@@ -1,9 +1,6 @@
-// Package nodegres makes what gen, node and diff say of one node: its
-// gres.conf records and Gres= counts, built from the node's model with its
-// NodeName, Cores= and the Slurm release that reads them; and writes them
-// where the run asks (-o, --update) with the device state that env reads,
-// returning what the command line prints: the data, or the write's report,
-// and the warnings of what the run went without.
+// Package nodegres builds what gen, node and diff say of one node (its
+// gres.conf records and Gres= counts) and writes it with the device state,
+// returning the data or the write's report, and the warnings.
 package nodegres
 
 import (
@@ -52,10 +49,8 @@ type Records struct {
 	Gres gresgen.Options
 }
 
-// probeSlurm starts asking this host's Slurm for its version, to overlap
-// reading the node; only commands that render ask (env runs once per
-// task and must start nothing). Under a --root other than / the files
-// are another machine's, whose Slurm is not this one: no probe.
+// probeSlurm starts asking this host's Slurm for its version, overlapping
+// the read of the node; under a --root other than / there is no probe.
 func (b *Builder) probeSlurm() {
 	if b.Root == "/" && b.installed == nil {
 		b.installed = slurmhost.ProbeInstalled()
@@ -162,12 +157,9 @@ type Output struct {
 	NoState bool
 }
 
-// WritesState reports whether a file written from the node read from
-// (a snapshot, or NVML when from is "") goes with the device state. A
-// snapshot's devices are written only where State names: they may be
-// another node's, or this node's as they were, and in the default place
-// they would replace the state this node's TaskProlog reads, with UUIDs
-// its GPUs do not have.
+// WritesState reports whether a file written from the node read from goes
+// with the device state: from NVML, or from a snapshot only where State
+// names a place (its UUIDs are not this node's GPUs').
 func (o Output) WritesState(from string) bool {
 	return !o.NoState && (from == "" || o.State != "")
 }
@@ -182,20 +174,15 @@ type Result struct {
 	Report *Report
 }
 
-// WriteGresConf puts out the node's gres.conf, as Write does; a file there
-// already is unchanged when it holds the same records, whatever its
-// header says, and refused when it holds a line gen does not write
-// (gresgen.Config.Unchanged).
+// WriteGresConf puts out the node's gres.conf as Write does; a file with
+// the same records is unchanged, one with a line gen does not write refused.
 func (b *Builder) WriteGresConf(out Output, built *Built, version string, compact bool) (*Result, error) {
 	return b.write(out, built.Config.GresConf(version, compact), built, built.Config.Unchanged)
 }
 
-// WriteNodeLine puts out line, the node's slurm.conf line (NodeLine), as
-// Write does. node -o writes the whole file, so a file there with anything
-// but this node's line, with keys the new one has, is refused and left as
-// it is (slurmconf.ForeignNodeLine; advice.NodeLineForeignLine, whose
-// words say that node --update sets Gres= among other keys and lines), as
-// is a file that cannot be read (advice.NodeLineUnreadable).
+// WriteNodeLine puts out the node's slurm.conf line as Write does; a file
+// there with any other line or key, or one that cannot be read, is refused
+// (advice.NodeLineForeignLine, NodeLineUnreadable).
 func (b *Builder) WriteNodeLine(out Output, built *Built, line []byte) (*Result, error) {
 	var keys []string
 	for _, w := range strings.Fields(string(line)) {
@@ -215,11 +202,9 @@ func (b *Builder) WriteNodeLine(out Output, built *Built, line []byte) (*Result,
 	})
 }
 
-// Write returns data to print or, given a file (-o FILE, node --update),
-// writes it atomically, with the device state unless NoState (a state that
-// cannot be written fails the run, the file untouched), and returns the
-// write's report. A backup and a report go with a file: printed data has
-// neither.
+// Write returns data to print or, given a file, writes it atomically with
+// the device state unless NoState (whose failure fails the run, the file
+// untouched), and returns the write's report.
 func (b *Builder) Write(out Output, data []byte, built *Built) (*Result, error) {
 	return b.write(out, data, built, nil)
 }
@@ -242,10 +227,9 @@ func (b *Builder) write(out Output, data []byte, built *Built, unchanged func(st
 	return &Result{Report: rep}, nil
 }
 
-// WriteState loads the node and writes only its device state, where file
-// says (""; its default place), for configless nodes, whose gres.conf and
-// slurm.conf are the controller's; it returns the write's report, and the
-// warnings of the load, which come with an error too.
+// WriteState loads the node and writes only its device state (file, or
+// its default place), for configless nodes; it returns the report and the
+// load's warnings, which come with an error too.
 func (b *Builder) WriteState(from, nodeName, file string) (*Report, []error, error) {
 	node, warnings, err := b.Loader.Load(from)
 	if err != nil {
@@ -260,11 +244,9 @@ func (b *Builder) WriteState(from, nodeName, file string) (*Report, []error, err
 	return rep, warnings, err
 }
 
-// Diff loads the node, builds its config, and compares it with what in
-// names, and with the device state that stateFile names (or the default
-// one, for a node read from NVML). Only one of in's files can be read
-// from standard input (in.ReadStdinTwice), which the caller checks. The
-// warnings of what the config goes without come with an error too.
+// Diff compares the node's config with in's files and with its device
+// state (stateFile, or the default for NVML); the caller checks that one
+// file at most reads stdin. Warnings come with an error too.
 func (b *Builder) Diff(from string, r Records, stateFile string, in drift.Inputs) (*drift.Report, []error, error) {
 	b.probeSlurm()
 	node, warnings, err := b.Loader.Load(from)
