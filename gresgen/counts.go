@@ -5,13 +5,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// GPUCounts are each GPU's Gres= counts, in the node's GPU order, with
-// the types Records gives its devices: a whole GPU is one, a GPU in MIG
-// mode one per MIG device. It builds no record, so it needs a MIG
-// device's profile and nothing else: plan counts a node as it will be,
-// whose MIG devices have no UUID or cap minors yet. Records, which writes
-// their device files, still refuses a MIG device without cap minors.
-// Warnings are those of Records about type names (o.Warn).
+// GPUCounts are each GPU's Gres= counts, typed as Records types them, from
+// the profiles alone (plan counts MIG devices that do not exist yet);
+// Records's warnings about type names go to o.Warn.
 func GPUCounts(n *Node, o Options) ([][]slurmconf.GresCount, error) {
 	typer, err := newTyper(o)
 	if err != nil {

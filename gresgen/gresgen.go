@@ -35,10 +35,8 @@ const (
 	// FilesAuto (or ""): FilesCI for a Slurm older than 21.08, else
 	// FilesMultiple (FileStyleFor).
 	FilesAuto FileStyle = "auto"
-	// FilesMultiple: MultipleFiles=/dev/nvidiaN,<GI cap>,<CI cap>, what
-	// Slurm's autodetect builds. Slurm reads it from 21.08 on: 20.11
-	// knows the key but refuses records sharing a file, as the MIG
-	// devices of one GPU share its /dev/nvidiaN.
+	// FilesMultiple: MultipleFiles=/dev/nvidiaN,<GI cap>,<CI cap>, as Slurm's
+	// autodetect builds it; read from 21.08 on (20.11 refuses shared files).
 	FilesMultiple FileStyle = "multiple"
 	// FilesCI: File=<CI cap>, the legacy form every Slurm reads.
 	FilesCI FileStyle = "ci"
@@ -74,10 +72,8 @@ type Options struct {
 	// when not known. It picks FilesAuto's style, and Records refuses
 	// records it would refuse or misread (slurmconf.CheckGres).
 	Slurm slurmconf.Version
-	// Sharing: the slurm.conf that will be read configures mps or shard
-	// (its GresTypes=). slurmd before 23.02.7 then splits a
-	// MultipleFiles= record into one GPU per file: FilesAuto takes
-	// FilesCI there (and where the release is not known), and
+	// Sharing: the slurm.conf read configures mps or shard, so a slurmd before
+	// 23.02.7 splits MultipleFiles= records: FilesAuto takes FilesCI, and
 	// FilesMultiple is refused (slurmconf.CheckSharing).
 	Sharing bool
 }
@@ -332,10 +328,8 @@ func (t *typer) clashes() []error {
 	return out
 }
 
-// ShortModel is the short GPU model of an NVML name: lower case, without a
-// leading "nvidia " or "tesla ", cut at the first space or '-'.
-// "NVIDIA A100 80GB PCIe" -> "a100", "A100-PCIE-40GB" -> "a100",
-// "NVIDIA H100 80GB HBM3" -> "h100".
+// ShortModel is the short GPU model of an NVML name, lower case without
+// "nvidia " or "tesla ", cut at a space or '-': "A100-PCIE-40GB" -> "a100".
 func ShortModel(name string) string {
 	s := strings.ToLower(strings.TrimSpace(name))
 	for _, prefix := range []string{"nvidia ", "tesla "} {
@@ -354,25 +348,9 @@ func autodetectName(name string) string {
 	return strings.ReplaceAll(strings.ToLower(name), " ", "_")
 }
 
-// nvlinkMatrix gives each GPU's Links= value: over the node's GPUs in
-// index order, -1 for the GPU itself, else the NVLinks between the two.
-//
-// Links whose far end is another GPU of the node count for that GPU, as in
-// Slurm's autodetect (gpu_nvml.c, _nvml_get_nvlink_info). Links to an
-// NVSwitch (whose bus id NVML often gives as FFFFFFFF:FF:FF.0) reach every
-// GPU on the same switches: like nvidia-smi topo -m, which shows NV18
-// between two H200s that each have 18 links to the switches, such a pair
-// counts the smaller of their switch link counts. Slurm's autodetect counts
-// those as 0, telling the scheduler that GPUs joined by NVSwitches are not
-// joined at all.
-//
-// It is nil when no GPU has an active NVLink (PCIe-only nodes): Links=
-// would then say nothing. It is nil too when a GPU is in MIG mode:
-// slurmctld reads Links= positions as the node's GPU GRES, and a MIG GPU
-// is as many of those as it has MIG devices (none at all when it has
-// none), so NVML index positions would point past them and slurmctld
-// would set the node INVAL ("Invalid GRES Links value ... i=3 >=
-// link_len=3"). Slurm gives MIG devices no Links either.
+// nvlinkMatrix gives each GPU's Links=, in index order: -1 for itself, else
+// its NVLinks to the other (through NVSwitches, the smaller link count);
+// nil without NVLink or with a GPU in MIG mode (docs/gen.md, --no-links).
 func nvlinkMatrix(n *model.Node) []string {
 	for i := range n.GPUs {
 		if n.GPUs[i].MigEnabled {

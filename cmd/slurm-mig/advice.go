@@ -6,10 +6,8 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
-// The packages below cmd say what is wrong without naming a flag, and
-// mark what would help with an advice.Fix; the words of each Fix are
-// here, beside the flags they name, so that a flag renamed or dropped
-// changes every message that advises it.
+// The words of each advice.Fix are here, beside the flags they name, so
+// that a flag renamed or dropped changes every message that advises it.
 
 // fixWords are the words of a Fix, formats of its Args (advice.Error):
 // a hint said after the package's message, or, for a Fix that names what
@@ -88,10 +86,9 @@ func words(format string, args []any) string {
 	return fmt.Sprintf(format, args...)
 }
 
-// say is err as the admin reads it: the message, with the hints of err's
-// tree after it (advice.Hinter), the innermost first. A Fix's words are
-// its error's hint, or go before the message where they name what the
-// command line was doing.
+// say is err as the admin reads it: the message, then the hints of err's
+// tree (advice.Hinter, a Fix's words), the innermost first; a Fix that
+// names what the command line was doing goes before the message.
 func say(err error) string {
 	before, after := hints(err)
 	return before + err.Error() + after

@@ -22,10 +22,9 @@ func refusal(err error) error {
 	return &refused{err, r}
 }
 
-// refused is a release's refusal of what gen, node or diff would write.
-// Its hint says that nothing was written, the flag that writes what the
-// release reads, and which command said the release unless the admin
-// named it with --slurm-version.
+// refused is a release's refusal of what gen, node or diff would write;
+// its hint says nothing was written, the flag that writes what the release
+// reads, and which command said the release unless --slurm-version did.
 type refused struct {
 	err error
 	r   releaseRefusal

@@ -1,14 +1,11 @@
-// Package advice is how the packages below cmd say what would help with
-// a problem apart from its message. A hint of a package's own words is a
-// Hinter's; one that needs the command line's flags, which are cmd's
-// alone, is a Fix, and cmd words it.
+// Package advice is how packages below cmd say what would help, apart from
+// the message: a hint in their own words (Hinter), or a Fix that names
+// what only the command line can give, which cmd words with its flags.
 package advice
 
-// Fix names, in the words of the domain, what a problem needs that only
-// the command line can give: a flag to pass or to drop, a command that
-// writes a file, or the name of the writer that refuses to replace one.
-// Each value's comment says what the problem is and what its Error's
-// Args hold.
+// Fix names what a problem needs that only the command line can give (a
+// flag, a command that writes a file); each value's comment says the
+// problem and what its Error's Args hold.
 type Fix int
 
 const (

@@ -89,14 +89,9 @@ func ParseRelease(s string) (slurmconf.Version, error) {
 
 var releaseWord = regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?$`)
 
-// Release is the Slurm release that reads the output: given (the release
-// the admin named, ParseRelease) when known, else what probe finds (nil:
-// no probe, as for another machine's tree); the zero Version when
-// neither is known. from is the command that answered the probe
-// (slurmd -V, or scontrol -V where there is no slurmd), for messages;
-// "" for a release given or not known. A probe that fails is a warning:
-// the output is then written for a Slurm of unknown version, as before
-// releases were known, and naming the release would help.
+// Release is the release that reads the output: given if known, else what
+// probe finds (nil: none), with the command that answered; a probe that
+// fails is a warning (advice.SlurmVersion) and the zero Version.
 func Release(given slurmconf.Version, probe Probe) (v slurmconf.Version, from string, warning error) {
 	if given.Known() {
 		return given, "", nil
