@@ -21,11 +21,15 @@ type Config struct {
 	// Shares are the header's "# share: " lines, from which merge
 	// --accounting learns each type's share (none without profile tables).
 	Shares []string
+	// Warnings are what is legal but likely not what the admin wants (a
+	// pending MIG mode change, GPU names that share a type: advice.TypeMap).
+	Warnings []error `json:"-"`
 }
 
-// Generate builds the node's config (Records, then their counts).
+// Generate builds the node's config (Records, then their counts), with
+// Records's warnings.
 func Generate(n *Node, o Options) (*Config, error) {
-	recs, err := Records(n, o)
+	recs, warnings, err := records(n, o)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +37,7 @@ func Generate(n *Node, o Options) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Config{NodeName: o.NodeName, Records: recs, Counts: counts}, nil
+	return &Config{NodeName: o.NodeName, Records: recs, Counts: counts, Warnings: warnings}, nil
 }
 
 // Devices is how many GRES the config offers Slurm.

@@ -64,10 +64,6 @@ type Options struct {
 	NoCores, NoLinks bool
 	// Flags is written as Flags= on every line (nvidia_gpu_env).
 	Flags string
-	// Warn is told what is legal but likely not what the admin wants (a
-	// pending MIG mode change, GPU names that share a type, with the fix
-	// that tells them apart: advice.TypeMap); nil to ignore.
-	Warn func(error)
 	// Slurm is the release that will read the records; the zero Version
 	// when not known. It picks FilesAuto's style, and Records refuses
 	// records it would refuse or misread (slurmconf.CheckGres).
@@ -82,13 +78,21 @@ type Options struct {
 // MIG-enabled GPU as its MIG devices in (GI, CI) order, every other GPU
 // whole. Every MIG device must have its cap minors resolved.
 func Records(n *Node, o Options) ([]slurmconf.GresRecord, error) {
+	recs, _, err := records(n, o)
+	return recs, err
+}
+
+// records is Records with its warnings: what is legal but likely not what
+// the admin wants (a pending MIG mode change, GPU names that share a type,
+// with advice.TypeMap).
+func records(n *Node, o Options) ([]slurmconf.GresRecord, []error, error) {
 	var recs []slurmconf.GresRecord
 	typer, err := newTyper(o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := slurmconf.ValidFlags(o.Flags); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if o.FileStyle == "" || o.FileStyle == FilesAuto {
 		o.FileStyle = FileStyleFor(o.Slurm)
@@ -107,7 +111,7 @@ func Records(n *Node, o Options) ([]slurmconf.GresRecord, error) {
 		if !g.MigEnabled {
 			t, err := typer.gpuType(g)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			r := slurmconf.GresRecord{NodeName: o.NodeName, Name: "gpu", Type: t, File: g.DevicePath(), Flags: o.Flags}
 			if !o.NoCores {
@@ -126,11 +130,11 @@ func Records(n *Node, o Options) ([]slurmconf.GresRecord, error) {
 		for j := range g.MigDevices {
 			m := &g.MigDevices[j]
 			if m.GICapMinor == nil || m.CICapMinor == nil {
-				return nil, fmt.Errorf("%s: cap minors unknown", m.Label(g))
+				return nil, nil, fmt.Errorf("%s: cap minors unknown", m.Label(g))
 			}
 			t, err := typer.migType(g, m)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			// A MIG device has its GPU's cores; Slurm gives MIG devices no Links.
 			r := slurmconf.GresRecord{NodeName: o.NodeName, Name: "gpu", Type: t, Flags: o.Flags}
@@ -147,19 +151,14 @@ func Records(n *Node, o Options) ([]slurmconf.GresRecord, error) {
 	}
 	if o.Sharing {
 		if err := slurmconf.CheckSharing(o.Slurm, recs); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := slurmconf.CheckGres(o.Slurm, recs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if o.Warn != nil {
-		warnings = append(warnings, typer.clashes()...)
-		for _, w := range append(warnings, unmatchedTypeMap(n, o.TypeMap)...) {
-			o.Warn(w)
-		}
-	}
-	return recs, nil
+	warnings = append(warnings, typer.clashes()...)
+	return recs, append(warnings, unmatchedTypeMap(n, o.TypeMap)...), nil
 }
 
 // unmatchedTypeMap warns of type map names that match no GPU of the node:

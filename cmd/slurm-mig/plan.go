@@ -57,10 +57,11 @@ func (c *planCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	slurm, err := plan.Counts(name, c.gres(e))
+	slurm, err := plan.Counts(name, c.gres())
 	if err != nil {
 		return err
 	}
+	e.warnAll(slurm.Warnings)
 	return kongrun.PrintReport(e.stdout, slurm, c.JSON)
 }
 
@@ -92,7 +93,7 @@ func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 	if err := c.checkUnused(); err != nil {
 		return err
 	}
-	f, err := fleetplan.Make(fleetplan.Inputs{Snapshots: paths, Hardware: hw, Assign: assign, Gres: c.gres(e), Warn: e.warn,
+	f, err := fleetplan.Make(fleetplan.Inputs{Snapshots: paths, Hardware: hw, Assign: assign, Gres: c.gres(), Warn: e.warn,
 		Name: func(n *model.Node) (string, error) { return e.loader.NodeName(n, "", false) }, Accounting: c.Accounting})
 	if err != nil {
 		return err
@@ -133,6 +134,6 @@ func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 }
 
 // gres are the type flags' options, as gen and node take them.
-func (c *planCmd) gres(e *env) gresgen.Options {
-	return gresgen.Options{TypeStyle: gresgen.TypeStyle(c.TypeStyle), TypeMap: c.TypeMap, Warn: e.warn}
+func (c *planCmd) gres() gresgen.Options {
+	return gresgen.Options{TypeStyle: gresgen.TypeStyle(c.TypeStyle), TypeMap: c.TypeMap}
 }

@@ -55,7 +55,7 @@ type Inputs struct {
 	// config, and their lines differ only in their names.
 	Hardware []migplan.Hardware
 	Assign   *Assign
-	Gres     gresgen.Options // type names, as gen and node name them; its Warn is replaced by Warn
+	Gres     gresgen.Options // type names, as gen and node name them
 	// Name gives a snapshot's node its Slurm name, as single-node plan
 	// names it (its short hostname).
 	Name func(*model.Node) (string, error)
@@ -116,11 +116,12 @@ func planNode(reader *snapshot.Reader, path string, in Inputs, warns *[]error) (
 	if err != nil {
 		return nil, fmt.Errorf("node %s (%s): %w", name, path, err)
 	}
-	o := in.Gres
-	o.Warn = warn
-	s, err := p.Counts(name, o)
+	s, err := p.Counts(name, in.Gres)
 	if err != nil {
 		return nil, fmt.Errorf("node %s (%s): %w", name, path, err)
+	}
+	for _, w := range s.Warnings {
+		warn(w)
 	}
 	types, err := plannedTypes(p, in)
 	if err != nil {
@@ -170,11 +171,12 @@ func planHardware(h migplan.Hardware, in Inputs) ([]*Node, error) {
 			return nil, advice.Hinted(fmt.Errorf("%s: %s: config %q: GPU %d (%s): no entry takes it, so it keeps each node's own layout, which one snapshot for many nodes does not know",
 				who, sel.File, sel.Name, g.Index, g.Name), "; give "+them)
 		}
-		o := in.Gres
-		o.Warn = warn
-		s, err := p.Counts("", o)
+		s, err := p.Counts("", in.Gres)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", who, err)
+		}
+		for _, w := range s.Warnings {
+			warn(w)
 		}
 		types, err := plannedTypes(p, in)
 		if err != nil {
@@ -226,9 +228,7 @@ func plannedTypes(p *migplan.Plan, in Inputs) ([]accounting.Type, error) {
 	if !in.Accounting {
 		return nil, nil
 	}
-	o := in.Gres
-	o.Warn = nil // Counts has said them
-	devs, err := gresgen.DeviceTypes(p.Node, o)
+	devs, err := gresgen.DeviceTypes(p.Node, in.Gres)
 	if err != nil {
 		return nil, err
 	}

@@ -274,17 +274,20 @@ type Slurm struct {
 	NodeLine string `json:"node_line"`
 	// Counts are the node line's Gres= counts, for a fleet's lines.
 	Counts []slurmconf.GresCount `json:"-"`
+	// Warnings are gresgen's about the type names (gresgen.Counts).
+	Warnings []error `json:"-"`
 	*Plan
 }
 
 // Counts names and counts the devices of the node as it will be, as gen
-// and node name and count them (gresgen.GPUCounts with o), under the
-// node's name ("": no NodeName=).
+// and node name and count them (gresgen.Count with o), under the node's
+// name ("": no NodeName=).
 func (p *Plan) Counts(nodeName string, o gresgen.Options) (*Slurm, error) {
-	per, err := gresgen.GPUCounts(p.Node, o)
+	counted, err := gresgen.Count(p.Node, o)
 	if err != nil {
 		return nil, err
 	}
+	per := counted.PerGPU
 	for i := range p.GPUs {
 		p.GPUs[i].Gres = []TypeCount{}
 		for _, c := range per[i] {
@@ -292,7 +295,7 @@ func (p *Plan) Counts(nodeName string, o gresgen.Options) (*Slurm, error) {
 		}
 	}
 	total := gresgen.SumCounts(per)
-	return &Slurm{NodeLine: slurmconf.NodeLine(nodeName, total), Counts: total, Plan: p}, nil
+	return &Slurm{NodeLine: slurmconf.NodeLine(nodeName, total), Counts: total, Warnings: counted.Warnings, Plan: p}, nil
 }
 
 // WriteText prints the node line.

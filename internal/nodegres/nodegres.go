@@ -44,8 +44,7 @@ type Records struct {
 	// (slurmhost.ParseRelease); the zero Version asks this host's Slurm
 	// (probeSlurm), or none under another root.
 	Slurm slurmconf.Version
-	// Gres shapes the records; Config sets its NodeName, Slurm and Warn
-	// (Config returns the warnings).
+	// Gres shapes the records; Config sets its NodeName and Slurm.
 	Gres gresgen.Options
 }
 
@@ -75,13 +74,13 @@ func (b *Builder) Config(node *model.Node, r Records) (*gresgen.Config, []error,
 	}
 	o := r.Gres
 	o.NodeName, o.Slurm = name, slurm
-	o.Warn = func(w error) { warnings = append(warnings, w) }
 	cfg, err := gresgen.Generate(node, o)
 	var refused *slurmconf.RefusedError
 	if errors.As(err, &refused) {
 		refused.From = from // which command said the release, for the message
 	}
 	if err == nil {
+		warnings = append(warnings, cfg.Warnings...)
 		// A node whose shares cannot be known (no profile table) notes
 		// none: merge --accounting names the fragment that lacks them.
 		if types, terr := NodeTypes(node, o); terr == nil {
