@@ -163,18 +163,14 @@ func (l *Loader) discover() (*model.Node, Warnings, error) {
 		return nil, nil, fmt.Errorf("reading the hostname: %w", err)
 	}
 	var node *model.Node
-	var said []string
+	var warnings Warnings
 	err = l.withNVML(func(lib nvml.Interface) (err error) {
-		node, err = nvmlread.Read(lib, host, l.Host.fs, func(w string) { said = append(said, w) })
+		node, warnings, err = nvmlread.Read(lib, host, l.Host.fs)
 		return err
 	})
 	var timeout *timeoutError
-	if errors.As(err, &timeout) { // the read may still be writing node and said
+	if errors.As(err, &timeout) { // the read may still be writing node and warnings
 		return nil, nil, fmt.Errorf("%w; nothing was written", err)
-	}
-	var warnings Warnings
-	for _, w := range said {
-		warnings = append(warnings, errors.New(w))
 	}
 	if err != nil {
 		return nil, warnings, err

@@ -9,6 +9,7 @@
 package nvmlread
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"strings"
@@ -26,29 +27,24 @@ import (
 // any node Slurm runs on today.
 const cpuAffinityMaxCPUs = 4096
 
-// Read reads the node's GPUs and MIG devices through lib, which the caller
-// has initialised. hostname is recorded as is. Files in fs (sysfs) answer
-// what they answer faster than NVML. What only refines the config (CPU
-// affinity, NVLinks) is reported to warn when NVML cannot say it, in GPU
-// index order (nil drops them). Cap minors are left unresolved (see
-// nodeload).
-func Read(lib nvml.Interface, hostname string, fs hostfs.FS, warn func(string)) (*model.Node, error) {
+// Read reads the node's GPUs and MIG devices through lib, initialised by
+// the caller, with sysfs under fs; cap minors are left unresolved. What NVML
+// cannot say that only refines the config comes back as warnings, in GPU order.
+func Read(lib nvml.Interface, hostname string, fs hostfs.FS) (*model.Node, []error, error) {
 	node := &model.Node{Hostname: hostname, GPUs: []model.GPU{}}
 	driver, ret := lib.SystemGetDriverVersion()
 	if ret != nvml.SUCCESS {
-		return nil, nvmlError("reading the driver version", ret)
+		return nil, nil, nvmlError("reading the driver version", ret)
 	}
 	node.DriverVersion = driver
 
 	count, ret := lib.DeviceGetCount()
 	if ret != nvml.SUCCESS {
-		return nil, nvmlError("counting GPUs", ret)
+		return nil, nil, nvmlError("counting GPUs", ret)
 	}
-	// GPUs are read in parallel: the first handle of each GPU takes about
-	// 7 ms (NVML attaches to it), and NVML attaches to several GPUs at
-	// once (an H200 pair: 14.4 ms in turn, 8.8 ms together). The result
-	// and its warnings stay in index order, and the error reported is
-	// that of the lowest index.
+	// GPUs are read in parallel, as NVML attaches to several at once
+	// (docs/performance.md); results and warnings stay in index order, and
+	// the error is the lowest index's.
 	type result struct {
 		gpu      model.GPU
 		warnings []string
@@ -73,20 +69,17 @@ func Read(lib nvml.Interface, hostname string, fs hostfs.FS, warn func(string)) 
 		}()
 	}
 	wg.Wait()
+	var warnings []error
 	for _, r := range results {
 		if r.err != nil {
-			return nil, r.err
+			return nil, nil, r.err
 		}
 		node.GPUs = append(node.GPUs, r.gpu)
-	}
-	for _, r := range results {
 		for _, w := range r.warnings {
-			if warn != nil {
-				warn(w)
-			}
+			warnings = append(warnings, errors.New(w))
 		}
 	}
-	return node, nil
+	return node, warnings, nil
 }
 
 // maxParallelGPUs bounds the GPUs read at once, each a thread blocked in
