@@ -1,10 +1,6 @@
 // Command slurm-mig writes Slurm's gres.conf and NodeName Gres= counts for
-// a node's GPUs and MIG devices, read through NVML.
-//
-// This package is the command line only: each command is a Run method
-// that hands its flags to the library packages (nodegres for what gen,
-// node and diff make, nodeload for the node's model, jobenv, claim,
-// fleet) and prints what they return; kongrun parses and runs it.
+// a node's GPUs and MIG devices. This package is the command line only: it
+// hands flags to the library packages and prints what they return.
 package main
 
 import (
@@ -43,10 +39,8 @@ func main() {
 	}))
 }
 
-// env is what commands need from outside: output streams, the NVML
-// library and the host name, which tests replace; and, made once the
-// command line is parsed, the loader of the node's model and the builder
-// of its config.
+// env is what commands need from outside (output streams, NVML, the host
+// name), which tests replace, and, once parsed, the loader and builder.
 type env struct {
 	stdout, stderr io.Writer
 	newNVML        func() nvml.Interface

@@ -1,10 +1,6 @@
-// Package fleetplan is plan for many nodes: it reads their snapshots,
-// works out each node's layout once mig-parted applies the config it is
-// assigned (migplan), and gives the slurm.conf NodeName lines of the
-// next layouts, grouped under hostlists as merge --node-lines groups
-// them (fleet.GroupLines), so that the controller's slurm.conf is ready
-// before any node is drained. Diff says what in the running slurm.conf
-// must change, node by node, with diff's own comparison (drift).
+// Package fleetplan is plan for many nodes: each node's layout once its
+// config is applied (migplan), the next slurm.conf lines grouped as merge
+// groups them, and (Diff) what the running slurm.conf must change.
 package fleetplan
 
 import (
@@ -65,12 +61,9 @@ type Inputs struct {
 	Accounting bool
 }
 
-// Make reads the snapshots, several at a time (they are small, and a
-// fleet has thousands), and plans each node, then the nodes of each
-// Hardware. A node that cannot take its config is refused as single-node
-// plan refuses it, its node and snapshot (or Hardware) named; with
-// several, the first in the order given. Warnings come in that order
-// too, each naming its node, or the nodes of a Hardware that share it.
+// Make plans each snapshot's node, then each Hardware's nodes; it refuses
+// as single-node plan does, the first failure in the order given naming its
+// node, and warns in that order too.
 func Make(in Inputs) (*Fleet, error) {
 	paths := in.Snapshots
 	nodes := make([]*Node, len(paths))
@@ -134,12 +127,9 @@ func planNode(reader *snapshot.Reader, path string, in Inputs, warns *[]error) (
 	return &Node{Node: name, Snapshot: path, Slurm: s, source: path, types: types}, nil
 }
 
-// planHardware plans the nodes of h once for each config they are
-// assigned: their GPUs are the snapshot's, so their plans are one, and
-// their lines differ only in their names. A config that leaves a
-// MIG-capable GPU as it is would give each node the counts of its own
-// layout there, which the snapshot does not know: it is refused. Its
-// warnings are said once for the nodes that share them.
+// planHardware plans h's nodes once per config, as one snapshot's GPUs;
+// a config that keeps a MIG-capable GPU's own layout is refused, with the
+// hint of a snapshot per node. Warnings are said once for them all.
 func planHardware(h migplan.Hardware, in Inputs) ([]*Node, error) {
 	byConfig := map[*migplan.Selected][]string{}
 	var configs []*migplan.Selected
