@@ -16,11 +16,9 @@ import (
 // installed.
 var ErrNoSlurm = errors.New("no slurmd or scontrol on PATH")
 
-// InstalledVersion asks the Slurm installed here for its version:
-// `slurmd -V`, or on a host without slurmd (a login or head node)
-// `scontrol -V`. It returns the command it asked with the version. A
-// command that has not answered in 10 seconds is killed and its version
-// is not known.
+// InstalledVersion asks the installed Slurm its version, with slurmd -V or,
+// without slurmd, scontrol -V, and returns the command; one that has not
+// answered in 10 seconds is killed and the version is unknown.
 func InstalledVersion() (slurmconf.Version, string, error) {
 	return installedVersion(10 * time.Second)
 }
@@ -75,10 +73,8 @@ func ProbeInstalled() Probe {
 	}
 }
 
-// ParseRelease reads a Slurm release that the admin names: X.Y or X.Y.Z,
-// digits only. slurmd -V's answer is read more loosely (a package's
-// suffix, "slurm-wlm 22.05.8"); a release the admin writes is checked
-// whole, so that a typo such as 24.11.0.1 is refused, not read as 24.11.0.
+// ParseRelease reads a release the admin names, X.Y or X.Y.Z, checked whole
+// (24.11.0.1 is refused), unlike slurmd -V's looser answer.
 func ParseRelease(s string) (slurmconf.Version, error) {
 	v, err := slurmconf.ParseVersion(s)
 	if err != nil || !releaseWord.MatchString(s) {

@@ -1,11 +1,6 @@
-// Package nvmlread reads a node's GPUs and MIG devices through
-// nvml.Interface into the node model (package model), so that the real library and a
-// fake are interchangeable.
-//
-// As go-nvlib's device.New, it never calls Init or Shutdown: the caller
-// owns the library's lifecycle (nodeload starts Init early and shuts the
-// library down only when a run goes on to wait). It names MIG profiles and
-// normalises PCI bus ids with go-nvlib's pkg/nvlib/device.
+// Package nvmlread reads a node's GPUs and MIG devices through nvml.Interface
+// (real or fake) into the model, naming profiles with go-nvlib; like
+// go-nvlib's device.New it never calls Init or Shutdown, the caller's.
 package nvmlread
 
 import (
@@ -121,10 +116,9 @@ func readGPU(nvlib device.Interface, index int, dev nvml.Device, fs hostfs.FS, w
 	}
 	gpu.MemoryMiB = mem.Total >> 20
 
-	// NVML's CPU affinity is the CPUs of the GPU's NUMA node, which the
-	// kernel gives as the PCI device's local_cpulist. NVML takes about
-	// 10 ms a GPU to answer (H100, driver 580), a third of a whole run;
-	// sysfs answers in microseconds. NVML is asked only without sysfs.
+	// The CPU affinity is the local_cpulist of the GPU's PCI device, which
+	// sysfs answers far faster than NVML (docs/performance.md); NVML is asked
+	// only without it.
 	if cpus, ok := sysfsCPUAffinity(fs, nvlibDev); ok {
 		gpu.CPUAffinity = cpus
 	} else {
@@ -165,10 +159,8 @@ func readGPU(nvlib device.Interface, index int, dev nvml.Device, fs hostfs.FS, w
 	return gpu, nil
 }
 
-// readNVLinks counts the GPU's active NVLinks per remote PCI device, the
-// way Slurm's NVML autodetect does (gpu_nvml.c, _nvml_get_nvlink_info):
-// links that do not exist answer INVALID_ARGUMENT, a GPU without NVLink
-// NOT_SUPPORTED.
+// readNVLinks counts the GPU's active NVLinks per remote PCI device, as
+// Slurm's NVML autodetect does (gpu_nvml.c, _nvml_get_nvlink_info).
 func readNVLinks(gpu *model.GPU, dev nvml.Device) ([]model.NVLink, *NVMLError) {
 	var links []model.NVLink
 	for link := 0; link < nvml.NVLINK_MAX_LINKS; link++ {
