@@ -56,19 +56,19 @@ func (c *nodeCmd) Run(e *env) error {
 	case c.Update != "" && c.Output != "":
 		return fmt.Errorf("--update and -o exclude each other")
 	case c.Update != "" && c.Full:
-		return fmt.Errorf("--update sets only Gres=; drop --full")
+		return flagError("--update sets only Gres=", "; drop --full")
 	case c.Update != "" && c.NoNodeName:
-		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
+		return flagError("--update needs the node's name", "; drop --no-node-name")
 	case c.SlurmConf != "" && !c.Accounting:
 		return fmt.Errorf("--slurm-conf goes with --accounting")
 	case c.Accounting && c.Output != "":
-		return fmt.Errorf("--accounting prints slurm.conf lines, or sets them with --update SLURM_CONF; drop -o")
+		return flagError("--accounting prints slurm.conf lines, or sets them with --update SLURM_CONF", "; drop -o")
 	case c.Accounting && c.Full:
-		return fmt.Errorf("--accounting prints no node line; drop --full")
+		return flagError("--accounting prints no node line", "; drop --full")
 	case c.Accounting && c.NoNodeName && c.SlurmConf != "":
-		return fmt.Errorf("--accounting --slurm-conf finds the node's partitions by its name; drop --no-node-name")
+		return flagError("--accounting --slurm-conf finds the node's partitions by its name", "; drop --no-node-name")
 	case c.Accounting && c.Update != "" && c.SlurmConf != "" && c.SlurmConf != c.Update:
-		return fmt.Errorf("--update sets the lines in its own file; drop --slurm-conf")
+		return flagError("--update sets the lines in its own file", "; drop --slurm-conf")
 	}
 	if err := c.checkUnused(); err != nil {
 		return err
@@ -169,7 +169,7 @@ func (c *diffCmd) Run(e *env) error {
 		}
 	}
 	if c.NoNodeName && (c.SlurmConf != "" || c.Running) {
-		return fmt.Errorf("comparing with slurm.conf or slurmctld needs the node's name; drop --no-node-name")
+		return flagError("comparing with slurm.conf or slurmctld needs the node's name", "; drop --no-node-name")
 	}
 	rep, warnings, err := e.build.Diff(c.From, records, c.State, in)
 	e.warnAll(warnings)

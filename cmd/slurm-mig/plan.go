@@ -69,9 +69,9 @@ func (c *planCmd) Run(e *env) error {
 func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 	switch {
 	case c.From != "":
-		return errors.New("--from reads one node; give a fleet's snapshots as SNAPSHOT|DIR arguments instead")
+		return flagError("--from reads one node", "; give a fleet's snapshots as SNAPSHOT|DIR arguments instead")
 	case c.NodeName != "" || c.NoNodeName:
-		return errors.New("a fleet's nodes are named by their snapshots; drop --node-name and --no-node-name")
+		return flagError("a fleet's nodes are named by their snapshots", "; drop --node-name and --no-node-name")
 	}
 	assign, err := fleetplan.NewAssign(cfg, c.Select)
 	if err != nil {

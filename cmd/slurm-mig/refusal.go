@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
 // releaseRefusal is a Slurm release's refusal of what gen or node would
@@ -44,3 +46,7 @@ func (e *refused) Hint() string {
 	}
 	return hint
 }
+
+// flagError refuses a command line whose flags go ill together: msg says
+// why, and hint (with its leading "; ") which flag to drop or what instead.
+func flagError(msg, hint string) error { return advice.Hinted(errors.New(msg), hint) }
