@@ -123,8 +123,8 @@ type Hinter interface {
 	Hint() string
 }
 
-// Hinted gives err a hint in its package's own words, one that names no
-// flag: said after the message, with its own leading separator ("; ").
+// Hinted gives err a hint in the caller's own words, said after the message
+// with its own leading separator ("; "); below cmd it names no flag.
 func Hinted(err error, hint string) error { return &hinted{err, hint} }
 
 type hinted struct {
