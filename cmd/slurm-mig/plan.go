@@ -93,8 +93,9 @@ func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 	if err := c.checkUnused(); err != nil {
 		return err
 	}
-	f, err := fleetplan.Make(fleetplan.Inputs{Snapshots: paths, Hardware: hw, Assign: assign, Gres: c.gres(), Warn: e.warn,
+	f, warnings, err := fleetplan.Make(fleetplan.Inputs{Snapshots: paths, Hardware: hw, Assign: assign, Gres: c.gres(),
 		Name: func(n *model.Node) (string, error) { return e.loader.NodeName(n, "", false) }, Accounting: c.Accounting})
+	e.warnAll(warnings)
 	if err != nil {
 		return err
 	}

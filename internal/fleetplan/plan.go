@@ -55,7 +55,6 @@ type Inputs struct {
 	// Name gives a snapshot's node its Slurm name, as single-node plan
 	// names it (its short hostname).
 	Name func(*model.Node) (string, error)
-	Warn func(error)
 	// Accounting keeps each node's types with their shares, for
 	// AccountingNodes.
 	Accounting bool
@@ -63,8 +62,8 @@ type Inputs struct {
 
 // Make plans each snapshot's node, then each Hardware's nodes; it refuses
 // as single-node plan does, the first failure in the order given naming its
-// node, and warns in that order too.
-func Make(in Inputs) (*Fleet, error) {
+// node. Warnings come in that order, those before a failure with it.
+func Make(in Inputs) (*Fleet, []error, error) {
 	paths := in.Snapshots
 	nodes := make([]*Node, len(paths))
 	errs := make([]error, len(paths))
@@ -75,22 +74,22 @@ func Make(in Inputs) (*Fleet, error) {
 	fileio.Each(len(paths), newReader, func(reader *snapshot.Reader, i int) {
 		nodes[i], errs[i] = planNode(reader, paths[i], in, &warns[i])
 	})
+	var warnings []error
 	for i, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, warnings, err
 		}
-		for _, w := range warns[i] {
-			in.Warn(w)
-		}
+		warnings = append(warnings, warns[i]...)
 	}
 	for _, h := range in.Hardware {
-		hn, err := planHardware(h, in)
+		hn, err := planHardware(h, in, &warnings)
 		if err != nil {
-			return nil, err
+			return nil, warnings, err
 		}
 		nodes = append(nodes, hn...)
 	}
-	return group(nodes, in.Assign)
+	f, err := group(nodes, in.Assign)
+	return f, warnings, err
 }
 
 // planNode reads one snapshot and plans its node, keeping its warnings
@@ -127,10 +126,10 @@ func planNode(reader *snapshot.Reader, path string, in Inputs, warns *[]error) (
 	return &Node{Node: name, Snapshot: path, Slurm: s, source: path, types: types}, nil
 }
 
-// planHardware plans h's nodes once per config, as one snapshot's GPUs;
-// a config that keeps a MIG-capable GPU's own layout is refused, with the
-// hint of a snapshot per node. Warnings are said once for them all.
-func planHardware(h migplan.Hardware, in Inputs) ([]*Node, error) {
+// planHardware plans h's nodes once per config, as one snapshot's GPUs; a
+// config that keeps a MIG-capable GPU's own layout is refused (hint: a
+// snapshot per node). Warnings, once for all the nodes, go to warnings.
+func planHardware(h migplan.Hardware, in Inputs, warnings *[]error) ([]*Node, error) {
 	byConfig := map[*migplan.Selected][]string{}
 	var configs []*migplan.Selected
 	for _, name := range h.Nodes {
@@ -173,9 +172,7 @@ func planHardware(h migplan.Hardware, in Inputs) ([]*Node, error) {
 			return nil, fmt.Errorf("%s: %w", who, err)
 		}
 		s.Plan.Node = nil // as planNode drops it
-		for _, w := range warns {
-			in.Warn(w)
-		}
+		*warnings = append(*warnings, warns...)
 		for _, name := range names {
 			named := *s
 			named.NodeLine = slurmconf.NodeLine(name, s.Counts)
