@@ -45,7 +45,7 @@ func BenchmarkDiscoverRender(b *testing.B) {
 				lib.Init()
 				runtime.GC()
 				b.StartTimer()
-				node, err := nvmlread.Read(lib, "bench01", hostfs.FS(root), func(string) {})
+				node, _, err := nvmlread.Read(lib, "bench01", hostfs.FS(root))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -18,16 +18,18 @@ type Config struct {
 	NodeName string // empty: the lines apply to every node reading them
 	Records  []slurmconf.GresRecord
 	Counts   []slurmconf.GresCount
-	// Shares are noted in the header, one "# share: " line each, for
-	// merge --accounting to learn each type's share of its GPU from the
-	// fragment (accounting.ShareLine); none where the GPUs' MIG profile
-	// tables are not known.
+	// Shares are the header's "# share: " lines, from which merge
+	// --accounting learns each type's share (none without profile tables).
 	Shares []string
+	// Warnings are what is legal but likely not what the admin wants (a
+	// pending MIG mode change, GPU names that share a type: advice.TypeMap).
+	Warnings []error `json:"-"`
 }
 
-// Generate builds the node's config (Records, then their counts).
+// Generate builds the node's config (Records, then their counts), with
+// Records's warnings.
 func Generate(n *Node, o Options) (*Config, error) {
-	recs, err := Records(n, o)
+	recs, warnings, err := records(n, o)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +37,7 @@ func Generate(n *Node, o Options) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Config{NodeName: o.NodeName, Records: recs, Counts: counts}, nil
+	return &Config{NodeName: o.NodeName, Records: recs, Counts: counts, Warnings: warnings}, nil
 }
 
 // Devices is how many GRES the config offers Slurm.
@@ -47,19 +49,17 @@ func (c *Config) Devices() int {
 	return n
 }
 
-// CheckEmpty refuses a config that offers Slurm nothing, unless allowed
-// (then warn says so): after an NVML failure an empty gres.conf takes a
-// node's GPUs away. what names the output in the refusal, which carries
-// the fix: to ask for the empty config (advice.AllowEmpty).
-func (c *Config) CheckEmpty(what string, allow bool, warn func(error)) error {
+// CheckEmpty refuses a config that offers Slurm nothing, naming what, with
+// advice.AllowEmpty; allowed, it returns a warning instead.
+func (c *Config) CheckEmpty(what string, allow bool) (warning, err error) {
 	switch {
 	case len(c.Records) > 0:
 	case allow:
-		warn(errors.New("no GPU or MIG device to offer Slurm on this node"))
+		return errors.New("no GPU or MIG device to offer Slurm on this node"), nil
 	default:
-		return advice.Wrap(fmt.Errorf("no GPU or MIG device found; refusing to write an empty %s", what), advice.AllowEmpty)
+		return nil, advice.Wrap(fmt.Errorf("no GPU or MIG device found; refusing to write an empty %s", what), advice.AllowEmpty)
 	}
-	return nil
+	return nil, nil
 }
 
 // DeviceCount says n devices in words: "1 device", "14 devices".
@@ -126,20 +126,9 @@ func writtenFor(path string) string {
 	return ""
 }
 
-// Unchanged reads the gres.conf at path that gen -o is about to replace
-// and reports whether it holds the config's records already, compared as
-// diff compares them (slurmconf.DiffUnits: the same devices with the same
-// types, Cores=, Links= and Flags=; not how they are written, nor their
-// order), so that gen -o says "unchanged" exactly where diff says
-// "same". Its header does not count: a new build of slurm-mig alone must
-// not rewrite every node's file and restart slurmd.
-//
-// gen -o writes the whole file, so a line it does not write would be
-// lost: a comment of the admin's, another GRES (a site's mps or shard
-// lines), other nodes' lines, AutoDetect=, an Include. Such a line is an
-// error naming it (advice.GresConfForeignLine), and the file is left
-// alone; so is a file that cannot be read (advice.GresConfUnreadable).
-// The command line says which of its writers refuses, and why.
+// Unchanged reports whether the gres.conf at path holds the config's records
+// already, as diff compares them, header aside (a new build rewrites no file);
+// a line gen does not write, or an unreadable file, is an error (advice).
 func (c *Config) Unchanged(path string) (bool, error) {
 	recs, err := slurmconf.ReadOwnGpuRecords(path, c.NodeName, isHeader)
 	var foreign *slurmconf.ForeignLine

@@ -5,14 +5,28 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// GPUCounts are each GPU's Gres= counts, in the node's GPU order, with
-// the types Records gives its devices: a whole GPU is one, a GPU in MIG
-// mode one per MIG device. It builds no record, so it needs a MIG
-// device's profile and nothing else: plan counts a node as it will be,
-// whose MIG devices have no UUID or cap minors yet. Records, which writes
-// their device files, still refuses a MIG device without cap minors.
-// Warnings are those of Records about type names (o.Warn).
+// Counts are each GPU's Gres= counts, in the node's GPU order, and the
+// warnings about their type names that Records gives too.
+type Counts struct {
+	PerGPU   [][]slurmconf.GresCount
+	Warnings []error
+}
+
+// Count counts each GPU's devices typed as Records types them, from the
+// profiles alone (plan counts MIG devices that do not exist yet).
+func Count(n *Node, o Options) (*Counts, error) { return count(n, o, true) }
+
+// GPUCounts are Count's PerGPU, for a caller that says no warnings.
 func GPUCounts(n *Node, o Options) ([][]slurmconf.GresCount, error) {
+	c, err := count(n, o, false)
+	if err != nil {
+		return nil, err
+	}
+	return c.PerGPU, nil
+}
+
+// count is Count, with the warnings only when asked for.
+func count(n *Node, o Options, warn bool) (*Counts, error) {
 	typer, err := newTyper(o)
 	if err != nil {
 		return nil, err
@@ -38,12 +52,11 @@ func GPUCounts(n *Node, o Options) ([][]slurmconf.GresCount, error) {
 		}
 		per[i] = countTypes(types)
 	}
-	if o.Warn != nil {
-		for _, w := range append(typer.clashes(), unmatchedTypeMap(n, o.TypeMap)...) {
-			o.Warn(w)
-		}
+	c := &Counts{PerGPU: per}
+	if warn {
+		c.Warnings = append(typer.clashes(), unmatchedTypeMap(n, o.TypeMap)...)
 	}
-	return per, nil
+	return c, nil
 }
 
 // countTypes counts gpu GRES by type, in the order first seen, as

@@ -35,10 +35,8 @@ const (
 	// FilesAuto (or ""): FilesCI for a Slurm older than 21.08, else
 	// FilesMultiple (FileStyleFor).
 	FilesAuto FileStyle = "auto"
-	// FilesMultiple: MultipleFiles=/dev/nvidiaN,<GI cap>,<CI cap>, what
-	// Slurm's autodetect builds. Slurm reads it from 21.08 on: 20.11
-	// knows the key but refuses records sharing a file, as the MIG
-	// devices of one GPU share its /dev/nvidiaN.
+	// FilesMultiple: MultipleFiles=/dev/nvidiaN,<GI cap>,<CI cap>, as Slurm's
+	// autodetect builds it; read from 21.08 on (20.11 refuses shared files).
 	FilesMultiple FileStyle = "multiple"
 	// FilesCI: File=<CI cap>, the legacy form every Slurm reads.
 	FilesCI FileStyle = "ci"
@@ -66,18 +64,12 @@ type Options struct {
 	NoCores, NoLinks bool
 	// Flags is written as Flags= on every line (nvidia_gpu_env).
 	Flags string
-	// Warn is told what is legal but likely not what the admin wants (a
-	// pending MIG mode change, GPU names that share a type, with the fix
-	// that tells them apart: advice.TypeMap); nil to ignore.
-	Warn func(error)
 	// Slurm is the release that will read the records; the zero Version
 	// when not known. It picks FilesAuto's style, and Records refuses
 	// records it would refuse or misread (slurmconf.CheckGres).
 	Slurm slurmconf.Version
-	// Sharing: the slurm.conf that will be read configures mps or shard
-	// (its GresTypes=). slurmd before 23.02.7 then splits a
-	// MultipleFiles= record into one GPU per file: FilesAuto takes
-	// FilesCI there (and where the release is not known), and
+	// Sharing: the slurm.conf read configures mps or shard, so a slurmd before
+	// 23.02.7 splits MultipleFiles= records: FilesAuto takes FilesCI, and
 	// FilesMultiple is refused (slurmconf.CheckSharing).
 	Sharing bool
 }
@@ -86,13 +78,21 @@ type Options struct {
 // MIG-enabled GPU as its MIG devices in (GI, CI) order, every other GPU
 // whole. Every MIG device must have its cap minors resolved.
 func Records(n *Node, o Options) ([]slurmconf.GresRecord, error) {
+	recs, _, err := records(n, o)
+	return recs, err
+}
+
+// records is Records with its warnings: what is legal but likely not what
+// the admin wants (a pending MIG mode change, GPU names that share a type,
+// with advice.TypeMap).
+func records(n *Node, o Options) ([]slurmconf.GresRecord, []error, error) {
 	var recs []slurmconf.GresRecord
 	typer, err := newTyper(o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := slurmconf.ValidFlags(o.Flags); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if o.FileStyle == "" || o.FileStyle == FilesAuto {
 		o.FileStyle = FileStyleFor(o.Slurm)
@@ -111,7 +111,7 @@ func Records(n *Node, o Options) ([]slurmconf.GresRecord, error) {
 		if !g.MigEnabled {
 			t, err := typer.gpuType(g)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			r := slurmconf.GresRecord{NodeName: o.NodeName, Name: "gpu", Type: t, File: g.DevicePath(), Flags: o.Flags}
 			if !o.NoCores {
@@ -130,11 +130,11 @@ func Records(n *Node, o Options) ([]slurmconf.GresRecord, error) {
 		for j := range g.MigDevices {
 			m := &g.MigDevices[j]
 			if m.GICapMinor == nil || m.CICapMinor == nil {
-				return nil, fmt.Errorf("%s: cap minors unknown", m.Label(g))
+				return nil, nil, fmt.Errorf("%s: cap minors unknown", m.Label(g))
 			}
 			t, err := typer.migType(g, m)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			// A MIG device has its GPU's cores; Slurm gives MIG devices no Links.
 			r := slurmconf.GresRecord{NodeName: o.NodeName, Name: "gpu", Type: t, Flags: o.Flags}
@@ -151,19 +151,14 @@ func Records(n *Node, o Options) ([]slurmconf.GresRecord, error) {
 	}
 	if o.Sharing {
 		if err := slurmconf.CheckSharing(o.Slurm, recs); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := slurmconf.CheckGres(o.Slurm, recs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if o.Warn != nil {
-		warnings = append(warnings, typer.clashes()...)
-		for _, w := range append(warnings, unmatchedTypeMap(n, o.TypeMap)...) {
-			o.Warn(w)
-		}
-	}
-	return recs, nil
+	warnings = append(warnings, typer.clashes()...)
+	return recs, append(warnings, unmatchedTypeMap(n, o.TypeMap)...), nil
 }
 
 // unmatchedTypeMap warns of type map names that match no GPU of the node:
@@ -187,8 +182,8 @@ func unmatchedTypeMap(n *model.Node, typeMap map[string]string) []error {
 			}
 		}
 		if !matched {
-			out = append(out, fmt.Errorf("type map name %q matches no GPU of this node (NVML names and short models here: %s); check its spelling",
-				name, quoteAll(known)))
+			out = append(out, advice.Hinted(fmt.Errorf("type map name %q matches no GPU of this node (NVML names and short models here: %s)",
+				name, quoteAll(known)), "; check its spelling"))
 		}
 	}
 	sortByText(out)
@@ -332,10 +327,8 @@ func (t *typer) clashes() []error {
 	return out
 }
 
-// ShortModel is the short GPU model of an NVML name: lower case, without a
-// leading "nvidia " or "tesla ", cut at the first space or '-'.
-// "NVIDIA A100 80GB PCIe" -> "a100", "A100-PCIE-40GB" -> "a100",
-// "NVIDIA H100 80GB HBM3" -> "h100".
+// ShortModel is the short GPU model of an NVML name, lower case without
+// "nvidia " or "tesla ", cut at a space or '-': "A100-PCIE-40GB" -> "a100".
 func ShortModel(name string) string {
 	s := strings.ToLower(strings.TrimSpace(name))
 	for _, prefix := range []string{"nvidia ", "tesla "} {
@@ -354,25 +347,9 @@ func autodetectName(name string) string {
 	return strings.ReplaceAll(strings.ToLower(name), " ", "_")
 }
 
-// nvlinkMatrix gives each GPU's Links= value: over the node's GPUs in
-// index order, -1 for the GPU itself, else the NVLinks between the two.
-//
-// Links whose far end is another GPU of the node count for that GPU, as in
-// Slurm's autodetect (gpu_nvml.c, _nvml_get_nvlink_info). Links to an
-// NVSwitch (whose bus id NVML often gives as FFFFFFFF:FF:FF.0) reach every
-// GPU on the same switches: like nvidia-smi topo -m, which shows NV18
-// between two H200s that each have 18 links to the switches, such a pair
-// counts the smaller of their switch link counts. Slurm's autodetect counts
-// those as 0, telling the scheduler that GPUs joined by NVSwitches are not
-// joined at all.
-//
-// It is nil when no GPU has an active NVLink (PCIe-only nodes): Links=
-// would then say nothing. It is nil too when a GPU is in MIG mode:
-// slurmctld reads Links= positions as the node's GPU GRES, and a MIG GPU
-// is as many of those as it has MIG devices (none at all when it has
-// none), so NVML index positions would point past them and slurmctld
-// would set the node INVAL ("Invalid GRES Links value ... i=3 >=
-// link_len=3"). Slurm gives MIG devices no Links either.
+// nvlinkMatrix gives each GPU's Links=, in index order: -1 for itself, else
+// its NVLinks to the other (through NVSwitches, the smaller link count);
+// nil without NVLink or with a GPU in MIG mode (docs/gen.md, --no-links).
 func nvlinkMatrix(n *model.Node) []string {
 	for i := range n.GPUs {
 		if n.GPUs[i].MigEnabled {

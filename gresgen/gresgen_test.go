@@ -2,6 +2,7 @@ package gresgen
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -93,13 +94,27 @@ func TestTypeMap(t *testing.T) {
 
 // A type map name that matches no GPU is most likely a typo: it warns,
 // naming what it could have matched; names that match warn of nothing.
+// Count gives the same warnings as Generate.
 func TestTypeMapTypoWarns(t *testing.T) {
-	var warnings []string
-	_, err := Records(node(), Options{TypeMap: map[string]string{"A100": "ampere", "h1OO": "hopper"}, Warn: func(err error) { warnings = append(warnings, err.Error()) }})
+	o := Options{TypeMap: map[string]string{"A100": "ampere", "h1OO": "hopper"}}
+	cfg, err := Generate(node(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`type map name "h1OO" matches no GPU of this node (NVML names and short models here: "NVIDIA A100-SXM4-40GB", "a100", "NVIDIA H100 80GB HBM3", "h100"); check its spelling`}
+	var warnings []string
+	for _, err := range cfg.Warnings {
+		var h advice.Hinter
+		if errors.As(err, &h) {
+			warnings = append(warnings, err.Error()+" +hint"+h.Hint())
+		} else {
+			warnings = append(warnings, err.Error())
+		}
+	}
+	counted, err := Count(node(), o)
+	if err != nil || fmt.Sprint(counted.Warnings) != fmt.Sprint(cfg.Warnings) {
+		t.Errorf("Count: warnings %v, %v; want Generate's %v", counted.Warnings, err, cfg.Warnings)
+	}
+	want := []string{`type map name "h1OO" matches no GPU of this node (NVML names and short models here: "NVIDIA A100-SXM4-40GB", "a100", "NVIDIA H100 80GB HBM3", "h100") +hint; check its spelling`}
 	if diff := cmp.Diff(want, warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
@@ -188,17 +203,19 @@ func TestWarnings(t *testing.T) {
 		{Index: 1, Minor: 1, Name: "NVIDIA A100-SXM4-80GB", MigEnabled: true, MigPending: true},
 		{Index: 2, Minor: 2, Name: "NVIDIA A100-SXM4-80GB"},
 	}}
+	cfg, err := Generate(n, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := cfg.Records
 	var warnings []string
 	var fixes []advice.Fix
-	recs, err := Records(n, Options{Warn: func(err error) {
+	for _, err := range cfg.Warnings {
 		warnings = append(warnings, err.Error())
 		var a *advice.Error
 		if errors.As(err, &a) {
 			fixes = append(fixes, a.Fix)
 		}
-	}})
-	if err != nil {
-		t.Fatal(err)
 	}
 	want := []string{
 		"GPU 0 (minor 0): MIG mode is disabled but will be enabled after the next GPU reset; this config describes the current layout",
@@ -264,22 +281,20 @@ func TestLinksCoresFlags(t *testing.T) {
 // An empty config is refused, naming the output, unless allowed (the
 // refusal's fix): then a warning.
 func TestCheckEmpty(t *testing.T) {
-	var warnings []error
-	warn := func(err error) { warnings = append(warnings, err) }
 	empty := &Config{}
-	err := empty.CheckEmpty("gres.conf", false, warn)
+	warning, err := empty.CheckEmpty("gres.conf", false)
 	var a *advice.Error
-	if want := "no GPU or MIG device found; refusing to write an empty gres.conf"; !errors.As(err, &a) || a.Fix != advice.AllowEmpty || err.Error() != want {
-		t.Errorf("refused: %v; want %q with advice.AllowEmpty", err, want)
+	if want := "no GPU or MIG device found; refusing to write an empty gres.conf"; warning != nil || !errors.As(err, &a) || a.Fix != advice.AllowEmpty || err.Error() != want {
+		t.Errorf("refused: %v, warning %v; want %q with advice.AllowEmpty", err, warning, want)
 	}
-	if err := empty.CheckEmpty("gres.conf", true, warn); err != nil || len(warnings) != 1 {
-		t.Errorf("allowed: %v, warnings %q", err, warnings)
+	if warning, err := empty.CheckEmpty("gres.conf", true); err != nil || warning == nil || warning.Error() != "no GPU or MIG device to offer Slurm on this node" {
+		t.Errorf("allowed: %v, warning %v", err, warning)
 	}
 	cfg, err := Generate(node(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cfg.CheckEmpty("gres.conf", false, warn); err != nil || len(warnings) != 1 {
-		t.Errorf("a config with records: %v, warnings %q", err, warnings)
+	if warning, err := cfg.CheckEmpty("gres.conf", false); err != nil || warning != nil {
+		t.Errorf("a config with records: %v, warning %v", err, warning)
 	}
 }

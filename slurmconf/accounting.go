@@ -3,6 +3,8 @@ package slurmconf
 import (
 	"fmt"
 	"strings"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
 // Accounting is what a slurm.conf says of how jobs are accounted and
@@ -119,7 +121,7 @@ func ReadAccounting(path string) (*Accounting, error) {
 // added there would be overridden, or override, by the Included one.
 func (a *Accounting) Editable(path string) error {
 	if a.TRESPos != "" && a.TRESPos[:strings.LastIndexByte(a.TRESPos, ':')] != path {
-		return fmt.Errorf("%s: AccountingStorageTRES is set in an Included file, which is not edited; set it there by hand", a.TRESPos)
+		return advice.Hinted(fmt.Errorf("%s: AccountingStorageTRES is set in an Included file, which is not edited", a.TRESPos), "; set it there by hand")
 	}
 	return nil
 }
@@ -176,7 +178,7 @@ func SetAccounting(data, name, tres string, weights map[string]string) (string, 
 			start := l.fileOffset(w.valStart)
 			end := start + (w.valEnd - w.valStart)
 			if data[start:end] != l.text[w.valStart:w.valEnd] {
-				return edit{}, fmt.Errorf("%s:%d: the %s= value is split across lines; edit it by hand", name, l.num, w.key)
+				return edit{}, advice.Hinted(fmt.Errorf("%s:%d: the %s= value is split across lines", name, l.num, w.key), "; edit it by hand")
 			}
 			return edit{start, end, text}, nil
 		}

@@ -1,10 +1,13 @@
 package slurmconf
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
 // TestSetAccounting: only the two keys' values change, every other byte
@@ -71,7 +74,13 @@ func TestReadAccounting(t *testing.T) {
 	if in, _ := a.Partitions[0].Holds("anything"); !in {
 		t.Error("Nodes=ALL holds no node")
 	}
-	if _, err := SetAccountingFile(main, "gres/gpu", nil); err == nil || !strings.Contains(err.Error(), "Included file") {
-		t.Errorf("TRES in an Include: %v", err)
+	_, err = SetAccountingFile(main, "gres/gpu", nil)
+	var h advice.Hinter
+	if want := inc + ":1: AccountingStorageTRES is set in an Included file, which is not edited"; !errors.As(err, &h) || err.Error() != want || h.Hint() != "; set it there by hand" {
+		t.Errorf("TRES in an Include: %v; want %q with its hint", err, want)
+	}
+	_, err = SetAccounting("AccountingStorageTRES=gres/gpu,\\\nlicense/x\n", "s", "gres/gpu", nil)
+	if want := "s:1: the AccountingStorageTRES= value is split across lines"; !errors.As(err, &h) || err.Error() != want || h.Hint() != "; edit it by hand" {
+		t.Errorf("a value split across lines: %v; want %q with its hint", err, want)
 	}
 }

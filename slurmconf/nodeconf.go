@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 )
 
@@ -334,8 +335,8 @@ func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, err
 		// to set.
 		return "", DeclaredTwice(name, node, declared[0], declared[1])
 	case len(own) == 0 && len(shared) > 0:
-		return "", fmt.Errorf("%s: %s is declared only in %s, together with other nodes; give it a NodeName=%s line of its own (taking it out of that hostlist), or set Gres= for the whole group by hand",
-			name, node, strings.Join(shared, ", "), node)
+		return "", advice.Hinted(fmt.Errorf("%s: %s is declared only in %s, together with other nodes", name, node, strings.Join(shared, ", ")),
+			fmt.Sprintf("; give it a NodeName=%s line of its own (taking it out of that hostlist), or set Gres= for the whole group by hand", node))
 	case len(own) == 0:
 		return "", fmt.Errorf("%s: no NodeName=%s line (an Included file is not edited)", name, node)
 	}
@@ -350,7 +351,7 @@ func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, err
 		start := h.line.fileOffset(w.valStart)
 		end := start + (w.valEnd - w.valStart)
 		if data[start:end] != h.line.text[w.valStart:w.valEnd] {
-			return "", fmt.Errorf("%s: the Gres= value is split across lines; edit it by hand", h.pos)
+			return "", advice.Hinted(fmt.Errorf("%s: the Gres= value is split across lines", h.pos), "; edit it by hand")
 		}
 		return data[:start] + setGpuItems(data[start:end], gpus) + data[end:], nil
 	}
@@ -361,7 +362,7 @@ func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, err
 		return "", err
 	}
 	if i := strings.IndexAny(from, " \t\"#\\"); i >= 0 {
-		return "", fmt.Errorf("%s: the Gres= this line inherits from NodeName=DEFAULT (%s) has %q, which cannot be copied onto it as it reads; give the line a Gres= by hand", h.pos, from, from[i])
+		return "", advice.Hinted(fmt.Errorf("%s: the Gres= this line inherits from NodeName=DEFAULT (%s) has %q, which cannot be copied onto it as it reads", h.pos, from, from[i]), "; give the line a Gres= by hand")
 	}
 	nw := h.words[0]
 	at := h.line.fileOffset(nw.valEnd-1) + 1

@@ -1,11 +1,13 @@
 package slurmconf
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 )
 
@@ -295,5 +297,26 @@ func TestUpdateNodeGresFile(t *testing.T) {
 	}
 	if _, err := UpdateNodeGresFile(filepath.Join(dir, "nowhere.conf"), "n1", "gpu:a100:2"); err == nil {
 		t.Error("a missing file gave no error")
+	}
+}
+
+// What node --update cannot edit is refused with the hint of what the
+// admin can do by hand, apart from the message (advice.Hinter).
+func TestUpdateNodeGresRefusalsHint(t *testing.T) {
+	for _, c := range []struct{ in, msg, hint string }{
+		{"NodeName=n[1-2] Gres=gpu:1\n", "slurm.conf: n1 is declared only in NodeName=n[1-2] (slurm.conf:1), together with other nodes",
+			"; give it a NodeName=n1 line of its own (taking it out of that hostlist), or set Gres= for the whole group by hand"},
+		{"NodeName=n1 Gres=gpu:\\\n1\n", "slurm.conf:1: the Gres= value is split across lines", "; edit it by hand"},
+	} {
+		_, err := UpdateNodeGres(c.in, "slurm.conf", "n1", "gpu:2", noDefault)
+		var h advice.Hinter
+		if !errors.As(err, &h) || err.Error() != c.msg || h.Hint() != c.hint {
+			t.Errorf("%q: %v; want %q with the hint %q", c.in, err, c.msg, c.hint)
+		}
+	}
+	_, err := UpdateNodeGres("NodeName=n1\n", "slurm.conf", "n1", "gpu:1", func() (string, error) { return "gpu:1,nic:a b", nil })
+	var h advice.Hinter
+	if !errors.As(err, &h) || h.Hint() != "; give the line a Gres= by hand" {
+		t.Errorf("an inherited item with a blank: %v, no hint", err)
 	}
 }

@@ -9,22 +9,21 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
-// Every fix a package can give has its words here, and they are a format
-// that fmt takes whole: the package's message first, then the Fix's Args.
+// Every fix a package can give has its words here, before the package's
+// message or after it, and they are a format that fmt takes whole with
+// the Fix's Args.
 func TestEveryFixHasWords(t *testing.T) {
 	for _, fix := range advice.Fixes() {
-		words := fixWords(fix)
-		if words == "" {
-			t.Errorf("advice.Fix %d has no words", fix)
+		before, after := fixWords(fix)
+		if (before == "") == (after == "") {
+			t.Errorf("advice.Fix %d: words %q before and %q after; want one of them", fix, before, after)
 			continue
 		}
-		if !strings.Contains(words, "%s") && !strings.Contains(words, "%[1]s") {
-			t.Errorf("advice.Fix %d: %q leaves out the package's message", fix, words)
-		}
+		words := before + after
 		// As many Args as the words name, no more: fmt says a missing
 		// one as MISSING, or BADINDEX where the words number them.
-		operands := []any{"MSG"}
-		for said := fmt.Sprintf(words, operands...); len(operands) < 4 && (strings.Contains(said, "(MISSING)") || strings.Contains(said, "(BADINDEX)")); said = fmt.Sprintf(words, operands...) {
+		var operands []any
+		for said := fmt.Sprintf(words, operands...); len(operands) < 3 && (strings.Contains(said, "(MISSING)") || strings.Contains(said, "(BADINDEX)")); said = fmt.Sprintf(words, operands...) {
 			operands = append(operands, "ARG")
 		}
 		if said := fmt.Sprintf(words, operands...); strings.Contains(said, "%!") {
@@ -33,10 +32,11 @@ func TestEveryFixHasWords(t *testing.T) {
 	}
 }
 
-// explain puts a fix's words where the package's message stands, keeping
-// what the callers above it said before and after; a fix within another
-// fix's message is said too; an error without one is said as it is.
-func TestExplain(t *testing.T) {
+// say puts a fix's words after the whole message (or before it, where
+// they name what the command line was doing), and a package's own hint
+// (advice.Hinted) after it too; a fix within another fix's message is
+// said too, its hint first; an error without one is said as it is.
+func TestSay(t *testing.T) {
 	inner := advice.Wrap(errors.New("s.json has no hardware"), advice.SnapshotHardware)
 	for _, tc := range []struct {
 		err  error
@@ -45,15 +45,17 @@ func TestExplain(t *testing.T) {
 		{errors.New("plain"), "plain"},
 		{fmt.Errorf("env: %w", advice.Wrap(errors.New("no device state at x.json"), advice.StateMissing)),
 			"env: no device state at x.json: write it on this node with slurm-mig gen -o, node --update or state"},
-		{fmt.Errorf("%w; and after", advice.Wrap(errors.New("this host's name is unknown (no)"), advice.NodeName)),
-			"this host's name is unknown (no); pass --node-name; and after"},
 		{advice.Wrap(errors.New("gres.conf:3: bad"), advice.GresConfUnreadable, "gres.conf"),
 			"gen -o cannot tell what it would replace in gres.conf: gres.conf:3: bad"},
 		{advice.Wrap(fmt.Errorf("outer: %w", inner), advice.NoScontrol),
 			"--running needs scontrol: outer: s.json has no hardware; take the snapshot with slurm-mig snapshot on the node, or drop --full"},
+		{fmt.Errorf("a.conf: %w", advice.Hinted(errors.New("set in an Included file"), "; set it there by hand")),
+			"a.conf: set in an Included file; set it there by hand"},
+		{advice.Wrap(advice.Hinted(errors.New("GPUs 0, 1 all get type a100"), "; one"), advice.TypeMap),
+			"GPUs 0, 1 all get type a100; one; use --type-map NAME=TYPE to tell them apart"},
 	} {
-		if got := explain(tc.err); got != tc.want {
-			t.Errorf("explain(%v):\n got %s\nwant %s", tc.err, got, tc.want)
+		if got := say(tc.err); got != tc.want {
+			t.Errorf("say(%v):\n got %s\nwant %s", tc.err, got, tc.want)
 		}
 	}
 }

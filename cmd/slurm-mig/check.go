@@ -31,7 +31,10 @@ func (c *checkCmd) Run(e *env) error {
 		}
 		given = v
 	}
-	version, _ := slurmhost.Release(given, slurmhost.ProbeInstalled(), e.warn)
+	version, _, warning := slurmhost.Release(given, slurmhost.ProbeInstalled())
+	if warning != nil {
+		e.warn(warning)
+	}
 	rep, err := grescheck.Check(grescheck.Inputs{GresConf: c.GresConf, SlurmConf: c.SlurmConf, Nodes: c.Node, Version: version})
 	if err != nil {
 		return err

@@ -23,7 +23,8 @@ func (f *claimFlags) claim(e *env, job claim.Job, command string) (*claim.Claim,
 	if f.Count < 1 || f.Count > claim.MaxDevices {
 		return nil, fmt.Errorf("--count %d: want 1 to %d", f.Count, claim.MaxDevices)
 	}
-	node, err := e.loader.LoadBusy(f.From)
+	node, warnings, err := e.loader.LoadBusy(f.From)
+	e.warnAll(warnings)
 	if err != nil {
 		return nil, err
 	}

@@ -33,9 +33,10 @@ func (c *genCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	built, err := e.build.Render(c.From, records, "gres.conf", c.AllowEmpty)
+	built, warnings, err := e.build.Render(c.From, records, "gres.conf", c.AllowEmpty)
+	e.warnAll(warnings)
 	if err != nil {
-		return explainRefusal(err)
+		return refusal(err)
 	}
 	res, err := e.build.WriteGresConf(out, built, e.version, c.Compact)
 	return e.show(res, out.JSON, err)
@@ -55,19 +56,19 @@ func (c *nodeCmd) Run(e *env) error {
 	case c.Update != "" && c.Output != "":
 		return fmt.Errorf("--update and -o exclude each other")
 	case c.Update != "" && c.Full:
-		return fmt.Errorf("--update sets only Gres=; drop --full")
+		return flagError("--update sets only Gres=", "; drop --full")
 	case c.Update != "" && c.NoNodeName:
-		return fmt.Errorf("--update needs the node's name; drop --no-node-name")
+		return flagError("--update needs the node's name", "; drop --no-node-name")
 	case c.SlurmConf != "" && !c.Accounting:
 		return fmt.Errorf("--slurm-conf goes with --accounting")
 	case c.Accounting && c.Output != "":
-		return fmt.Errorf("--accounting prints slurm.conf lines, or sets them with --update SLURM_CONF; drop -o")
+		return flagError("--accounting prints slurm.conf lines, or sets them with --update SLURM_CONF", "; drop -o")
 	case c.Accounting && c.Full:
-		return fmt.Errorf("--accounting prints no node line; drop --full")
+		return flagError("--accounting prints no node line", "; drop --full")
 	case c.Accounting && c.NoNodeName && c.SlurmConf != "":
-		return fmt.Errorf("--accounting --slurm-conf finds the node's partitions by its name; drop --no-node-name")
+		return flagError("--accounting --slurm-conf finds the node's partitions by its name", "; drop --no-node-name")
 	case c.Accounting && c.Update != "" && c.SlurmConf != "" && c.SlurmConf != c.Update:
-		return fmt.Errorf("--update sets the lines in its own file; drop --slurm-conf")
+		return flagError("--update sets the lines in its own file", "; drop --slurm-conf")
 	}
 	if err := c.checkUnused(); err != nil {
 		return err
@@ -84,9 +85,10 @@ func (c *nodeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	built, err := e.build.Render(c.From, records, "node line", c.AllowEmpty)
+	built, warnings, err := e.build.Render(c.From, records, "node line", c.AllowEmpty)
+	e.warnAll(warnings)
 	if err != nil {
-		return explainRefusal(err)
+		return refusal(err)
 	}
 	var lines *accounting.Lines
 	if c.Accounting {
@@ -167,15 +169,15 @@ func (c *diffCmd) Run(e *env) error {
 		}
 	}
 	if c.NoNodeName && (c.SlurmConf != "" || c.Running) {
-		return fmt.Errorf("comparing with slurm.conf or slurmctld needs the node's name; drop --no-node-name")
+		return flagError("comparing with slurm.conf or slurmctld needs the node's name", "; drop --no-node-name")
 	}
-	rep, err := e.build.Diff(c.From, records, c.State, in)
+	rep, warnings, err := e.build.Diff(c.From, records, c.State, in)
+	e.warnAll(warnings)
 	if err != nil {
-		return explainRefusal(err)
+		return refusal(err)
 	}
-	if rep.Fix != 0 {
-		rep.Verdict = fmt.Sprintf(fixWords(rep.Fix), rep.Verdict) // its words follow its part, the verdict's last
-	}
+	_, hint := fixWords(rep.Fix)
+	rep.Verdict += hint // the hint of its part, the verdict's last
 	if err := kongrun.PrintReport(e.stdout, kongrun.Clipped{Report: rep}, c.JSON); err != nil {
 		return err
 	}
@@ -220,7 +222,8 @@ type listCmd struct {
 }
 
 func (c *listCmd) Run(e *env) error {
-	node, err := e.loader.Load(c.From)
+	node, warnings, err := e.loader.Load(c.From)
+	e.warnAll(warnings)
 	if err != nil {
 		return err
 	}
@@ -233,7 +236,8 @@ func (c *listCmd) Run(e *env) error {
 type snapshotCmd struct{}
 
 func (c *snapshotCmd) Run(e *env) error {
-	node, err := e.loader.Snapshot() // snapshots are always taken from NVML
+	node, warnings, err := e.loader.Snapshot() // snapshots are always taken from NVML
+	e.warnAll(warnings)
 	if err != nil {
 		return err
 	}
@@ -258,7 +262,8 @@ func (c *stateCmd) Run(e *env) error {
 		// node's own state, which its TaskProlog reads.
 		return fmt.Errorf("state --from writes the snapshot's devices: name the file with --state (the default, %s, is this node's own state, which env reads)", jobenv.StatePath("", os.Getenv))
 	}
-	rep, err := e.build.WriteState(c.From, c.NodeName, c.State)
+	rep, warnings, err := e.build.WriteState(c.From, c.NodeName, c.State)
+	e.warnAll(warnings)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,6 @@
 // Command slurm-mig writes Slurm's gres.conf and NodeName Gres= counts for
-// a node's GPUs and MIG devices, read through NVML.
-//
-// This package is the command line only: each command is a Run method
-// that hands its flags to the library packages (nodegres for what gen,
-// node and diff make, nodeload for the node's model, jobenv, claim,
-// fleet) and prints what they return; kongrun parses and runs it.
+// a node's GPUs and MIG devices. This package is the command line only: it
+// hands flags to the library packages and prints what they return.
 package main
 
 import (
@@ -43,10 +39,8 @@ func main() {
 	}))
 }
 
-// env is what commands need from outside: output streams, the NVML
-// library and the host name, which tests replace; and, made once the
-// command line is parsed, the loader of the node's model and the builder
-// of its config.
+// env is what commands need from outside (output streams, NVML, the host
+// name), which tests replace, and, once parsed, the loader and builder.
 type env struct {
 	stdout, stderr io.Writer
 	newNVML        func() nvml.Interface
@@ -83,10 +77,17 @@ func (e *env) show(res *nodegres.Result, asJSON bool, err error) error {
 }
 
 // warn is the run's one warning channel: the packages below say through
-// it what the run goes without, and a warning that carries a fix is said
-// with the fix's words (explain).
+// it, or return, what the run goes without, and a warning that carries a
+// fix is said with its hint (say).
 func (e *env) warn(err error) {
-	fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", kongrun.Clip(explain(err)))
+	fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", kongrun.Clip(say(err)))
+}
+
+// warnAll warns of each warning a package returned, in its order.
+func (e *env) warnAll(warnings []error) {
+	for _, w := range warnings {
+		e.warn(w)
+	}
 }
 
 // warnText is warn for the packages whose warnings are plain text, with
@@ -148,16 +149,16 @@ func run(args []string, e *env) int {
 	return e.app().Run(&c, args, func() {
 		root := hostfs.FS(c.Root)
 		e.loader = &nodeload.Loader{Host: nodeload.NewHost(root), NVML: nvmlLib,
-			Hostname: e.hostname, Timeout: c.Timeout, Warn: e.warn}
+			Hostname: e.hostname, Timeout: c.Timeout}
 		e.build = &nodegres.Builder{Loader: e.loader, Root: root, Getenv: os.Getenv,
-			WrittenBy: e.named(), Warn: e.warn}
+			WrittenBy: e.named()}
 	})
 }
 
 // app is how the command line is parsed: help names the defaults that
 // decide them, and commands get the env.
 func (e *env) app() kongrun.App {
-	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr, Explain: explain,
+	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr, Explain: say,
 		Description: "Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices.",
 		Options: []kong.Option{
 			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "command_words": strings.Join(kongrun.Commands(cli{}), ", "), "schema": strconv.Itoa(v3.Version), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath,

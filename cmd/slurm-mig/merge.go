@@ -37,7 +37,7 @@ func (c *mergeCmd) Run(e *env) error {
 	case c.Accounting && c.NodeLines:
 		return fmt.Errorf("--accounting and --node-lines exclude each other")
 	case c.Accounting && output != "" && c.SlurmConf != "" && c.SlurmConf != output:
-		return fmt.Errorf("with --accounting, -o sets the lines in its own file; drop --slurm-conf")
+		return flagError("with --accounting, -o sets the lines in its own file", "; drop --slurm-conf")
 	}
 	f, err := fleet.Merge(c.Paths, output)
 	if err != nil {

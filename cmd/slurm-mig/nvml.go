@@ -11,14 +11,9 @@ import (
 // loader: a command's field in cli is tagged nvml:"" when it reads NVML
 // unless given --from. run starts NVML's Init early for those commands.
 
-// readsNVML guesses, before a command line is parsed, whether the run
-// will read NVML: args name a command of cli (a kong command-line struct)
-// whose field is tagged nvml:"", with no --from (a snapshot), --assign
-// (plan of a fleet), --help or --version, so that Init overlaps kong
-// building its parser (docs/performance.md). The guess only decides when Init starts; the parser alone decides what runs. A
-// wrong "no" costs the overlap; a wrong "yes" (flag values that look like
-// commands, a command line the parser rejects) costs one unused Init,
-// never a different result.
+// readsNVML guesses before parsing whether args run a command tagged
+// nvml:"" without --from or --assign, so Init overlaps the parser's build
+// (docs/performance.md); a wrong guess never changes a result.
 func readsNVML(args []string, cli any) bool {
 	for _, a := range args {
 		if a == "--" {

@@ -44,7 +44,8 @@ func (c *planCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	node, err := e.loader.LoadProfiles(c.From)
+	node, warnings, err := e.loader.LoadProfiles(c.From)
+	e.warnAll(warnings)
 	if err != nil {
 		return err
 	}
@@ -56,10 +57,11 @@ func (c *planCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	slurm, err := plan.Counts(name, c.gres(e))
+	slurm, err := plan.Counts(name, c.gres())
 	if err != nil {
 		return err
 	}
+	e.warnAll(slurm.Warnings)
 	return kongrun.PrintReport(e.stdout, slurm, c.JSON)
 }
 
@@ -67,9 +69,9 @@ func (c *planCmd) Run(e *env) error {
 func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 	switch {
 	case c.From != "":
-		return errors.New("--from reads one node; give a fleet's snapshots as SNAPSHOT|DIR arguments instead")
+		return flagError("--from reads one node", "; give a fleet's snapshots as SNAPSHOT|DIR arguments instead")
 	case c.NodeName != "" || c.NoNodeName:
-		return errors.New("a fleet's nodes are named by their snapshots; drop --node-name and --no-node-name")
+		return flagError("a fleet's nodes are named by their snapshots", "; drop --node-name and --no-node-name")
 	}
 	assign, err := fleetplan.NewAssign(cfg, c.Select)
 	if err != nil {
@@ -91,8 +93,9 @@ func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 	if err := c.checkUnused(); err != nil {
 		return err
 	}
-	f, err := fleetplan.Make(fleetplan.Inputs{Snapshots: paths, Hardware: hw, Assign: assign, Gres: c.gres(e), Warn: e.warn,
+	f, warnings, err := fleetplan.Make(fleetplan.Inputs{Snapshots: paths, Hardware: hw, Assign: assign, Gres: c.gres(),
 		Name: func(n *model.Node) (string, error) { return e.loader.NodeName(n, "", false) }, Accounting: c.Accounting})
+	e.warnAll(warnings)
 	if err != nil {
 		return err
 	}
@@ -132,6 +135,6 @@ func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 }
 
 // gres are the type flags' options, as gen and node take them.
-func (c *planCmd) gres(e *env) gresgen.Options {
-	return gresgen.Options{TypeStyle: gresgen.TypeStyle(c.TypeStyle), TypeMap: c.TypeMap, Warn: e.warn}
+func (c *planCmd) gres() gresgen.Options {
+	return gresgen.Options{TypeStyle: gresgen.TypeStyle(c.TypeStyle), TypeMap: c.TypeMap}
 }

@@ -7,9 +7,10 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// A refusal is one line that says nothing was written and gives the fix;
-// which command said the release only where it was not --slurm-version.
-func TestExplainRefusal(t *testing.T) {
+// A refusal is one line that says nothing was written and gives the fix,
+// as its hint; which command said the release only where it was not
+// --slurm-version.
+func TestRefusal(t *testing.T) {
 	multiple := []slurmconf.GresRecord{
 		{NodeName: "gpu01", Name: "gpu", Type: "a100_1g.10gb", MultipleFiles: []string{"/dev/nvidia2", "/dev/nvidia-caps/nvidia-cap301", "/dev/nvidia-caps/nvidia-cap302"}},
 		{NodeName: "gpu01", Name: "gpu", Type: "a100_1g.10gb", MultipleFiles: []string{"/dev/nvidia2", "/dev/nvidia-caps/nvidia-cap310", "/dev/nvidia-caps/nvidia-cap311"}},
@@ -24,17 +25,21 @@ func TestExplainRefusal(t *testing.T) {
 			t.Fatalf("CheckGres: %v, want a refusal", err)
 		}
 		refused.From = from
-		if got := explainRefusal(err); got.Error() != want {
-			t.Errorf("explainRefusal (from %q):\n%v\nwant\n%s", from, got, want)
+		got := refusal(err)
+		if said := say(got); said != want {
+			t.Errorf("refusal (from %q):\n%s\nwant\n%s", from, said, want)
+		}
+		if got.Error() != err.Error() || !errors.Is(got, err) {
+			t.Errorf("refusal (from %q) says %q and wraps %v: want the refusal's own message, wrapped", from, got, err)
 		}
 	}
 	flags := slurmconf.CheckGres(slurmconf.Version{Major: 20, Minor: 11, Micro: 4}, []slurmconf.GresRecord{{Name: "gpu", File: "/dev/nvidia0", Flags: "explicit"}})
 	want := "Slurm 20.11.4 does not know Flags=explicit (that came in 23.02) and would drop the line's other *_env flags with it; nothing was written"
-	if got := explainRefusal(flags); got.Error() != want {
-		t.Errorf("explainRefusal of a flag:\n%v\nwant\n%s", got, want)
+	if got := say(refusal(flags)); got != want {
+		t.Errorf("refusal of a flag:\n%s\nwant\n%s", got, want)
 	}
 	other := errors.New("other")
-	if got := explainRefusal(other); got != other {
-		t.Errorf("explainRefusal of another error: %v", got)
+	if got := refusal(other); got != other {
+		t.Errorf("refusal of another error: %v", got)
 	}
 }

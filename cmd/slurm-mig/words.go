@@ -6,10 +6,9 @@ import (
 	"github.com/alecthomas/kong"
 )
 
-// helpCmd is --help as a word, the way git and go take it: `slurm-mig
-// help` prints what --help prints, `slurm-mig help gen` what `gen --help`
-// does. It needs the whole model (whole:""), the other commands' included.
-// Command is a pointer so that kong checks the enum only when one is given.
+// helpCmd is --help as a word, as git and go take it (`slurm-mig help gen`);
+// it needs the whole model (whole:""), and Command is a pointer so that
+// kong checks the enum only when one is given.
 type helpCmd struct {
 	Command *string `arg:"" optional:"" enum:"${commands}" help:"The command whose help to print (default: slurm-mig's own). One of: ${command_words}."`
 }
@@ -37,11 +36,9 @@ func (v *versionCmd) Run(e *env) error {
 	return err
 }
 
-// verboseFlag is -v. Alone on the command line it prints the version, as
-// `slurm-mig -v` is typed to ask for it; anywhere else it is most likely
-// Slurm's --verbose (srun -v, scontrol -v), which slurm-mig has not, and
-// is refused rather than taken for the version: a hook's `gen -v -o FILE`
-// would otherwise exit 0 having written nothing.
+// verboseFlag is -v: alone it prints the version; anywhere else it is most
+// likely Slurm's --verbose and is refused, lest a hook's `gen -v -o FILE`
+// exit 0 having written nothing.
 type verboseFlag bool
 
 func (verboseFlag) BeforeReset(ctx *kong.Context, vars kong.Vars) error {

@@ -1,16 +1,11 @@
-// Package advice lets the packages below cmd say what would help with a
-// problem without naming the command line's flags, which are cmd's alone:
-// a package returns its message, wrapped in an Error that carries a Fix,
-// and cmd puts the Fix into its own words where the message leaves room
-// for them. A flag renamed in cmd so changes every message that advises
-// it, and no package needs to know how the command line spells it.
+// Package advice is how packages below cmd say what would help, apart from
+// the message: a hint in their own words (Hinter), or a Fix that names
+// what only the command line can give, which cmd words with its flags.
 package advice
 
-// Fix names, in the words of the domain, what a problem needs that only
-// the command line can give: a flag to pass or to drop, a command that
-// writes a file, or the name of the writer that refuses to replace one.
-// Each value's comment says what the problem is and what its Error's
-// Args hold.
+// Fix names what a problem needs that only the command line can give (a
+// flag, a command that writes a file); each value's comment says the
+// problem and what its Error's Args hold.
 type Fix int
 
 const (
@@ -120,6 +115,26 @@ func Fixes() []Fix {
 	}
 	return all
 }
+
+// Hinter is an error that says what would fix it apart from its message,
+// which reads whole without it; the printer puts the hint after it.
+type Hinter interface {
+	error
+	Hint() string
+}
+
+// Hinted gives err a hint in the caller's own words, said after the message
+// with its own leading separator ("; "); below cmd it names no flag.
+func Hinted(err error, hint string) error { return &hinted{err, hint} }
+
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() }
+func (h *hinted) Unwrap() error { return h.err }
+func (h *hinted) Hint() string  { return h.hint }
 
 // Error is a package's error, or warning, with the Fix that cmd words.
 // Its own message is Err's, which reads whole without the Fix's words.

@@ -32,3 +32,16 @@ func TestFixes(t *testing.T) {
 		t.Errorf("Fixes %v leaves out the first or the last", Fixes())
 	}
 }
+
+// A Hinted error says its message alone, keeps the error it wraps in
+// reach of errors.Is, and gives its hint through Hinter.
+func TestHinted(t *testing.T) {
+	err := Hinted(fs.ErrNotExist, "; make it")
+	var h Hinter
+	if !errors.As(err, &h) || h.Hint() != "; make it" {
+		t.Errorf("Hinted: %v is no Hinter of its hint", err)
+	}
+	if err.Error() != fs.ErrNotExist.Error() || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Hinted says %q and is ErrNotExist: %v", err, errors.Is(err, fs.ErrNotExist))
+	}
+}

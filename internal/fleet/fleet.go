@@ -1,32 +1,6 @@
-// Package fleet merges the gres.conf fragments that `slurm-mig gen` writes
-// on each node into one cluster gres.conf, with the slurm.conf NodeName
-// lines that match it, for configless Slurm, where slurmctld serves one
-// gres.conf to every node.
-//
-// A fragment is what gen writes: records with NodeName=, comments and blank
-// lines, in a file or a pipe. Its records are read as Slurm reads gres.conf
-// (keys in any case, quotes, `\` continuations, File= ranges); comments are
-// dropped (the merged file gets its own header). What merge refuses,
-// naming the file and line:
-//
-//   - a record without NodeName=: a fleet fragment must name its node
-//     (gen --no-node-name writes lines for whichever node reads them);
-//   - Include (its target is not part of the fragment) and AutoDetect= (a
-//     setting of the node reading gres.conf, not a record);
-//   - a fragment with no records at all: a node without GPUs needs no
-//     fragment, and an empty one may be a failed run;
-//   - a node given twice with different records (same records twice is
-//     fine: a directory and one of its files, or a merged file given back);
-//   - a node whose records name one device twice.
-//
-// Every GRES name is kept, not only gpu: a record is a node's to declare.
-// NodeName= may be a hostlist; the record then belongs to each node it
-// names, so a merged file can be merged again.
-//
-// Each node keeps its records in its own order, because Slurm numbers a
-// node's GRES of each type (the indices jobs get) in gres.conf order. Nodes whose
-// records are identical apart from the node name form one layout and share
-// lines, NodeName= being their compressed hostlist.
+// Package fleet merges the gres.conf fragments gen writes on each node into
+// one cluster gres.conf and its slurm.conf node lines, for configless Slurm;
+// what it reads, keeps and refuses is in docs/fleet.md.
 package fleet
 
 import (
@@ -74,11 +48,9 @@ func (l *Layout) Hostlist() string { return l.hostlist }
 // counts a node's records.
 func (l *Layout) Counts() []slurmconf.GresCount { return l.counts }
 
-// Fragments expands the command line's FILE and DIR arguments into the
-// fragment files to read: a file as given, a directory as its *.conf
-// files (not those starting with '.', such as the temporary and lock
-// files of `gen -o`), in name order. output, if not empty, is the file
-// the merge will be written to, which must not be one of its own inputs.
+// Fragments expands FILE and DIR arguments into fragment files: a file as
+// given, a directory's *.conf (not dot files) in name order; output, if
+// set, must not be among them (advice.OutputIsInput).
 func Fragments(args []string, output string) ([]string, error) {
 	out, cwd := "", ""
 	if output != "" {
@@ -289,13 +261,9 @@ func (r *reader) read(path string) ([]assignment, error) {
 	return out, nil
 }
 
-// checkHeader refuses a fragment that slurmd, given the slurm.conf line
-// its own header says it needs (gen's `# slurm.conf:` comment), would
-// read as other GPUs than its records: a fragment cut short (slurmctld
-// drains a node with fewer than declared), or edited after gen wrote it
-// (slurmd ignores records beyond a type's count). It asks the one model
-// of slurmd's reading (slurmd.ReadLines), with the newest rules: gen
-// wrote the fragment for its node's release.
+// checkHeader refuses a fragment that slurmd, given its header's slurm.conf
+// line, would read as other GPUs than its records (cut short, or edited),
+// as the one model of slurmd's reading says (slurmd.ReadLines).
 func checkHeader(path string, h slurmconf.Header, lines []slurmconf.RecordLine) error {
 	if h.Num == 0 || h.Node == "" {
 		return nil
@@ -331,8 +299,8 @@ func checkHeader(path string, h slurmconf.Header, lines []slurmconf.RecordLine) 
 	if why == nil {
 		return nil
 	}
-	return fmt.Errorf("%s:%d: the records do not add up to this header (NodeName=%s Gres=%s): %s: %s; a fragment cut short or edited after gen wrote it (run gen again on the node)",
-		path, h.Num, h.Node, h.Gres, why.Pos, why.Message)
+	return advice.Hinted(fmt.Errorf("%s:%d: the records do not add up to this header (NodeName=%s Gres=%s): %s: %s; a fragment cut short or edited after gen wrote it",
+		path, h.Num, h.Node, h.Gres, why.Pos, why.Message), " (run gen again on the node)")
 }
 
 func allFor(lines []slurmconf.RecordLine, nodes string) bool {
@@ -480,10 +448,9 @@ func conflict(node, fileA string, a assignment, fileB string, b assignment) erro
 	panic("fleet: layouts of different keys have the same records") // keys are the records' lines
 }
 
-// checkDevices refuses a layout whose records name one device twice for
-// one GRES: Slurm would count it twice, and could hand it to two jobs.
-// Other GRES on a GPU's file (mps, shard) are Slurm's sharing layout, not
-// a second device. a is where the layout was first read, in file.
+// checkDevices refuses a layout whose records name one device twice for one
+// GRES (mps or shard on a GPU's file are not a second device); a is where
+// the layout was first read, in file.
 func checkDevices(file string, a assignment) error {
 	type device struct{ name, files string } // files sorted: the same set in any order
 	seen := map[device]int{}                 // -> line
@@ -512,13 +479,9 @@ func checkDevices(file string, a assignment) error {
 	return nil
 }
 
-// AccountingNodes are the fleet's nodes with the shares of their gpu
-// types, as the fragments they were read from note them (gen's
-// "# share: " lines). A type a node's records have and its fragment
-// notes no share for is an error naming the fragment: it was written by
-// a gen of before the share lines, or from a snapshot without MIG profile
-// tables. Two fragments that give one type two sizes are left to
-// accounting.Make, which refuses them where they bill differently.
+// AccountingNodes are the fleet's nodes with their types' shares from the
+// fragments' "# share: " lines; a type whose fragment notes none is an
+// error naming the fragment.
 func (f *Fleet) AccountingNodes() ([]accounting.Node, error) {
 	tables := make([]map[string]accounting.Type, len(f.shares))
 	var out []accounting.Node

@@ -221,7 +221,11 @@ func TestMergeRefuses(t *testing.T) {
 			if err == nil {
 				t.Fatalf("merged; want the error %s", tc.want)
 			}
-			if got := strings.ReplaceAll(err.Error(), dir+"/", ""); got != tc.want {
+			said := err.Error()
+			if h := advice.Hinter(nil); errors.As(err, &h) {
+				said += h.Hint()
+			}
+			if got := strings.ReplaceAll(said, dir+"/", ""); got != tc.want {
 				t.Errorf("error:\n got %s\nwant %s", got, tc.want)
 			}
 			// A record without NodeName= carries the fix: gen names the

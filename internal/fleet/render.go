@@ -25,10 +25,9 @@ const (
 	layoutComment   = "# layout "
 )
 
-// GresConf renders the cluster gres.conf: a header saying how many nodes
-// and layouts went in, then each layout's records in its nodes' order,
-// NodeName= their hostlist, after a comment with the layout's slurm.conf
-// line. version names the writer in the header.
+// GresConf renders the cluster gres.conf: a header naming version and the
+// counts, then each layout's records under its nodes' hostlist, after a
+// comment with its slurm.conf line.
 func (f *Fleet) GresConf(version string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s%s%s\n", headerWrittenBy, version, headerMerge)
@@ -61,10 +60,8 @@ func mergeComment(num int, line string) bool {
 	return strings.HasPrefix(line, layoutComment) || strings.HasPrefix(line, "# "+gresgen.HeaderShare)
 }
 
-// NodeLines renders the slurm.conf lines, NodeName=<hostlist> Gres=...,
-// one for each Gres= value: layouts that differ only in device files
-// (other cap minors, other GPU instances) declare the same counts and
-// share a line. Each node's Gres= is what `slurm-mig node` prints for it.
+// NodeLines renders the slurm.conf lines, NodeName=<hostlist> Gres=..., one
+// per Gres= value, each node's Gres= what `slurm-mig node` prints for it.
 func (f *Fleet) NodeLines() []byte {
 	groups := make([]Group, len(f.Layouts))
 	for i, l := range f.Layouts {
@@ -84,11 +81,8 @@ type Group struct {
 	Counts []slurmconf.GresCount
 }
 
-// GroupLines renders groups as slurm.conf lines, NodeName=<hostlist>
-// Gres=..., one for each Gres= value, in the order the values first come:
-// groups of the same value share a line, under the hostlist of all their
-// nodes. merge and plan print their node lines with it, so that a plan's
-// lines read as merge's will once the nodes have their new layouts.
+// GroupLines renders groups as NodeName=<hostlist> Gres=... lines, one per
+// Gres= value in first-seen order; merge and plan both print with it.
 func GroupLines(groups []Group) []string {
 	type line struct {
 		counts []slurmconf.GresCount
@@ -122,13 +116,9 @@ type Written struct {
 	Layouts int `json:"layouts"`
 }
 
-// WriteNodeLines writes the fleet's node lines (NodeLines) to path
-// atomically, as gen -o does, and reports the write. merge writes the whole file, so a file with a line it does
-// not write (slurmconf.ForeignNodeLine: a key other than NodeName= and
-// Gres=, a comment, an Include) is refused, naming the line, and left as
-// it is; so is one that cannot be read. The command line words who
-// refuses, and why (advice). NodeName= and Gres= lines are merge's,
-// whichever nodes they name.
+// WriteNodeLines writes NodeLines to path atomically and reports it; a file
+// with a line merge does not write, or one it cannot read, is refused and
+// left (advice.ClusterNodeLines*).
 func (f *Fleet) WriteNodeLines(path string, backup bool) (*Written, error) {
 	target, err := atomicfile.Target(path)
 	if err != nil {
@@ -157,17 +147,9 @@ func (f *Fleet) write(path string, data []byte, backup bool) (*Written, error) {
 	return &Written{Result: res, Nodes: f.nodes, Layouts: len(f.Layouts)}, nil
 }
 
-// WriteGresConf writes the fleet's gres.conf (GresConf(version)) to path
-// atomically, as gen -o does, and reports the write. A file there that differs from it
-// only in the build its header names is left as it is: an upgrade of
-// slurm-mig alone must not rewrite the cluster's gres.conf (and restart
-// slurmctld). And merge writes the whole file, so a file with a line it
-// does not write (slurmconf.ForeignGresLine: a comment of the admin's,
-// AutoDetect=, an Include, a record of a GRES no fragment has) is refused,
-// naming the line, and left as it is; so is one that cannot be read. The
-// command line words who refuses, and why (advice). Records of the GRES
-// the fragments have are merge's, whichever nodes they name: a node taken
-// out of the fleet loses its lines.
+// WriteGresConf writes GresConf to path atomically and reports it; a file
+// differing only in its header's build is left, and one with a line merge
+// does not write, or one it cannot read, is refused (advice.ClusterGresConf*).
 func (f *Fleet) WriteGresConf(path, version string, backup bool) (*Written, error) {
 	data := f.GresConf(version)
 	target, err := atomicfile.Target(path)

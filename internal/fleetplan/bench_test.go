@@ -37,9 +37,9 @@ func BenchmarkMake(b *testing.B) {
 			in := inputs(b, paths, nodes)
 			b.ResetTimer()
 			for range b.N {
-				f, err := Make(in)
-				if err != nil {
-					b.Fatal(err)
+				f, warnings, err := Make(in)
+				if err != nil || len(warnings) != 0 {
+					b.Fatal(err, warnings)
 				}
 				if len(f.NodeLines) != 4 {
 					b.Fatalf("%d node lines, want one a layout (4)", len(f.NodeLines))
@@ -76,6 +76,6 @@ func inputs(tb testing.TB, paths []string, nodes int) Inputs {
 	if err := as.Read(assign); err != nil {
 		tb.Fatal(err)
 	}
-	return Inputs{Snapshots: paths, Assign: as, Warn: func(err error) { tb.Error(err) },
+	return Inputs{Snapshots: paths, Assign: as,
 		Name: func(n *model.Node) (string, error) { short, _, _ := strings.Cut(n.Hostname, "."); return short, nil }}
 }

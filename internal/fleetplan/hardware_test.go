@@ -2,12 +2,14 @@ package fleetplan
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
@@ -56,9 +58,9 @@ func hardware(t *testing.T, spec string, nodes []string, path string) migplan.Ha
 func TestHardwareMatchesSnapshots(t *testing.T) {
 	const n = 40
 	in, paths := writeFleet(t, n)
-	want, err := Make(in)
-	if err != nil {
-		t.Fatal(err)
+	want, warnings, err := Make(in)
+	if err != nil || len(warnings) != 0 {
+		t.Fatal(err, warnings)
 	}
 	names := make([]string, n)
 	for i := range n {
@@ -71,9 +73,9 @@ func TestHardwareMatchesSnapshots(t *testing.T) {
 		hardware(t, "a", names[5:30], paths[0]),
 		hardware(t, "b", names[30:], paths[6]),
 	}
-	got, err := Make(in)
-	if err != nil {
-		t.Fatal(err)
+	got, warnings, err := Make(in)
+	if err != nil || len(warnings) != 0 {
+		t.Fatal(err, warnings)
 	}
 	if !slices.Equal(got.NodeLines, want.NodeLines) || len(want.NodeLines) != 4 {
 		t.Errorf("node lines %q, want %q", got.NodeLines, want.NodeLines)
@@ -121,7 +123,7 @@ func TestHardwareRefusals(t *testing.T) {
 	in, paths := writeFleet(t, 2)
 	in.Snapshots = paths[:1]
 	in.Hardware = []migplan.Hardware{hardware(t, "h", []string{"gpu00000", "gpu00001"}, paths[1])}
-	if _, err := Make(in); err == nil || err.Error() != "node gpu00000 is given twice: "+paths[0]+" and h" {
+	if _, _, err := Make(in); err == nil || err.Error() != "node gpu00000 is given twice: "+paths[0]+" and h" {
 		t.Errorf("twice: %v", err)
 	}
 
@@ -167,8 +169,13 @@ mig-configs:
 			}
 		}
 		in.Assign = a
-		if _, err := Make(in); err == nil || err.Error() != tc.want {
-			t.Errorf("%s, %q:\n got %v\nwant %s", tc.config, tc.assign, err, tc.want)
+		_, _, err = Make(in)
+		said := fmt.Sprint(err)
+		if h := advice.Hinter(nil); errors.As(err, &h) {
+			said += h.Hint()
+		}
+		if err == nil || said != tc.want {
+			t.Errorf("%s, %q:\n got %s\nwant %s", tc.config, tc.assign, said, tc.want)
 		}
 	}
 
@@ -178,7 +185,7 @@ mig-configs:
 		t.Fatal(err)
 	}
 	in.Assign = a
-	if _, err := Make(in); err == nil || !strings.HasPrefix(err.Error(), "h: node \"bad=name\": ") {
+	if _, _, err := Make(in); err == nil || !strings.HasPrefix(err.Error(), "h: node \"bad=name\": ") {
 		t.Errorf("bad name: %v", err)
 	}
 }
@@ -195,11 +202,9 @@ func TestHardwareWarnsOnce(t *testing.T) {
 	if in.Assign, err = NewAssign(cfg, "empty"); err != nil {
 		t.Fatal(err)
 	}
-	var warns []error
-	in.Warn = func(err error) { warns = append(warns, err) }
 	in.Snapshots = nil
 	in.Hardware = []migplan.Hardware{hardware(t, "h", []string{"gpu00001", "gpu00002", "gpu00003"}, paths[0])}
-	f, err := Make(in)
+	f, warns, err := Make(in)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,6 @@
-// Package fleetplan is plan for many nodes: it reads their snapshots,
-// works out each node's layout once mig-parted applies the config it is
-// assigned (migplan), and gives the slurm.conf NodeName lines of the
-// next layouts, grouped under hostlists as merge --node-lines groups
-// them (fleet.GroupLines), so that the controller's slurm.conf is ready
-// before any node is drained. Diff says what in the running slurm.conf
-// must change, node by node, with diff's own comparison (drift).
+// Package fleetplan is plan for many nodes: each node's layout once its
+// config is applied (migplan), the next slurm.conf lines grouped as merge
+// groups them, and (Diff) what the running slurm.conf must change.
 package fleetplan
 
 import (
@@ -15,6 +11,7 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/accounting"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/fleet"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
@@ -54,23 +51,19 @@ type Inputs struct {
 	// config, and their lines differ only in their names.
 	Hardware []migplan.Hardware
 	Assign   *Assign
-	Gres     gresgen.Options // type names, as gen and node name them; its Warn is replaced by Warn
+	Gres     gresgen.Options // type names, as gen and node name them
 	// Name gives a snapshot's node its Slurm name, as single-node plan
 	// names it (its short hostname).
 	Name func(*model.Node) (string, error)
-	Warn func(error)
 	// Accounting keeps each node's types with their shares, for
 	// AccountingNodes.
 	Accounting bool
 }
 
-// Make reads the snapshots, several at a time (they are small, and a
-// fleet has thousands), and plans each node, then the nodes of each
-// Hardware. A node that cannot take its config is refused as single-node
-// plan refuses it, its node and snapshot (or Hardware) named; with
-// several, the first in the order given. Warnings come in that order
-// too, each naming its node, or the nodes of a Hardware that share it.
-func Make(in Inputs) (*Fleet, error) {
+// Make plans each snapshot's node, then each Hardware's nodes; it refuses
+// as single-node plan does, the first failure in the order given naming its
+// node. Warnings come in that order, those before a failure with it.
+func Make(in Inputs) (*Fleet, []error, error) {
 	paths := in.Snapshots
 	nodes := make([]*Node, len(paths))
 	errs := make([]error, len(paths))
@@ -81,22 +74,22 @@ func Make(in Inputs) (*Fleet, error) {
 	fileio.Each(len(paths), newReader, func(reader *snapshot.Reader, i int) {
 		nodes[i], errs[i] = planNode(reader, paths[i], in, &warns[i])
 	})
+	var warnings []error
 	for i, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, warnings, err
 		}
-		for _, w := range warns[i] {
-			in.Warn(w)
-		}
+		warnings = append(warnings, warns[i]...)
 	}
 	for _, h := range in.Hardware {
-		hn, err := planHardware(h, in)
+		hn, err := planHardware(h, in, &warnings)
 		if err != nil {
-			return nil, err
+			return nil, warnings, err
 		}
 		nodes = append(nodes, hn...)
 	}
-	return group(nodes, in.Assign)
+	f, err := group(nodes, in.Assign)
+	return f, warnings, err
 }
 
 // planNode reads one snapshot and plans its node, keeping its warnings
@@ -115,11 +108,12 @@ func planNode(reader *snapshot.Reader, path string, in Inputs, warns *[]error) (
 	if err != nil {
 		return nil, fmt.Errorf("node %s (%s): %w", name, path, err)
 	}
-	o := in.Gres
-	o.Warn = warn
-	s, err := p.Counts(name, o)
+	s, err := p.Counts(name, in.Gres)
 	if err != nil {
 		return nil, fmt.Errorf("node %s (%s): %w", name, path, err)
+	}
+	for _, w := range s.Warnings {
+		warn(w)
 	}
 	types, err := plannedTypes(p, in)
 	if err != nil {
@@ -132,13 +126,10 @@ func planNode(reader *snapshot.Reader, path string, in Inputs, warns *[]error) (
 	return &Node{Node: name, Snapshot: path, Slurm: s, source: path, types: types}, nil
 }
 
-// planHardware plans the nodes of h once for each config they are
-// assigned: their GPUs are the snapshot's, so their plans are one, and
-// their lines differ only in their names. A config that leaves a
-// MIG-capable GPU as it is would give each node the counts of its own
-// layout there, which the snapshot does not know: it is refused. Its
-// warnings are said once for the nodes that share them.
-func planHardware(h migplan.Hardware, in Inputs) ([]*Node, error) {
+// planHardware plans h's nodes once per config, as one snapshot's GPUs; a
+// config that keeps a MIG-capable GPU's own layout is refused (hint: a
+// snapshot per node). Warnings, once for all the nodes, go to warnings.
+func planHardware(h migplan.Hardware, in Inputs, warnings *[]error) ([]*Node, error) {
 	byConfig := map[*migplan.Selected][]string{}
 	var configs []*migplan.Selected
 	for _, name := range h.Nodes {
@@ -166,23 +157,22 @@ func planHardware(h migplan.Hardware, in Inputs) ([]*Node, error) {
 			return nil, fmt.Errorf("%s: %w", who, err)
 		}
 		if g := p.OwnLayout(); g != nil {
-			return nil, fmt.Errorf("%s: %s: config %q: GPU %d (%s): no entry takes it, so it keeps each node's own layout, which one snapshot for many nodes does not know; give %s",
-				who, sel.File, sel.Name, g.Index, g.Name, them)
+			return nil, advice.Hinted(fmt.Errorf("%s: %s: config %q: GPU %d (%s): no entry takes it, so it keeps each node's own layout, which one snapshot for many nodes does not know",
+				who, sel.File, sel.Name, g.Index, g.Name), "; give "+them)
 		}
-		o := in.Gres
-		o.Warn = warn
-		s, err := p.Counts("", o)
+		s, err := p.Counts("", in.Gres)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", who, err)
+		}
+		for _, w := range s.Warnings {
+			warn(w)
 		}
 		types, err := plannedTypes(p, in)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", who, err)
 		}
 		s.Plan.Node = nil // as planNode drops it
-		for _, w := range warns {
-			in.Warn(w)
-		}
+		*warnings = append(*warnings, warns...)
 		for _, name := range names {
 			named := *s
 			named.NodeLine = slurmconf.NodeLine(name, s.Counts)
@@ -225,9 +215,7 @@ func plannedTypes(p *migplan.Plan, in Inputs) ([]accounting.Type, error) {
 	if !in.Accounting {
 		return nil, nil
 	}
-	o := in.Gres
-	o.Warn = nil // Counts has said them
-	devs, err := gresgen.DeviceTypes(p.Node, o)
+	devs, err := gresgen.DeviceTypes(p.Node, in.Gres)
 	if err != nil {
 		return nil, err
 	}

@@ -21,10 +21,8 @@ type Plan struct {
 	File   string    `json:"mig_config"`
 	Config string    `json:"select"`
 	GPUs   []GPUPlan `json:"gpus"`
-	// Node is the node as it will be: the GPUs an entry matches have
-	// their new MIG mode and MIG devices, which have a profile and
-	// nothing else (no UUID, ids or cap minors: NVML gives those only
-	// when it makes them); every other GPU is as it is now.
+	// Node is the node as it will be: matched GPUs have their new MIG mode and
+	// devices, with a profile and nothing else (no UUID, ids or cap minors).
 	Node *model.Node `json:"-"`
 }
 
@@ -76,10 +74,9 @@ func (r *Refusal) Error() string {
 
 func (r *Refusal) Unwrap() error { return r.Err }
 
-// Make works out what each GPU of node will be once mig-parted applies
-// sel, or refuses: a GPU that cannot hold what an entry asks of it fails
-// the whole apply. warn is told of a GPU left with MIG on and no MIG
-// device, which offers Slurm nothing.
+// Make works out each GPU of node once mig-parted applies sel, or refuses
+// as the apply would fail; warn is told of a GPU left in MIG mode with no
+// MIG device.
 func Make(node *model.Node, sel *Selected, warn func(error)) (*Plan, error) {
 	next := *node
 	next.GPUs = make([]model.GPU, len(node.GPUs))
@@ -100,10 +97,8 @@ func Make(node *model.Node, sel *Selected, warn func(error)) (*Plan, error) {
 	return p, nil
 }
 
-// layouts are the MIG devices an entry makes from a profile table,
-// worked out once for the GPUs of a node that share both, as GPUs of one
-// model do: fitting a layout into the placements is most of what plan
-// does for a fleet.
+// layouts are the MIG devices an entry makes from a profile table, worked
+// out once for the GPUs that share both (most of a fleet plan's work).
 type layouts map[layoutKey][]model.MigDevice
 
 type layoutKey struct {
@@ -209,11 +204,9 @@ func hasFilter(spec *v1.MigConfigSpec) bool {
 	return false
 }
 
-// applies is mig-parted's rule for a GPU without MIG: an entry for all
-// devices, or one that turns MIG off, passes it by (skip); one that
-// names it and asks for MIG fails. A GPU whose profile table is not
-// known (a snapshot of schema 1) cannot be told from one without MIG,
-// and no more can what MIG would make on it.
+// applies is mig-parted's rule for a GPU without MIG: an all-devices entry
+// or one turning MIG off skips it, one naming it and asking for MIG fails;
+// without a profile table (schema 1) it cannot be told.
 func applies(spec *v1.MigConfigSpec, g *model.GPU) (skip bool, err error) {
 	if g.Profiles != nil {
 		return false, nil
@@ -230,11 +223,9 @@ func applies(spec *v1.MigConfigSpec, g *model.GPU) (skip bool, err error) {
 	return false, errors.New("it has no MIG, and the entry names it with MIG enabled")
 }
 
-// devices are the MIG devices reqs make, largest first as mig-parted
-// orders them (types.MigConfig.Flatten), one per compute instance. Each
-// has the name NVML gives it, its compute-instance profile's, which is not
-// always the config's: mig-parted reads "3c.3g.40gb" as 3g.40gb, and the
-// MIG devices it makes are called 3g.40gb.
+// devices are the MIG devices reqs make, largest first as mig-parted orders
+// them, one per compute instance, named as NVML names them ("3c.3g.40gb"
+// makes 3g.40gb devices).
 func devices(reqs []request) []model.MigDevice {
 	sorted := append([]request(nil), reqs...)
 	sort.SliceStable(sorted, func(a, b int) bool {
@@ -274,17 +265,20 @@ type Slurm struct {
 	NodeLine string `json:"node_line"`
 	// Counts are the node line's Gres= counts, for a fleet's lines.
 	Counts []slurmconf.GresCount `json:"-"`
+	// Warnings are gresgen's about the type names (gresgen.Counts).
+	Warnings []error `json:"-"`
 	*Plan
 }
 
 // Counts names and counts the devices of the node as it will be, as gen
-// and node name and count them (gresgen.GPUCounts with o), under the
-// node's name ("": no NodeName=).
+// and node name and count them (gresgen.Count with o), under the node's
+// name ("": no NodeName=).
 func (p *Plan) Counts(nodeName string, o gresgen.Options) (*Slurm, error) {
-	per, err := gresgen.GPUCounts(p.Node, o)
+	counted, err := gresgen.Count(p.Node, o)
 	if err != nil {
 		return nil, err
 	}
+	per := counted.PerGPU
 	for i := range p.GPUs {
 		p.GPUs[i].Gres = []TypeCount{}
 		for _, c := range per[i] {
@@ -292,7 +286,7 @@ func (p *Plan) Counts(nodeName string, o gresgen.Options) (*Slurm, error) {
 		}
 	}
 	total := gresgen.SumCounts(per)
-	return &Slurm{NodeLine: slurmconf.NodeLine(nodeName, total), Counts: total, Plan: p}, nil
+	return &Slurm{NodeLine: slurmconf.NodeLine(nodeName, total), Counts: total, Warnings: counted.Warnings, Plan: p}, nil
 }
 
 // WriteText prints the node line.

@@ -1,9 +1,7 @@
 package nodegres
 
-// This file writes the files slurm-mig keeps on a node: a config file
-// (gres.conf, slurm.conf, a node line) and the device state that
-// slurm-mig env reads. It reports what it wrote as a line a file for the
-// admin, or as JSON for automation.
+// This file writes the files slurm-mig keeps on a node, a config file and
+// the device state, and reports what it wrote as text or JSON.
 
 import (
 	"encoding/json"
@@ -38,28 +36,14 @@ type Files struct {
 	Devices int  // how many GRES the file offers Slurm
 	Backup  bool // keep the replaced content as Path.bak
 	State   *State
-	// Unchanged, when set, looks at the regular file there now (symlinks
-	// followed) before anything is written: true leaves it as it is, as
-	// holding Data already in the sense Unchanged knows (gen compares
-	// records, not its header); an error refuses the write. Without it,
-	// only the same bytes are unchanged.
+	// Unchanged, when set, looks at the file there now: true leaves it as it
+	// is, an error refuses the write; without it only equal bytes are unchanged.
 	Unchanged func(path string) (bool, error)
 }
 
-// Write writes the state, then the config file atomically (atomicfile),
-// so that the two always agree, whatever fails:
-//   - a state that cannot be written is an error with the config file
-//     left as it was: slurm-mig env fails every GPU task of a node without
-//     its state, so the run must fail where automation sees it, not leave
-//     a new config that the node's jobs cannot use. The error carries the
-//     fix for a node without a TaskProlog: to write no state.
-//   - a config file that cannot be written (a read-only directory, a
-//     .bak that is a directory, a full disk) puts the state back as it
-//     was before the run, or removes it where there was none: a new state
-//     beside the old config would give tasks the devices of a layout
-//     slurmd does not have. The state goes first because it is the file
-//     slurm-mig owns, in a directory it made, so putting it back is the
-//     step least likely to fail; the error says when even that failed.
+// Write writes the state, then the config file atomically, so the two
+// agree: a state that fails leaves the file (advice.StateNotWritten); a
+// file that fails puts the state back as it was, and says if it could not.
 func (f Files) Write() (*Report, error) {
 	target, unchanged, err := f.unchanged()
 	if err != nil {
@@ -83,7 +67,7 @@ func (f Files) Write() (*Report, error) {
 			return nil, err
 		}
 		if perr := putBack(); perr != nil {
-			return nil, fmt.Errorf("%w; the device state %s, already written for it, could not be put back (%v): run it again once %s can be written", err, state.Path, perr, f.Path)
+			return nil, advice.Hinted(fmt.Errorf("%w; the device state %s, already written for it, could not be put back (%v)", err, state.Path, perr), fmt.Sprintf(": run it again once %s can be written", f.Path))
 		}
 		return nil, fmt.Errorf("%w; device state %s put back as it was", err, state.Path)
 	}
@@ -114,10 +98,8 @@ type State struct {
 	WrittenBy string
 }
 
-// saved reads the state file as it is before a write, and returns what
-// puts it back: its old content, or no file where there was none. A file
-// that cannot be read is not put back (the write would fail on it too,
-// and the error then says so).
+// saved returns what puts the state file back as it is now: its content,
+// or no file; one that cannot be read is not put back.
 func (s State) saved() func() error {
 	path := s.File.Path()
 	old, err := fileio.ReadFile(path, jobenv.MaxStateBytes, "a slurm-mig state")

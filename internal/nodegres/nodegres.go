@@ -1,8 +1,6 @@
-// Package nodegres makes what gen, node and diff say of one node: its
-// gres.conf records and Gres= counts, built from the node's model with its
-// NodeName, Cores= and the Slurm release that reads them; and writes them
-// where the run asks (-o, --update) with the device state that env reads,
-// returning what the command line prints: the data, or the write's report.
+// Package nodegres builds what gen, node and diff say of one node (its
+// gres.conf records and Gres= counts) and writes it with the device state,
+// returning the data or the write's report, and the warnings.
 package nodegres
 
 import (
@@ -30,9 +28,6 @@ type Builder struct {
 	// Getenv names the device state's default place ($SLURM_MIG_STATE).
 	Getenv    func(string) string
 	WrittenBy string // "slurm-mig v1.2.3", recorded in the device state
-	// Warn is the run's one warning channel; a warning may carry the fix
-	// that would help (advice), which the command line words.
-	Warn func(error)
 
 	installed slurmhost.Probe // the wait for slurmd -V (or scontrol -V)
 }
@@ -49,38 +44,43 @@ type Records struct {
 	// (slurmhost.ParseRelease); the zero Version asks this host's Slurm
 	// (probeSlurm), or none under another root.
 	Slurm slurmconf.Version
-	// Gres shapes the records; Config sets its NodeName, Slurm and Warn.
+	// Gres shapes the records; Config sets its NodeName and Slurm.
 	Gres gresgen.Options
 }
 
-// probeSlurm starts asking this host's Slurm for its version, to overlap
-// reading the node; only commands that render ask (env runs once per
-// task and must start nothing). Under a --root other than / the files
-// are another machine's, whose Slurm is not this one: no probe.
+// probeSlurm starts asking this host's Slurm for its version, overlapping
+// the read of the node; under a --root other than / there is no probe.
 func (b *Builder) probeSlurm() {
 	if b.Root == "/" && b.installed == nil {
 		b.installed = slurmhost.ProbeInstalled()
 	}
 }
 
-// Config builds the node's gres.conf records and Gres= counts.
-func (b *Builder) Config(node *model.Node, r Records) (*gresgen.Config, error) {
+// Config builds the node's gres.conf records and Gres= counts, with the
+// warnings of what they go without (a warning may carry the fix that
+// would help: advice, which the command line words).
+func (b *Builder) Config(node *model.Node, r Records) (*gresgen.Config, []error, error) {
 	name, err := b.Loader.NodeName(node, r.NodeName, r.NoNodeName)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var warnings []error
 	if !r.Gres.NoCores {
-		b.Loader.Cores(node)
+		warnings = b.Loader.Cores(node)
 	}
-	slurm, from := slurmhost.Release(r.Slurm, b.installed, b.Warn)
+	slurm, from, warning := slurmhost.Release(r.Slurm, b.installed)
+	if warning != nil {
+		warnings = append(warnings, warning)
+	}
 	o := r.Gres
-	o.NodeName, o.Slurm, o.Warn = name, slurm, b.Warn
+	o.NodeName, o.Slurm = name, slurm
 	cfg, err := gresgen.Generate(node, o)
 	var refused *slurmconf.RefusedError
 	if errors.As(err, &refused) {
 		refused.From = from // which command said the release, for the message
 	}
 	if err == nil {
+		warnings = append(warnings, cfg.Warnings...)
 		// A node whose shares cannot be known (no profile table) notes
 		// none: merge --accounting names the fragment that lacks them.
 		if types, terr := NodeTypes(node, o); terr == nil {
@@ -89,7 +89,7 @@ func (b *Builder) Config(node *model.Node, r Records) (*gresgen.Config, error) {
 			}
 		}
 	}
-	return cfg, err
+	return cfg, warnings, err
 }
 
 // NodeTypes are the node's gpu types with their shares of their GPUs,
@@ -111,19 +111,24 @@ type Built struct {
 
 // Render loads the node (from a snapshot, or NVML when from is "") and
 // builds its config, refusing an empty one unless allowEmpty; what names
-// the output in that refusal.
-func (b *Builder) Render(from string, r Records, what string, allowEmpty bool) (*Built, error) {
+// the output in that refusal. The warnings come with an error too.
+func (b *Builder) Render(from string, r Records, what string, allowEmpty bool) (*Built, []error, error) {
 	b.probeSlurm()
-	node, err := b.Loader.Load(from)
+	node, warnings, err := b.Loader.Load(from)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	b.Loader.TryProfiles(node)
-	cfg, err := b.Config(node, r)
+	cfg, more, err := b.Config(node, r)
+	warnings = append(warnings, more...)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	return &Built{Node: node, Config: cfg, From: from}, cfg.CheckEmpty(what, allowEmpty, b.Warn)
+	warning, err := cfg.CheckEmpty(what, allowEmpty)
+	if warning != nil {
+		warnings = append(warnings, warning)
+	}
+	return &Built{Node: node, Config: cfg, From: from}, warnings, err
 }
 
 // NodeLine is the node's slurm.conf NodeName line with its Gres= counts;
@@ -151,12 +156,9 @@ type Output struct {
 	NoState bool
 }
 
-// WritesState reports whether a file written from the node read from
-// (a snapshot, or NVML when from is "") goes with the device state. A
-// snapshot's devices are written only where State names: they may be
-// another node's, or this node's as they were, and in the default place
-// they would replace the state this node's TaskProlog reads, with UUIDs
-// its GPUs do not have.
+// WritesState reports whether a file written from the node read from goes
+// with the device state: from NVML, or from a snapshot only where State
+// names a place (its UUIDs are not this node's GPUs').
 func (o Output) WritesState(from string) bool {
 	return !o.NoState && (from == "" || o.State != "")
 }
@@ -171,20 +173,15 @@ type Result struct {
 	Report *Report
 }
 
-// WriteGresConf puts out the node's gres.conf, as Write does; a file there
-// already is unchanged when it holds the same records, whatever its
-// header says, and refused when it holds a line gen does not write
-// (gresgen.Config.Unchanged).
+// WriteGresConf puts out the node's gres.conf as Write does; a file with
+// the same records is unchanged, one with a line gen does not write refused.
 func (b *Builder) WriteGresConf(out Output, built *Built, version string, compact bool) (*Result, error) {
 	return b.write(out, built.Config.GresConf(version, compact), built, built.Config.Unchanged)
 }
 
-// WriteNodeLine puts out line, the node's slurm.conf line (NodeLine), as
-// Write does. node -o writes the whole file, so a file there with anything
-// but this node's line, with keys the new one has, is refused and left as
-// it is (slurmconf.ForeignNodeLine; advice.NodeLineForeignLine, whose
-// words say that node --update sets Gres= among other keys and lines), as
-// is a file that cannot be read (advice.NodeLineUnreadable).
+// WriteNodeLine puts out the node's slurm.conf line as Write does; a file
+// there with any other line or key, or one that cannot be read, is refused
+// (advice.NodeLineForeignLine, NodeLineUnreadable).
 func (b *Builder) WriteNodeLine(out Output, built *Built, line []byte) (*Result, error) {
 	var keys []string
 	for _, w := range strings.Fields(string(line)) {
@@ -204,11 +201,9 @@ func (b *Builder) WriteNodeLine(out Output, built *Built, line []byte) (*Result,
 	})
 }
 
-// Write returns data to print or, given a file (-o FILE, node --update),
-// writes it atomically, with the device state unless NoState (a state that
-// cannot be written fails the run, the file untouched), and returns the
-// write's report. A backup and a report go with a file: printed data has
-// neither.
+// Write returns data to print or, given a file, writes it atomically with
+// the device state unless NoState (whose failure fails the run, the file
+// untouched), and returns the write's report.
 func (b *Builder) Write(out Output, data []byte, built *Built) (*Result, error) {
 	return b.write(out, data, built, nil)
 }
@@ -231,43 +226,47 @@ func (b *Builder) write(out Output, data []byte, built *Built, unchanged func(st
 	return &Result{Report: rep}, nil
 }
 
-// WriteState loads the node and writes only its device state, where file
-// says (""; its default place), for configless nodes, whose gres.conf and
-// slurm.conf are the controller's; it returns the write's report.
-func (b *Builder) WriteState(from, nodeName, file string) (*Report, error) {
-	node, err := b.Loader.Load(from)
+// WriteState loads the node and writes only its device state (file, or
+// its default place), for configless nodes; it returns the report and the
+// load's warnings, which come with an error too.
+func (b *Builder) WriteState(from, nodeName, file string) (*Report, []error, error) {
+	node, warnings, err := b.Loader.Load(from)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	name, err := b.Loader.NodeName(node, nodeName, false)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	b.Loader.Done()
-	return b.state(file, from, node, name).Write()
+	rep, err := b.state(file, from, node, name).Write()
+	return rep, warnings, err
 }
 
-// Diff loads the node, builds its config, and compares it with what in
-// names, and with the device state that stateFile names (or the default
-// one, for a node read from NVML). Only one of in's files can be read
-// from standard input (in.ReadStdinTwice), which the caller checks.
-func (b *Builder) Diff(from string, r Records, stateFile string, in drift.Inputs) (*drift.Report, error) {
+// Diff compares the node's config with in's files and with its device
+// state (stateFile, or the default for NVML); the caller checks that one
+// file at most reads stdin. Warnings come with an error too.
+func (b *Builder) Diff(from string, r Records, stateFile string, in drift.Inputs) (*drift.Report, []error, error) {
 	b.probeSlurm()
-	node, err := b.Loader.Load(from)
+	node, warnings, err := b.Loader.Load(from)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	b.Loader.Done() // before reading configs and asking slurmctld
-	if in.Config, err = b.Config(node, r); err != nil {
-		return nil, err
+	var more []error
+	in.Config, more, err = b.Config(node, r)
+	warnings = append(warnings, more...)
+	if err != nil {
+		return nil, warnings, err
 	}
 	// The release gen wrote for (Config warned already where slurmd -V
 	// failed).
-	in.Release, _ = slurmhost.Release(r.Slurm, b.installed, func(error) {})
+	in.Release, _, _ = slurmhost.Release(r.Slurm, b.installed)
 	if in.State, err = drift.StateToCompare(b.stateFile(stateFile, from), node, in.Config.NodeName); err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	return drift.Compare(in)
+	rep, err := drift.Compare(in)
+	return rep, warnings, err
 }
 
 // stateFile is the device state file that flag names (or the default

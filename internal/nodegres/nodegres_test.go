@@ -26,9 +26,8 @@ import (
 var records = Records{Slurm: slurmconf.Version{Major: 24, Minor: 11, Micro: -1}, Gres: gresgen.Options{NoCores: true}}
 
 type run struct {
-	b        *Builder
-	lib      *nvmlfake.ShutdownCounter
-	warnings []string
+	b   *Builder
+	lib *nvmlfake.ShutdownCounter
 }
 
 // newRun builds for a node of the GPUs given, read through a fake NVML,
@@ -41,14 +40,12 @@ func newRun(t *testing.T, gpus ...nvmlfake.GPU) *run {
 	}
 	r := &run{lib: &nvmlfake.ShutdownCounter{Interface: fake}}
 	root := hostfs.FS(t.TempDir())
-	warn := func(err error) { r.warnings = append(r.warnings, err.Error()) }
 	r.b = &Builder{
 		Loader: &nodeload.Loader{Host: nodeload.NewHost(root), NVML: nodeload.NewNVML(func() nvml.Interface { return r.lib }),
-			Hostname: func() (string, error) { return "gpu01.example", nil }, Timeout: time.Minute, Warn: warn},
+			Hostname: func() (string, error) { return "gpu01.example", nil }, Timeout: time.Minute},
 		Root:      root,
 		Getenv:    func(string) string { return "" },
 		WrittenBy: "slurm-mig test",
-		Warn:      warn,
 	}
 	return r
 }
@@ -60,7 +57,7 @@ var h100 = nvmlfake.GPU{Minor: 0, UUID: "GPU-00000000-0000-4000-8000-00000000000
 // lock and the disk, and writes the device state beside the file.
 func TestWriteHandsNVMLBackPrintKeepsIt(t *testing.T) {
 	r := newRun(t, h100)
-	built, err := r.b.Render("", records, "gres.conf", false)
+	built, _, err := r.b.Render("", records, "gres.conf", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +98,7 @@ func TestWriteHandsNVMLBackPrintKeepsIt(t *testing.T) {
 // the command line words (node --update sets Gres= among other keys).
 func TestWriteNodeLineRefuses(t *testing.T) {
 	r := newRun(t, h100)
-	built, err := r.b.Render("", records, "node line", false)
+	built, _, err := r.b.Render("", records, "node line", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +133,11 @@ func TestWriteNodeLineRefuses(t *testing.T) {
 // the node's GPUs away from Slurm: refused unless asked for.
 func TestRenderRefusesEmpty(t *testing.T) {
 	r := newRun(t)
-	if _, err := r.b.Render("", records, "node line", false); err == nil || !strings.Contains(err.Error(), "refusing to write an empty node line") {
+	if _, _, err := r.b.Render("", records, "node line", false); err == nil || !strings.Contains(err.Error(), "refusing to write an empty node line") {
 		t.Errorf("err = %v", err)
 	}
-	if _, err := r.b.Render("", records, "node line", true); err != nil || len(r.warnings) != 1 {
-		t.Errorf("allowed: err %v, warnings %q", err, r.warnings)
+	if _, warnings, err := r.b.Render("", records, "node line", true); err != nil || len(warnings) != 1 {
+		t.Errorf("allowed: err %v, warnings %q", err, warnings)
 	}
 }
 
@@ -161,7 +158,7 @@ func TestProbeSlurmOnlyAtSlash(t *testing.T) {
 // real default place is never touched.
 func TestWriteFailsWithoutState(t *testing.T) {
 	r := newRun(t, h100)
-	built, err := r.b.Render("", records, "gres.conf", false)
+	built, _, err := r.b.Render("", records, "gres.conf", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,8 +173,8 @@ func TestWriteFailsWithoutState(t *testing.T) {
 	if _, err := os.Stat(conf); err == nil {
 		t.Errorf("%s was written", conf)
 	}
-	if res != nil || len(r.warnings) != 0 {
-		t.Errorf("returned %+v, warned %q", res, r.warnings)
+	if res != nil {
+		t.Errorf("returned %+v", res)
 	}
 	// --no-state skips it.
 	if _, err := r.b.Write(Output{File: conf, NoState: true}, built.Config.GresConf("test", false), built); err != nil {

@@ -1,9 +1,6 @@
-// Package nodeload loads the model of one node, the way every command
-// needs it: from a snapshot (--from) or through NVML, then completed from
-// the node's files under the root (cap minors from mig-minors, Cores= and
-// the hardware from the CPU topology). It owns the run's NVML lifecycle.
-// What it cannot read but can do without, it reports through the run's
-// one warning channel rather than printing.
+// Package nodeload loads one node's model, from a snapshot or through NVML,
+// completed from the node's files under the root (cap minors, Cores=, the
+// hardware); what it can do without comes back as warnings.
 package nodeload
 
 import (
@@ -33,58 +30,42 @@ type Loader struct {
 	// interrupted, but the process can exit without it, having written
 	// nothing.
 	Timeout time.Duration
-	// Warn is told what the model goes without: a GPU's CPU affinity or
-	// NVLinks, the CPU topology. Nothing that decides which devices Slurm
-	// gets is ever guessed. A warning may carry the fix that would help
-	// (advice), which the command line words. Nil drops the warnings.
-	Warn func(error)
 }
 
-func (l *Loader) warn(err error) {
-	if l.Warn != nil {
-		l.Warn(err)
-	}
-}
+// Warnings say what a model goes without (a GPU's CPU affinity, the CPU
+// topology), never what decides Slurm's devices; one may carry an advice.Fix.
+type Warnings = []error
 
-// Load reads the snapshot at path or, when path is empty, discovers the
-// node through NVML, and resolves every MIG device's cap minors. Where
-// NVML's library is missing, the error carries the fix: a snapshot will
-// do.
-func (l *Loader) Load(snapshot string) (*model.Node, error) {
-	node, err := l.load(snapshot)
+// Load reads the snapshot at path, or NVML when path is "", and resolves
+// the cap minors. A missing NVML library carries the fix: a snapshot.
+func (l *Loader) Load(snapshot string) (*model.Node, Warnings, error) {
+	node, warnings, err := l.load(snapshot)
 	if nvmlread.NoNVMLLibrary(err) {
 		err = advice.Wrap(err, advice.Snapshot)
 	}
-	return node, err
+	return node, warnings, err
 }
 
-// LoadProfiles loads the node as Load does, with each GPU's MIG profile
-// table (for plan, which fits layouts into it): read through NVML now, or
-// the one the snapshot carries. A GPU read without its table would look
-// like a GPU without MIG, and plan would leave it whole, so a table NVML
-// will not give is an error here, where snapshot only warns.
-//
-// A snapshot of schema 1 has no tables (nor the PCI device ids that
-// mig-parted's device filters match): one that carries none is refused
-// as soon as it is read, with the fix, a new snapshot, before anything else it lacks (the
-// cap minors under --root) is looked for.
-func (l *Loader) LoadProfiles(snapshot string) (*model.Node, error) {
+// LoadProfiles is Load with each GPU's MIG profile table, which plan needs:
+// a table NVML will not give is an error, and a snapshot of schema 1,
+// which has none, is refused with its hint before anything else.
+func (l *Loader) LoadProfiles(snapshot string) (*model.Node, Warnings, error) {
 	if snapshot != "" {
 		return l.loadWith(snapshot, func(node *model.Node) error {
 			if node.SchemaVersion < 2 && !carriesProfiles(node) {
-				return fmt.Errorf("%s is a snapshot of schema %d, without the MIG profiles and PCI device ids that plan needs: take a new one on the node with slurm-mig snapshot", snapshot, node.SchemaVersion)
+				return advice.Hinted(fmt.Errorf("%s is a snapshot of schema %d, without the MIG profiles and PCI device ids that plan needs", snapshot, node.SchemaVersion), ": take a new one on the node with slurm-mig snapshot")
 			}
 			return nil
 		})
 	}
-	node, err := l.Load(snapshot)
+	node, warnings, err := l.Load(snapshot)
 	if err != nil {
-		return node, err
+		return node, warnings, err
 	}
 	if err := l.migProfiles(node); err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	return node, nil
+	return node, warnings, nil
 }
 
 // carriesProfiles says whether a snapshot carries what schema 2 added for
@@ -98,11 +79,8 @@ func carriesProfiles(node *model.Node) bool {
 	return false
 }
 
-// TryProfiles reads, through NVML, the MIG profile tables of a node
-// read through NVML whose GPUs in MIG mode lack them, for the shares gen
-// notes and node --accounting bills by. A table NVML will not give is
-// left out, the node as it was: gen does without, and node --accounting
-// names the GPU whose table is missing.
+// TryProfiles reads through NVML the profile tables that the MIG GPUs of
+// an NVML-read node lack, for gen's shares; a table it cannot get stays out.
 func (l *Loader) TryProfiles(node *model.Node) {
 	if node.Snapshot != "" {
 		return
@@ -118,97 +96,92 @@ func (l *Loader) TryProfiles(node *model.Node) {
 // LoadBusy loads the node as Load does, with the compute processes on
 // its MIG devices (for free and exec): read through NVML now, or those
 // the snapshot carries.
-func (l *Loader) LoadBusy(snapshot string) (*model.Node, error) {
-	node, err := l.Load(snapshot)
+func (l *Loader) LoadBusy(snapshot string) (*model.Node, Warnings, error) {
+	node, warnings, err := l.Load(snapshot)
 	if err != nil || snapshot != "" {
-		return node, err
+		return node, warnings, err
 	}
 	if err := l.processes(node); err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	return node, nil
+	return node, warnings, nil
 }
 
-// Snapshot reads the node through NVML with all that a snapshot carries,
-// so that --from gives the same output on another machine: the compute
-// processes (they only tell free --from what was busy, so without them
-// the snapshot still describes the node: a warning), each GPU's MIG
-// profile table (the same), Cores= and the hardware (forSnapshot).
-func (l *Loader) Snapshot() (*model.Node, error) {
-	node, err := l.load("")
+// Snapshot reads the node through NVML with all that a snapshot carries:
+// compute processes and profile tables (warnings when NVML will not give
+// them), Cores= and the hardware.
+func (l *Loader) Snapshot() (*model.Node, Warnings, error) {
+	node, warnings, err := l.load("")
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	if err := l.processes(node); errors.As(err, new(*nvmlread.NVMLError)) {
-		l.warn(fmt.Errorf("%v; the snapshot records no compute processes", err))
+		warnings = append(warnings, fmt.Errorf("%v; the snapshot records no compute processes", err))
 	} else if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	// The profile table is what plan fits layouts into; gen and the
 	// other commands do without it, so a snapshot without it still
 	// describes the node: a warning.
 	if err := l.migProfiles(node); err != nil {
-		l.warn(fmt.Errorf("%v; the snapshot records no MIG profile table", err))
+		warnings = append(warnings, fmt.Errorf("%v; the snapshot records no MIG profile table", err))
 	}
-	l.forSnapshot(node)
-	return node, nil
+	return node, append(warnings, l.forSnapshot(node)...), nil
 }
 
-func (l *Loader) load(path string) (*model.Node, error) {
+func (l *Loader) load(path string) (*model.Node, Warnings, error) {
 	return l.loadWith(path, func(*model.Node) error { return nil })
 }
 
 // loadWith is load, with check run on the node once read, before its
 // cap minors are resolved.
-func (l *Loader) loadWith(path string, check func(*model.Node) error) (*model.Node, error) {
+func (l *Loader) loadWith(path string, check func(*model.Node) error) (*model.Node, Warnings, error) {
 	var node *model.Node
+	var warnings Warnings
 	var err error
 	if path != "" {
 		node, err = snapshot.Load(path)
 	} else {
-		node, err = l.discover()
+		node, warnings, err = l.discover()
 	}
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	if err := check(node); err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	if err := capmap.Resolve(node, l.Host.capMap); err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	return node, nil
+	return node, warnings, nil
 }
 
 // discover reads the node through NVML within the timeout.
-func (l *Loader) discover() (*model.Node, error) {
+func (l *Loader) discover() (*model.Node, Warnings, error) {
 	host, err := l.Hostname()
 	if err != nil {
-		return nil, fmt.Errorf("reading the hostname: %w", err)
+		return nil, nil, fmt.Errorf("reading the hostname: %w", err)
 	}
 	var node *model.Node
-	var warnings []string
+	var warnings Warnings
 	err = l.withNVML(func(lib nvml.Interface) (err error) {
-		node, err = nvmlread.Read(lib, host, l.Host.fs, func(w string) { warnings = append(warnings, w) })
+		node, warnings, err = nvmlread.Read(lib, host, l.Host.fs)
 		return err
 	})
 	var timeout *timeoutError
 	if errors.As(err, &timeout) { // the read may still be writing node and warnings
-		return nil, fmt.Errorf("%w; nothing was written", err)
-	}
-	for _, w := range warnings {
-		l.warn(errors.New(w))
+		return nil, nil, fmt.Errorf("%w; nothing was written", err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	// NVML's node is checked as a snapshot's is, so that what every
 	// command gets holds the same: above all a UUID in NVML's form for
 	// every device, which the device state hands to jobs.
 	if err := node.Check(); err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	return node, nil
+	return node, warnings, nil
 }
 
 // Done says that the run reads NVML no more: it shuts NVML down (NVML's
@@ -220,13 +193,9 @@ func (l *Loader) Done() { l.NVML.Release() }
 // a name given for the node must be checked before it is used (NodeName).
 func CheckNodeName(name string) error { return slurmconf.CheckNodeName(name) }
 
-// NodeName is the NodeName= for the node: none when asked for none, else
-// the name given (which the caller has checked: CheckNodeName), else the
-// short name of the host the model describes: the snapshot's host, or
-// this one for a node read through NVML. Where that name will not do (a
-// snapshot that names no host, as this host's name is not its node's; a
-// host name unknown, or not a node name), the error carries the fix: the
-// node's name must be given.
+// NodeName is the node's NodeName=: none if none, else given (checked by
+// the caller: CheckNodeName), else the short name of the model's host;
+// where that will not do, the error carries the fix of naming it.
 func (l *Loader) NodeName(node *model.Node, given string, none bool) (string, error) {
 	switch {
 	case none:
@@ -252,24 +221,20 @@ func (l *Loader) NodeName(node *model.Node, given string, none bool) (string, er
 	return short, nil
 }
 
-// Cores fills in each GPU's Cores= from its CPU affinity and the CPU
-// topology under the root. Without the topology the config is still
-// right, only less precise: a warning. A snapshot's node is another
-// host's, whose Cores= are those the snapshot carries, or those of the
-// node's own tree when --root names one: this host's topology says
-// nothing of it. So at the default root, this host, a GPU the snapshot
-// gives no cores for goes without, and the warning names the snapshot,
-// with the fix: a snapshot taken on the node, or leaving Cores= out.
-func (l *Loader) Cores(node *model.Node) {
+// Cores fills in each GPU's Cores= from the CPU topology under the root;
+// without it, or for a snapshot's GPUs without cores at this host's root,
+// Cores= is left out with a warning.
+func (l *Loader) Cores(node *model.Node) Warnings {
 	if node.Snapshot != "" && l.Host.fs.ThisHost() {
 		if gpus := withoutCores(node); gpus != "" {
-			l.warn(advice.Wrap(fmt.Errorf("%s has no cores for GPU %s: Cores= is left out for them, as this host's CPU topology is not that node's", node.Snapshot, gpus), advice.SnapshotCores))
+			return Warnings{advice.Wrap(fmt.Errorf("%s has no cores for GPU %s: Cores= is left out for them, as this host's CPU topology is not that node's", node.Snapshot, gpus), advice.SnapshotCores)}
 		}
-		return
+		return nil
 	}
 	if err := resolveTopology(node, l.Host, false); err != nil {
-		l.warn(fmt.Errorf("%v; Cores= left out", err))
+		return Warnings{fmt.Errorf("%v; Cores= left out", err)}
 	}
+	return nil
 }
 
 // withoutCores lists, by NVML index, the GPUs that have a CPU affinity
@@ -284,12 +249,8 @@ func withoutCores(node *model.Node) string {
 	return strings.Join(gpus, ", ")
 }
 
-// Hardware fills in Cores= and the node's hardware, as slurmd -C reads
-// it; a line of the whole node cannot do without. A snapshot's node has
-// the hardware the snapshot carries, or that of the node's own tree when
-// --root names one; at the default root this host's is not its, and the
-// error carries the fix (a snapshot taken on the node, or a line without
-// the hardware).
+// Hardware fills in Cores= and the node's hardware, as slurmd -C reads it;
+// a snapshot's node without it at this host's root is an error with the fix.
 func (l *Loader) Hardware(node *model.Node) error {
 	if node.Snapshot != "" && l.Host.fs.ThisHost() {
 		if node.Hardware == nil {
@@ -303,8 +264,9 @@ func (l *Loader) Hardware(node *model.Node) error {
 // forSnapshot fills in what a snapshot carries so that --from gives the
 // same output on another machine: Cores= and the hardware. Without the
 // CPU topology the snapshot still holds every device: a warning.
-func (l *Loader) forSnapshot(node *model.Node) {
+func (l *Loader) forSnapshot(node *model.Node) Warnings {
 	if err := resolveTopology(node, l.Host, true); err != nil {
-		l.warn(fmt.Errorf("%v; the snapshot has no cores or hardware", err))
+		return Warnings{fmt.Errorf("%v; the snapshot has no cores or hardware", err)}
 	}
+	return nil
 }

@@ -16,15 +16,14 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
 )
 
-// loader reads lib with the host files of root and collects its warnings.
-func loader(t *testing.T, lib nvml.Interface, root string, warnings *[]string) *Loader {
+// loader reads lib with the host files of root.
+func loader(t *testing.T, lib nvml.Interface, root string) *Loader {
 	t.Helper()
 	return &Loader{
 		Host:     NewHost(hostfs.FS(root)),
 		NVML:     NewNVML(func() nvml.Interface { return lib }),
 		Hostname: func() (string, error) { return "n1.example", nil },
 		Timeout:  time.Minute,
-		Warn:     func(err error) { *warnings = append(*warnings, err.Error()) },
 	}
 }
 
@@ -39,9 +38,8 @@ func TestInitFailureMakesNoOtherCall(t *testing.T) {
 		nvml.ERROR_UNKNOWN:           "nvml: initialising NVML: ERROR_UNKNOWN",
 	} {
 		lib := &mock.Interface{InitFunc: func() nvml.Return { return ret }}
-		var warnings []string
-		l := loader(t, lib, t.TempDir(), &warnings)
-		_, err := l.Load("")
+		l := loader(t, lib, t.TempDir())
+		_, _, err := l.Load("")
 		if err == nil || err.Error() != want {
 			t.Errorf("Init %v: err = %v, want %q", ret, err, want)
 		}
@@ -68,14 +66,13 @@ func TestReleaseAfterRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	lib := &nvmlfake.ShutdownCounter{Interface: fake}
-	var warnings []string
-	l := loader(t, lib, t.TempDir(), &warnings)
+	l := loader(t, lib, t.TempDir())
 	l.NVML.Start()
 	l.NVML.Release()
 	if lib.Shutdowns != 0 {
 		t.Fatalf("Release before any read shut NVML down")
 	}
-	node, err := l.Load("")
+	node, _, err := l.Load("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,16 +92,15 @@ func TestTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var warnings []string
-	l := loader(t, fake, t.TempDir(), &warnings)
+	l := loader(t, fake, t.TempDir())
 	l.Timeout = 50 * time.Millisecond
-	_, err = l.Load("")
+	_, _, err = l.Load("")
 	if want := "nvml: no answer within 50ms (a hung GPU or driver?); nothing was written"; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %q", err, want)
 	}
 }
 
-// What the model goes without reaches the one warning channel: NVML's
+// What the model goes without comes back as warnings: NVML's
 // refinements in GPU order, then the missing CPU topology.
 func TestWarnings(t *testing.T) {
 	fake, err := nvmlfake.New(&nvmlfake.Fixture{GPUs: []nvmlfake.GPU{
@@ -114,13 +110,15 @@ func TestWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var warnings []string
-	l := loader(t, fake, t.TempDir(), &warnings)
-	node, err := l.Load("")
+	l := loader(t, fake, t.TempDir())
+	node, warned, err := l.Load("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Cores(node)
+	var warnings []string
+	for _, w := range append(warned, l.Cores(node)...) {
+		warnings = append(warnings, w.Error())
+	}
 	if len(warnings) != 2 ||
 		warnings[0] != "GPU 0 (minor 0, 00000000:07:00.0): reading its CPU affinity: ERROR_UNKNOWN; its Cores= is left out" ||
 		!strings.HasPrefix(warnings[1], "CPU topology: topology: ") || !strings.HasSuffix(warnings[1], "; Cores= left out") {
@@ -132,8 +130,7 @@ func TestWarnings(t *testing.T) {
 }
 
 func TestNodeName(t *testing.T) {
-	var warnings []string
-	l := loader(t, nil, t.TempDir(), &warnings)
+	l := loader(t, nil, t.TempDir())
 	name, err := l.NodeName(&model.Node{Hostname: "gpu01.cluster.example", Snapshot: "s.json"}, "", false)
 	if err != nil || name != "gpu01" {
 		t.Errorf("snapshot host: %q, %v", name, err)
@@ -149,9 +146,6 @@ func TestNodeName(t *testing.T) {
 	}
 	if name, err := l.NodeName(&model.Node{Snapshot: "s.json"}, "gpu07", false); err != nil || name != "gpu07" {
 		t.Errorf("snapshot without a host, --node-name: %q, %v", name, err)
-	}
-	if len(warnings) != 0 {
-		t.Errorf("warnings: %q", warnings)
 	}
 	if name, err := l.NodeName(&model.Node{Hostname: "n1"}, "gpu07", true); err != nil || name != "" {
 		t.Errorf("none asked for: %q, %v", name, err)
@@ -180,9 +174,8 @@ func TestNVMLNodeChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var warnings []string
-	l := loader(t, fake, t.TempDir(), &warnings)
-	_, err = l.Load("")
+	l := loader(t, fake, t.TempDir())
+	_, _, err = l.Load("")
 	if want := `GPU 0 (minor 0): uuid "garbage" is not a GPU UUID`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("err = %v, want %s...", err, want)
 	}
@@ -195,11 +188,9 @@ func TestNVMLNodeChecked(t *testing.T) {
 // tree, they are read from that tree's CPU topology (here there is none,
 // and that is what is said).
 func TestSnapshotWithoutCoresOrHardware(t *testing.T) {
-	var warned []error
-	l := loader(t, nil, "/", nil)
-	l.Warn = func(err error) { warned = append(warned, err) }
+	l := loader(t, nil, "/")
 	node := &model.Node{Snapshot: "s.json", GPUs: []model.GPU{{Index: 0, CPUAffinity: "0-7"}, {Index: 1, CPUAffinity: "8-15", Cores: "4-7"}}}
-	l.Cores(node)
+	warned := l.Cores(node)
 	if want := "s.json has no cores for GPU 0: Cores= is left out for them, as this host's CPU topology is not that node's"; len(warned) != 1 || !hasFix(warned[0], advice.SnapshotCores) || warned[0].Error() != want {
 		t.Errorf("warnings %q; want one, %q with advice.SnapshotCores", warned, want)
 	}
@@ -208,10 +199,8 @@ func TestSnapshotWithoutCoresOrHardware(t *testing.T) {
 		t.Errorf("Hardware: %v; want %q with advice.SnapshotHardware", err, want)
 	}
 
-	warned = nil
-	tree := loader(t, nil, t.TempDir(), nil)
-	tree.Warn = func(err error) { warned = append(warned, err) }
-	tree.Cores(node)
+	tree := loader(t, nil, t.TempDir())
+	warned = tree.Cores(node)
 	if len(warned) != 1 || !strings.HasPrefix(warned[0].Error(), "CPU topology: topology: open ") {
 		t.Errorf("under a --root tree: warnings %q; want the tree's CPU topology read", warned)
 	}

@@ -11,12 +11,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/nodeload/nvmlread"
 )
 
-// NVML is one run's NVML library and its lifecycle: cmd owns it, starts
-// Init once and defers Release; nvmlread, like go-nvlib, never calls Init
-// or Shutdown itself. No other call is made when Init failed: the real
-// library crashes the process then. A run that goes on to wait for
-// something (a lock, slurmctld, a command it becomes) calls Release
-// first, so that it never holds the GPU open while it waits.
+// NVML is one run's NVML library and its lifecycle, owned by cmd: Init
+// once, Release deferred (and before a wait); nothing else is called
+// after a failed Init, which would crash the real library.
 type NVML struct {
 	newLib   func() nvml.Interface
 	start    sync.Once
@@ -89,9 +86,7 @@ func (e *timeoutError) Error() string {
 }
 
 // withNVML is the one way a read reaches NVML: after Init, in a goroutine
-// of its own, given up at the timeout (a call into a hung driver cannot
-// be cancelled, so a read must not write into what the run goes on to
-// use). The read's result is the caller's only when it returns nil.
+// given up at the timeout; the read's result is the caller's only on nil.
 func (l *Loader) withNVML(read func(nvml.Interface) error) error {
 	done := make(chan error, 1)
 	go func() { done <- l.NVML.use(read) }()

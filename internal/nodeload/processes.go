@@ -15,9 +15,7 @@ func (l *Loader) processes(node *model.Node) error {
 }
 
 // migProfiles fills in each GPU's MIG profile table through NVML, within
-// the timeout, for snapshots. NVML reads into a copy of the GPUs, so that
-// a read that answers after the timeout cannot change the node being
-// written; on an error the node is left as it was.
+// the timeout, into a copy: on an error the node is left as it was.
 func (l *Loader) migProfiles(node *model.Node) error {
 	read := *node
 	read.GPUs = append([]model.GPU(nil), node.GPUs...)

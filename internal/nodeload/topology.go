@@ -7,11 +7,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
-// resolveTopology fills in what needs the host's CPU topology: each GPU's
-// Cores (its CPU affinity in Slurm's abstract core ids) and, when hardware
-// is asked for, the node's Hardware. What a snapshot already carries is
-// kept, so --from gives the same Cores= on another machine. Sysfs is read
-// only when something is missing.
+// resolveTopology fills in each GPU's Cores and, if asked, the Hardware
+// from the host's CPU topology, keeping what a snapshot carries; sysfs is
+// read only when something is missing.
 func resolveTopology(n *model.Node, host *Host, hardware bool) error {
 	need := hardware && n.Hardware == nil
 	for i := range n.GPUs {

@@ -16,11 +16,9 @@ import (
 // installed.
 var ErrNoSlurm = errors.New("no slurmd or scontrol on PATH")
 
-// InstalledVersion asks the Slurm installed here for its version:
-// `slurmd -V`, or on a host without slurmd (a login or head node)
-// `scontrol -V`. It returns the command it asked with the version. A
-// command that has not answered in 10 seconds is killed and its version
-// is not known.
+// InstalledVersion asks the installed Slurm its version, with slurmd -V or,
+// without slurmd, scontrol -V, and returns the command; one that has not
+// answered in 10 seconds is killed and the version is unknown.
 func InstalledVersion() (slurmconf.Version, string, error) {
 	return installedVersion(10 * time.Second)
 }
@@ -75,10 +73,8 @@ func ProbeInstalled() Probe {
 	}
 }
 
-// ParseRelease reads a Slurm release that the admin names: X.Y or X.Y.Z,
-// digits only. slurmd -V's answer is read more loosely (a package's
-// suffix, "slurm-wlm 22.05.8"); a release the admin writes is checked
-// whole, so that a typo such as 24.11.0.1 is refused, not read as 24.11.0.
+// ParseRelease reads a release the admin names, X.Y or X.Y.Z, checked whole
+// (24.11.0.1 is refused), unlike slurmd -V's looser answer.
 func ParseRelease(s string) (slurmconf.Version, error) {
 	v, err := slurmconf.ParseVersion(s)
 	if err != nil || !releaseWord.MatchString(s) {
@@ -89,28 +85,22 @@ func ParseRelease(s string) (slurmconf.Version, error) {
 
 var releaseWord = regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?$`)
 
-// Release is the Slurm release that reads the output: given (the release
-// the admin named, ParseRelease) when known, else what probe finds (nil:
-// no probe, as for another machine's tree); the zero Version when
-// neither is known. from is the command that answered the probe
-// (slurmd -V, or scontrol -V where there is no slurmd), for messages;
-// "" for a release given or not known. A probe that fails is a warning:
-// the output is then written for a Slurm of unknown version, as before
-// releases were known, and naming the release would help.
-func Release(given slurmconf.Version, probe Probe, warn func(error)) (v slurmconf.Version, from string) {
+// Release is the release that reads the output: given if known, else what
+// probe finds (nil: none), with the command that answered; a probe that
+// fails is a warning (advice.SlurmVersion) and the zero Version.
+func Release(given slurmconf.Version, probe Probe) (v slurmconf.Version, from string, warning error) {
 	if given.Known() {
-		return given, ""
+		return given, "", nil
 	}
 	if probe == nil {
-		return slurmconf.Version{}, ""
+		return slurmconf.Version{}, "", nil
 	}
 	v, asked, err := probe()
 	switch {
 	case errors.Is(err, ErrNoSlurm):
-		return slurmconf.Version{}, ""
+		return slurmconf.Version{}, "", nil
 	case err != nil:
-		warn(advice.Wrap(fmt.Errorf("%v: writing for a Slurm of unknown version", err), advice.SlurmVersion))
-		return slurmconf.Version{}, ""
+		return slurmconf.Version{}, "", advice.Wrap(fmt.Errorf("%v: writing for a Slurm of unknown version", err), advice.SlurmVersion)
 	}
-	return v, asked
+	return v, asked, nil
 }

@@ -14,8 +14,6 @@ func TestRelease(t *testing.T) {
 	v2411 := func() (slurmconf.Version, string, error) {
 		return slurmconf.Version{Major: 24, Minor: 11}, "slurmd -V", nil
 	}
-	var warned []error
-	warn := func(err error) { warned = append(warned, err) }
 	for _, tc := range []struct {
 		given     slurmconf.Version
 		probe     Probe
@@ -34,10 +32,9 @@ func TestRelease(t *testing.T) {
 			return slurmconf.Version{}, "slurmd -V", errors.New("slurmd -V: exit status 1")
 		}, slurmconf.Version{}, "", 1},
 	} {
-		warned = nil
-		v, from := Release(tc.given, tc.probe, warn)
-		if v.Major != tc.want.Major || v.Minor != tc.want.Minor || from != tc.from || len(warned) != tc.wantWarns {
-			t.Errorf("Release(%v): %v %q, warnings %q; want %v %q", tc.given, v, from, warned, tc.want, tc.from)
+		v, from, warning := Release(tc.given, tc.probe)
+		if v.Major != tc.want.Major || v.Minor != tc.want.Minor || from != tc.from || (warning != nil) != (tc.wantWarns == 1) {
+			t.Errorf("Release(%v): %v %q, warning %v; want %v %q", tc.given, v, from, warning, tc.want, tc.from)
 		}
 	}
 }
@@ -45,11 +42,10 @@ func TestRelease(t *testing.T) {
 // A probe that fails is a warning that says so and leaves naming the
 // release to the command line's words (advice.SlurmVersion).
 func TestReleaseWarnsOfAFailedProbe(t *testing.T) {
-	var warned error
 	failed := func() (slurmconf.Version, string, error) {
 		return slurmconf.Version{}, "slurmd -V", errors.New("slurmd -V: exit status 1")
 	}
-	Release(slurmconf.Version{}, failed, func(err error) { warned = err })
+	_, _, warned := Release(slurmconf.Version{}, failed)
 	var a *advice.Error
 	if want := "slurmd -V: exit status 1: writing for a Slurm of unknown version"; !errors.As(warned, &a) || a.Fix != advice.SlurmVersion || warned.Error() != want {
 		t.Errorf("warning %v; want %q with advice.SlurmVersion", warned, want)

@@ -138,9 +138,8 @@ func fixtureLayout(t *testing.T, name string, fx *nvmlfake.Fixture, host, root s
 		NVML:     nodeload.NewNVML(func() nvml.Interface { return lib }),
 		Hostname: func() (string, error) { return host, nil },
 		Timeout:  time.Minute,
-		Warn:     func(error) {},
 	}
-	node, err := loader.Load("")
+	node, _, err := loader.Load("")
 	if err != nil {
 		return layout{}, err
 	}

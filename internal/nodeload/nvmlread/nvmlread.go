@@ -1,14 +1,10 @@
-// Package nvmlread reads a node's GPUs and MIG devices through
-// nvml.Interface into the node model (package model), so that the real library and a
-// fake are interchangeable.
-//
-// As go-nvlib's device.New, it never calls Init or Shutdown: the caller
-// owns the library's lifecycle (nodeload starts Init early and shuts the
-// library down only when a run goes on to wait). It names MIG profiles and
-// normalises PCI bus ids with go-nvlib's pkg/nvlib/device.
+// Package nvmlread reads a node's GPUs and MIG devices through nvml.Interface
+// (real or fake) into the model, naming profiles with go-nvlib; like
+// go-nvlib's device.New it never calls Init or Shutdown, the caller's.
 package nvmlread
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"strings"
@@ -26,29 +22,24 @@ import (
 // any node Slurm runs on today.
 const cpuAffinityMaxCPUs = 4096
 
-// Read reads the node's GPUs and MIG devices through lib, which the caller
-// has initialised. hostname is recorded as is. Files in fs (sysfs) answer
-// what they answer faster than NVML. What only refines the config (CPU
-// affinity, NVLinks) is reported to warn when NVML cannot say it, in GPU
-// index order (nil drops them). Cap minors are left unresolved (see
-// nodeload).
-func Read(lib nvml.Interface, hostname string, fs hostfs.FS, warn func(string)) (*model.Node, error) {
+// Read reads the node's GPUs and MIG devices through lib, initialised by
+// the caller, with sysfs under fs; cap minors are left unresolved. What NVML
+// cannot say that only refines the config comes back as warnings, in GPU order.
+func Read(lib nvml.Interface, hostname string, fs hostfs.FS) (*model.Node, []error, error) {
 	node := &model.Node{Hostname: hostname, GPUs: []model.GPU{}}
 	driver, ret := lib.SystemGetDriverVersion()
 	if ret != nvml.SUCCESS {
-		return nil, nvmlError("reading the driver version", ret)
+		return nil, nil, nvmlError("reading the driver version", ret)
 	}
 	node.DriverVersion = driver
 
 	count, ret := lib.DeviceGetCount()
 	if ret != nvml.SUCCESS {
-		return nil, nvmlError("counting GPUs", ret)
+		return nil, nil, nvmlError("counting GPUs", ret)
 	}
-	// GPUs are read in parallel: the first handle of each GPU takes about
-	// 7 ms (NVML attaches to it), and NVML attaches to several GPUs at
-	// once (an H200 pair: 14.4 ms in turn, 8.8 ms together). The result
-	// and its warnings stay in index order, and the error reported is
-	// that of the lowest index.
+	// GPUs are read in parallel, as NVML attaches to several at once
+	// (docs/performance.md); results and warnings stay in index order, and
+	// the error is the lowest index's.
 	type result struct {
 		gpu      model.GPU
 		warnings []string
@@ -73,20 +64,17 @@ func Read(lib nvml.Interface, hostname string, fs hostfs.FS, warn func(string)) 
 		}()
 	}
 	wg.Wait()
+	var warnings []error
 	for _, r := range results {
 		if r.err != nil {
-			return nil, r.err
+			return nil, nil, r.err
 		}
 		node.GPUs = append(node.GPUs, r.gpu)
-	}
-	for _, r := range results {
 		for _, w := range r.warnings {
-			if warn != nil {
-				warn(w)
-			}
+			warnings = append(warnings, errors.New(w))
 		}
 	}
-	return node, nil
+	return node, warnings, nil
 }
 
 // maxParallelGPUs bounds the GPUs read at once, each a thread blocked in
@@ -128,10 +116,9 @@ func readGPU(nvlib device.Interface, index int, dev nvml.Device, fs hostfs.FS, w
 	}
 	gpu.MemoryMiB = mem.Total >> 20
 
-	// NVML's CPU affinity is the CPUs of the GPU's NUMA node, which the
-	// kernel gives as the PCI device's local_cpulist. NVML takes about
-	// 10 ms a GPU to answer (H100, driver 580), a third of a whole run;
-	// sysfs answers in microseconds. NVML is asked only without sysfs.
+	// The CPU affinity is the local_cpulist of the GPU's PCI device, which
+	// sysfs answers far faster than NVML (docs/performance.md); NVML is asked
+	// only without it.
 	if cpus, ok := sysfsCPUAffinity(fs, nvlibDev); ok {
 		gpu.CPUAffinity = cpus
 	} else {
@@ -172,10 +159,8 @@ func readGPU(nvlib device.Interface, index int, dev nvml.Device, fs hostfs.FS, w
 	return gpu, nil
 }
 
-// readNVLinks counts the GPU's active NVLinks per remote PCI device, the
-// way Slurm's NVML autodetect does (gpu_nvml.c, _nvml_get_nvlink_info):
-// links that do not exist answer INVALID_ARGUMENT, a GPU without NVLink
-// NOT_SUPPORTED.
+// readNVLinks counts the GPU's active NVLinks per remote PCI device, as
+// Slurm's NVML autodetect does (gpu_nvml.c, _nvml_get_nvlink_info).
 func readNVLinks(gpu *model.GPU, dev nvml.Device) ([]model.NVLink, *NVMLError) {
 	var links []model.NVLink
 	for link := 0; link < nvml.NVLINK_MAX_LINKS; link++ {

@@ -17,8 +17,11 @@ import (
 
 // read reads lib with the host files of root, collecting the warnings.
 func read(lib nvml.Interface, root string) (*model.Node, []string, error) {
+	n, warned, err := Read(lib, "n1", hostfs.FS(root))
 	var warnings []string
-	n, err := Read(lib, "n1", hostfs.FS(root), func(w string) { warnings = append(warnings, w) })
+	for _, w := range warned {
+		warnings = append(warnings, w.Error())
+	}
 	return n, warnings, err
 }
 
@@ -48,9 +51,9 @@ func TestRead(t *testing.T) {
 			}},
 		{Minor: 1, UUID: "GPU-c", Name: "Tesla V100-SXM2-32GB", MemoryMiB: 32768, MigMode: "unsupported"},
 	}})
-	got, err := Read(lib, "n1.example", hostfs.FS(t.TempDir()), func(w string) { t.Errorf("warning: %s", w) })
-	if err != nil {
-		t.Fatal(err)
+	got, warnings, err := Read(lib, "n1.example", hostfs.FS(t.TempDir()))
+	if err != nil || len(warnings) != 0 {
+		t.Fatal(err, warnings)
 	}
 	want := &model.Node{Hostname: "n1.example", DriverVersion: "580.159.04", GPUs: []model.GPU{
 		{Index: 0, Minor: 0, UUID: "GPU-a", Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:00:06.0", MemoryMiB: 81559, CPUAffinity: "0-15"},

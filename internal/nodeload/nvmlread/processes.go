@@ -9,12 +9,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
-// ReadProcesses fills in the compute processes of every MIG device of
-// node through lib, which the caller has initialised, asking NVML for
-// each MIG device's own handle (a GPU's handle answers for its MIG
-// devices only to root). A MIG device that can no longer be found, or
-// whose processes NVML will not tell, is an error: whether a device is in
-// use is never guessed. On an error the node is left as it was.
+// ReadProcesses fills in each MIG device's compute processes through its own
+// handle; a device gone or not told is an error (use is never guessed), and
+// the node is then left as it was.
 func ReadProcesses(lib nvml.Interface, node *model.Node) error {
 	errs := make([]error, len(node.GPUs))
 	procs := make([]map[string][]model.Process, len(node.GPUs)) // by MIG UUID

@@ -22,12 +22,9 @@ func profileFromName(name string) (string, bool) {
 	return p, model.ValidProfile(p) == nil
 }
 
-// profileOf names a MIG device's profile from its GPU instance profile
-// index (nvml.GPU_INSTANCE_PROFILE_*, which carries the +me/+gfx
-// attributes), its attributes and its GPU's memory, with go-nvlib's
-// MigProfile: "<g>g.<gb>gb" or "<c>c.<g>g.<gb>gb" plus the attribute
-// suffix, the memory rounded up to eighths of the GPU's. It is the fallback
-// for drivers whose MIG device names carry no profile.
+// profileOf names a MIG device's profile from its GI profile index,
+// attributes and GPU memory (go-nvlib's MigProfile), for drivers whose
+// MIG device names carry no profile.
 func profileOf(nvlib device.Interface, giProfileIndex int, attrs nvml.DeviceAttributes, gpuMemoryBytes uint64) (string, error) {
 	ci, ok := ciProfileIndex(attrs.ComputeInstanceSliceCount)
 	if !ok {
