@@ -49,10 +49,11 @@ func (c *planCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	plan, err := migplan.Make(node, sel, e.warn)
+	plan, err := migplan.Make(node, sel)
 	if err != nil {
 		return err
 	}
+	e.warnAll(plan.Warnings)
 	name, err := e.loader.NodeName(node, c.NodeName, c.NoNodeName)
 	if err != nil {
 		return err

@@ -104,9 +104,12 @@ func planNode(reader *snapshot.Reader, path string, in Inputs, warns *[]error) (
 		return nil, err
 	}
 	warn := func(err error) { *warns = append(*warns, fmt.Errorf("node %s (%s): %w", name, path, err)) }
-	p, err := migplan.Make(node, in.Assign.For(name), warn)
+	p, err := migplan.Make(node, in.Assign.For(name))
 	if err != nil {
 		return nil, fmt.Errorf("node %s (%s): %w", name, path, err)
+	}
+	for _, w := range p.Warnings {
+		warn(w)
 	}
 	s, err := p.Counts(name, in.Gres)
 	if err != nil {
@@ -150,11 +153,14 @@ func planHardware(h migplan.Hardware, in Inputs, warnings *[]error) ([]*Node, er
 			who, them = "nodes "+slurmconf.CompressHostlist(names), "the nodes their own snapshots"
 		}
 		who += " (" + h.Spec + ")"
-		var warns []error
-		warn := func(err error) { warns = append(warns, fmt.Errorf("%s: %w", who, err)) }
-		p, err := migplan.Make(h.Snapshot, sel, warn)
+		p, err := migplan.Make(h.Snapshot, sel)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", who, err)
+		}
+		var warns []error
+		warn := func(err error) { warns = append(warns, fmt.Errorf("%s: %w", who, err)) }
+		for _, w := range p.Warnings {
+			warn(w)
 		}
 		if g := p.OwnLayout(); g != nil {
 			return nil, advice.Hinted(fmt.Errorf("%s: %s: config %q: GPU %d (%s): no entry takes it, so it keeps each node's own layout, which one snapshot for many nodes does not know",

@@ -114,7 +114,10 @@ func TestMatching(t *testing.T) {
 	} {
 		t.Run(c.config, func(t *testing.T) {
 			var warns []error
-			p, err := Make(c.node, mustSelect(t, ours, c.config), func(err error) { warns = append(warns, err) })
+			p, err := Make(c.node, mustSelect(t, ours, c.config))
+			if p != nil {
+				warns = append(warns, p.Warnings...)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +151,7 @@ func TestRefusals(t *testing.T) {
 		{"all-enabled", node(model.GPU{Index: 0, Name: "NVIDIA H100 80GB HBM3"}), "its MIG profiles are unknown"},
 	} {
 		t.Run(c.config, func(t *testing.T) {
-			_, err := Make(c.node, mustSelect(t, ours, c.config), func(error) {})
+			_, err := Make(c.node, mustSelect(t, ours, c.config))
 			var r *Refusal
 			if !errors.As(err, &r) {
 				t.Fatalf("got %v, want a refusal", err)

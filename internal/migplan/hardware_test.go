@@ -52,7 +52,7 @@ mig-configs:
 		{"h200-only", []model.GPU{h100(0)}, 0},
 		{"h200-only", []model.GPU{h200(0), noMIG}, -1},
 	} {
-		p, err := Make(node(tc.gpus...), mustSelect(t, text, tc.config), func(error) {})
+		p, err := Make(node(tc.gpus...), mustSelect(t, text, tc.config))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.config, err)
 		}

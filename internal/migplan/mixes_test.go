@@ -400,7 +400,7 @@ func TestMixes(t *testing.T) {
 		{"off-and-on", node(h200(0), withMIG(1)), "Gres=gpu:h200:1"},
 	} {
 		t.Run(c.config, func(t *testing.T) {
-			p, err := Make(c.node, mustSelect(t, mixes, c.config), func(error) {})
+			p, err := Make(c.node, mustSelect(t, mixes, c.config))
 			var got string
 			if err != nil {
 				var r *Refusal

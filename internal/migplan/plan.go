@@ -24,6 +24,8 @@ type Plan struct {
 	// Node is the node as it will be: matched GPUs have their new MIG mode and
 	// devices, with a profile and nothing else (no UUID, ids or cap minors).
 	Node *model.Node `json:"-"`
+	// Warnings name each GPU left in MIG mode with no MIG device.
+	Warnings []error `json:"-"`
 }
 
 // GPUPlan is what one GPU will be.
@@ -75,9 +77,9 @@ func (r *Refusal) Error() string {
 func (r *Refusal) Unwrap() error { return r.Err }
 
 // Make works out each GPU of node once mig-parted applies sel, or refuses
-// as the apply would fail; warn is told of a GPU left in MIG mode with no
-// MIG device.
-func Make(node *model.Node, sel *Selected, warn func(error)) (*Plan, error) {
+// as the apply would fail; Plan.Warnings name a GPU left in MIG mode with
+// no MIG device.
+func Make(node *model.Node, sel *Selected) (*Plan, error) {
 	next := *node
 	next.GPUs = make([]model.GPU, len(node.GPUs))
 	p := &Plan{File: sel.File, Config: sel.Name, Node: &next}
@@ -89,7 +91,7 @@ func Make(node *model.Node, sel *Selected, warn func(error)) (*Plan, error) {
 			return nil, err
 		}
 		if gpu.MigEnabled && len(gpu.MigDevices) == 0 {
-			warn(fmt.Errorf("%s: config %q: GPU %d (%s): MIG will be enabled with no MIG devices; it offers Slurm nothing", sel.File, sel.Name, g.Index, g.Name))
+			p.Warnings = append(p.Warnings, fmt.Errorf("%s: config %q: GPU %d (%s): MIG will be enabled with no MIG devices; it offers Slurm nothing", sel.File, sel.Name, g.Index, g.Name))
 		}
 		next.GPUs[i] = gpu
 		p.GPUs = append(p.GPUs, gp)

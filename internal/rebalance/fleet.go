@@ -110,7 +110,7 @@ func (e *Evaluator) Kind(ref *model.Node) (*Kind, error) {
 func (e *Evaluator) options(n *model.Node, shared bool) (*Options, error) {
 	opts := &Options{}
 	for _, sel := range e.Configs {
-		plan, err := migplan.Make(n, sel, func(error) {})
+		plan, err := migplan.Make(n, sel)
 		var refusal *migplan.Refusal
 		switch {
 		case errors.As(err, &refusal):
