@@ -65,11 +65,12 @@ func (c *jobmapCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("jobmap: %w", err)
 	}
-	opts := jobmap.Options{Dir: c.Dir, Format: format, Remove: c.Remove, Map: c.options(e.build.Root), Warn: e.warn}
+	opts := jobmap.Options{Dir: c.Dir, Format: format, Remove: c.Remove, Map: c.options(e.build.Root)}
 	if !c.NoController {
 		opts.JobGPUs = slurmhost.JobGPUs
 	}
-	err = jobmap.Run(opts, os.LookupEnv)
+	warnings, err := jobmap.Run(opts, os.LookupEnv)
+	e.warnAll(warnings)
 	if err != nil {
 		return fmt.Errorf("jobmap: %w", err)
 	}

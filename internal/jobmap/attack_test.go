@@ -84,7 +84,7 @@ func TestAttackDirPath(t *testing.T) {
 	} {
 		before := treeState(t, secret)
 		for _, remove := range []bool{false, true} {
-			err := Run(Options{Dir: c.dir, Remove: remove, Map: opts}, lookup(jobEnv(7, 1000, "6")))
+			_, err := Run(Options{Dir: c.dir, Remove: remove, Map: opts}, lookup(jobEnv(7, 1000, "6")))
 			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("DIR %s (remove %v): err = %v; want one line saying %q", c.dir, remove, err, c.want)
 			}
@@ -122,7 +122,7 @@ func TestAttackState(t *testing.T) {
 		if err := os.Chmod(opts.State, c.mode); err != nil {
 			t.Fatal(err)
 		}
-		err := Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(7, 1000, "6")))
+		_, err := Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(7, 1000, "6")))
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("state of uid %d, mode %v: err = %v; want one line saying %q", c.uid, c.mode, err, c.want)
 		}

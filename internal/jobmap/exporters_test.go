@@ -281,7 +281,7 @@ func checkExporters(t *testing.T, jobs []exporterJob) {
 	dirs := map[Format]string{DCGM: filepath.Join(t.TempDir(), "dcgm"), Jobstats: filepath.Join(t.TempDir(), "gpustat")}
 	for _, j := range jobs {
 		for f, dir := range dirs {
-			if err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(jobEnv(j.id, j.uid, join(j.indices)))); err != nil {
+			if _, err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(jobEnv(j.id, j.uid, join(j.indices)))); err != nil {
 				t.Fatalf("job %d (%s): %v", j.id, f, err)
 			}
 		}
@@ -344,7 +344,7 @@ func checkExporters(t *testing.T, jobs []exporterJob) {
 	// Once every Epilog has run, nothing is labelled.
 	for _, j := range jobs {
 		for f, dir := range dirs {
-			if err := Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(j.id, j.uid, join(j.indices)))); err != nil {
+			if _, err := Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(j.id, j.uid, join(j.indices)))); err != nil {
 				t.Fatalf("job %d's Epilog (%s): %v", j.id, f, err)
 			}
 		}

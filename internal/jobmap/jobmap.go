@@ -45,9 +45,6 @@ type Options struct {
 	// (slurmhost.JobGPUs); nil never asks. It is asked only by the
 	// Prolog of a node with GPUs of several types (see moreGPUs).
 	JobGPUs func(id, node string) ([]int, error)
-	// Warn is told what goes wrong short of a refusal: a controller that
-	// does not answer. nil drops it.
-	Warn func(error)
 }
 
 // lockName is the lock that every jobmap of a directory takes while it
@@ -61,47 +58,48 @@ const lockName = ".slurm-mig-jobmap.lock"
 // takes it out (the Epilog, opts.Remove), from the job's environment. A
 // job without GPUs on this node changes nothing. Every device is mapped
 // and every file read and checked before any is written, so a refusal
-// leaves the directory as it was.
-func Run(opts Options, getenv func(string) (string, bool)) error {
+// leaves the directory as it was. The warnings say what could not be
+// asked short of a refusal (a controller that does not answer).
+func Run(opts Options, getenv func(string) (string, bool)) (warnings []error, err error) {
 	job, err := ReadJob(getenv)
 	if err != nil || job.Indices == nil {
-		return err
+		return nil, err
 	}
 	n, err := jobenv.Load(opts.Map, job.Node, getenv)
 	if err != nil {
-		return err
+		return warnings, err
 	}
 	devs, err := n.Pick(jobGPUs, job.Indices)
 	if err != nil {
-		return err
+		return warnings, err
 	}
-	more, err := opts.moreGPUs(job, n)
+	more, warnings, err := opts.moreGPUs(job, n)
 	if err != nil {
-		return err
+		return warnings, err
 	}
 	devs = append(devs, more...)
 	names, err := opts.Format.fileNames(n.State, devs)
 	if err != nil {
-		return err
+		return warnings, err
 	}
 	if opts.Remove {
 		// An Epilog has nothing to take out of a directory that is not
 		// there, and makes none.
 		p, err := safepath.Walk(opts.Dir, safepath.Options{UID: -1, TrustDirs: true})
 		if errors.Is(err, unix.ENOENT) {
-			return nil
+			return warnings, nil
 		}
 		if err == nil {
 			missing := p.Stat == nil
 			p.Close()
 			if missing {
-				return nil
+				return warnings, nil
 			}
 		}
 	}
 	dir, err := openDir(opts.Dir)
 	if err != nil {
-		return err
+		return warnings, err
 	}
 	defer dir.Close()
 	// A file that is refused (a symlink, a FIFO, one of the other
@@ -109,33 +107,33 @@ func Run(opts Options, getenv func(string) (string, bool)) error {
 	// the directory's mtime; under the lock every file is read and checked
 	// again.
 	if err := checkNames(dir, opts.Format); err != nil {
-		return err
+		return warnings, err
 	}
 	for _, name := range names {
 		data, _, err := readEntry(dir, name)
 		if err != nil {
-			return err
+			return warnings, err
 		}
 		if err := opts.Format.checkFile(filepath.Join(opts.Dir, name), data); err != nil {
-			return err
+			return warnings, err
 		}
 	}
 	unlock, err := atomicfile.Lock(dir, lockName, opts.LockTimeout)
 	if err != nil {
-		return fmt.Errorf("cannot update %s: %w", opts.Dir, err)
+		return warnings, fmt.Errorf("cannot update %s: %w", opts.Dir, err)
 	}
 	defer unlock()
 	if err := checkNames(dir, opts.Format); err != nil {
-		return err
+		return warnings, err
 	}
 	if opts.Remove && n.Types > 1 {
 		// The Epilog of a job of two types has one type's indices, as the
 		// Prolog had; the files that hold the job's line are the rest.
 		if names, err = withJobFiles(dir, opts.Format, names, job.ID); err != nil {
-			return err
+			return warnings, err
 		}
 	}
-	return update(dir, names, job, opts.Format, opts.Remove)
+	return warnings, update(dir, names, job, opts.Format, opts.Remove)
 }
 
 // moreGPUs are the job's devices that SLURM_JOB_GPUS leaves out. Slurm
@@ -148,14 +146,13 @@ func Run(opts Options, getenv func(string) (string, bool)) error {
 // this node. A controller that does not answer costs the job no more
 // than the map of the devices it cannot see: a warning, and the
 // environment's indices alone.
-func (o Options) moreGPUs(job Job, n *jobenv.Node) ([]*jobenv.StateDevice, error) {
+func (o Options) moreGPUs(job Job, n *jobenv.Node) (more []*jobenv.StateDevice, warnings []error, err error) {
 	if o.Remove || n.Types < 2 || o.JobGPUs == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	all, err := o.JobGPUs(job.ID, job.Node)
 	if err != nil {
-		o.warn(fmt.Errorf("job %s: %v; mapping the %s=%s it has alone (a job of several GPU types may have more)", job.ID, err, jobGPUs, joinInts(job.Indices)))
-		return nil, nil
+		return nil, []error{fmt.Errorf("job %s: %v; mapping the %s=%s it has alone (a job of several GPU types may have more)", job.ID, err, jobGPUs, joinInts(job.Indices))}, nil
 	}
 	var extra []int
 	for _, i := range all {
@@ -165,17 +162,12 @@ func (o Options) moreGPUs(job Job, n *jobenv.Node) ([]*jobenv.StateDevice, error
 	}
 	for _, i := range job.Indices {
 		if !slices.Contains(all, i) {
-			o.warn(fmt.Errorf("job %s: %s=%s, but the controller gives it GPU indices %s on %s; mapping both", job.ID, jobGPUs, joinInts(job.Indices), joinInts(all), job.Node))
+			warnings = append(warnings, fmt.Errorf("job %s: %s=%s, but the controller gives it GPU indices %s on %s; mapping both", job.ID, jobGPUs, joinInts(job.Indices), joinInts(all), job.Node))
 			break
 		}
 	}
-	return n.Pick("scontrol show job -d "+job.ID+" (IDX:)", extra)
-}
-
-func (o Options) warn(err error) {
-	if o.Warn != nil {
-		o.Warn(err)
-	}
+	more, err = n.Pick("scontrol show job -d "+job.ID+" (IDX:)", extra)
+	return more, warnings, err
 }
 
 // withJobFiles adds to names the files of the format in dir that hold a

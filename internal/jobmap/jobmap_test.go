@@ -153,7 +153,7 @@ func testSharedDevice(t *testing.T, f Format) {
 	at := fileAt[f]
 	run := func(env map[string]string, remove bool) {
 		t.Helper()
-		if err := Run(Options{Dir: dir, Format: f, Remove: remove, Map: opts}, lookup(env)); err != nil {
+		if _, err := Run(Options{Dir: dir, Format: f, Remove: remove, Map: opts}, lookup(env)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -244,7 +244,7 @@ func testMapsAsEnv(t *testing.T, f Format) {
 			want[fileOf[u]] = append(want[fileOf[u]], lineOf(f, 2, 501))
 		}
 		for i, job := range []map[string]string{jobEnv(1, 500, join(a)), jobEnv(2, 501, join(b))} {
-			if err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(job)); err != nil {
+			if _, err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(job)); err != nil {
 				t.Fatalf("round %d, job %d: %v", round, i+1, err)
 			}
 		}
@@ -261,10 +261,10 @@ func testMapsAsEnv(t *testing.T, f Format) {
 		// A bad index changes nothing.
 		before := treeState(t, dir)
 		bad := append(slices.Clone(a), len(byIndex)+r.IntN(3))
-		if err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(jobEnv(3, 502, join(bad)))); err == nil {
+		if _, err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(jobEnv(3, 502, join(bad)))); err == nil {
 			t.Fatalf("round %d: index set %v accepted", round, bad)
 		}
-		if err := Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(1, 500, join(bad)))); err == nil {
+		if _, err := Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(1, 500, join(bad)))); err == nil {
 			t.Fatalf("round %d: removal of index set %v accepted", round, bad)
 		}
 		if after := treeState(t, dir); after != before {
@@ -272,7 +272,7 @@ func testMapsAsEnv(t *testing.T, f Format) {
 		}
 
 		// Removing job 1 leaves job 2's lines, and only those.
-		if err := Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(1, 500, join(a)))); err != nil {
+		if _, err := Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(1, 500, join(a)))); err != nil {
 			t.Fatal(err)
 		}
 		want = map[string][]string{}
@@ -321,7 +321,8 @@ func testBurst(t *testing.T, f Format) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs <- Run(Options{Dir: dir, Format: f, Remove: remove, Map: opts}, lookup(jobEnv(job, 1000+job, join(indices(job)))))
+				_, err := Run(Options{Dir: dir, Format: f, Remove: remove, Map: opts}, lookup(jobEnv(job, 1000+job, join(indices(job)))))
+				errs <- err
 			}()
 		}
 		wg.Wait()
@@ -370,7 +371,7 @@ func TestNoGPUs(t *testing.T) {
 	unset := jobEnv(5, 1000, "")
 	delete(unset, "SLURM_JOB_GPUS")
 	for _, env := range []map[string]string{jobEnv(5, 1000, ""), jobEnv(5, 1000, " "), unset} {
-		if err := Run(Options{Dir: dir, Map: jobenv.Options{SlurmConf: "/nonexistent", State: "/nonexistent"}}, lookup(env)); err != nil {
+		if _, err := Run(Options{Dir: dir, Map: jobenv.Options{SlurmConf: "/nonexistent", State: "/nonexistent"}}, lookup(env)); err != nil {
 			t.Errorf("SLURM_JOB_GPUS=%q: %v", env["SLURM_JOB_GPUS"], err)
 		}
 	}
@@ -395,7 +396,7 @@ func testNotOutOfDir(t *testing.T, f Format) {
 	if err := os.WriteFile(outside, []byte("secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(jobEnv(1, 1000, "6"))); err != nil {
+	if _, err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(jobEnv(1, 1000, "6"))); err != nil {
 		t.Fatal(err)
 	}
 	for _, plant := range []func(path string) error{
@@ -410,11 +411,11 @@ func testNotOutOfDir(t *testing.T, f Format) {
 			t.Fatal(err)
 		}
 		before := treeState(t, tmp)
-		err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
+		_, err := Run(Options{Dir: dir, Format: f, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
 		if err == nil || !strings.HasPrefix(err.Error(), target+" is ") {
 			t.Errorf("err = %v; want one naming %s", err, target)
 		}
-		err = Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
+		_, err = Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
 		if err == nil || !strings.HasPrefix(err.Error(), target+" is ") {
 			t.Errorf("--remove: err = %v; want one naming %s", err, target)
 		}
@@ -435,7 +436,7 @@ func testNotOutOfDir(t *testing.T, f Format) {
 	if err := os.Chmod(open, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	err := Run(Options{Dir: open, Format: f, Map: opts}, lookup(jobEnv(2, 1000, "6")))
+	_, err := Run(Options{Dir: open, Format: f, Map: opts}, lookup(jobEnv(2, 1000, "6")))
 	if err == nil || !strings.Contains(err.Error(), "writable by others") {
 		t.Errorf("a world-writable directory: err = %v", err)
 	}
@@ -523,7 +524,7 @@ func TestRefusesWhatSlurmdMisreads(t *testing.T) {
 		t.Fatal(err)
 	}
 	mapDir := filepath.Join(t.TempDir(), "map")
-	err := Run(Options{Dir: mapDir, Map: opts}, lookup(jobEnv(7, 1000, "0")))
+	_, err := Run(Options{Dir: mapDir, Map: opts}, lookup(jobEnv(7, 1000, "0")))
 	want := filepath.Join(dir, "gres.conf") + ":7: Gres=gpu:3g:3,gpu:1g:2,gpu:a100:2 (" + filepath.Join(dir, "slurm.conf") + ":1) declares no gpu:h100"
 	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err = %v\nwant %s...", err, want)
@@ -546,7 +547,7 @@ func TestTwoTypes(t *testing.T) {
 		return []int{3, 5, 6}, nil // a 1g device and both whole GPUs
 	}
 	o := Options{Dir: dir, Map: opts, JobGPUs: ask}
-	if err := Run(o, lookup(jobEnv(9, 1000, "5,6"))); err != nil {
+	if _, err := Run(o, lookup(jobEnv(9, 1000, "5,6"))); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string][]string{fileAt[DCGM][3]: {"9"}, fileAt[DCGM][5]: {"9"}, fileAt[DCGM][6]: {"9"}}
@@ -554,7 +555,7 @@ func TestTwoTypes(t *testing.T) {
 		t.Errorf("Prolog: asked %v (-want +got):\n%s", asked, diff)
 	}
 	o.Remove = true
-	if err := Run(o, lookup(jobEnv(9, 1000, "5,6"))); err != nil {
+	if _, err := Run(o, lookup(jobEnv(9, 1000, "5,6"))); err != nil {
 		t.Fatal(err)
 	}
 	if got := readMap(t, dir); len(got) != 0 || len(asked) != 1 {
@@ -563,9 +564,9 @@ func TestTwoTypes(t *testing.T) {
 
 	// A controller that does not answer: a warning, and the indices of
 	// the environment.
-	var warned []error
-	o = Options{Dir: dir, Map: opts, JobGPUs: func(string, string) ([]int, error) { return nil, errors.New("no answer in 10s") }, Warn: func(err error) { warned = append(warned, err) }}
-	if err := Run(o, lookup(jobEnv(10, 1000, "6"))); err != nil {
+	o = Options{Dir: dir, Map: opts, JobGPUs: func(string, string) ([]int, error) { return nil, errors.New("no answer in 10s") }}
+	warned, err := Run(o, lookup(jobEnv(10, 1000, "6")))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if got := readMap(t, dir); !cmp.Equal(got, map[string][]string{fileAt[DCGM][6]: {"10"}}) || len(warned) != 1 ||
@@ -587,7 +588,7 @@ func TestTwoTypes(t *testing.T) {
 	asked = nil
 	oneDir := filepath.Join(one, "jobmap")
 	for _, remove := range []bool{false, true} {
-		if err := Run(Options{Dir: oneDir, Map: oneOpts, JobGPUs: ask, Remove: remove}, lookup(jobEnv(11, 1000, "1"))); err != nil {
+		if _, err := Run(Options{Dir: oneDir, Map: oneOpts, JobGPUs: ask, Remove: remove}, lookup(jobEnv(11, 1000, "1"))); err != nil {
 			t.Fatal(err)
 		}
 		if len(asked) != 0 {
@@ -621,7 +622,7 @@ func TestOtherFormatRefused(t *testing.T) {
 		}
 		before := treeState(t, dir)
 		for _, remove := range []bool{false, true} {
-			err := Run(Options{Dir: dir, Format: tc.f, Remove: remove, Map: opts}, lookup(jobEnv(8, 1001, "6")))
+			_, err := Run(Options{Dir: dir, Format: tc.f, Remove: remove, Map: opts}, lookup(jobEnv(8, 1001, "6")))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%s in a %s map: err = %v, want %q", tc.name, tc.f, err, tc.want)
 			}
@@ -662,7 +663,7 @@ func TestOldState(t *testing.T) {
 	}
 	opts.State = path
 	dir := filepath.Join(tmp, "jobmap")
-	err = Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(8, 1001, "6")))
+	_, err = Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(8, 1001, "6")))
 	var a *advice.Error
 	if err == nil || !errors.As(err, &a) || a.Fix != advice.StateStale || !strings.HasPrefix(err.Error(), path+" records no NVML index or GPU instance id") {
 		t.Errorf("err = %v; want the state refused as stale", err)
