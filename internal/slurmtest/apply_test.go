@@ -212,7 +212,11 @@ func TestRebalanceApply(t *testing.T) {
 	t.Run("never-empties", func(t *testing.T) {
 		t.Parallel()
 		a := startApply(t, false)
-		job := a.sbatchWaiting(t, "gpu01", "gpu:h100_1g.10gb:1", filepath.Join(a.dir, "release-gpu01"))
+		release := filepath.Join(a.dir, "release-gpu01")
+		job := a.sbatchWaiting(t, "gpu01", "gpu:h100_1g.10gb:1", release)
+		// The job ends before the daemons stop: a slurmstepd left with its
+		// script looping would outlive the test and its directory.
+		t.Cleanup(func() { a.endJob(release, job) })
 		a.drainTimeout = "3s"
 		code, out := a.run(t)
 		if code != 0 || !strings.Contains(out, "waiting 1,") {
@@ -264,7 +268,7 @@ func startApply(t *testing.T, configless bool) *applyCluster {
 	a.rel02 = filepath.Join(r.dir, "release-gpu02")
 	a.job02 = r.sbatchWaiting(t, "gpu02", "gpu:h100_3g.40gb:1,gpu:h100_2g.20gb:1", a.rel02)
 	a.before02 = r.jobDetail(t, a.job02)
-	t.Cleanup(func() { os.WriteFile(a.rel02, nil, 0o644) })
+	t.Cleanup(func() { a.endJob(a.rel02, a.job02) })
 	for _, profile := range []string{"3g.40gb", "2g.20gb"} {
 		out, err := r.command(context.Background(), "sbatch", "--parsable", "-N1", "-n1", "--gres=gpu:h100_"+profile+":1",
 			"-o", filepath.Join(r.dir, "pending-%j.out"), "--wrap", "printenv CUDA_VISIBLE_DEVICES").CombinedOutput()
@@ -419,5 +423,19 @@ func (a *applyCluster) checkOthers(t *testing.T) {
 	must(t, os.WriteFile(a.rel02, nil, 0o644))
 	if line := a.waitJob(a.job02, "COMPLETED"); field(line, "ExitCode") != "0:0" {
 		t.Errorf("gpu02's job: %s", line)
+	}
+}
+
+// endJob releases a job of sbatchWaiting and waits, up to 30 s and
+// without failing the test, until slurmctld has it done: a test's
+// cleanup, run before the daemons stop, so that no slurmstepd outlives
+// the test.
+func (a *applyCluster) endJob(release, id string) {
+	os.WriteFile(release, nil, 0o644)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		out, _ := a.cluster.command(context.Background(), "scontrol", "show", "job", "-o", id).CombinedOutput()
+		if st := field(strings.TrimSpace(string(out)), "JobState"); st != "RUNNING" && st != "COMPLETING" && st != "PENDING" {
+			return
+		}
 	}
 }

@@ -377,7 +377,10 @@ sed 's#/dev/#%[2]s/dev/#g' %[3]s/gen.out
 	// restart, or slowed on a busy machine, times out on slurmctld's side
 	// (seen once, on 22.05 under a load of 10 on 2 cores). It says
 	// nothing of the config.
-	r.allowed = append(r.allowed, logLine{"slurmctld", regexp.MustCompile(`error: slurm_receive_msg \[127\.0\.0\.1:\d+\]: Socket timed out on send/recv operation$`)})
+	// The answer to such a poll may time out the same way (seen once, on
+	// 22.05, with ansible-playbook polling too).
+	r.allowed = append(r.allowed, logLine{"slurmctld", regexp.MustCompile(`error: slurm_receive_msg \[127\.0\.0\.1:\d+\]: Socket timed out on send/recv operation$`)},
+		logLine{"slurmctld", regexp.MustCompile(`error: slurm_msg_sendto: address:port=127\.0\.0\.1:\d+ msg_type=\d+: Socket timed out on send/recv operation$`)})
 	if served {
 		(&configless{cluster: r.cluster, munge: r.munge}).startMunged()
 	}
