@@ -398,7 +398,7 @@ func (c *Controller) check(e *Entry, gres string) error {
 	if err != nil {
 		return err
 	}
-	if (slurmhost.Node{State: st.State, Reason: st.Reason}).RegistrationRefused() {
+	if st.RegistrationRefused() {
 		return fmt.Errorf("slurmctld refused the node's registration: %s, Reason=%s", st.State, st.Reason)
 	}
 	if !registered(e, st, gres) {
