@@ -90,7 +90,16 @@ run_suite() {
     CI=true TMPDIR="$scratch/tmp" $GO test -count=1 -json -timeout 30m ${run:+-run "$run"} "$pkg" >>"$json" 2>&1 || true
   done
   rm -f "$out/$label.failures"
-  "$summary_bin" -label "slurm $version" -failures "$out/$label.failures" <"$json"
+  if ! "$summary_bin" -label "slurm $version" -failures "$out/$label.failures" <"$json"; then
+    # CI keeps only the tail of what a run prints: the failures' first
+    # lines go there too, bounded, so a failure on another machine can
+    # be read.
+    if [ -s "$out/$label.failures" ]; then
+      echo "slurm $version: the first 120 lines of the failed tests' output:"
+      head -n 120 "$out/$label.failures" | cut -c1-400
+    fi
+    return 1
+  fi
 }
 
 status=0
