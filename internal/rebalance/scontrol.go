@@ -30,24 +30,16 @@ type NodeState struct {
 	Line int
 }
 
-// blockingStates are the state words of a node rebalance leaves alone:
-// one an admin or Slurm has taken out of service, one still cleaning up
-// after a job, one that is not up.
-var blockingStates = []string{"DOWN", "DRAIN", "FAIL", "COMPLETING", "MAINT", "REBOOT", "POWER", "INVAL", "UNKNOWN", "FUTURE", "RESERVED", "PLANNED", "BLOCKED"}
-
-// OutOfService says why no job starts on the node ("" when jobs may):
-// its state, whatever its GPUs.
+// OutOfService says why no job starts on the node, or why rebalance
+// leaves it alone ("" when neither): its state, whatever its GPUs. A
+// node still cleaning up after a job, or held for a reservation or a
+// planned job, is in service but not to be changed now.
 func (s *NodeState) OutOfService() string {
-	state := strings.TrimSuffix(s.State, "*") // * is not responding
-	if state != s.State {
+	switch {
+	case strings.HasSuffix(s.State, "*"):
 		return "not responding (" + s.State + ")"
-	}
-	for _, w := range strings.FieldsFunc(state, func(r rune) bool { return r == '+' }) {
-		for _, b := range blockingStates {
-			if strings.HasPrefix(w, b) {
-				return "state " + s.State
-			}
-		}
+	case slurmconf.OutOfService(s.State) || slurmconf.HasStateWord(s.State, "COMPLETING", "RESERVED", "PLANNED", "BLOCKED"):
+		return "state " + s.State
 	}
 	return ""
 }

@@ -196,7 +196,7 @@ func (c *Controller) start(ch Change, out *Outcome) (bool, error) {
 	switch {
 	case ch.WasConfig == "":
 		why = "its layout now is no config of the file: no way back"
-	case outOfService(st.State):
+	case slurmconf.OutOfService(st.State):
 		why = "its state is " + st.State
 	case !sameCounts(st.Gres, ch.WasGres):
 		why = fmt.Sprintf("slurmctld holds Gres=%s, not the %s the proposal saw", st.Gres, ch.WasGres)
@@ -224,7 +224,7 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 				return err
 			}
 			if !c.ours(e, st) {
-				if outOfService(st.State) {
+				if slurmconf.OutOfService(st.State) {
 					// Taken out of service by someone else before our
 					// drain: theirs, not to be overwritten.
 					c.say(e.Node, e.Step, "left", "its state is "+st.State+", Reason="+st.Reason)
@@ -448,20 +448,6 @@ func (c *Controller) say(node string, step Step, what, detail string) {
 	if c.Report != nil {
 		c.Report(Event{Time: c.Now(), Node: node, Step: step, What: what, Detail: detail})
 	}
-}
-
-// outOfService says whether a node's state is one no rollout takes or
-// goes on with: drained or down, by anyone.
-func outOfService(state string) bool {
-	if strings.HasSuffix(state, "*") {
-		return true
-	}
-	for _, w := range []string{"DRAIN", "DOWN", "FAIL", "MAINT", "REBOOT", "INVAL", "POWER", "FUTURE", "UNKNOWN"} {
-		if strings.Contains(state, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // empty says whether a drained node runs no job: Slurm's DRAINED is
