@@ -307,7 +307,13 @@ func (c *cluster) command(ctx context.Context, name string, args ...string) *exe
 // daemons' logs, when the time is up or a daemon has died.
 func (c *cluster) waitFor(what string, cond func() (ok bool, status string)) {
 	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	c.waitWithin(30*time.Second, what, cond)
+}
+
+// waitWithin is waitFor for up to patience.
+func (c *cluster) waitWithin(patience time.Duration, what string, cond func() (ok bool, status string)) {
+	c.t.Helper()
+	deadline := time.Now().Add(patience)
 	for {
 		ok, status := cond()
 		if ok {
@@ -319,7 +325,7 @@ func (c *cluster) waitFor(what string, cond func() (ok bool, status string)) {
 			}
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("waiting for %s: gave up after 30s\nlast status: %s\n%s", what, status, c.logs())
+			c.t.Fatalf("waiting for %s: gave up after %s\nlast status: %s\n%s", what, patience, status, c.logs())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -242,7 +242,10 @@ func (r *repartition) checkPendingRan(t *testing.T, pending map[string]string) {
 		uuids[m.Profile] = m.UUID
 	}
 	for id, profile := range pending {
-		line := r.waitJob(id, "COMPLETED")
+		// A job held back before the change may wait for slurmctld's
+		// next scheduling pass (sched_interval, 60 s by default) rather
+		// than start at the node's resume, on a busy machine.
+		line := r.waitJobWithin(2*time.Minute, id, "COMPLETED")
 		data, err := os.ReadFile(filepath.Join(r.dir, "pending-"+id+".out"))
 		got := strings.TrimSpace(string(data))
 		switch {

@@ -619,8 +619,14 @@ func (r *repartition) jobDetail(t *testing.T, id string) string {
 // scontrol show job keeps a finished job for MinJobAge).
 func (r *repartition) waitJob(id, state string) string {
 	r.t.Helper()
+	return r.waitJobWithin(30*time.Second, id, state)
+}
+
+// waitJobWithin is waitJob for up to patience.
+func (r *repartition) waitJobWithin(patience time.Duration, id, state string) string {
+	r.t.Helper()
 	var line string
-	r.waitFor("job "+id+" "+state, func() (bool, string) {
+	r.waitWithin(patience, "job "+id+" "+state, func() (bool, string) {
 		out, _ := r.command(context.Background(), "scontrol", "show", "job", "-o", id).CombinedOutput()
 		line = strings.TrimSpace(string(out))
 		return field(line, "JobState") == state, line
