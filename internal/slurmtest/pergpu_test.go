@@ -21,23 +21,30 @@ import (
 // has two GPUs of two MIG devices each: GPU 0's are type a (indices 0-1),
 // GPU 1's type b (indices 2-3). A job holds one of GPU 0's. GPU 1 then
 // changes: its records are replaced in gres.conf and slurm.conf, slurmctld
-// and slurmd are restarted, and the test pins what becomes of the job and
-// the node.
+// and slurmd are restarted (or scontrol reconfigure is run), and the test
+// pins what becomes of the job and the node, and whether a job for the
+// new type then starts on GPU 1.
 func TestPerGPU(t *testing.T) {
 	requireCluster(t)
 	Require(t, "sbatch")
 	host := shortHostname(t)
-	hw := hardware(t)
+	// Two jobs of 1 MB each fit beside each other: the default
+	// RealMemory (1 MB) would hold the second back for memory.
+	hw := hardware(t) + " RealMemory=2"
 	for _, tc := range []struct {
 		name string
 		// GPU 1's new records: its device files' names and the new type
 		newType string
 		files   []string
+		// reconfigure: scontrol reconfigure in place of the restarts
+		reconfigure bool
 	}{
 		// Same node total (4), per-type counts changed: b:2 becomes c:2.
-		{"restart-same-count", "c", []string{"nvidia2", "nvidia3"}},
+		{"restart-same-count", "c", []string{"nvidia2", "nvidia3"}, false},
 		// GPU 1 from two devices to one: node total 4 becomes 3.
-		{"restart-count-changed", "c", []string{"nvidia2"}},
+		{"restart-count-changed", "c", []string{"nvidia2"}, false},
+		// The same-count change told by scontrol reconfigure alone.
+		{"reconfigure-same-count", "c", []string{"nvidia2", "nvidia3"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -71,7 +78,6 @@ func TestPerGPU(t *testing.T) {
 			job := c.startLoopJob("gpu:a:1")
 			before := c.jobState(job)
 			idx := c.jobIndicesOf(before)
-
 			// GPU 1 changes: the node drained? No: the point is to change
 			// it with the job running, so only the changed GPU is idle.
 			if err := os.WriteFile(filepath.Join(dir, "gres.conf"), []byte(gres(tc.newType, tc.files)), 0o644); err != nil {
@@ -80,27 +86,28 @@ func TestPerGPU(t *testing.T) {
 			if err := os.WriteFile(conf, []byte(slurmConf(dir, host, nodeLine(tc.newType, len(tc.files)), hw, p)), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			want := strings.TrimPrefix(nodeLine(tc.newType, len(tc.files)), "NodeName="+host+" Gres=")
+			c.allowed = append(c.allowed, logLine{"slurm", regexp.MustCompile(`.`)})
+			if tc.reconfigure {
+				if c.reconfigureGPU(job, idx, want) {
+					c.startsOnGPU1(tc.newType, len(tc.files))
+				}
+				return
+			}
 			c.restart("slurmctld", "-D", "-i")
 			c.waitFor("slurmctld to answer", func() (bool, string) {
 				out, err := c.command(context.Background(), "scontrol", "ping").CombinedOutput()
 				return err == nil && strings.Contains(string(out), "is UP"), string(out)
 			})
 			c.restart("slurmd", "-D")
-			c.allowed = append(c.allowed, logLine{"slurm", regexp.MustCompile(`.`)})
 			// Wait for slurmd's registration with the new records: before
 			// it, slurmctld may show the node MIXED with the Gres it
 			// recovered with the job.
-			want := strings.TrimPrefix(nodeLine(tc.newType, len(tc.files)), "NodeName="+host+" Gres=")
 			n := c.waitNode(func(n nodeState) bool {
 				return n.gres == want && !strings.Contains(n.state, "UNKNOWN") && !strings.Contains(n.state, "NOT_RESPONDING")
 			}, "to register Gres="+want)
 			after := c.jobState(job)
-			t.Logf("RESULT %s: node State=%s Gres=%s Reason=%s", tc.name, n.state, n.gres, n.reason)
-			t.Logf("RESULT %s: job before: %s", tc.name, field(before, "JobState"))
-			t.Logf("RESULT %s: job after: JobState=%s line=%s", tc.name, field(after, "JobState"), after)
-			t.Logf("RESULT %s: job %s IDX before %v, after: %s", tc.name, job, idx, after)
-			out, err := c.srun("gpu:" + tc.newType + ":1")
-			t.Logf("RESULT %s: srun gpu:%s:1 at once: %v %s", tc.name, tc.newType, err, out)
+			t.Logf("%s: node State=%s Gres=%s; job %s %s", tc.name, n.state, n.gres, job, after)
 			if len(tc.files) == 2 {
 				// Node total unchanged: the job runs on, on the same device.
 				if field(after, "JobState") != "RUNNING" || fmt.Sprint(c.jobIndicesOf(after)) != fmt.Sprint(idx) {
@@ -124,9 +131,57 @@ func TestPerGPU(t *testing.T) {
 					t.Errorf("slurmctld.log says nothing of killing job %s for the count\n%s", job, c.logs())
 				}
 			}
+			c.startsOnGPU1(tc.newType, len(tc.files))
 		})
 	}
 }
+
+// startsOnGPU1 checks that a job for the new type starts at once, on the
+// changed GPU's records (indices 2 on), beside whatever still runs.
+func (c *cluster) startsOnGPU1(newType string, n int) {
+	c.t.Helper()
+	next := c.startLoopJob("gpu:" + newType + ":1")
+	got := c.jobIndicesOf(c.jobState(next))
+	if len(got) != 1 || got[0] < 2 || got[0] >= 2+n {
+		c.t.Errorf("a job for gpu:%s:1 after the change got IDX %v, want one of GPU 1's (2-%d)\n%s", newType, got, 1+n, c.jobState(next))
+	}
+}
+
+// reconfigureGPU tells slurmctld of GPU 1's change with scontrol
+// reconfigure alone, with no restart, and checks what each release does:
+// 23.11 on, whose reconfigure restarts the daemons in place, take the new
+// records with the job running on; before, slurmd keeps its old records
+// and slurmctld drains the node for the new type's count. It says
+// whether the node took the change.
+func (c *cluster) reconfigureGPU(job string, idx []int, want string) bool {
+	c.t.Helper()
+	if out, err := c.command(context.Background(), "scontrol", "reconfigure").CombinedOutput(); err != nil {
+		c.t.Fatalf("scontrol reconfigure: %v\n%s", err, out)
+	}
+	took := !release.Before(reconfigureGresSince)
+	var n nodeState
+	c.waitFor("the node after scontrol reconfigure", func() (bool, string) {
+		out, _ := c.command(context.Background(), "scontrol", "show", "node", "-o", c.host).CombinedOutput()
+		line := strings.TrimSpace(string(out))
+		_, reason, _ := strings.Cut(line, " Reason=")
+		n = nodeState{state: field(line, "State"), gres: field(line, "Gres"), reason: reason}
+		if took {
+			return n.gres == want && n.state == "MIXED", line
+		}
+		return strings.Contains(n.state, "DRAIN") && strings.Contains(n.reason, "count too low (0 < 2)"), line
+	})
+	after := c.jobState(job)
+	c.t.Logf("scontrol reconfigure: node State=%s Gres=%s Reason=%s; job %s", n.state, n.gres, n.reason, after)
+	if field(after, "JobState") != "RUNNING" || fmt.Sprint(c.jobIndicesOf(after)) != fmt.Sprint(idx) {
+		c.t.Errorf("after scontrol reconfigure: job %s is %s, IDX %v; want RUNNING on IDX %v\n%s", job, field(after, "JobState"), c.jobIndicesOf(after), idx, c.logs())
+	}
+	return took
+}
+
+// reconfigureGresSince is the first release of the matrix whose scontrol
+// reconfigure brings slurmd's new gres.conf records (24.11.5; 22.05.8
+// drains the node INVAL, 20.11.4 drains it).
+var reconfigureGresSince = slurmconf.Version{Major: 23, Minor: 11, Micro: -1}
 
 // pergpuRequeueSince is the first release of the matrix seen to requeue
 // a job slurmctld kills for a changed GRES count (20.11.4 sets it
