@@ -23,5 +23,5 @@ func HasStateWord(state string, prefixes ...string) bool {
 // up or not responding (a trailing *).
 func OutOfService(state string) bool {
 	return strings.HasSuffix(state, "*") ||
-		HasStateWord(state, "DRAIN", "DOWN", "FAIL", "MAINT", "REBOOT", "INVAL", "POWER", "FUTURE", "UNKNOWN", "NOT_RESPONDING")
+		HasStateWord(state, "DRAIN", "DOWN", "FAIL", "MAINT", "REBOOT", "INVAL", "POWER", "FUTURE", "UNKNOWN")
 }

@@ -16,7 +16,6 @@ func TestOutOfService(t *testing.T) {
 		"DRAINING":                   true,
 		"IDLE*":                      true,
 		"DOWN*":                      true,
-		"IDLE+NOT_RESPONDING":        true,
 		"UNKNOWN+DRAIN+INVALID_REG":  true,
 		"IDLE+INVALID_REG":           true,
 		"IDLE+POWERED_DOWN":          true,
