@@ -132,7 +132,8 @@ func walkConfIn(path string, chain []string, budget *int64, visit func(l *logica
 				// A pipe's content came from elsewhere (another node,
 				// another directory): the working directory would be a
 				// guess, and a wrong one reads some other file.
-				incErr = fmt.Errorf("%s:%d: Include %s: a relative Include in a config read from a pipe or standard input has no directory to be taken from; pass the file itself, or make the Include absolute", src.name, l.num, inc)
+				incErr = advice.Hinted(fmt.Errorf("%s:%d: Include %s: a relative Include in a config read from a pipe or standard input has no directory to be taken from", src.name, l.num, inc),
+					"; pass the file itself, or make the Include absolute")
 				return false
 			}
 			inc = filepath.Join(filepath.Dir(path), inc)

@@ -3,6 +3,8 @@ package slurmconf
 import (
 	"fmt"
 	"strings"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
 // A RecordReader reads gres.conf files that stand on their own, such as
@@ -113,7 +115,7 @@ func (r *RecordReader) addLine(l *logicalLine, file string) error {
 		}
 	}
 	if _, ok := includeTarget(l.text); ok {
-		return fmt.Errorf("%s: Include is not followed here: give the included file itself", linePos(file, l))
+		return advice.Hinted(fmt.Errorf("%s: Include is not followed here", linePos(file, l)), ": give the included file itself")
 	}
 	ws, err := lineWords(l, file, r.ws[:0])
 	r.ws = ws
@@ -181,7 +183,7 @@ func (r *RecordReader) newRecord(ws []word, l *logicalLine, file string) (*Recor
 		return nil, fmt.Errorf("%s: %s= given twice", pr.Pos, twice)
 	}
 	if seen&(1<<keyAutoDetect) != 0 {
-		return nil, fmt.Errorf("%s: AutoDetect= is a setting of the node reading gres.conf, not a record; set it in the cluster's gres.conf by hand", pr.Pos)
+		return nil, advice.Hinted(fmt.Errorf("%s: AutoDetect= is a setting of the node reading gres.conf, not a record", pr.Pos), "; set it in the cluster's gres.conf by hand")
 	}
 	if err := checkRecord(&pr); err != nil {
 		return nil, err
