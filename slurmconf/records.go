@@ -7,18 +7,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
-// A RecordReader reads gres.conf files that stand on their own, such as
-// the output of `slurm-mig gen` on each node of a cluster, and returns
-// every record of a file in order, whichever nodes it names, each checked
-// as slurmd checks the lines of its own node. A file must hold records
-// only: an Include line is an error (what it names is not part of the
-// file), and so is AutoDetect= (a setting of the node that reads the
-// file, not a record).
-//
-// It is made for reading thousands of files. Their lines differ mostly in
-// NodeName=, so a line that reads like one read before apart from
-// NodeName= is not parsed again: the two share one Record. A RecordReader
-// is for one goroutine; its zero value is ready to use.
+// A RecordReader reads gres.conf files that stand alone (gen's output),
+// every record in order and checked; an Include or AutoDetect= is an error.
+// Lines alike but for NodeName= share one Record; for one goroutine.
 type RecordReader struct {
 	records map[string]*Record // by the line's text less its NodeName= word
 	nodes   map[string]string  // NodeName= values, each kept once
