@@ -145,13 +145,9 @@ func SetAccountingFile(path, tres string, weights map[string]string) ([]byte, er
 	return []byte(out), err
 }
 
-// SetAccounting returns data, a slurm.conf, with the value of its last
-// AccountingStorageTRES= set to tres (a line added at the end when it has
-// none), and on each PartitionName= line that weights names the value of
-// its last TRESBillingWeights= set (or the key added at the end of the
-// line). Every other byte is kept. A partition the file does not define
-// on a line of its own (an Included file's, or none) is an error: an
-// Included file is not edited.
+// SetAccounting returns data, a slurm.conf, with AccountingStorageTRES= set
+// to tres and each named partition's TRESBillingWeights= set, every other
+// byte kept; a partition not defined in the file itself is an error.
 func SetAccounting(data, name, tres string, weights map[string]string) (string, error) {
 	type edit struct {
 		start, end int

@@ -95,16 +95,9 @@ func gresKeyID(key string) (gresKey, bool) {
 	return id, ok
 }
 
-// ReadGresConf reads a gres.conf and the files it Includes (relative paths
-// are taken from the including file's directory; a config read from a pipe
-// or standard input, path "-", has none, and may Include only absolute
-// paths) and keeps the records
-// that apply to node: those without NodeName= and those whose hostlist
-// names it. Every line is checked for syntax and keywords, as Slurm checks
-// them; the values of other nodes' lines are not, as slurmd on this node
-// does not read them either. The error is what slurmd would die of (a
-// *FatalError), or a file that cannot be read; lines slurmd logs and
-// skips are the GresConf's Problems. Errors name the file and line.
+// ReadGresConf reads a gres.conf and its Includes and keeps the records that
+// apply to node, checked as slurmd checks them: the error is what slurmd
+// dies of (*FatalError) or an unreadable file; what it skips are Problems.
 func ReadGresConf(path, node string) (*GresConf, error) {
 	f, err := ReadGresFile(path)
 	if err != nil {
@@ -199,14 +192,9 @@ func lineWords(l *logicalLine, file string, ws []word) ([]word, error) {
 	return ws, nil
 }
 
-// parseRecord reads the key=value words of gres.conf line l into a
-// record, with the set of keywords it names. Values are not checked yet
-// (see checkRecord), and Pos is left for the caller to set (a cluster
-// file's lines for other nodes need none). The error is one slurmd dies
-// of: Slurm's parser reads a line by its first key, which must be Name=,
-// NodeName= or, alone, AutoDetect=, and knows no other keyword. twice
-// names a keyword given twice on the line, which slurmd logs as an error
-// and reads with the last value.
+// parseRecord reads the words of gres.conf line l into a record, unchecked
+// and without Pos, with the keywords it names and one given twice; its
+// error is one slurmd dies of (an unknown keyword, a wrong first key).
 func parseRecord(ws []word, l *logicalLine, file string) (r ParsedRecord, seen uint, twice string, err error) {
 	for i, w := range ws {
 		id, ok := gresKeyID(w.key)
@@ -268,12 +256,8 @@ func isSetting(r *ParsedRecord, seen uint) bool {
 }
 
 // setAutoDetect keeps the AutoDetect= in force for the node as slurmd -G
-// (22.05.8) reads it: one on a line whose NodeName= names the node, alone
-// or on a record, trumps the global one (a line of AutoDetect= alone),
-// whichever comes first; one on a record line without NodeName= is
-// ignored ("In-line AutoDetect requires NodeName to take effect"). A
-// second node-local one that differs from the first is fatal
-// ("duplicate node-local AutoDetect specification does not match").
+// reads it (docs/slurm-syntax.md); a second node-local one that differs is
+// fatal.
 func (c *GresConf) setAutoDetect(r *ParsedRecord, setting bool) error {
 	switch {
 	case r.AutoDetect == "":

@@ -392,12 +392,9 @@ func (c *GresConf) CheckLines(v Version) error {
 	return nil
 }
 
-// checkEnvFlags: slurmd dies where a record names *_env flags that
-// differ from those of the record of the same GRES just before it ("does
-// not match env flags for previous GRES of same node and name"). As seen
-// with 22.05.8: a Name=gpu record without them has the default set; a
-// record of another spelling (Name=GPU) without them has none, and the
-// record after it is held to nothing. The flags came in 21.08.
+// CheckEnvFlags is slurmd's check, from 21.08, that a record's *_env flags
+// match those of the record of the same GRES before it; it returns the
+// error slurmd dies of (docs/slurm-syntax.md).
 func (c *GresConf) CheckEnvFlags(v Version) error {
 	if v.Before(envFlagsSince) {
 		return nil

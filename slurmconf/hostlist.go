@@ -10,26 +10,8 @@ import (
 	"unicode/utf8"
 )
 
-// Hostlist syntax, as Slurm 22.05 reads it (src/common/hostlist.c) and as
-// `scontrol show hostnames` / `scontrol show hostlist` print it.
-//
-// An expression is a list of items separated by ',', ' ' or '\t' outside
-// brackets; empty items are skipped. An item without brackets is one name,
-// taken as written. An item with brackets is literal text and bracketed
-// range lists, and must end with a ']' (Slurm 22.05 has no text after the
-// last bracket: "n[1-2]-ib" is invalid; 23.11 added such suffixes). A range
-// list is "lo" or "lo-hi" items separated by ','; the digits of lo set the
-// zero-padded width ("[01-10]" gives 01..10, "[9-10]" gives 9 10). Ranges
-// keep their order and duplicates ("n[1-3,2]" is n1 n2 n3 n2).
-//
-// With several brackets Slurm's loop order is not plain row-major: the last
-// bracket varies fastest, then the first, the second, ... and the next to
-// last slowest. "a[1-2]b[3-4]c[5-6]" gives a1b3c5 a1b3c6 a2b3c5 a2b3c6
-// a1b4c5 ...; with two brackets it is the usual order.
-//
-// Limits, as in Slurm: one range has at most 65536 values, and each bracket
-// but the last at most 65536 values in all. On top of that the whole
-// expansion is capped at maxHostlistNames names and maxHostlistBytes bytes.
+// Hostlist limits: Slurm's per range and per bracket, and ours on a whole
+// expansion (docs/slurm-syntax.md has the syntax as hostlist.c reads it).
 const (
 	maxHostlistRange  = 64 * 1024 // Slurm MAX_RANGE
 	maxHostlistPrefix = 64 * 1024 // Slurm MAX_PREFIX_CNT
@@ -52,17 +34,9 @@ type hostRange struct {
 	single bool
 }
 
-// ExpandHostlist expands a Slurm hostlist expression into names, in order,
-// keeping duplicates as Slurm does: "n[01-03],m1" is n01 n02 n03 m1;
-// "rack[1-2]-n[1-2]" is rack1-n1 rack1-n2 rack2-n1 rack2-n2. An empty
-// expression (or one of separators only) has no names and no error.
-//
-// Where Slurm 22.05 silently accepts malformed input, ExpandHostlist reports
-// an error instead: an unclosed '[' (Slurm makes a name of it), a stray ']',
-// nested brackets, anything but digits in a range ("[ 1]", "[+1]", "[1a-3]"),
-// "[1-]", numbers past 2^64-1, and errors in the first of three or more
-// brackets (which Slurm drops without a word). The names of a result share
-// one backing string.
+// ExpandHostlist expands a Slurm hostlist expression into names, in order and
+// with duplicates, as Slurm does; it refuses what Slurm silently misreads
+// (docs/slurm-syntax.md). The names share one backing string.
 func ExpandHostlist(expr string) ([]string, error) {
 	return expandHostlist(expr, maxHostlistNames, "")
 }
@@ -370,17 +344,9 @@ func appendPadded(buf []byte, n uint64, width int) []byte {
 	return strconv.AppendUint(buf, n, 10)
 }
 
-// CompressHostlist returns the Slurm ranged form of names, exactly as
-// `scontrol show hostlist` (Slurm 22.05) prints the comma-joined names.
-// Like scontrol it neither sorts nor removes duplicates: a name joins the
-// range before it only when it has the same prefix and the next number in a
-// compatible width, and runs of ranges with one prefix share brackets.
-// "n01,n02,n03,n05" gives "n[01-03,05]"; "n3,n1,n2,n1" gives "n[3,1-2,1]";
-// "n1,n1" gives "n[1,1]"; "n1,n01" gives "n[1,01]" (widths differ); "n9,n10"
-// gives "n[9-10]"; "n1" stays "n1"; names without a numeric suffix ("n1-ib")
-// stay as they are. Empty names are skipped. Names should be plain host or
-// file names: one holding ',', ' ', '\t', '[' or ']' does not survive
-// ExpandHostlist of the result.
+// CompressHostlist returns names in Slurm's ranged form, exactly as
+// `scontrol show hostlist` prints them joined by commas: not sorted, with
+// duplicates kept, empty names skipped.
 func CompressHostlist(names []string) string {
 	ranges := make([]hostRange, 0, 16)
 	for _, name := range names {

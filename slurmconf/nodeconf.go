@@ -78,14 +78,9 @@ func confName(path string) string {
 	return path
 }
 
-// walkConf calls visit for each logical line of path and its Includes, in
-// order, until visit returns false. file is the file the line is in.
-//
-// Loop detection sees only the chain of Includes that led to a file, so a
-// file that Includes the next one several times, level after level, is
-// read a number of times that grows exponentially with no loop at all.
-// Every file read, however often and however small, counts against one
-// budget for the whole walk (includeBudget): past it, the walk stops.
+// walkConf calls visit for each logical line of path and its Includes, with
+// the file it is in, until visit returns false; every file read counts
+// against one budget, which bounds Includes repeated without a loop.
 func walkConf(path string, chain []string, visit func(l *logicalLine, file string) bool) error {
 	budget := int64(maxIncludeBudget)
 	return walkConfIn(path, chain, &budget, visit)
@@ -132,7 +127,8 @@ func walkConfIn(path string, chain []string, budget *int64, visit func(l *logica
 				// A pipe's content came from elsewhere (another node,
 				// another directory): the working directory would be a
 				// guess, and a wrong one reads some other file.
-				incErr = fmt.Errorf("%s:%d: Include %s: a relative Include in a config read from a pipe or standard input has no directory to be taken from; pass the file itself, or make the Include absolute", src.name, l.num, inc)
+				incErr = advice.Hinted(fmt.Errorf("%s:%d: Include %s: a relative Include in a config read from a pipe or standard input has no directory to be taken from", src.name, l.num, inc),
+					"; pass the file itself, or make the Include absolute")
 				return false
 			}
 			inc = filepath.Join(filepath.Dir(path), inc)
@@ -279,14 +275,9 @@ func UpdateNodeGresFile(path, node, gpus string) ([]byte, error) {
 	return []byte(updated), err
 }
 
-// UpdateNodeGres returns data (a slurm.conf) with the gpu items of the
-// Gres= of node's own NodeName= line set to gpus (a Gres= list of gpu
-// items, "" for none), every other byte kept: the other GRES of the line
-// (mps, shard, nic, ...) are a site's own, not slurm-mig's to drop. A
-// line that names the node among others is refused: changing it would
-// change them too. A line without Gres= gets one; as it then no longer
-// inherits NodeName=DEFAULT's, inherited (the Gres= in force for the
-// node, asked only then) gives the other items it must keep.
+// UpdateNodeGres returns slurm.conf data with the gpu items of node's own
+// NodeName= line set to gpus, every other byte kept (a line naming others is
+// refused); inherited, the Gres= in force, is asked only for a line without.
 func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, error)) (string, error) {
 	type hit struct {
 		line  *logicalLine
@@ -407,14 +398,9 @@ func isGpuItem(item string) bool {
 	return strings.EqualFold(strings.TrimSpace(unescape(name)), "gpu")
 }
 
-// GresTypeCounts reads a node's Gres= value the way slurmd numbers one
-// GRES (Slurm's gres.c _get_gres_cnt and gres_add_type): the items of
-// name, in the order written, one entry per type with the counts of
-// repeated types added up. Types are told apart exactly as written
-// (slurmd keeps "A100" and "a100" apart here, though it later matches
-// gres.conf types without case); "(S:0-1)" socket bindings and the
-// no_consume flag are dropped. An item of name without a type gives an
-// entry with Type "". Names compare exactly, as slurmd compares them.
+// GresTypeCounts reads a Gres= value as slurmd numbers one GRES name: one
+// entry per type as written (Type "" for none), in order, repeated types'
+// counts added up, socket bindings and no_consume dropped.
 func GresTypeCounts(gres, name string) ([]GresCount, error) {
 	gres = strings.TrimSpace(gres)
 	if gres == "" || gres == "(null)" {
@@ -605,11 +591,8 @@ func ReadSlurmNode(path, node string) (*SlurmNode, error) {
 }
 
 // FindNode is the one place that decides which NodeName= line declares
-// node. A node that no line names is an error that says which names the
-// lines use. A node that two lines name is the error slurmctld and slurmd
-// die of ("fatal: Duplicated NodeName ... in the config file", or
-// NodeHostName where both lines give the same host: tried, 22.05); a
-// *FatalError, at the second line.
+// node: none is an error naming the names there are, and two is the
+// *FatalError slurmctld and slurmd die of, at the second line.
 func FindNode(lines []SlurmNode, path, node string) (*SlurmNode, error) {
 	var (
 		found  *SlurmNode

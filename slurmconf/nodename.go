@@ -5,16 +5,9 @@ import (
 	"strings"
 )
 
-// CheckNodeName reports why name cannot stand as one node name in
-// NodeName= of gres.conf or slurm.conf, or nil when it can. Slurm reads
-// that value as a hostlist expression inside a key=value line, so a name
-// must not hold what ends or splits either: blanks and control characters
-// (the end of the value), '#' (a comment), '=' (another key), ',' (a
-// second name), brackets (a range), quotes and '\' (quoting and escapes).
-// "DEFAULT" (in any case) is slurm.conf's line of defaults, not a node.
-// Anything else printable ASCII is taken as one name, as `scontrol show
-// hostnames` takes it; host names are ASCII (RFC 1123), so other bytes
-// are refused too.
+// CheckNodeName says why name cannot stand as one node name in a NodeName=
+// of gres.conf or slurm.conf (what would end, split or quote the value,
+// DEFAULT, non-ASCII), or nil when it can.
 func CheckNodeName(name string) error {
 	if name == "" {
 		return fmt.Errorf("empty node name")

@@ -3,20 +3,13 @@ package slurmconf
 import (
 	"fmt"
 	"strings"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
-// A RecordReader reads gres.conf files that stand on their own, such as
-// the output of `slurm-mig gen` on each node of a cluster, and returns
-// every record of a file in order, whichever nodes it names, each checked
-// as slurmd checks the lines of its own node. A file must hold records
-// only: an Include line is an error (what it names is not part of the
-// file), and so is AutoDetect= (a setting of the node that reads the
-// file, not a record).
-//
-// It is made for reading thousands of files. Their lines differ mostly in
-// NodeName=, so a line that reads like one read before apart from
-// NodeName= is not parsed again: the two share one Record. A RecordReader
-// is for one goroutine; its zero value is ready to use.
+// A RecordReader reads gres.conf files that stand alone (gen's output),
+// every record in order and checked; an Include or AutoDetect= is an error.
+// Lines alike but for NodeName= share one Record; for one goroutine.
 type RecordReader struct {
 	records map[string]*Record // by the line's text less its NodeName= word
 	nodes   map[string]string  // NodeName= values, each kept once
@@ -113,7 +106,7 @@ func (r *RecordReader) addLine(l *logicalLine, file string) error {
 		}
 	}
 	if _, ok := includeTarget(l.text); ok {
-		return fmt.Errorf("%s: Include is not followed here: give the included file itself", linePos(file, l))
+		return advice.Hinted(fmt.Errorf("%s: Include is not followed here", linePos(file, l)), ": give the included file itself")
 	}
 	ws, err := lineWords(l, file, r.ws[:0])
 	r.ws = ws
@@ -181,7 +174,7 @@ func (r *RecordReader) newRecord(ws []word, l *logicalLine, file string) (*Recor
 		return nil, fmt.Errorf("%s: %s= given twice", pr.Pos, twice)
 	}
 	if seen&(1<<keyAutoDetect) != 0 {
-		return nil, fmt.Errorf("%s: AutoDetect= is a setting of the node reading gres.conf, not a record; set it in the cluster's gres.conf by hand", pr.Pos)
+		return nil, advice.Hinted(fmt.Errorf("%s: AutoDetect= is a setting of the node reading gres.conf, not a record", pr.Pos), "; set it in the cluster's gres.conf by hand")
 	}
 	if err := checkRecord(&pr); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package slurmconf
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 )
 
@@ -63,7 +65,7 @@ Name=gpu NodeName="n5" Type=a100 File=/dev/nvidia[0-1]
 	}
 
 	for name, wantErr := range map[string]string{
-		"include.conf": "include.conf:2: Include is not followed here: give the included file itself",
+		"include.conf": "include.conf:2: Include is not followed here",
 		"auto.conf":    "auto.conf:1: AutoDetect= is a setting of the node reading gres.conf, not a record",
 		"autorec.conf": "autorec.conf:1: AutoDetect= is a setting",
 		"bad.conf":     "bad.conf:2: MultipleFiles= needs at least two files",
@@ -81,7 +83,19 @@ Name=gpu NodeName="n5" Type=a100 File=/dev/nvidia[0-1]
 		if err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Errorf("Read(%s): %v, want an error with %q", name, err, wantErr)
 		}
+		// What the admin can do is the error's hint, apart from its message.
+		var h advice.Hinter
+		if want := hints[name]; want != "" && (!errors.As(err, &h) || h.Hint() != want || strings.Contains(err.Error(), want)) {
+			t.Errorf("Read(%s): %v, want the hint %q apart from the message", name, err, want)
+		}
 	}
+}
+
+// The hints of RecordReader's refusals (advice.Hinter), by file.
+var hints = map[string]string{
+	"include.conf": ": give the included file itself",
+	"auto.conf":    "; set it in the cluster's gres.conf by hand",
+	"autorec.conf": "; set it in the cluster's gres.conf by hand",
 }
 
 // RecordReader and ReadGresConf read the same records: those of one node

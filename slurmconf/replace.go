@@ -20,17 +20,9 @@ type ForeignLine struct {
 
 func (e *ForeignLine) Error() string { return e.Pos + ": " + e.What }
 
-// ReadOwnGpuRecords reads the gres.conf at path, which a writer of node's
-// gpu records (gen -o) is about to replace with its own, and returns those
-// records as the file has them now. They are the Name=gpu records whose
-// NodeName= names node and no other (node "": the records without
-// NodeName=, which every node reading the file takes). header says which
-// comment lines at the top of the file are the writer's own header (num
-// counts from 1); blank lines hold nothing. Every other line, the first
-// in the file, is a *ForeignLine error: a comment, a line of another GRES
-// (mps, shard, nic) or of other nodes, an AutoDetect= setting, an
-// Include. A line that cannot be read is an error naming it, as is a file
-// that cannot be read.
+// ReadOwnGpuRecords returns the gpu records of node alone (node "": of no
+// NodeName=) in the gres.conf at path, which gen's writer is to replace;
+// any line but these, header's comments and blanks is a *ForeignLine.
 func ReadOwnGpuRecords(path, node string, header func(num int, line string) bool) ([]ParsedRecord, error) {
 	src, err := readConf(path)
 	if err != nil {
@@ -79,15 +71,9 @@ func ownGpuRecord(r *ParsedRecord, node string) error {
 	return checkRecord(r)
 }
 
-// ForeignGresLine reads the gres.conf at path, which a writer of whole
-// gres.conf files (merge -o) is about to replace, and returns what it
-// read, for the writer to compare with what it would write. Its error is
-// the first line the writer does not write, as a *ForeignLine: the writer
-// writes blank lines, the comments own takes for its own (num counts from
-// 1), and records of the GRES that names holds (in lower case), whichever
-// nodes they name. Any other comment, an AutoDetect= setting, an Include
-// or a record of another GRES would be lost. A file or line that cannot be
-// read is an error naming it.
+// ForeignGresLine returns the gres.conf at path, which a writer of whole
+// files is to replace, as read; its error is its first line not blank, own's
+// comment or a record of a GRES in names (lower case): a *ForeignLine.
 func ForeignGresLine(path string, own func(num int, line string) bool, names map[string]bool) (string, error) {
 	src, err := readConf(path)
 	if err != nil {
@@ -178,15 +164,9 @@ func foreignRecord(l *logicalLine, file string, ws []word) (ParsedRecord, uint, 
 	return r, seen, ws, err
 }
 
-// ForeignNodeLine looks at the file at path, slurm.conf lines that a
-// writer of NodeName= lines (node -o, merge --node-lines -o) is about to
-// replace, and returns the first line of it that the writer does not
-// write, as a *ForeignLine, or nil. The writer writes blank lines and
-// lines of nodes that mine takes ("" for a line without NodeName=) whose
-// keys are all among keys (compared without case), whatever their values.
-// A comment, an Include, a line of other nodes, or a key the writer does
-// not write (CPUs= on a line node -o writes without --full) would be lost.
-// A file or line that cannot be read is an error naming it.
+// ForeignNodeLine returns, as a *ForeignLine, the first line of the file at
+// path that is not blank or a line of nodes mine takes whose keys are all
+// among keys; nil when there is none.
 func ForeignNodeLine(path string, mine func(node string) bool, keys []string) error {
 	src, err := readConf(path)
 	if err != nil {

@@ -1,6 +1,7 @@
 package slurmconf
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
 // fifo makes a named pipe in a temp dir and writes data into it once a
@@ -86,6 +89,10 @@ func TestPipeIncludes(t *testing.T) {
 	_, err = ReadGresConf(path, "n1")
 	if err == nil || !strings.HasPrefix(err.Error(), path+":2: Include gres.d/n1.conf: a relative Include in a config read from a pipe") {
 		t.Errorf("relative Include from a pipe: err = %v", err)
+	}
+	var h advice.Hinter
+	if want := "; pass the file itself, or make the Include absolute"; !errors.As(err, &h) || h.Hint() != want || strings.HasSuffix(err.Error(), want) {
+		t.Errorf("relative Include from a pipe: %v, want the hint %q apart from the message", err, want)
 	}
 }
 

@@ -176,8 +176,7 @@ func (c *diffCmd) Run(e *env) error {
 	if err != nil {
 		return refusal(err)
 	}
-	_, hint := fixWords(rep.Fix)
-	rep.Verdict += hint // the hint of its part, the verdict's last
+	_, rep.Hint = fixWords(rep.Fix)
 	if err := kongrun.PrintReport(e.stdout, kongrun.Clipped{Report: rep}, c.JSON); err != nil {
 		return err
 	}

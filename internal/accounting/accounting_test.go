@@ -1,6 +1,7 @@
 package accounting
 
 import (
+	"errors"
 	"math"
 	"math/big"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -170,8 +172,10 @@ func TestShares(t *testing.T) {
 		}
 	}
 	g := gpu("x", nil)
-	if _, _, err := MigShare(&g, "1g.10gb"); err == nil || !strings.Contains(err.Error(), "no MIG profile table") {
-		t.Errorf("no table: %v", err)
+	_, _, err := MigShare(&g, "1g.10gb")
+	var h advice.Hinter
+	if !errors.As(err, &h) || err.Error() != "no MIG profile table to size 1g.10gb by (a snapshot of schema 1?)" || h.Hint() != "; take it again with this slurm-mig's snapshot" {
+		t.Errorf("no table: %v; want it said with the hint to take the snapshot again", err)
 	}
 }
 
@@ -341,8 +345,10 @@ func TestWeights(t *testing.T) {
 		}
 	}
 	w, _ := ParseGPUWeights("h100=2")
-	if _, err := w.Of("a100"); err == nil || !strings.Contains(err.Error(), "no GPU weight for model a100") {
-		t.Errorf("a100: %v", err)
+	_, err := w.Of("a100")
+	var h advice.Hinter
+	if !errors.As(err, &h) || err.Error() != "no GPU weight for model a100 (weights are given for h100 only)" || h.Hint() != "; add a100=NUMBER, or a bare NUMBER for every other model" {
+		t.Errorf("a100: %v; want it said with the hint to add its weight", err)
 	}
 	for r, s := range map[*big.Rat]string{big.NewRat(1, 7): "0.14285714285714285", big.NewRat(1, 8): "0.125", big.NewRat(6, 1): "6", big.NewRat(2, 7): "0.2857142857142857"} {
 		if got := formatWeight(r); got != s {

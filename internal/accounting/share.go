@@ -121,7 +121,7 @@ var ciProfile = regexp.MustCompile(`^([0-9]+)c\.(.+)$`)
 // a GPU instance split into them bills what it bills whole.
 func MigShare(g *model.GPU, profile string) (compute, memory *big.Rat, err error) {
 	if g.Profiles == nil {
-		return nil, nil, fmt.Errorf("no MIG profile table to size %s by (a snapshot of schema 1? take it again with this slurm-mig's snapshot)", profile)
+		return nil, nil, advice.Hinted(fmt.Errorf("no MIG profile table to size %s by (a snapshot of schema 1?)", profile), "; take it again with this slurm-mig's snapshot")
 	}
 	gi, ci := profile, 0
 	if m := ciProfile.FindStringSubmatch(profile); m != nil {

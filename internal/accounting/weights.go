@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
 // GPUWeights are the billing weights of whole GPUs: one for every model,
@@ -67,8 +69,8 @@ func (w GPUWeights) Of(model string) (*big.Rat, error) {
 	for k := range w.models {
 		names = append(names, k)
 	}
-	return nil, fmt.Errorf("no GPU weight for model %s (weights are given for %s only; add %s=NUMBER, or a bare NUMBER for every other model)",
-		model, strings.Join(sorted(names), ", "), model)
+	return nil, advice.Hinted(fmt.Errorf("no GPU weight for model %s (weights are given for %s only)", model, strings.Join(sorted(names), ", ")),
+		fmt.Sprintf("; add %s=NUMBER, or a bare NUMBER for every other model", model))
 }
 
 // Unused are the models named that none of models is.

@@ -29,6 +29,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/safepath"
 )
@@ -352,7 +353,7 @@ func lock(dir *os.File, name string, timeout time.Duration) (func(), error) {
 			return nil, fmt.Errorf("cannot lock it against other writers: %w", err)
 		}
 		if euid := os.Geteuid(); st.Uid != 0 && int(st.Uid) != euid {
-			err := fmt.Errorf("its lock file %s belongs to uid %d, not to a writer; remove it", f.Name(), st.Uid)
+			err := advice.Hinted(fmt.Errorf("its lock file %s belongs to uid %d, not to a writer", f.Name(), st.Uid), "; remove it")
 			if euid == 0 && stillNamed(dir, f, name) && time.Now().Before(deadline) {
 				err = unix.Unlinkat(int(dir.Fd()), name, 0)
 			}

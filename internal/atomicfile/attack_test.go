@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
 // The attacks of issue 29: another user (uid 65534) plants symlinks where
@@ -290,6 +293,28 @@ func TestAttackLockSquat(t *testing.T) {
 		t.Fatalf("root's write waited for the squatted lock: %v", err)
 	}
 	t.Logf("written in %v past a squatted lock", time.Since(start))
+}
+
+// A lock file of another user that root cannot take in time is refused
+// with the hint to remove it, apart from the message (advice.Hinter).
+func TestLockOfAnotherUserHint(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make another user's file; CI runs as root")
+	}
+	dir := stickyDir(t)
+	lockPath := filepath.Join(dir, ".gres.conf.lock")
+	if err := os.WriteFile(lockPath, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(lockPath, attacker, attacker); err != nil {
+		t.Fatal(err)
+	}
+	// A timeout already past: root does not remove it, and refuses.
+	_, err := Write(filepath.Join(dir, "gres.conf"), []byte("root's\n"), Options{LockTimeout: time.Nanosecond})
+	var h advice.Hinter
+	if !errors.As(err, &h) || h.Hint() != "; remove it" || !strings.HasSuffix(err.Error(), fmt.Sprintf("its lock file %s belongs to uid %d, not to a writer", lockPath, attacker)) {
+		t.Errorf("err = %v; want the lock file's owner, with the hint to remove it", err)
+	}
 }
 
 // TestAttackHugeTarget (issue 34): a file far larger than any config

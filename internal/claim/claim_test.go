@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/synth"
 )
@@ -104,6 +105,45 @@ func TestOpenDir(t *testing.T) {
 		t.Error("a plain file accepted as claims directory")
 	}
 }
+
+// A claims directory refused says what would make it right as its hint,
+// apart from the message (advice.Hinter); so does exec given no command.
+func TestRefusalHints(t *testing.T) {
+	base := t.TempDir()
+	open := filepath.Join(base, "open")
+	if err := os.Mkdir(open, 0o755); err != nil || os.Chmod(open, 0o777) != nil {
+		t.Fatal(err)
+	}
+	type hintCase struct {
+		what      string
+		err       error
+		msg, hint string
+	}
+	cases := []hintCase{
+		{"not sticky", second(OpenDir(open)), "claims directory " + open + " is writable by others but not sticky (mode 0777): anyone could remove others' claims", "; chmod 1777 it"},
+		{"no command", second(LookPath(nil)), "exec: no command given", " (slurm-mig exec [flags] -- CMD [ARGS...])"},
+	}
+	if os.Geteuid() == 0 {
+		theirs := filepath.Join(base, "theirs")
+		if err := os.Mkdir(theirs, 0o755); err != nil || os.Chown(theirs, nobody, nobody) != nil {
+			t.Fatal(err)
+		}
+		// procfs makes no directory, not even for root.
+		const proc = "/proc/slurm-mig-no-claims"
+		cases = append(cases,
+			hintCase{"another user's", second(OpenDir(theirs)), fmt.Sprintf("claims directory %s belongs to uid %d, not root: that user could remove every claim in it", theirs, nobody), "; make it root's, mode 1777"},
+			hintCase{"cannot be made", second(OpenDir(proc)), "claims directory " + proc + " does not exist and cannot be created (no such file or directory)", createDir})
+	}
+	for _, c := range cases {
+		var h advice.Hinter
+		if !errors.As(c.err, &h) || c.err.Error() != c.msg || h.Hint() != c.hint {
+			t.Errorf("%s: %v; want %q with the hint %q", c.what, c.err, c.msg, c.hint)
+		}
+	}
+}
+
+// second is the error of a call that returns a value and an error.
+func second[T any](_ T, err error) error { return err }
 
 // TestTake: claims in one process conflict like claims of many (every
 // claim is its own open file); closing gives devices back; stale and

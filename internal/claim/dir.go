@@ -41,6 +41,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/safepath"
 )
@@ -83,18 +84,19 @@ func OpenDir(path string) (*Dir, error) {
 	}
 	pdir, err := safepath.Dir(filepath.Dir(abs), safepath.Options{UID: uid, TrustDirs: true, Mkdir: uid == 0})
 	if errors.Is(err, unix.ENOENT) {
-		return nil, fmt.Errorf("claims directory %s does not exist and cannot be created (%v): create it as root, mode 1777 (scripts/tmpfiles.d/slurm-mig.conf does that at boot)", path, unix.ENOENT)
+		return nil, advice.Hinted(fmt.Errorf("claims directory %s does not exist and cannot be created (%v)", path, unix.ENOENT), createDir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("claims directory %s: %w", path, err)
 	}
 	fd, err := openClaimsDir(int(pdir.Fd()), filepath.Base(abs), uid)
 	pdir.Close()
+	var cannot *cannotCreateError
 	switch {
 	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR):
 		return nil, fmt.Errorf("claims directory %s: not a directory (a symlink?); refusing it", path)
-	case errors.Is(err, errCannotCreate):
-		return nil, fmt.Errorf("claims directory %s does not exist and cannot be created (%v): create it as root, mode 1777 (scripts/tmpfiles.d/slurm-mig.conf does that at boot)", path, errors.Unwrap(err))
+	case errors.As(err, &cannot):
+		return nil, advice.Hinted(fmt.Errorf("claims directory %s does not exist and cannot be created (%v)", path, cannot.err), createDir)
 	case err != nil:
 		return nil, fmt.Errorf("claims directory %s: %w", path, err)
 	}
@@ -108,16 +110,22 @@ func OpenDir(path string) (*Dir, error) {
 	switch {
 	case st.Uid != 0 && int(st.Uid) != d.uid:
 		d.Close()
-		return nil, fmt.Errorf("claims directory %s belongs to uid %d, not root: that user could remove every claim in it; make it root's, mode 1777", path, st.Uid)
+		return nil, advice.Hinted(fmt.Errorf("claims directory %s belongs to uid %d, not root: that user could remove every claim in it", path, st.Uid), "; make it root's, mode 1777")
 	case mode&0o022 != 0 && mode&unix.S_ISVTX == 0:
 		d.Close()
-		return nil, fmt.Errorf("claims directory %s is writable by others but not sticky (mode %04o): anyone could remove others' claims; chmod 1777 it", path, mode)
+		return nil, advice.Hinted(fmt.Errorf("claims directory %s is writable by others but not sticky (mode %04o): anyone could remove others' claims", path, mode), "; chmod 1777 it")
 	}
 	return d, nil
 }
 
-// errCannotCreate wraps why a missing claims directory could not be made.
-var errCannotCreate = errors.New("cannot create")
+// createDir is the hint of a claims directory that is missing and cannot be made.
+const createDir = ": create it as root, mode 1777 (scripts/tmpfiles.d/slurm-mig.conf does that at boot)"
+
+// cannotCreateError is why a missing claims directory could not be made.
+type cannotCreateError struct{ err error }
+
+func (e *cannotCreateError) Error() string { return "cannot create: " + e.err.Error() }
+func (e *cannotCreateError) Unwrap() error { return e.err }
 
 // openClaimsDir opens the claims directory name in parent, making it
 // where it is missing: mode 0700 at first, then 1777 (whatever the umask)
@@ -131,7 +139,7 @@ func openClaimsDir(parent int, name string, uid int) (int, error) {
 	}
 	made := unix.Mkdirat(parent, name, 0o700)
 	if made != nil && !errors.Is(made, unix.EEXIST) { // EEXIST: made by another claimant just now
-		return -1, fmt.Errorf("%w: %w", errCannotCreate, made)
+		return -1, &cannotCreateError{made}
 	}
 	if fd, err = unix.Openat(parent, name, flags, 0); err != nil || made != nil {
 		return fd, err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/claim/holder"
 )
 
@@ -27,7 +28,7 @@ func (e *CommandError) ExitCode() int { return e.Code }
 // LookPath finds the command exec is to run, before anything is claimed.
 func LookPath(args []string) (string, error) {
 	if len(args) == 0 {
-		return "", errors.New("exec: no command given (slurm-mig exec [flags] -- CMD [ARGS...])")
+		return "", advice.Hinted(errors.New("exec: no command given"), " (slurm-mig exec [flags] -- CMD [ARGS...])")
 	}
 	path, err := exec.LookPath(args[0])
 	switch {

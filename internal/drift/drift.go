@@ -35,9 +35,10 @@ type Report struct {
 	Slurmd  *SlurmdReport `json:"slurmd,omitempty"`
 	Verdict string        `json:"verdict"`
 	// Fix is what would help with the verdict's last part (a stale device
-	// state: advice.StateStale), for the command line to word after it;
-	// 0 for none.
+	// state: advice.StateStale), for the command line to word; 0 for none.
 	Fix advice.Fix `json:"-"`
+	// Hint is the command line's words for Fix, printed after the verdict.
+	Hint string `json:"-"`
 }
 
 // GresConfReport compares a gres.conf device by device. Units read from

@@ -419,3 +419,23 @@ func TestSlurmdReadsOtherDevicesWithoutSlurmConf(t *testing.T) {
 		t.Errorf("listed twice: same %v, verdict %q", r.Same, r.Verdict)
 	}
 }
+
+// The verdict is the comparison's alone; the command line's hint for its
+// Fix is a value of its own, said after it in the text and the JSON.
+func TestVerdictHint(t *testing.T) {
+	r := &Report{Verdict: "different: device state s.json is stale (1 difference)", Fix: advice.StateStale, Hint: ": rewrite it"}
+	var text, js strings.Builder
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	want := "different: device state s.json is stale (1 difference): rewrite it"
+	if text.String() != want+"\n" || !strings.Contains(js.String(), `"verdict": "`+want+`"`) {
+		t.Errorf("text %q, JSON %s; want the verdict %q", text.String(), js.String(), want)
+	}
+	if r.Verdict != "different: device state s.json is stale (1 difference)" {
+		t.Errorf("printing changed the verdict: %q", r.Verdict)
+	}
+}

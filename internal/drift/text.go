@@ -38,7 +38,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %s\n", p)
 		}
 	}
-	fmt.Fprintln(&b, r.Verdict)
+	fmt.Fprintln(&b, r.Verdict+r.Hint)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -105,5 +105,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	out := *r
+	out.Verdict += r.Hint // one line for people, as the text says it
+	return enc.Encode(&out)
 }

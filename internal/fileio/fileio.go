@@ -65,12 +65,19 @@ func Trusted(path string, info fs.FileInfo, uid int) error {
 	}
 	switch {
 	case st.Uid != 0 && int(st.Uid) != uid:
-		return fmt.Errorf("%s belongs to uid %d, neither root nor this user: not trusting it (make it root's, mode 0644)", path, st.Uid)
+		return &untrusted{fmt.Sprintf("%s belongs to uid %d, neither root nor this user: not trusting it", path, st.Uid), " (make it root's, mode 0644)"}
 	case info.Mode().Perm()&0o022 != 0:
-		return fmt.Errorf("%s is writable by others than its owner (mode %04o): not trusting it (chmod 0644 it)", path, info.Mode().Perm())
+		return &untrusted{fmt.Sprintf("%s is writable by others than its owner (mode %04o): not trusting it", path, info.Mode().Perm()), " (chmod 0644 it)"}
 	}
 	return nil
 }
+
+// untrusted is Trusted's refusal with what would make the file trusted: an
+// advice.Hinter, which fileio does not import so as to stay the lowest layer.
+type untrusted struct{ msg, hint string }
+
+func (e *untrusted) Error() string { return e.msg }
+func (e *untrusted) Hint() string  { return e.hint }
 
 // Open opens path for reading without waiting: a FIFO with no writer
 // opens at once (O_NONBLOCK), and ReadOpen waits for it by the pipe rule.

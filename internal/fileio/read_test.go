@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
 // TestReadStreamRefusesMore (issue 34): standard input past the bound is
@@ -50,5 +52,36 @@ func TestReadFileFIFO(t *testing.T) {
 	}()
 	if data, err := ReadFile(fifo, 1<<20, "a snapshot"); err != nil || string(data) != "written\n" {
 		t.Errorf("a written FIFO: %q, %v", data, err)
+	}
+}
+
+// A file that others than its owner may write, or of another user, is not
+// trusted; what would make it trusted is the hint, apart from the message.
+func TestReadTrustedHints(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	if err := os.WriteFile(path, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type trustCase struct {
+		uid        int
+		mode       os.FileMode
+		want, hint string
+	}
+	cases := []trustCase{{os.Geteuid(), 0o666, "is writable by others than its owner (mode 0666): not trusting it", " (chmod 0644 it)"}}
+	if os.Geteuid() == 0 {
+		cases = append(cases, trustCase{65534, 0o644, "belongs to uid 65534, neither root nor this user: not trusting it", " (make it root's, mode 0644)"})
+	}
+	for _, c := range cases {
+		if err := os.Chown(path, c.uid, -1); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadTrusted(path, 1<<10, "a state", os.Geteuid())
+		var h advice.Hinter
+		if !errors.As(err, &h) || err.Error() != path+" "+c.want || h.Hint() != c.hint {
+			t.Errorf("uid %d, mode %v: %v; want %q with the hint %q", c.uid, c.mode, err, c.want, c.hint)
+		}
 	}
 }

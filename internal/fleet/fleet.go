@@ -509,8 +509,8 @@ func (f *Fleet) AccountingNodes() ([]accounting.Node, error) {
 				}
 				t, ok := tables[file][strings.ToLower(c.Type)]
 				if !ok {
-					return nil, fmt.Errorf("%s: no \"# %s%s ...\" line for node %s's type %s: regenerate the fragment with this slurm-mig's gen, from NVML or a snapshot with MIG profile tables (schema 2)",
-						f.files[file], gresgen.HeaderShare, c.Type, n, c.Type)
+					return nil, advice.Hinted(fmt.Errorf("%s: no \"# %s%s ...\" line for node %s's type %s", f.files[file], gresgen.HeaderShare, c.Type, n, c.Type),
+						": regenerate the fragment with this slurm-mig's gen, from NVML or a snapshot with MIG profile tables (schema 2)")
 				}
 				an.Types = append(an.Types, t)
 			}

@@ -474,3 +474,19 @@ func TestWriteRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A fragment without the share line of one of its types cannot be billed;
+// the hint, apart from the message, is to write it again.
+func TestAccountingNodesWithoutShareLine(t *testing.T) {
+	dir := fixture.Tree(t, map[string]string{"gpu01.conf": fragment("gpu01", wholeA)})
+	f, err := mergeArgs(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.AccountingNodes()
+	var h advice.Hinter
+	if !errors.As(err, &h) || !strings.HasSuffix(err.Error(), "no \"# share: a100 ...\" line for node gpu01's type a100") ||
+		h.Hint() != ": regenerate the fragment with this slurm-mig's gen, from NVML or a snapshot with MIG profile tables (schema 2)" {
+		t.Errorf("err = %v; want the missing share line, with the hint to regenerate the fragment", err)
+	}
+}

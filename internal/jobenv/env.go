@@ -223,7 +223,8 @@ func nodeIndexMap(p Paths, node string, release func() (slurmconf.Version, error
 	}
 	if len(nc.Misread) > 0 {
 		m := nc.Misread[0]
-		return nil, 0, "", fmt.Errorf("%s: %s: slurmd's GPU indices are not the devices these lines name, and a task gets no device slurmd did not give it (slurm-mig check says what slurmd reads)", m.Pos, m.Message)
+		return nil, 0, "", advice.Hinted(fmt.Errorf("%s: %s: slurmd's GPU indices are not the devices these lines name, and a task gets no device slurmd did not give it", m.Pos, m.Message),
+			" (slurm-mig check says what slurmd reads)")
 	}
 	devs := nc.GPUs
 	ng := nc.Decl.NodeGres()

@@ -136,6 +136,10 @@ func TestStateLookup(t *testing.T) {
 		{[]string{"/dev/nvidia7"}, "", "no device in the state"},
 	} {
 		d, err := st.Lookup(tc.files)
+		var h advice.Hinter
+		if tc.err == "in MIG mode" && (!errors.As(err, &h) || h.Hint() != " (offer its MIG devices: slurm-mig gen)" || strings.Contains(err.Error(), "slurm-mig gen")) {
+			t.Errorf("Lookup(%v): %v, want the hint to offer its MIG devices apart from it", tc.files, err)
+		}
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("Lookup(%v): err = %v, want %q", tc.files, err, tc.err)
@@ -343,6 +347,13 @@ func TestLoadRefusesWhatSlurmdMisreads(t *testing.T) {
 			}
 			if !strings.HasPrefix(got, tc.err) || strings.Contains(got, "\n") {
 				t.Errorf("err = %s\nwant %s...", got, tc.err)
+			}
+			// Where slurmd misreads the lines, check is the hint, apart
+			// from the message.
+			const hint = " (slurm-mig check says what slurmd reads)"
+			var h advice.Hinter
+			if misread := strings.Contains(got, "slurmd's GPU indices are not"); misread && (!errors.As(err, &h) || h.Hint() != hint || strings.HasSuffix(got, hint)) {
+				t.Errorf("err = %s: want the hint %q apart from it", got, hint)
 			}
 		})
 	}

@@ -272,7 +272,7 @@ func (s *State) Lookup(files []string) (*StateDevice, error) {
 			d := &s.Devices[i]
 			if d.CICap == "" && d.GPU == files[0] {
 				if d.MIG {
-					return nil, fmt.Errorf("%s is offered as a whole GPU, but the GPU is in MIG mode (offer its MIG devices: slurm-mig gen)", files[0])
+					return nil, advice.Hinted(fmt.Errorf("%s is offered as a whole GPU, but the GPU is in MIG mode", files[0]), " (offer its MIG devices: slurm-mig gen)")
 				}
 				return d, nil
 			}

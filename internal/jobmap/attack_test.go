@@ -75,18 +75,21 @@ func TestAttackDirPath(t *testing.T) {
 	if err := os.Chmod(group, 0o775); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ dir, want string }{
-		{filepath.Join(sticky, "map"), "symlink of uid 65534"},
-		{filepath.Join(hers, "map"), "belongs to uid 65534"},
-		{filepath.Join(sticky, "up", "secret"), "symlink of uid 65534"},
-		{filepath.Join(hers, "new"), "belongs to uid 65534"},
-		{group, "writable by others"},
+	for _, c := range []struct{ dir, want, hint string }{
+		{filepath.Join(sticky, "map"), "symlink of uid 65534", ""},
+		{filepath.Join(hers, "map"), "belongs to uid 65534", ""},
+		{filepath.Join(sticky, "up", "secret"), "symlink of uid 65534", ""},
+		{filepath.Join(hers, "new"), "belongs to uid 65534", ""},
+		{group, "writable by others", ""},
 	} {
 		before := treeState(t, secret)
 		for _, remove := range []bool{false, true} {
 			_, err := Run(Options{Dir: c.dir, Remove: remove, Map: opts}, lookup(jobEnv(7, 1000, "6")))
 			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("DIR %s (remove %v): err = %v; want one line saying %q", c.dir, remove, err, c.want)
+			}
+			if h := hintOf(err); h != c.hint {
+				t.Errorf("DIR %s (remove %v): err = %v, its hint %q, want %q", c.dir, remove, err, h, c.hint)
 			}
 		}
 		if after := treeState(t, secret); after != before {
@@ -108,13 +111,13 @@ func TestAttackState(t *testing.T) {
 	opts, tmp := testNode(t)
 	dir := filepath.Join(tmp, "map")
 	for _, c := range []struct {
-		uid  int
-		mode os.FileMode
-		want string
+		uid        int
+		mode       os.FileMode
+		want, hint string
 	}{
-		{attacker, 0o644, "belongs to uid 65534"},
-		{0, 0o666, "writable by others"},
-		{0, 0o664, "writable by others"},
+		{attacker, 0o644, "belongs to uid 65534", " (make it root's, mode 0644)"},
+		{0, 0o666, "writable by others", " (chmod 0644 it)"},
+		{0, 0o664, "writable by others", " (chmod 0644 it)"},
 	} {
 		if err := os.Chown(opts.State, c.uid, 0); err != nil {
 			t.Fatal(err)
@@ -125,6 +128,9 @@ func TestAttackState(t *testing.T) {
 		_, err := Run(Options{Dir: dir, Map: opts}, lookup(jobEnv(7, 1000, "6")))
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("state of uid %d, mode %v: err = %v; want one line saying %q", c.uid, c.mode, err, c.want)
+		}
+		if h := hintOf(err); h != c.hint {
+			t.Errorf("state of uid %d, mode %v: err = %v, its hint %q, want %q", c.uid, c.mode, err, h, c.hint)
 		}
 		if _, err := os.Lstat(dir); !os.IsNotExist(err) {
 			t.Errorf("state of uid %d, mode %v: the map directory was made", c.uid, c.mode)

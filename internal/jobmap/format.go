@@ -165,7 +165,7 @@ func (f Format) foreignLine(l string) string {
 func (f Format) checkFile(path string, data []byte) error {
 	for _, l := range strings.Split(string(data), "\n") {
 		if why := f.foreignLine(l); why != "" {
-			return fmt.Errorf("%s holds %s; this job map is of the %s format: not mixing the two (give each exporter its own directory)", path, why, f)
+			return advice.Hinted(fmt.Errorf("%s holds %s; this job map is of the %s format: not mixing the two", path, why, f), " (give each exporter its own directory)")
 		}
 	}
 	return nil

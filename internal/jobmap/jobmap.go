@@ -26,6 +26,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/atomicfile"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
@@ -207,7 +208,8 @@ func checkNames(dir *os.File, f Format) error {
 	}
 	for _, name := range names {
 		if why := f.foreignName(name); why != "" {
-			return fmt.Errorf("job map directory %s holds %s (%s); this job map is of the %s format: not mixing the two (give each exporter its own directory, and empty this one to switch it)", dir.Name(), name, why, f)
+			return advice.Hinted(fmt.Errorf("job map directory %s holds %s (%s); this job map is of the %s format: not mixing the two", dir.Name(), name, why, f),
+				" (give each exporter its own directory, and empty this one to switch it)")
 		}
 	}
 	return nil
@@ -289,10 +291,13 @@ func openDir(path string) (*os.File, error) {
 	}
 	if mode := st.Mode & 0o7777; mode&0o022 != 0 {
 		dir.Close()
-		return nil, fmt.Errorf("job map directory %s is writable by others than its owner (mode %04o): they could plant lines or links in it; chmod 0755 it", path, mode)
+		return nil, advice.Hinted(fmt.Errorf("job map directory %s is writable by others than its owner (mode %04o): they could plant lines or links in it", path, mode), "; chmod 0755 it")
 	}
 	return dir, nil
 }
+
+// removeIt is the hint of a map file that is not one: nothing else is opened.
+const removeIt = " (remove it)"
 
 // maxMapBytes bounds a map file: a line per job of the device, a few
 // dozen bytes each.
@@ -313,9 +318,9 @@ func readEntry(dir *os.File, name string) ([]byte, os.FileInfo, error) {
 	case err != nil:
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		return nil, nil, fmt.Errorf("%s is a symlink; not following it out of the job map directory (remove it)", path)
+		return nil, nil, advice.Hinted(fmt.Errorf("%s is a symlink; not following it out of the job map directory", path), removeIt)
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return nil, nil, fmt.Errorf("%s is not a regular file (remove it)", path)
+		return nil, nil, advice.Hinted(fmt.Errorf("%s is not a regular file", path), removeIt)
 	}
 	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -328,7 +333,7 @@ func readEntry(dir *os.File, name string) ([]byte, os.FileInfo, error) {
 		return nil, nil, err
 	}
 	if !info.Mode().IsRegular() { // replaced since the look above
-		return nil, nil, fmt.Errorf("%s is not a regular file (remove it)", path)
+		return nil, nil, advice.Hinted(fmt.Errorf("%s is not a regular file", path), removeIt)
 	}
 	data, err := fileio.ReadOpen(f, maxMapBytes, "a job map file")
 	if err != nil {

@@ -415,6 +415,9 @@ func testNotOutOfDir(t *testing.T, f Format) {
 		if err == nil || !strings.HasPrefix(err.Error(), target+" is ") {
 			t.Errorf("err = %v; want one naming %s", err, target)
 		}
+		if h := hintOf(err); h != " (remove it)" {
+			t.Errorf("err = %v; its hint %q, want %q", err, h, " (remove it)")
+		}
 		_, err = Run(Options{Dir: dir, Format: f, Remove: true, Map: opts}, lookup(jobEnv(2, 1000, "6,4")))
 		if err == nil || !strings.HasPrefix(err.Error(), target+" is ") {
 			t.Errorf("--remove: err = %v; want one naming %s", err, target)
@@ -440,6 +443,28 @@ func testNotOutOfDir(t *testing.T, f Format) {
 	if err == nil || !strings.Contains(err.Error(), "writable by others") {
 		t.Errorf("a world-writable directory: err = %v", err)
 	}
+	// So is a sticky one, which the walk lets through, with the hint to
+	// make it the owner's alone.
+	if err := unix.Chmod(open, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(Options{Dir: open, Format: f, Map: opts}, lookup(jobEnv(2, 1000, "6")))
+	if h := hintOf(err); err == nil || !strings.Contains(err.Error(), "writable by others than its owner") || h != "; chmod 0755 it" {
+		t.Errorf("a sticky world-writable directory: err = %v, its hint %q", err, h)
+	}
+}
+
+// hintOf is the hint err carries apart from its message (advice.Hinter),
+// "" for none.
+func hintOf(err error) string {
+	var h advice.Hinter
+	if !errors.As(err, &h) {
+		return ""
+	}
+	if strings.Contains(err.Error(), h.Hint()) {
+		return "spliced into the message too: " + h.Hint()
+	}
+	return h.Hint()
 }
 
 func TestLines(t *testing.T) {
@@ -625,6 +650,9 @@ func TestOtherFormatRefused(t *testing.T) {
 			_, err := Run(Options{Dir: dir, Format: tc.f, Remove: remove, Map: opts}, lookup(jobEnv(8, 1001, "6")))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%s in a %s map: err = %v, want %q", tc.name, tc.f, err, tc.want)
+			}
+			if h := hintOf(err); !strings.HasPrefix(h, " (give each exporter its own directory") {
+				t.Errorf("%s in a %s map: err = %v, its hint %q", tc.name, tc.f, err, h)
 			}
 		}
 		if after := treeState(t, dir); after != before {

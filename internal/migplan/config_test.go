@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
@@ -141,14 +142,15 @@ func TestRefusals(t *testing.T) {
 		config string
 		node   *model.Node
 		want   string
+		hint   string // advice.Hinter's, apart from the message
 	}{
-		{"too-many", node(h100(0)), `mig.yaml:31: config "too-many": GPU 0 (NVIDIA H100 80GB HBM3): 4g.40gb + 2g.20gb + 2x1g.10gb: no set of placements`},
-		{"first-two", node(h200(0)), `mig.yaml:25: config "first-two": GPU 0 (NVIDIA H200): 1g.10gb: this GPU has no such profile`},
-		{"first-two", node(h100(0), model.GPU{Index: 1, Name: "NVIDIA L40S", PCIDeviceID: "0x26B910DE"}), `GPU 1 (NVIDIA L40S): it has no MIG`},
-		{"mixed-modes", node(h100(0), h100(1)), `mig.yaml:43: config "mixed-modes": GPU 1 (NVIDIA H100 80GB HBM3): entries 1 and 2 both match it`},
+		{"too-many", node(h100(0)), `mig.yaml:31: config "too-many": GPU 0 (NVIDIA H100 80GB HBM3): 4g.40gb + 2g.20gb + 2x1g.10gb: no set of placements`, ""},
+		{"first-two", node(h200(0)), `mig.yaml:25: config "first-two": GPU 0 (NVIDIA H200): 1g.10gb: this GPU has no such profile`, ""},
+		{"first-two", node(h100(0), model.GPU{Index: 1, Name: "NVIDIA L40S", PCIDeviceID: "0x26B910DE"}), `GPU 1 (NVIDIA L40S): it has no MIG`, ""},
+		{"mixed-modes", node(h100(0), h100(1)), `mig.yaml:43: config "mixed-modes": GPU 1 (NVIDIA H100 80GB HBM3): entries 1 and 2 both match it`, ""},
 		// A schema 1 snapshot knows neither the PCI id nor the profiles.
-		{"all-3g", node(model.GPU{Index: 0, Name: "NVIDIA H100 80GB HBM3"}), "its PCI device id is unknown"},
-		{"all-enabled", node(model.GPU{Index: 0, Name: "NVIDIA H100 80GB HBM3"}), "its MIG profiles are unknown"},
+		{"all-3g", node(model.GPU{Index: 0, Name: "NVIDIA H100 80GB HBM3"}), "its PCI device id is unknown", "; take a new snapshot"},
+		{"all-enabled", node(model.GPU{Index: 0, Name: "NVIDIA H100 80GB HBM3"}), "its MIG profiles are unknown", "; take a new snapshot"},
 	} {
 		t.Run(c.config, func(t *testing.T) {
 			_, err := Make(c.node, mustSelect(t, ours, c.config))
@@ -158,6 +160,10 @@ func TestRefusals(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), c.want) {
 				t.Errorf("got  %v\nwant %s", err, c.want)
+			}
+			var h advice.Hinter
+			if c.hint != "" && (!errors.As(err, &h) || h.Hint() != c.hint || strings.Contains(err.Error(), c.hint)) {
+				t.Errorf("%v: want the hint %q apart from the message", err, c.hint)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/NVIDIA/mig-parted/pkg/types"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -186,7 +187,7 @@ func matches(spec *v1.MigConfigSpec, g *model.GPU) (bool, error) {
 		return true, nil
 	}
 	if g.PCIDeviceID == "" {
-		return false, errors.New("its PCI device id is unknown (a snapshot of schema 1?), so the entry's device-filter cannot be matched; take a new snapshot")
+		return false, advice.Hinted(errors.New("its PCI device id is unknown (a snapshot of schema 1?), so the entry's device-filter cannot be matched"), "; take a new snapshot")
 	}
 	id, err := types.NewDeviceIDFromString(g.PCIDeviceID)
 	if err != nil {
@@ -218,7 +219,7 @@ func applies(spec *v1.MigConfigSpec, g *model.GPU) (skip bool, err error) {
 	case !spec.MigEnabled:
 		return !unknown, nil // a GPU without MIG is whole either way
 	case unknown:
-		return false, errors.New("its MIG profiles are unknown (a snapshot of schema 1?); take a new snapshot")
+		return false, advice.Hinted(errors.New("its MIG profiles are unknown (a snapshot of schema 1?)"), "; take a new snapshot")
 	case spec.MatchesAllDevices():
 		return true, nil
 	}
