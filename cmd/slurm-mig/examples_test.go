@@ -21,6 +21,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/fixture"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
+	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
 
 // The automation examples in scripts/ are run here, command for command,
@@ -456,5 +457,35 @@ func TestRebalanceUnit(t *testing.T) {
 	t.Chdir(runDir)
 	if code := run(got, &env{stdout: &out, stderr: &errs, newNVML: testNVML, hostname: testHostname}); code != 0 || !strings.Contains(out.String(), "done 0, rolled back 0, abandoned 0, failed 0, waiting 0, skipped 0") {
 		t.Errorf("slurm-mig %s: exit %d\n%s%s", strings.Join(got, " "), code, out.String(), errs.String())
+	}
+}
+
+// TestSystemdVerifiesUnits has systemd's own reader of unit files,
+// systemd-analyze verify, read each unit of scripts/systemd: a setting it
+// does not know, a bad value or quoting in ExecStart, a timer it cannot
+// schedule. The binary the units name is not installed here; /bin/true
+// stands in for it, so that verify's check of the path passes.
+func TestSystemdVerifiesUnits(t *testing.T) {
+	analyze := testtools.Require(t, "systemd", "systemd-analyze")
+	units, err := filepath.Glob(filepath.Join(fixture.Root(t), "scripts/systemd/*"))
+	if err != nil || len(units) == 0 {
+		t.Fatalf("no units in scripts/systemd (%v)", err)
+	}
+	dir := t.TempDir()
+	args := []string{"verify", "--man=no"}
+	for _, u := range units {
+		data, err := os.ReadFile(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := filepath.Join(dir, filepath.Base(u))
+		if err := os.WriteFile(to, bytes.ReplaceAll(data, []byte("/usr/local/bin/slurm-mig"), []byte("/bin/true")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, to)
+	}
+	out, err := exec.Command(analyze, args...).CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("systemd-analyze %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
