@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/rebalance"
+
 	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/snapshot"
@@ -213,6 +215,7 @@ func TestAccountingBillsByShare(t *testing.T) {
 			elapsed[f[1]], _ = strconv.ParseFloat(f[3], 64)
 		}
 	}
+	checkHistory(t, c, host, ids["small"], ids["whole"])
 	// sshare: each account charged billing times seconds run.
 	usage := map[string]float64{}
 	deadline := time.Now().Add(100 * time.Second)
@@ -243,6 +246,38 @@ func TestAccountingBillsByShare(t *testing.T) {
 	clusterScenarios.Add(1)
 	Announce("slurmtest: accounting (Slurm %s, slurmdbd + MariaDB): billing per job 1g.10gb %d, whole A100 %d (CPU + 70 x share); sshare RawUsage %g and %g; --gres=gpu:1 %s (billing %d)",
 		release, bills["small"], bills["whole"], usage["small"], usage["whole"], untyped, bills["any"])
+}
+
+// checkHistory runs the sacct command of rebalance --history
+// (rebalance.HistoryFormat) against this release's slurmdbd, and reads
+// its output as the command does: every line is read, and the two jobs
+// that ran are there with their types, times and node.
+func checkHistory(t *testing.T, c *cluster, host, small, whole string) {
+	t.Helper()
+	words := strings.Fields(rebalance.HistoryFormat)
+	out, err := c.command(context.Background(), words[0], words[1:]...).Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", rebalance.HistoryFormat, err, out)
+	}
+	records, err := rebalance.ParseHistory("sacct", out, time.Local)
+	if err != nil {
+		t.Fatalf("rebalance --history reads sacct of Slurm %s: %v\n%s", release, err, out)
+	}
+	got := map[string]rebalance.Record{}
+	for _, r := range records {
+		got[r.ID] = r
+	}
+	for id, typ := range map[string]string{small: "a100_1g.10gb", whole: "a100"} {
+		r, ok := got[id]
+		switch {
+		case !ok:
+			t.Errorf("sacct of Slurm %s: job %s not read\n%s", release, id, out)
+		case r.Type != typ || r.Count != 1 || r.Submit.IsZero() || r.Start.Before(r.Submit) || !r.End.After(r.Start) ||
+			time.Since(r.Submit) > time.Hour || fmt.Sprint(r.Nodes) != "["+host+"]" || r.State != "COMPLETED":
+			t.Errorf("sacct of Slurm %s: job %s read as %+v, want %s, submitted in the last hour, ended, on %s\n%s", release, id, r, typ, host, out)
+		}
+	}
+	t.Logf("rebalance --history read %d jobs of sacct (Slurm %s)", len(records), release)
 }
 
 func abs(f float64) float64 {
