@@ -10,6 +10,10 @@ import (
 	"reflect"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	v2 "github.com/slurm-mig/slurm-mig/internal/api/snapshot/v2"
 	v3 "github.com/slurm-mig/slurm-mig/internal/api/snapshot/v3"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
@@ -42,7 +46,13 @@ func Parse(data []byte) (*model.Node, error) {
 type Reader struct {
 	buf    []byte
 	tables *model.Tables
+	// known are the node-wide tables this reader has decoded, by their
+	// bytes: a fleet's snapshots repeat a few tables byte for byte.
+	known map[string]*model.ProfileTable
 }
+
+// maxKnown bounds Reader.known, for snapshots whose tables all differ.
+const maxKnown = 16
 
 // NewReader is a reader that interns tables in tables, or in tables of
 // its own where tables is nil.
@@ -50,7 +60,7 @@ func NewReader(tables *model.Tables) *Reader {
 	if tables == nil {
 		tables = &model.Tables{}
 	}
-	return &Reader{tables: tables}
+	return &Reader{tables: tables, known: map[string]*model.ProfileTable{}}
 }
 
 // Load reads and checks the snapshot file at path.
@@ -95,30 +105,80 @@ type anySchema struct {
 	ProfileTables map[string][]v3.GIProfile `json:"profile_tables"`
 }
 
-// decode reads a snapshot in one pass, then by its schema version. A
-// snapshot that does not decode is asked its version alone, so that one
-// of a schema this version does not know says so rather than what it
-// cannot decode.
+// onePass is anySchema with each node-wide table kept as its bytes, to
+// be decoded only the first time a reader meets them.
+type onePass struct {
+	v2.Node
+	ProfileTables map[string]jsontext.Value `json:"profile_tables"`
+}
+
+// decode reads a snapshot in one pass, then by its schema version.
 func (r *Reader) decode(data []byte) (*model.Node, error) {
-	var w anySchema
-	if err := json.Unmarshal(data, &w); err != nil {
-		var head struct {
-			SchemaVersion *int `json:"schema_version"`
-		}
-		if json.Unmarshal(data, &head) == nil {
-			if err := checkVersion(head.SchemaVersion); err != nil {
-				return nil, err
-			}
-		}
-		return nil, fmt.Errorf("not a snapshot: %v", jsonError(data, err))
+	w, tables, err := r.decodeOnePass(data)
+	if err != nil {
+		return nil, refusal(data, err)
 	}
 	if err := checkVersion(w.SchemaVersion); err != nil {
 		return nil, err
 	}
 	if *w.SchemaVersion == v3.Version {
-		return r.fromV3(&w)
+		return fromV3(w, tables)
 	}
-	return r.fromV2(&w.Node)
+	return r.fromV2(w)
+}
+
+// decodeOnePass decodes data as encoding/json decodes it into anySchema,
+// each node-wide table made one value with every equal one, on the
+// engine of encoding/json/v2: it checks the syntax as it decodes rather
+// than in a pass of its own first, and a table whose bytes this reader
+// has met is not decoded again. It accepts what encoding/json accepts,
+// into the same values (FuzzOnePassAgreesWithEncodingJSON), but words its
+// errors otherwise.
+func (r *Reader) decodeOnePass(data []byte) (*v2.Node, map[string]*model.ProfileTable, error) {
+	var w onePass
+	if err := unmarshalV1(data, &w); err != nil {
+		return nil, nil, err
+	}
+	tables := make(map[string]*model.ProfileTable, len(w.ProfileTables))
+	for id, raw := range w.ProfileTables {
+		t, ok := r.known[string(raw)]
+		if !ok {
+			var ps []v3.GIProfile
+			if err := unmarshalV1(raw, &ps); err != nil {
+				return nil, nil, err
+			}
+			t = r.tables.Intern(profiles(ps))
+			if len(r.known) < maxKnown {
+				r.known[string(raw)] = t
+			}
+		}
+		tables[id] = t
+	}
+	return &w.Node, tables, nil
+}
+
+// unmarshalV1 decodes with encoding/json's semantics, stopping at the
+// first error it meets.
+func unmarshalV1(data []byte, v any) error {
+	return jsonv2.Unmarshal(data, v, jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false))
+}
+
+// refusal says why data is not a snapshot, in encoding/json's words. A
+// snapshot is first asked its version alone, so that one of a schema this
+// version does not know says so rather than what it cannot decode.
+func refusal(data []byte, err error) error {
+	var head struct {
+		SchemaVersion *int `json:"schema_version"`
+	}
+	if json.Unmarshal(data, &head) == nil {
+		if err := checkVersion(head.SchemaVersion); err != nil {
+			return err
+		}
+	}
+	if stdErr := json.Unmarshal(data, new(anySchema)); stdErr != nil {
+		err = stdErr
+	}
+	return fmt.Errorf("not a snapshot: %v", jsonError(data, err))
 }
 
 func checkVersion(version *int) error {
@@ -133,11 +193,7 @@ func checkVersion(version *int) error {
 
 // fromV3 makes the node of a schema 3 snapshot: each GPU takes the table
 // filed under its PCI device id.
-func (r *Reader) fromV3(w *anySchema) (*model.Node, error) {
-	tables := make(map[string]*model.ProfileTable, len(w.ProfileTables))
-	for id, t := range w.ProfileTables {
-		tables[id] = r.tables.Intern(profiles(t))
-	}
+func fromV3(w *v2.Node, tables map[string]*model.ProfileTable) (*model.Node, error) {
 	n := node(w.SchemaVersion, w.Hostname, w.DriverVersion, w.Hardware, len(w.GPUs))
 	for i := range w.GPUs {
 		g, err := gpu(i, &w.GPUs[i].GPU)
