@@ -49,6 +49,9 @@ type Reader struct {
 	// known are the node-wide tables this reader has decoded, by their
 	// bytes: a fleet's snapshots repeat a few tables byte for byte.
 	known map[string]*model.ProfileTable
+	// options decode with encoding/json's semantics, and a node-wide
+	// table by way of known.
+	options jsonv2.Options
 }
 
 // maxKnown bounds Reader.known, for snapshots whose tables all differ.
@@ -60,7 +63,9 @@ func NewReader(tables *model.Tables) *Reader {
 	if tables == nil {
 		tables = &model.Tables{}
 	}
-	return &Reader{tables: tables, known: map[string]*model.ProfileTable{}}
+	r := &Reader{tables: tables, known: map[string]*model.ProfileTable{}}
+	r.options = jsonv2.JoinOptions(v1Semantics, jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(r.table)))
+	return r
 }
 
 // Load reads and checks the snapshot file at path.
@@ -105,12 +110,14 @@ type anySchema struct {
 	ProfileTables map[string][]v3.GIProfile `json:"profile_tables"`
 }
 
-// onePass is anySchema with each node-wide table kept as its bytes, to
-// be decoded only the first time a reader meets them.
+// onePass is anySchema with each node-wide table read by Reader.table.
 type onePass struct {
 	v2.Node
-	ProfileTables map[string]jsontext.Value `json:"profile_tables"`
+	ProfileTables map[string]knownTable `json:"profile_tables"`
 }
+
+// knownTable is a node-wide table as Reader.table reads it.
+type knownTable struct{ table *model.ProfileTable }
 
 // decode reads a snapshot in one pass, then by its schema version.
 func (r *Reader) decode(data []byte) (*model.Node, error) {
@@ -136,32 +143,41 @@ func (r *Reader) decode(data []byte) (*model.Node, error) {
 // errors otherwise.
 func (r *Reader) decodeOnePass(data []byte) (*v2.Node, map[string]*model.ProfileTable, error) {
 	var w onePass
-	if err := unmarshalV1(data, &w); err != nil {
+	if err := jsonv2.Unmarshal(data, &w, r.options); err != nil {
 		return nil, nil, err
 	}
 	tables := make(map[string]*model.ProfileTable, len(w.ProfileTables))
-	for id, raw := range w.ProfileTables {
-		t, ok := r.known[string(raw)]
-		if !ok {
-			var ps []v3.GIProfile
-			if err := unmarshalV1(raw, &ps); err != nil {
-				return nil, nil, err
-			}
-			t = r.tables.Intern(profiles(ps))
-			if len(r.known) < maxKnown {
-				r.known[string(raw)] = t
-			}
-		}
-		tables[id] = t
+	for id, t := range w.ProfileTables {
+		tables[id] = t.table
 	}
 	return &w.Node, tables, nil
 }
 
-// unmarshalV1 decodes with encoding/json's semantics, stopping at the
-// first error it meets.
-func unmarshalV1(data []byte, v any) error {
-	return jsonv2.Unmarshal(data, v, jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false))
+// table reads one node-wide table: the one of the same bytes that this
+// reader has met, or one decoded and made one value with every equal one.
+func (r *Reader) table(dec *jsontext.Decoder, t *knownTable) error {
+	raw, err := dec.ReadValue() // checked, and valid until dec reads on
+	if err != nil {
+		return err
+	}
+	if known, ok := r.known[string(raw)]; ok {
+		t.table = known
+		return nil
+	}
+	var ps []v3.GIProfile
+	if err := jsonv2.Unmarshal(raw, &ps, v1Semantics); err != nil {
+		return err
+	}
+	t.table = r.tables.Intern(profiles(ps))
+	if len(r.known) < maxKnown {
+		r.known[string(raw)] = t.table
+	}
+	return nil
 }
+
+// v1Semantics decode with encoding/json's semantics, stopping at the
+// first error met.
+var v1Semantics = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false))
 
 // refusal says why data is not a snapshot, in encoding/json's words. A
 // snapshot is first asked its version alone, so that one of a schema this
