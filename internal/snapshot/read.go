@@ -49,9 +49,6 @@ type Reader struct {
 	// known are the node-wide tables this reader has decoded, by their
 	// bytes: a fleet's snapshots repeat a few tables byte for byte.
 	known map[string]*model.ProfileTable
-	// options decode with encoding/json's semantics, and a node-wide
-	// table by way of known.
-	options jsonv2.Options
 }
 
 // maxKnown bounds Reader.known, for snapshots whose tables all differ.
@@ -63,9 +60,7 @@ func NewReader(tables *model.Tables) *Reader {
 	if tables == nil {
 		tables = &model.Tables{}
 	}
-	r := &Reader{tables: tables, known: map[string]*model.ProfileTable{}}
-	r.options = jsonv2.JoinOptions(v1Semantics, jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(r.table)))
-	return r
+	return &Reader{tables: tables, known: map[string]*model.ProfileTable{}}
 }
 
 // Load reads and checks the snapshot file at path.
@@ -110,14 +105,52 @@ type anySchema struct {
 	ProfileTables map[string][]v3.GIProfile `json:"profile_tables"`
 }
 
-// onePass is anySchema with each node-wide table read by Reader.table.
+// onePass is anySchema with the node-wide tables read by tableSet.
 type onePass struct {
 	v2.Node
-	ProfileTables map[string]knownTable `json:"profile_tables"`
+	ProfileTables tableSet `json:"profile_tables"`
 }
 
-// knownTable is a node-wide table as Reader.table reads it.
-type knownTable struct{ table *model.ProfileTable }
+// tableSet reads profile_tables as encoding/json reads a map into
+// anySchema, each table by way of its reader's known tables.
+type tableSet struct {
+	r      *Reader
+	tables map[string]*model.ProfileTable
+}
+
+// UnmarshalJSONFrom reads null as no tables, and an object's tables into
+// those read before, as encoding/json reads a map.
+func (s *tableSet) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case 'n':
+		_, err := dec.ReadToken()
+		s.tables = nil
+		return err
+	case '{':
+	default:
+		return fmt.Errorf("profile_tables: %v where an object belongs", dec.PeekKind())
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	if s.tables == nil {
+		s.tables = map[string]*model.ProfileTable{}
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		id := name.String() // before dec reads on
+		t, err := s.r.table(dec)
+		if err != nil {
+			return err
+		}
+		s.tables[id] = t
+	}
+	_, err := dec.ReadToken()
+	return err
+}
 
 // decode reads a snapshot in one pass, then by its schema version.
 func (r *Reader) decode(data []byte) (*model.Node, error) {
@@ -142,37 +175,32 @@ func (r *Reader) decode(data []byte) (*model.Node, error) {
 // into the same values (FuzzOnePassAgreesWithEncodingJSON), but words its
 // errors otherwise.
 func (r *Reader) decodeOnePass(data []byte) (*v2.Node, map[string]*model.ProfileTable, error) {
-	var w onePass
-	if err := jsonv2.Unmarshal(data, &w, r.options); err != nil {
+	w := onePass{ProfileTables: tableSet{r: r}}
+	if err := jsonv2.Unmarshal(data, &w, v1Semantics); err != nil {
 		return nil, nil, err
 	}
-	tables := make(map[string]*model.ProfileTable, len(w.ProfileTables))
-	for id, t := range w.ProfileTables {
-		tables[id] = t.table
-	}
-	return &w.Node, tables, nil
+	return &w.Node, w.ProfileTables.tables, nil
 }
 
 // table reads one node-wide table: the one of the same bytes that this
 // reader has met, or one decoded and made one value with every equal one.
-func (r *Reader) table(dec *jsontext.Decoder, t *knownTable) error {
+func (r *Reader) table(dec *jsontext.Decoder) (*model.ProfileTable, error) {
 	raw, err := dec.ReadValue() // checked, and valid until dec reads on
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if known, ok := r.known[string(raw)]; ok {
-		t.table = known
-		return nil
+		return known, nil
 	}
 	var ps []v3.GIProfile
 	if err := jsonv2.Unmarshal(raw, &ps, v1Semantics); err != nil {
-		return err
+		return nil, err
 	}
-	t.table = r.tables.Intern(profiles(ps))
+	t := r.tables.Intern(profiles(ps))
 	if len(r.known) < maxKnown {
-		r.known[string(raw)] = t.table
+		r.known[string(raw)] = t
 	}
-	return nil
+	return t, nil
 }
 
 // v1Semantics decode with encoding/json's semantics, stopping at the
@@ -263,8 +291,14 @@ func gpu(i int, w *v3.GPU) (model.GPU, error) {
 	g := model.GPU{Index: *w.Index, Minor: *w.Minor, UUID: w.UUID, Name: *w.Name, PCIBusID: w.PCIBusID,
 		MemoryMiB: w.MemoryMiB, MigEnabled: w.MigEnabled, MigPending: w.MigPending, CPUAffinity: w.CPUAffinity,
 		Cores: w.Cores, PCIDeviceID: w.PCIDeviceID}
+	if len(w.NVLinks) > 0 {
+		g.NVLinks = make([]model.NVLink, 0, len(w.NVLinks))
+	}
 	for _, l := range w.NVLinks {
 		g.NVLinks = append(g.NVLinks, model.NVLink(l))
+	}
+	if len(w.MigDevices) > 0 {
+		g.MigDevices = make([]model.MigDevice, 0, len(w.MigDevices))
 	}
 	for j := range w.MigDevices {
 		m := &w.MigDevices[j]
