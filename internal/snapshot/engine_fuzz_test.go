@@ -25,6 +25,9 @@ func FuzzOnePassAgreesWithEncodingJSON(f *testing.F) {
 	f.Add([]byte(`{"schema_version": 2, "profile_tables": {"0x1": [{"id": 1e40}]}, "gpus": []}`))
 	f.Add([]byte(`{"schema_version": 3, "profile_tables": {"0x1": [{"id": 1, "placements": [{"start": 0, "size": 1}]}],
  "0x2": [{"id": 1, "placements": [{"start": 0, "size": 1}]}], "0x3": null, "0x4": [], "0x1": [{"Id": 2}]}, "gpus": []}`))
+	f.Add([]byte(`{"schema_version": 3, "Profile_Tables": {"` + "\xff" + `": [{"id": 1}], "\u0030x1": [{"id": 2}]}, "profile_tables": {"0x2": []}, "gpus": []}`))
+	f.Add([]byte(`{"schema_version": 3, "profile_tables": {"0x1": [{"id": 1}]}, "profile_tables": null, "gpus": []}`))
+	f.Add([]byte(`{"schema_version": 3, "profile_tables": [], "gpus": []}`))
 	f.Add([]byte(`{"schema_version": 1, "Hostname": "a", "HOSTNAME": "b", "gpus": [{"Index": 1, "index": null, "minor": 0, "name": "\xff\u00e9"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var std anySchema

@@ -97,9 +97,10 @@ func (r *Reader) Parse(data []byte) (*model.Node, error) {
 	return node, nil
 }
 
-// anySchema holds the keys of every schema this package reads, so that
-// one pass of encoding/json reads a snapshot of any of them: schema 3's
-// node-wide tables and schema 2's tables on each GPU.
+// anySchema holds the keys of every schema this package reads, schema
+// 3's node-wide tables and schema 2's tables on each GPU: what
+// encoding/json reads a snapshot of any of them into, for the words of a
+// refusal, and what decodeOnePass must agree with.
 type anySchema struct {
 	v2.Node
 	ProfileTables map[string][]v3.GIProfile `json:"profile_tables"`
