@@ -1,12 +1,13 @@
 module github.com/slurm-mig/slurm-mig
 
-go 1.25
+go 1.26
 
 require (
 	github.com/NVIDIA/go-nvlib v0.9.0
 	github.com/NVIDIA/go-nvml v0.13.3-1
 	github.com/NVIDIA/mig-parted v0.10.0
 	github.com/alecthomas/kong v1.17.0
+	github.com/go-json-experiment/json v1.27.2
 	github.com/google/go-cmp v0.7.0
 	github.com/rogpeppe/go-internal v1.16.0
 	golang.org/x/sys v0.26.0

@@ -33,7 +33,7 @@ func TestOutsideProgram(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	work := "go 1.25\n\nuse (\n\t" + root + "\n\t./outside\n)\n"
+	work := "go 1.26\n\nuse (\n\t" + root + "\n\t./outside\n)\n"
 	if err := os.WriteFile(filepath.Join(dir, "go.work"), []byte(work), 0o644); err != nil {
 		t.Fatal(err)
 	}

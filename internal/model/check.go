@@ -55,11 +55,18 @@ func (n *Node) checkUUIDs() error {
 
 // checkLayout finds duplicates, contradictions and values out of range.
 func (n *Node) checkLayout() error {
-	seenIndex := map[int]bool{}
-	seenMinor := map[int]bool{}
-	seenUUID := map[string]owner{}
+	if len(n.GPUs) > maxGPUs {
+		return fmt.Errorf("%d GPUs; no node has more than %d", len(n.GPUs), maxGPUs)
+	}
+	devices := len(n.GPUs) // a bound on the UUIDs and cap minors below
+	for i := range n.GPUs {
+		devices += min(len(n.GPUs[i].MigDevices), maxMigDevicesPerGPU)
+	}
+	seenIndex := make(map[int]bool, len(n.GPUs))
+	seenMinor := make(map[int]bool, len(n.GPUs))
+	seenUUID := make(map[string]owner, devices)
 	tables := checkedTables{ok: map[*ProfileTable]bool{}, byID: map[string]*ProfileTable{}}
-	capOwner := map[uint32]owner{}
+	capOwner := make(map[uint32]owner, 2*devices)
 	claimCap := func(minor *uint32, o owner) error {
 		if minor == nil {
 			return nil
@@ -81,9 +88,6 @@ func (n *Node) checkLayout() error {
 		return nil
 	}
 
-	if len(n.GPUs) > maxGPUs {
-		return fmt.Errorf("%d GPUs; no node has more than %d", len(n.GPUs), maxGPUs)
-	}
 	if err := checkHardware(n.Hardware); err != nil {
 		return err
 	}

@@ -10,6 +10,10 @@ import (
 	"reflect"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	v2 "github.com/slurm-mig/slurm-mig/internal/api/snapshot/v2"
 	v3 "github.com/slurm-mig/slurm-mig/internal/api/snapshot/v3"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
@@ -42,7 +46,13 @@ func Parse(data []byte) (*model.Node, error) {
 type Reader struct {
 	buf    []byte
 	tables *model.Tables
+	// known are the node-wide tables this reader has decoded, by their
+	// bytes: a fleet's snapshots repeat a few tables byte for byte.
+	known map[string]*model.ProfileTable
 }
+
+// maxKnown bounds Reader.known, for snapshots whose tables all differ.
+const maxKnown = 16
 
 // NewReader is a reader that interns tables in tables, or in tables of
 // its own where tables is nil.
@@ -50,7 +60,7 @@ func NewReader(tables *model.Tables) *Reader {
 	if tables == nil {
 		tables = &model.Tables{}
 	}
-	return &Reader{tables: tables}
+	return &Reader{tables: tables, known: map[string]*model.ProfileTable{}}
 }
 
 // Load reads and checks the snapshot file at path.
@@ -87,38 +97,133 @@ func (r *Reader) Parse(data []byte) (*model.Node, error) {
 	return node, nil
 }
 
-// anySchema holds the keys of every schema this package reads, so that
-// one pass of encoding/json reads a snapshot of any of them: schema 3's
-// node-wide tables and schema 2's tables on each GPU.
+// anySchema holds the keys of every schema this package reads, schema
+// 3's node-wide tables and schema 2's tables on each GPU: what
+// encoding/json reads a snapshot of any of them into, for the words of a
+// refusal, and what decodeOnePass must agree with.
 type anySchema struct {
 	v2.Node
 	ProfileTables map[string][]v3.GIProfile `json:"profile_tables"`
 }
 
-// decode reads a snapshot in one pass, then by its schema version. A
-// snapshot that does not decode is asked its version alone, so that one
-// of a schema this version does not know says so rather than what it
-// cannot decode.
+// onePass is anySchema with the node-wide tables read by tableSet.
+type onePass struct {
+	v2.Node
+	ProfileTables tableSet `json:"profile_tables"`
+}
+
+// tableSet reads profile_tables as encoding/json reads a map into
+// anySchema, each table by way of its reader's known tables.
+type tableSet struct {
+	r      *Reader
+	tables map[string]*model.ProfileTable
+}
+
+// UnmarshalJSONFrom reads null as no tables, and an object's tables into
+// those read before, as encoding/json reads a map.
+func (s *tableSet) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case 'n':
+		_, err := dec.ReadToken()
+		s.tables = nil
+		return err
+	case '{':
+	default:
+		return fmt.Errorf("profile_tables: %v where an object belongs", dec.PeekKind())
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	if s.tables == nil {
+		s.tables = map[string]*model.ProfileTable{}
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		id := name.String() // before dec reads on
+		t, err := s.r.table(dec)
+		if err != nil {
+			return err
+		}
+		s.tables[id] = t
+	}
+	_, err := dec.ReadToken()
+	return err
+}
+
+// decode reads a snapshot in one pass, then by its schema version.
 func (r *Reader) decode(data []byte) (*model.Node, error) {
-	var w anySchema
-	if err := json.Unmarshal(data, &w); err != nil {
-		var head struct {
-			SchemaVersion *int `json:"schema_version"`
-		}
-		if json.Unmarshal(data, &head) == nil {
-			if err := checkVersion(head.SchemaVersion); err != nil {
-				return nil, err
-			}
-		}
-		return nil, fmt.Errorf("not a snapshot: %v", jsonError(data, err))
+	w, tables, err := r.decodeOnePass(data)
+	if err != nil {
+		return nil, refusal(data, err)
 	}
 	if err := checkVersion(w.SchemaVersion); err != nil {
 		return nil, err
 	}
 	if *w.SchemaVersion == v3.Version {
-		return r.fromV3(&w)
+		return fromV3(w, tables)
 	}
-	return r.fromV2(&w.Node)
+	return r.fromV2(w)
+}
+
+// decodeOnePass decodes data as encoding/json decodes it into anySchema,
+// each node-wide table made one value with every equal one, on the
+// engine of encoding/json/v2: it checks the syntax as it decodes rather
+// than in a pass of its own first, and a table whose bytes this reader
+// has met is not decoded again. It accepts what encoding/json accepts,
+// into the same values (FuzzOnePassAgreesWithEncodingJSON), but words its
+// errors otherwise.
+func (r *Reader) decodeOnePass(data []byte) (*v2.Node, map[string]*model.ProfileTable, error) {
+	w := onePass{ProfileTables: tableSet{r: r}}
+	if err := jsonv2.Unmarshal(data, &w, v1Semantics); err != nil {
+		return nil, nil, err
+	}
+	return &w.Node, w.ProfileTables.tables, nil
+}
+
+// table reads one node-wide table: the one of the same bytes that this
+// reader has met, or one decoded and made one value with every equal one.
+func (r *Reader) table(dec *jsontext.Decoder) (*model.ProfileTable, error) {
+	raw, err := dec.ReadValue() // checked, and valid until dec reads on
+	if err != nil {
+		return nil, err
+	}
+	if known, ok := r.known[string(raw)]; ok {
+		return known, nil
+	}
+	var ps []v3.GIProfile
+	if err := jsonv2.Unmarshal(raw, &ps, v1Semantics); err != nil {
+		return nil, err
+	}
+	t := r.tables.Intern(profiles(ps))
+	if len(r.known) < maxKnown {
+		r.known[string(raw)] = t
+	}
+	return t, nil
+}
+
+// v1Semantics decode with encoding/json's semantics, stopping at the
+// first error met.
+var v1Semantics = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false))
+
+// refusal says why data is not a snapshot, in encoding/json's words. A
+// snapshot is first asked its version alone, so that one of a schema this
+// version does not know says so rather than what it cannot decode.
+func refusal(data []byte, err error) error {
+	var head struct {
+		SchemaVersion *int `json:"schema_version"`
+	}
+	if json.Unmarshal(data, &head) == nil {
+		if err := checkVersion(head.SchemaVersion); err != nil {
+			return err
+		}
+	}
+	if stdErr := json.Unmarshal(data, new(anySchema)); stdErr != nil {
+		err = stdErr
+	}
+	return fmt.Errorf("not a snapshot: %v", jsonError(data, err))
 }
 
 func checkVersion(version *int) error {
@@ -133,11 +238,7 @@ func checkVersion(version *int) error {
 
 // fromV3 makes the node of a schema 3 snapshot: each GPU takes the table
 // filed under its PCI device id.
-func (r *Reader) fromV3(w *anySchema) (*model.Node, error) {
-	tables := make(map[string]*model.ProfileTable, len(w.ProfileTables))
-	for id, t := range w.ProfileTables {
-		tables[id] = r.tables.Intern(profiles(t))
-	}
+func fromV3(w *v2.Node, tables map[string]*model.ProfileTable) (*model.Node, error) {
 	n := node(w.SchemaVersion, w.Hostname, w.DriverVersion, w.Hardware, len(w.GPUs))
 	for i := range w.GPUs {
 		g, err := gpu(i, &w.GPUs[i].GPU)
@@ -191,8 +292,14 @@ func gpu(i int, w *v3.GPU) (model.GPU, error) {
 	g := model.GPU{Index: *w.Index, Minor: *w.Minor, UUID: w.UUID, Name: *w.Name, PCIBusID: w.PCIBusID,
 		MemoryMiB: w.MemoryMiB, MigEnabled: w.MigEnabled, MigPending: w.MigPending, CPUAffinity: w.CPUAffinity,
 		Cores: w.Cores, PCIDeviceID: w.PCIDeviceID}
+	if len(w.NVLinks) > 0 {
+		g.NVLinks = make([]model.NVLink, 0, len(w.NVLinks))
+	}
 	for _, l := range w.NVLinks {
 		g.NVLinks = append(g.NVLinks, model.NVLink(l))
+	}
+	if len(w.MigDevices) > 0 {
+		g.MigDevices = make([]model.MigDevice, 0, len(w.MigDevices))
 	}
 	for j := range w.MigDevices {
 		m := &w.MigDevices[j]
