@@ -1,6 +1,7 @@
 package slurmtest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -212,8 +214,32 @@ func shortTempDir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		killSteps(dir)
+		os.RemoveAll(dir)
+	})
 	return dir
+}
+
+// killSteps kills the slurmstepd processes of the cluster in dir (their
+// SLURM_CONF, slurmd's, is there). Stopping slurmd does not reach them: a
+// step whose job ended as slurmd stopped would retry its completion for
+// good, and reach a later test's daemons on the same port.
+func killSteps(dir string) {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(filepath.Join(p, "cmdline"))
+		if err != nil || !bytes.HasPrefix(cmdline, []byte("slurmstepd")) {
+			continue
+		}
+		environ, err := os.ReadFile(filepath.Join(p, "environ"))
+		if err != nil || !bytes.Contains(append([]byte{0}, environ...), []byte("\x00SLURM_CONF="+dir+"/")) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // nodeState is what `scontrol show node -o` says of the node.
