@@ -222,7 +222,7 @@ func shortTempDir(t *testing.T) string {
 }
 
 // killSteps kills the slurmstepd processes of the cluster in dir (their
-// SLURM_CONF, slurmd's, is there). Stopping slurmd does not reach them: a
+// SLURM_CONF, slurmd's, or their working directory is there). Stopping slurmd does not reach them: a
 // step whose job ended as slurmd stopped would retry its completion for
 // good, and reach a later test's daemons on the same port.
 func killSteps(dir string) {
@@ -232,8 +232,13 @@ func killSteps(dir string) {
 		if err != nil || !bytes.HasPrefix(cmdline, []byte("slurmstepd")) {
 			continue
 		}
-		environ, err := os.ReadFile(filepath.Join(p, "environ"))
-		if err != nil || !bytes.Contains(append([]byte{0}, environ...), []byte("\x00SLURM_CONF="+dir+"/")) {
+		// A step of a release's chroot has no SLURM_CONF; its working
+		// directory is the cluster's, seen through the chroot's mounts.
+		environ, _ := os.ReadFile(filepath.Join(p, "environ"))
+		cwd, _ := os.Readlink(filepath.Join(p, "cwd"))
+		cwd = strings.TrimSuffix(cwd, " (deleted)")
+		if !bytes.Contains(append([]byte{0}, environ...), []byte("\x00SLURM_CONF="+dir+"/")) &&
+			!strings.HasSuffix(cwd, "/"+filepath.Base(dir)) && !strings.Contains(cwd, "/"+filepath.Base(dir)+"/") {
 			continue
 		}
 		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
