@@ -159,17 +159,12 @@ func (c *cluster) reconfigureGPU(job string, idx []int, want string) bool {
 		c.t.Fatalf("scontrol reconfigure: %v\n%s", err, out)
 	}
 	took := !release.Before(reconfigureGresSince)
-	var n nodeState
-	c.waitFor("the node after scontrol reconfigure", func() (bool, string) {
-		out, _ := c.command(context.Background(), "scontrol", "show", "node", "-o", c.host).CombinedOutput()
-		line := strings.TrimSpace(string(out))
-		_, reason, _ := strings.Cut(line, " Reason=")
-		n = nodeState{state: field(line, "State"), gres: field(line, "Gres"), reason: reason}
+	n := c.waitNode(func(n nodeState) bool {
 		if took {
-			return n.gres == want && n.state == "MIXED", line
+			return n.gres == want && n.state == "MIXED"
 		}
-		return strings.Contains(n.state, "DRAIN") && strings.Contains(n.reason, "count too low (0 < 2)"), line
-	})
+		return strings.Contains(n.state, "DRAIN") && strings.Contains(n.reason, "count too low (0 < 2)")
+	}, "after scontrol reconfigure")
 	after := c.jobState(job)
 	c.t.Logf("scontrol reconfigure: node State=%s Gres=%s Reason=%s; job %s", n.state, n.gres, n.reason, after)
 	if field(after, "JobState") != "RUNNING" || fmt.Sprint(c.jobIndicesOf(after)) != fmt.Sprint(idx) {
