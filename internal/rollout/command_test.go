@@ -136,6 +136,11 @@ func TestJournalRecord(t *testing.T) {
 	j.Record(&e, t0.Add(time.Hour))
 	e.Node = "gpu02"
 	j.Record(&e, t0.Add(-time.Hour))
+	// A run killed between Record and Remove records the change again.
+	j.Record(&e, t0.Add(-time.Hour))
+	if data, _ := os.ReadFile(filepath.Join(dir, changesLog)); strings.Count(string(data), "\n") != 3 {
+		t.Errorf("changes.log:\n%s\nwant three lines", data)
+	}
 	last, err := j.LastChanges()
 	if err != nil || !last["gpu01"].Equal(t0.Add(time.Hour)) || !last["gpu02"].Equal(t0.Add(-time.Hour)) {
 		t.Errorf("%v, %v", last, err)

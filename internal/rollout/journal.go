@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -141,18 +142,28 @@ const changesLog = "changes.log"
 // needs only the last few hours).
 const maxChangesLog = 1 << 20
 
-// Record appends a finished change to the record.
+// Record appends a finished change to the record, unless its line is
+// there already: a run killed between Record and Remove repeats it.
 func (j *Journal) Record(e *Entry, at time.Time) error {
 	path := filepath.Join(j.Dir, changesLog)
+	line := fmt.Sprintf("%s %s %s %s\n", at.UTC().Format(time.RFC3339), e.Node, e.Config, strings.ReplaceAll(e.Outcome, " ", "_"))
 	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
 	if fi, err := os.Stat(path); err == nil && fi.Size() > maxChangesLog {
 		flags |= os.O_TRUNC
+	} else if err == nil {
+		data, err := fileio.ReadFile(path, 2*maxChangesLog, "the journal's record of changes")
+		if err != nil {
+			return err
+		}
+		if bytes.HasPrefix(data, []byte(line)) || bytes.Contains(data, []byte("\n"+line)) {
+			return nil
+		}
 	}
 	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	_, err = fmt.Fprintf(f, "%s %s %s %s\n", at.UTC().Format(time.RFC3339), e.Node, e.Config, strings.ReplaceAll(e.Outcome, " ", "_"))
+	_, err = f.WriteString(line)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

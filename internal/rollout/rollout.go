@@ -87,8 +87,9 @@ type Store interface {
 	Entries() ([]Entry, error)
 	Save(e *Entry) error
 	Remove(node string) error
-	// Record notes a finished change (done or rolled back): the policy's
-	// dwell counts from it.
+	// Record notes a finished change (done or rolled back) as finished
+	// at: the policy's dwell counts from it. The same e and at again (a
+	// run killed before Remove) add nothing.
 	Record(e *Entry, at time.Time) error
 }
 
@@ -324,7 +325,9 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 					return err
 				}
 			}
-			if err := c.Store.Record(e, c.Now()); err != nil {
+			// The resume step's start, not now: a run that repeats
+			// the step records the same line, which the store keeps once.
+			if err := c.Store.Record(e, e.Since); err != nil {
 				return err
 			}
 			c.say(e.Node, e.Step, "resumed", e.Outcome)
@@ -422,7 +425,13 @@ func registered(e *Entry, st slurmhost.Node, gres string) bool {
 		return false
 	}
 	before, err := time.ParseInLocation(timeLayout, e.SlurmdBefore, time.Local)
-	return err != nil || now.After(before)
+	if err != nil {
+		// slurmctld knew no start then (None: restarted, or slurmd
+		// down). The step's start is the controller's clock: a skew
+		// can only refuse a registration, never take an old one.
+		before = e.Since
+	}
+	return now.After(before)
 }
 
 // timeLayout is how scontrol prints times.

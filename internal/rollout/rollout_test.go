@@ -32,6 +32,7 @@ type world struct {
 	gres         string // the config whose counts slurmctld holds
 	slurmdUp     bool
 	slurmdStart  time.Time
+	startUnknown bool // slurmctld restarted with slurmd down: it shows SlurmdStartTime=None
 	drained      bool
 	reason       string
 	jobs         int
@@ -84,7 +85,11 @@ func (w *world) Node(name string) (slurmhost.Node, error) {
 	if reason != "" {
 		reason += " [root@2026-11-28T10:00:00]"
 	}
-	return slurmhost.Node{Gres: counts[w.gres], State: state, Reason: reason, SlurmdStart: w.slurmdStart.Format(timeLayout)}, nil
+	start := w.slurmdStart.Format(timeLayout)
+	if w.startUnknown {
+		start = "None"
+	}
+	return slurmhost.Node{Gres: counts[w.gres], State: state, Reason: reason, SlurmdStart: start}, nil
 }
 
 func (w *world) Drain(name, reason string) error {
@@ -121,12 +126,12 @@ func (w *world) Change(node, config string) error {
 	}
 	w.layout = config
 	w.tick("slurm.conf and slurmctld")
-	w.gres = config
+	w.gres, w.startUnknown = config, true
 	w.tick("slurmd start")
 	if w.slurmdBroken {
 		return fmt.Errorf("gave up after 600s waiting for: registered")
 	}
-	w.slurmdUp, w.slurmdStart = true, w.now
+	w.slurmdUp, w.slurmdStart, w.startUnknown = true, w.now, false
 	w.tick("script resume")
 	w.drained, w.reason = false, ""
 	return nil
@@ -143,9 +148,13 @@ func (w *world) Save(e *Entry) error {
 	return nil
 }
 
+// Record keeps a line once, as the journal does.
 func (w *world) Record(e *Entry, at time.Time) error {
 	w.tick("record")
-	w.recorded = append(w.recorded, e.Node+" "+e.Outcome)
+	line := at.Format(time.RFC3339) + " " + e.Node + " " + e.Outcome
+	if !slices.Contains(w.recorded, line) {
+		w.recorded = append(w.recorded, line)
+	}
 	return nil
 }
 
@@ -231,9 +240,9 @@ func TestRolloutKilledAnywhere(t *testing.T) {
 		if total < 10 {
 			t.Fatalf("a clean run took %d actions", total)
 		}
-		want := "all-balanced"
+		want, outcome := "all-balanced", "done"
 		if fault != "" {
-			want = "all-1g"
+			want, outcome = "all-1g", "rolled back to all-1g"
 		}
 		for k := 1; k <= total; k++ {
 			w := newWorld(t)
@@ -247,6 +256,10 @@ func TestRolloutKilledAnywhere(t *testing.T) {
 			if len(w.entries) != 0 || w.layout != want || w.gres != want || w.drained || !w.slurmdUp || len(w.violations) > 0 {
 				t.Errorf("%s killed before action %d of %d: entries %v, layout %s, counts %s, drained %v (%s), slurmd up %v, violations %v\n%s",
 					fault, k, total, w.entries, w.layout, w.gres, w.drained, w.reason, w.slurmdUp, w.violations, strings.Join(events, "\n"))
+			}
+			// One line in changes.log, however often the resume ran.
+			if len(w.recorded) != 1 || !strings.HasSuffix(w.recorded[0], " gpu01 "+outcome) {
+				t.Errorf("%s killed before action %d of %d: recorded %q, want one line for %q", fault, k, total, w.recorded, outcome)
 			}
 		}
 	}
@@ -350,6 +363,31 @@ func TestRolloutRefusesChangeWithoutWayBack(t *testing.T) {
 	ch.WasGres = counts["all-balanced"] // slurmctld holds other counts
 	if out, _ := w.controller(&events).Run([]Change{ch}); !slices.Equal(out.Skipped, []string{"gpu01"}) || w.ticks != 0 {
 		t.Fatalf("%+v, %d actions", out, w.ticks)
+	}
+}
+
+// TestRegisteredNeedsAStartSinceTheStep: a step that began when
+// slurmctld knew no slurmd start (None) takes the step's own start as
+// the before, so a slurmd that was up all along is not the change's.
+func TestRegisteredNeedsAStartSinceTheStep(t *testing.T) {
+	since := time.Date(2026, 11, 28, 10, 0, 0, 0, time.Local)
+	gres := counts["all-balanced"]
+	for _, c := range []struct {
+		before, start string
+		want          bool
+	}{
+		{"2026-11-28T09:00:00", "2026-11-28T10:00:05", true},
+		{"2026-11-28T09:00:00", "2026-11-28T09:00:00", false},
+		{"None", "2026-11-28T10:00:05", true},
+		{"None", "2026-11-28T09:59:00", false}, // up since before the step
+		{"None", "None", false},
+		{"", "2026-11-28T09:59:00", false},
+	} {
+		e := &Entry{Since: since, SlurmdBefore: c.before}
+		st := slurmhost.Node{Gres: gres, State: "IDLE+DRAIN", SlurmdStart: c.start}
+		if got := registered(e, st, gres); got != c.want {
+			t.Errorf("slurmd before %q, now %q: registered = %v, want %v", c.before, c.start, got, c.want)
+		}
 	}
 }
 
