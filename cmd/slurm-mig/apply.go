@@ -56,10 +56,9 @@ func (c *rebalanceCmd) apply(e *env, journal *rollout.Journal, p *rebalance.Prop
 			fmt.Fprintf(e.stdout, "%s %s %s: %s%s\n", ev.Time.Format(rebalance.TimeLayout), ev.Node, ev.Step, ev.What, detail)
 		},
 	}
-	out, err := ctl.Run(rolloutChanges(p, nodes))
-	if err != nil {
-		return err
-	}
+	// What the run did is printed even when one node's step erred: the
+	// journal's other changes went on.
+	out, runErr := ctl.Run(rolloutChanges(p, nodes))
 	if c.JSON {
 		if err := enc.Encode(struct {
 			Outcome rollout.Outcome `json:"outcome"`
@@ -72,6 +71,9 @@ func (c *rebalanceCmd) apply(e *env, journal *rollout.Journal, p *rebalance.Prop
 		return err
 	}); err != nil {
 		return err
+	}
+	if runErr != nil {
+		return runErr
 	}
 	if out.Troubled() {
 		return kongrun.Status(1)

@@ -142,7 +142,9 @@ type Controller struct {
 // Run advances the journal's changes, then starts those of changes that
 // fit the limit. A failed change in the journal stops new ones: an
 // admin looks first. An error is an I/O error of the journal or of
-// slurmctld; the journal then still says where each node stands.
+// slurmctld; the journal then still says where each node stands. One
+// node's error does not hold back the others' changes in the journal,
+// but no new change starts in that run.
 func (c *Controller) Run(changes []Change) (Outcome, error) {
 	var out Outcome
 	entries, err := c.Store.Entries()
@@ -150,11 +152,14 @@ func (c *Controller) Run(changes []Change) (Outcome, error) {
 		return out, err
 	}
 	inFlight, failed := map[string]bool{}, 0
+	var errs []error
 	for i := range entries {
 		e := &entries[i]
 		inFlight[e.Node] = true
 		if err := c.advance(e, &out); err != nil {
-			return out, err
+			c.say(e.Node, e.Step, "error", err.Error())
+			errs = append(errs, fmt.Errorf("node %s, step %s: %w", e.Node, e.Step, err))
+			continue
 		}
 		if e.Step == StepFailed {
 			failed++
@@ -165,13 +170,17 @@ func (c *Controller) Run(changes []Change) (Outcome, error) {
 		if inFlight[ch.Node] {
 			continue
 		}
-		if failed > 0 {
-			c.say(ch.Node, StepDrain, "skipped", "a failed change waits for an admin: no new change starts")
-			out.Skipped = append(out.Skipped, ch.Node)
-			continue
+		why := ""
+		switch {
+		case len(errs) > 0:
+			why = "a change in the journal could not go on: no new change starts"
+		case failed > 0:
+			why = "a failed change waits for an admin: no new change starts"
+		case busy >= c.Limits.MaxNodes:
+			why = fmt.Sprintf("%d nodes in change already, the most at once", busy)
 		}
-		if busy >= c.Limits.MaxNodes {
-			c.say(ch.Node, StepDrain, "skipped", fmt.Sprintf("%d nodes in change already, the most at once", busy))
+		if why != "" {
+			c.say(ch.Node, StepDrain, "skipped", why)
 			out.Skipped = append(out.Skipped, ch.Node)
 			continue
 		}
@@ -183,7 +192,13 @@ func (c *Controller) Run(changes []Change) (Outcome, error) {
 			busy++
 		}
 	}
-	return out, nil
+	switch len(errs) {
+	case 0:
+		return out, nil
+	case 1:
+		return out, errs[0]
+	}
+	return out, fmt.Errorf("%d changes in the journal could not go on (each is logged above); the first: %w", len(errs), errs[0])
 }
 
 // start takes a new change: the node must be in service with the counts

@@ -44,6 +44,7 @@ type world struct {
 	changeRuns   int
 	entries      map[string]Entry
 	recorded     []string
+	unreachable  string // a node slurmctld will not show
 	violations   []string
 }
 
@@ -71,6 +72,9 @@ func (w *world) check(what string) {
 
 // Slurm.
 func (w *world) Node(name string) (slurmhost.Node, error) {
+	if name == w.unreachable {
+		return slurmhost.Node{}, fmt.Errorf("scontrol show node %s: Invalid node name specified", name)
+	}
 	state := "IDLE"
 	if w.jobs > 0 {
 		state = "MIXED"
@@ -348,6 +352,32 @@ func TestRolloutLeavesOthersDrains(t *testing.T) {
 	w.drained, w.reason = false, "" // the admin resumes it
 	if out, _ := c.Run(nil); !slices.Equal(out.Abandoned, []string{"gpu01"}) || w.drained || len(w.entries) != 0 || w.changeRuns != 0 {
 		t.Fatalf("admin's resume: %+v, drained %v, entries %v, runs %d", out, w.drained, w.entries, w.changeRuns)
+	}
+}
+
+// TestRolloutOneNodesErrorHoldsNoOther: a change in the journal whose
+// node slurmctld will not show (removed from slurm.conf, say) is an
+// error of the run, but the journal's other changes go on, and no new
+// change starts.
+func TestRolloutOneNodesErrorHoldsNoOther(t *testing.T) {
+	w := newWorld(t)
+	w.unreachable = "gpu00"
+	gone := toBalanced
+	gone.Node = "gpu00"
+	w.entries["gpu00"] = Entry{Change: gone, Step: StepWait, Started: w.now, Since: w.now}
+	w.entries["gpu01"] = Entry{Change: toBalanced, Step: StepDrain, Started: w.now, Since: w.now}
+	other := toBalanced
+	other.Node = "gpu02"
+	var events []string
+	out, err := w.controller(&events).Run([]Change{other})
+	if err == nil || !strings.Contains(err.Error(), "node gpu00, step wait: scontrol show node gpu00: Invalid node name") {
+		t.Errorf("error %v, want gpu00's", err)
+	}
+	if !slices.Equal(out.Done, []string{"gpu01"}) || w.layout != "all-balanced" || !slices.Equal(out.Skipped, []string{"gpu02"}) {
+		t.Errorf("outcome %+v, layout %s\n%s", out, w.layout, strings.Join(events, "\n"))
+	}
+	if _, kept := w.entries["gpu00"]; !kept || !strings.Contains(strings.Join(events, "\n"), "gpu00 wait: error scontrol show node gpu00") {
+		t.Errorf("gpu00's entry kept %v; events:\n%s", kept, strings.Join(events, "\n"))
 	}
 }
 
