@@ -62,6 +62,8 @@ type options struct {
 	// unit says how many make a node, for the per-node figures.
 	granularity string
 	unit        int
+	// notes is where a note on the trace goes (stderr; nil: nowhere).
+	notes io.Writer
 }
 
 func main() {
@@ -103,6 +105,7 @@ func main() {
 	flag.Parse()
 	flag.Visit(func(f *flag.Flag) { o.loadSet = o.loadSet || f.Name == "load" })
 	o.dyn.lim = lim
+	o.notes = os.Stderr
 	if err := run(o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "simulator:", err)
 		os.Exit(2)
@@ -121,6 +124,10 @@ func workloadNames() string {
 type fleetDef struct {
 	types   []string // Slurm GRES types, lower case
 	configs []config
+	// sizes are the types' shares of a GPU, for a trace that asks for a
+	// fraction of one; sized says which types have one.
+	sizes []size
+	sized []bool
 }
 
 func loadFleet(o options) (*fleetDef, error) {
@@ -176,6 +183,7 @@ func loadFleet(o options) (*fleetDef, error) {
 			}
 		}
 	}
+	f.sizes, f.sized = sizesOf(f.types, gpu.MigProfiles())
 	for _, op := range opts.Configs {
 		c := config{name: op.Config, counts: make([]int, len(f.types))}
 		for _, g := range op.Counts {
@@ -237,8 +245,15 @@ func profileOf(typ string) string {
 
 // resolve maps a trace's profile to a type of the fleet: the type
 // itself, its profile (1g.10gb), a generator's prefix (1g.: the
-// smallest such profile), or a whole GPU's model name.
+// smallest such profile), a whole GPU's model name, or a share of one
+// GPU from 0 to 1 (byFraction).
 func (f *fleetDef) resolve(profile string) (int, bool) {
+	if share, ok := gpuFraction(profile); ok {
+		if share <= 0 || share > 1 {
+			return -1, false
+		}
+		return f.byFraction(share)
+	}
 	p := strings.ToLower(profile)
 	best := -1
 	for t, typ := range f.types {
@@ -290,7 +305,15 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 	in := &instance{wanted: make([]bool, len(f.types))}
 	unknown := map[string]int{}
 	first := map[string]int{}
+	outside, outsideLine := 0, 0
 	for _, r := range raw {
+		if share, ok := gpuFraction(r.profile); ok && (share <= 0 || share > 1) {
+			// No GPU, or several: outside a model of one device a job.
+			if outside++; outsideLine == 0 {
+				outsideLine = r.line
+			}
+			continue
+		}
 		t, ok := f.resolve(r.profile)
 		if !ok {
 			if unknown[r.profile] == 0 {
@@ -316,10 +339,13 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 			where = fmt.Sprintf("%s:%d", o.trace, first[p])
 		}
 		more := ""
-		if n := len(raw) - len(in.jobs) - 1; n > 0 {
+		if n := len(raw) - len(in.jobs) - outside - 1; n > 0 {
 			more = fmt.Sprintf(" (%d more jobs ask for profiles it lacks)", n)
 		}
-		return nil, fmt.Errorf("%s: no config offers profile %q on the GPUs of %s: want a MIG profile like 1g.10gb or a whole GPU's model name%s", where, p, o.snapshot, more)
+		return nil, fmt.Errorf("%s: no config offers profile %q on the GPUs of %s: want a MIG profile like 1g.10gb, a whole GPU's model name, or a share of one GPU like 0.25%s", where, p, o.snapshot, more)
+	}
+	if outside > 0 && o.notes != nil && seed == o.seed {
+		fmt.Fprintf(o.notes, "simulator: %s: %d jobs ask for no GPU or for more than one (the first at line %d): left out, a job here runs on one device\n", o.trace, outside, outsideLine)
 	}
 	if len(in.jobs) == 0 {
 		return nil, fmt.Errorf("%s: no jobs", nameOf(o))

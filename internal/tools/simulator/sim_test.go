@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -150,12 +151,13 @@ func TestReadTrace(t *testing.T) {
 		t.Errorf("unknown profile: %v, want an error naming 5g.50gb and unknown.csv:2", err)
 	}
 	// Rows as a converted public trace may have them: a byte order mark,
-	// a quoted model name holding a comma, whole GPUs, a GPU fraction
-	// left unmapped, an empty profile. Each bad row is named file:line.
+	// a quoted model name holding a comma, whole GPUs, GPU fractions,
+	// an empty profile. Each bad row is named file:line.
 	for _, c := range []struct{ name, body, want string }{
 		{"bom.csv", "\ufeffsubmit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n", ""},
 		{"comma.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,\"NVIDIA H100 80GB HBM3\"\n2,2,3,\"a,b\"\n", "comma.csv:3:"},
-		{"frac.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n\n# a comment\n2,2,3,0.5\n", "frac.csv:5:"},
+		{"frac.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n\n# a comment\n2,2,3,0.5\n", ""},
+		{"gpus.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,2\n2,2,3,0\n", "no jobs"},
 		{"empty.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,2,3,\n", "empty.csv:3:"},
 		{"fields.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100,1\n", "fields.csv:2:"},
 		{"quote.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n1,2,3,\"h100\n", "quote.csv:3:"},
@@ -183,5 +185,72 @@ func TestReadTrace(t *testing.T) {
 		} else if p == "1g." && f.types[typ] != "h100_1g.10gb" {
 			t.Errorf("generator size 1g. is %s, want h100_1g.10gb", f.types[typ])
 		}
+	}
+}
+
+// TestGPUFraction: a trace's share of a GPU gets the MIG device, of the
+// fleet's configs, with the fewest compute slices that cover it (to the thousandth, as public
+// traces give shares), a whole GPU for 1; a job of no GPU or several is
+// left out, with one note for the trace.
+func TestGPUFraction(t *testing.T) {
+	o := testOptions()
+	f, err := loadFleet(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		share string
+		want  string
+	}{
+		{"0.1", "h100_1g.10gb"},
+		{"0.143", "h100_1g.10gb"}, // one seventh, in thousandths
+		{"0.15", "h100_2g.20gb"},
+		{"0.286", "h100_2g.20gb"},
+		{"0.3", "h100_3g.40gb"},
+		{"0.429", "h100_3g.40gb"},
+		{"0.5", "h100_7g.80gb"}, // testdata/h100-configs.yaml has no 4g.40gb
+		{"0.6", "h100_7g.80gb"},
+		{"0.999", "h100_7g.80gb"},
+		{"1", "h100"},
+		{"1.0", "h100"},
+	} {
+		typ, ok := f.resolve(c.share)
+		if !ok || f.types[typ] != c.want {
+			got := "none"
+			if ok {
+				got = f.types[typ]
+			}
+			t.Errorf("share %s: %s, want %s", c.share, got, c.want)
+		}
+	}
+	for _, share := range []string{"0", "-0.5", "2", "1.5", "NaN", "Inf"} {
+		if typ, ok := f.resolve(share); ok {
+			t.Errorf("share %s: %s, want none", share, f.types[typ])
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "shares.csv")
+	var b strings.Builder
+	b.WriteString("submit_min,duration_min,time_limit_min,profile\n")
+	for i := range 400 {
+		share := []string{"0.1", "0.25", "0.5", "1", "2", "0"}[i%6]
+		fmt.Fprintf(&b, "%d,30,60,%s\n", i, share)
+	}
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	var notes strings.Builder
+	o.trace, o.notes = path, &notes
+	in, err := makeInstance(o, f, o.seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.jobs) != 268 {
+		t.Errorf("%d jobs, want the 268 of one GPU or less", len(in.jobs))
+	}
+	if want := "shares.csv: 132 jobs ask for no GPU or for more than one (the first at line 6): left out"; !strings.Contains(notes.String(), want) || strings.Count(notes.String(), "\n") != 1 {
+		t.Errorf("notes %q, want one line with %q", notes.String(), want)
+	}
+	notes.Reset()
+	if _, err := makeInstance(o, f, o.seed+1); err != nil || notes.Len() != 0 {
+		t.Errorf("a later seed: %v, notes %q: want the note once", err, notes.String())
 	}
 }
