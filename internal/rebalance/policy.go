@@ -164,7 +164,7 @@ func Decide(s PolicyState, lim PolicyLimits) []Move {
 			}
 			ready := n.EmptyIn + lim.Reconfig
 			for k := range s.Configs {
-				if k == n.Config || sameVec(s.Configs[k], s.Configs[n.Config]) || !keepsLongRun(s, n.Config, k, moved, lim) {
+				if k == n.Config || sameVec(s.Configs[k], s.Configs[n.Config]) || !keepsLongRun(s, n.Config, k, moved, lim) || !servesBacklog(s, n.Config, k) {
 					continue
 				}
 				try := make([][]segment, nt)
@@ -200,6 +200,18 @@ func Decide(s PolicyState, lim PolicyLimits) []Move {
 		draining++
 	}
 	return moves
+}
+
+// servesBacklog says whether the change from config a to b adds
+// devices of a type with jobs pending now: a burst the layout already
+// started is no demand to take a node for.
+func servesBacklog(s PolicyState, a, b int) bool {
+	for t := range s.Types {
+		if s.Configs[b][t] > s.Configs[a][t] && s.Backlog[t] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // keepsLongRun says whether every type the change from config a to b

@@ -38,6 +38,23 @@ func TestDecideFollowsShift(t *testing.T) {
 	}
 }
 
+// A change adds devices only for a type with jobs pending now: a burst
+// of arrivals that the layout started at once is no demand to bet a
+// node on (on a public trace of shared GPUs, such bets had whole-GPU
+// jobs wait 30 times longer). With the same rates and a backlog, the
+// idle node changes.
+func TestDecideServesOnlyABacklog(t *testing.T) {
+	s := policyFleet([]int{0, 0, 1}, [][]int{{40, 0}, {0, 0}, {0, 2}})
+	s.Rate, s.LongRate, s.Mean, s.Backlog = []float64{0.05, 0.6}, []float64{0.3, 0.25}, []float64{60, 60}, []int{0, 0}
+	if m := Decide(s, DefaultPolicyLimits()); len(m) != 0 {
+		t.Errorf("no backlog: moves %+v, want none", m)
+	}
+	s.Backlog = []int{0, 3}
+	if m := Decide(s, DefaultPolicyLimits()); len(m) != 1 || m[0].Node != 1 || m[0].Config != 1 {
+		t.Errorf("a backlog of 3: moves %+v, want node 1 to config 1", m)
+	}
+}
+
 // A change that would leave a type short of its long-run demand is not
 // made, however much the recent rates favour it: the 7g jobs paused, and
 // they come back (the forecast blends to the long-run rates, and
