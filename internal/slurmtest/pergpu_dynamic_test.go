@@ -140,6 +140,23 @@ func TestPerGPUDynamicNode(t *testing.T) {
 			if out, err := c.command(context.Background(), "scontrol", "delete", "nodename="+host).CombinedOutput(); err == nil {
 				t.Errorf("scontrol delete nodename=%s with a job running: %s; want it refused", host, out)
 			}
+			// Once empty, with slurmd stopped, it is deleted, and slurmd
+			// registers the new layout: the way docs/repartition.md gives.
+			if out, err := c.command(context.Background(), "scancel", "--full", "--user=root").CombinedOutput(); err != nil {
+				t.Fatalf("scancel: %v %s", err, out)
+			}
+			c.waitNode(func(n nodeState) bool { return strings.HasPrefix(n.state, "IDLE") }, "IDLE once its jobs ended")
+			c.stopDaemon("slurmd")
+			if out, err := c.command(context.Background(), "scontrol", "delete", "nodename="+host).CombinedOutput(); err != nil {
+				t.Fatalf("scontrol delete nodename=%s, empty and slurmd stopped: %v %s", host, err, out)
+			}
+			c.start("slurmd", "-D", "-Z", "--conf", nodeConf("c", len(tc.files)))
+			want := fmt.Sprintf("gpu:a:2,gpu:c:%d", len(tc.files))
+			n = c.waitNode(func(n nodeState) bool { return strings.HasPrefix(n.state, "IDLE") && n.gres == want }, "IDLE with Gres="+want)
+			if drained(n) {
+				t.Errorf("registered anew: State=%s Reason=%s, want it in service", n.state, n.reason)
+			}
+			c.startsOnGPU1("c", len(tc.files))
 		})
 	}
 }

@@ -188,14 +188,19 @@ var pergpuRequeueSince = slurmconf.Version{Major: 22, Minor: 5, Micro: -1}
 // its exit for a death.
 func (c *cluster) restart(name string, args ...string) {
 	c.t.Helper()
+	c.stopDaemon(name)
+	c.start(name, args...)
+}
+
+// stopDaemon stops the daemon called name and takes it off the list.
+func (c *cluster) stopDaemon(name string) {
 	for i, d := range c.daemons {
 		if d.name == name && !d.exited() {
 			d.stop()
 			c.daemons = append(c.daemons[:i], c.daemons[i+1:]...)
-			break
+			return
 		}
 	}
-	c.start(name, args...)
 }
 
 // startLoopJob submits a batch job asking for gres that runs until the
