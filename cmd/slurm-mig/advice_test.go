@@ -59,3 +59,14 @@ func TestSay(t *testing.T) {
 		}
 	}
 }
+
+// state --from without --state says the fact, and what to pass apart.
+func TestStateFromWithoutStateCarriesItsHint(t *testing.T) {
+	t.Setenv("SLURM_MIG_STATE", "/nonexistent/devices.json")
+	err := (&stateCmd{sourceFlags: sourceFlags{From: "s.json"}}).Run(nil)
+	var h advice.Hinter
+	if err == nil || err.Error() != "state --from writes the snapshot's devices" || !errors.As(err, &h) ||
+		h.Hint() != ": name the file with --state (the default, /nonexistent/devices.json, is this node's own state, which env reads)" {
+		t.Errorf("err %v; want the fact, and the hint apart", err)
+	}
+}

@@ -259,7 +259,8 @@ func (c *stateCmd) Run(e *env) error {
 	if c.From != "" && c.State == "" {
 		// As gen -o and node -o with --from: the default place is this
 		// node's own state, which its TaskProlog reads.
-		return fmt.Errorf("state --from writes the snapshot's devices: name the file with --state (the default, %s, is this node's own state, which env reads)", jobenv.StatePath("", os.Getenv))
+		return flagError("state --from writes the snapshot's devices",
+			fmt.Sprintf(": name the file with --state (the default, %s, is this node's own state, which env reads)", jobenv.StatePath("", os.Getenv)))
 	}
 	rep, warnings, err := e.build.WriteState(c.From, c.NodeName, c.State)
 	e.warnAll(warnings)

@@ -34,10 +34,11 @@ type holders gpuusers.Report
 func (h holders) WriteText(w io.Writer) error {
 	lines := gpuusers.Report(h).Lines()
 	if len(lines) == 0 {
-		lines = []string{"nothing holds the NVIDIA devices"}
+		lines = []gpuusers.Line{{Text: "nothing holds the NVIDIA devices"}}
 	}
 	for _, l := range lines {
-		if _, err := fmt.Fprintln(w, l); err != nil {
+		// A line's hint follows it, as say puts an error's after it.
+		if _, err := fmt.Fprintln(w, l.Text+l.Hint); err != nil {
 			return err
 		}
 	}

@@ -170,7 +170,23 @@ func (c *rebalanceCmd) byPolicy(in rebalance.SlurmInput) (*rebalance.Proposal, e
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.History, err)
 	}
+	heldHints(p, in.Nodes)
 	return p, nil
+}
+
+// heldHints gives each node the policy holds for the fleet's own reason
+// the fleet's hint too: the policy's proposal carries the reason alone.
+func heldHints(p *rebalance.Proposal, nodes []rebalance.Node) {
+	byName := make(map[string]*rebalance.Node, len(nodes))
+	for i := range nodes {
+		byName[nodes[i].Name] = &nodes[i]
+	}
+	for i := range p.Held {
+		h := &p.Held[i]
+		if n := byName[h.Node]; n != nil && h.Hint == "" && h.Why == n.Why {
+			h.Hint = n.Hint
+		}
+	}
 }
 
 // readInput reads a file, or standard input for "-".
@@ -233,10 +249,11 @@ func (p proposal) writeWhy(w io.Writer) error {
 	var reasons []string
 	nodes := map[string][]string{}
 	for _, h := range p.Held {
-		if nodes[h.Why] == nil {
-			reasons = append(reasons, h.Why)
+		why := h.Why + h.Hint // the hint after the reason, as say puts it
+		if nodes[why] == nil {
+			reasons = append(reasons, why)
 		}
-		nodes[h.Why] = append(nodes[h.Why], h.Node)
+		nodes[why] = append(nodes[why], h.Node)
 	}
 	for _, why := range reasons {
 		if _, err := fmt.Fprintf(w, "held %s: %s\n", slurmconf.CompressHostlist(nodes[why]), why); err != nil {
@@ -251,10 +268,17 @@ func (p proposal) writeWhy(w io.Writer) error {
 	return nil
 }
 
+// WriteJSON says a held node's hint in its "why", after the reason, as
+// the text does: one line for people (drift's verdict does the same).
 func (p proposal) WriteJSON(w io.Writer) error {
+	out := *p.Proposal
+	out.Held = make([]rebalance.Held, len(p.Held))
+	for i, h := range p.Held {
+		out.Held[i] = rebalance.Held{Node: h.Node, Why: h.Why + h.Hint}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(p.Proposal)
+	return enc.Encode(&out)
 }
 
 // explanation prints why each pending MIG job waits, a line a job.

@@ -162,9 +162,16 @@ func parseModules(data []byte) []Module {
 	return out
 }
 
+// Line is one line of a report: what holds the GPU, or what the report
+// may miss, and what would help (with its leading separator), apart.
+type Line struct {
+	Text string
+	Hint string
+}
+
 // Lines says, a line each, what holds the GPU.
-func (r Report) Lines() []string {
-	var out []string
+func (r Report) Lines() []Line {
+	var out []Line
 	for _, u := range r.Users {
 		what := u.Command
 		if u.What != "" && u.What != u.Command {
@@ -174,17 +181,17 @@ func (r Report) Lines() []string {
 		if u.Harmless {
 			line += "; harmless: mig-parted's hooks leave it running"
 		}
-		out = append(out, line)
+		out = append(out, Line{Text: line})
 	}
 	for _, m := range r.Modules {
 		line := fmt.Sprintf("module %s has %d users", m.Name, m.Users)
 		if len(m.UsedBy) > 0 {
 			line += " (" + strings.Join(m.UsedBy, ", ") + ")"
 		}
-		out = append(out, line+": a display or framebuffer console holds the GPU")
+		out = append(out, Line{Text: line + ": a display or framebuffer console holds the GPU"})
 	}
 	if r.Unreadable > 0 {
-		out = append(out, fmt.Sprintf("the open files of %d processes could not be read: run as root", r.Unreadable))
+		out = append(out, Line{Text: fmt.Sprintf("the open files of %d processes could not be read", r.Unreadable), Hint: ": run as root"})
 	}
 	return out
 }

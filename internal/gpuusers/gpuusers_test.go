@@ -64,7 +64,11 @@ func TestFind(t *testing.T) {
 	if !r.Busy() {
 		t.Error("not busy")
 	}
-	lines := strings.Join(r.Lines(), "\n")
+	var texts []string
+	for _, l := range r.Lines() {
+		texts = append(texts, l.Text)
+	}
+	lines := strings.Join(texts, "\n")
 	for _, s := range []string{"pid 100 (nv-hostengine: DCGM's host engine (nvidia-dcgm.service)) has /dev/nvidia0, /dev/nvidiactl open",
 		"pid 300 (nvidia-persistenced) has /dev/nvidiactl open; harmless", "module nvidia_drm has 2 users"} {
 		if !strings.Contains(lines, s) {
@@ -109,5 +113,15 @@ func TestFindReadsRealFds(t *testing.T) {
 	}
 	if len(r.Users) != 1 || r.Users[0].PID != os.Getpid() || strings.Join(r.Users[0].Devices, ",") != "/dev/nvidia0" {
 		t.Errorf("%+v: want this process with /dev/nvidia0", r)
+	}
+}
+
+// A report that may miss processes says so, and what would help apart:
+// the line reads whole without the hint.
+func TestLinesUnreadableHint(t *testing.T) {
+	lines := Report{Unreadable: 3}.Lines()
+	want := []Line{{Text: "the open files of 3 processes could not be read", Hint: ": run as root"}}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

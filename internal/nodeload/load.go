@@ -116,7 +116,7 @@ func (l *Loader) Snapshot() (*model.Node, Warnings, error) {
 		return nil, warnings, err
 	}
 	if err := l.processes(node); errors.As(err, new(*nvmlread.NVMLError)) {
-		warnings = append(warnings, fmt.Errorf("%v; the snapshot records no compute processes", err))
+		warnings = append(warnings, fmt.Errorf("%w; the snapshot records no compute processes", err))
 	} else if err != nil {
 		return nil, warnings, err
 	}

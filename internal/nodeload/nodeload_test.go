@@ -2,6 +2,8 @@ package nodeload
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -207,4 +209,64 @@ func TestSnapshotWithoutCoresOrHardware(t *testing.T) {
 	if err := tree.Hardware(node); err == nil || !strings.HasPrefix(err.Error(), "CPU topology: topology: open ") {
 		t.Errorf("under a --root tree: Hardware: %v; want the tree's CPU topology read", err)
 	}
+}
+
+// vanishing is NVML where the GPU's MIG devices are gone once discovery
+// has walked their handles: a MIG layout changed between the two reads.
+type vanishing struct {
+	nvml.Interface
+	walked *int
+}
+
+func (v vanishing) DeviceGetHandleByIndex(i int) (nvml.Device, nvml.Return) {
+	d, ret := v.Interface.DeviceGetHandleByIndex(i)
+	return vanishingDevice{d, v.walked}, ret
+}
+
+type vanishingDevice struct {
+	nvml.Device
+	walked *int
+}
+
+func (d vanishingDevice) GetMigDeviceHandleByIndex(j int) (nvml.Device, nvml.Return) {
+	max, _ := d.Device.GetMaxMigDeviceCount()
+	if *d.walked++; *d.walked > max {
+		return nil, nvml.ERROR_NOT_FOUND
+	}
+	return d.Device.GetMigDeviceHandleByIndex(j)
+}
+
+// A snapshot whose MIG device vanished before its processes were read
+// warns of it, and carries what would help apart: the warning reads whole
+// without it.
+func TestSnapshotWarningCarriesTheHint(t *testing.T) {
+	fake, err := nvmlfake.New(&nvmlfake.Fixture{GPUs: []nvmlfake.GPU{{Minor: 0, UUID: "GPU-00000000-0000-4000-8000-000000000000",
+		Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:07:00.0", MigMode: "enabled",
+		MigDevices: []nvmlfake.MigDevice{{GI: 7, Profile: "1g.10gb", UUID: "MIG-00000000-0000-4000-8000-000000000001"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	caps := filepath.Join(root, "proc/driver/nvidia-caps")
+	if err := os.MkdirAll(caps, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(caps, "mig-minors"), []byte("config 1\nmonitor 2\ngpu0/gi7/access 84\ngpu0/gi7/ci0/access 85\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, warned, err := loader(t, vanishing{fake, new(int)}, root).Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "nvml: GPU 0 (minor 0, 00000000:07:00.0): reading compute processes: a MIG device vanished since discovery (is the MIG layout being changed?); the snapshot records no compute processes"
+	for _, w := range warned {
+		if w.Error() != want {
+			continue
+		}
+		if h := (advice.Hinter)(nil); !errors.As(w, &h) || h.Hint() != "; run again when it is done" {
+			t.Errorf("%v: want the hint %q apart", w, "; run again when it is done")
+		}
+		return
+	}
+	t.Errorf("warnings %q; want %q", warned, want)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
@@ -114,14 +115,19 @@ func (e *Evaluator) options(n *model.Node, shared bool) (*Options, error) {
 		var refusal *migplan.Refusal
 		switch {
 		case errors.As(err, &refusal):
-			opts.Refused = append(opts.Refused, Refused{Config: sel.Name, Why: refusal.Error()})
+			r := Refused{Config: sel.Name, Why: refusal.Error()}
+			if h := advice.Hinter(nil); errors.As(err, &h) {
+				r.Hint = h.Hint()
+			}
+			opts.Refused = append(opts.Refused, r)
 			continue
 		case err != nil:
 			return nil, err
 		}
 		if g := plan.OwnLayout(); shared && g != nil {
 			opts.Refused = append(opts.Refused, Refused{Config: sel.Name,
-				Why: fmt.Sprintf("it leaves GPU %d (%s) as it is, so its counts are each node's own; give the node's own snapshot", g.Index, g.Name)})
+				Why:  fmt.Sprintf("it leaves GPU %d (%s) as it is, so its counts are each node's own", g.Index, g.Name),
+				Hint: "; give the node's own snapshot"})
 			continue
 		}
 		slurm, err := plan.Counts("", e.Gres)
@@ -243,7 +249,8 @@ func Fleet(snaps []*model.Node, hw []migplan.Hardware, states map[string]NodeSta
 			if !k.layouts[layoutKey(st.Gres)] {
 				n.Options = nil
 				if n.Why == "" {
-					n.Why = fmt.Sprintf("its Gres=%s is no layout of the GPUs of %s (now or under an allowed config): give the node's own snapshot", slurmconf.GresList(st.Gres), h.Spec)
+					n.Why = fmt.Sprintf("its Gres=%s is no layout of the GPUs of %s (now or under an allowed config)", slurmconf.GresList(st.Gres), h.Spec)
+					n.Hint = ": give the node's own snapshot"
 				}
 			}
 			nodes = append(nodes, n)

@@ -258,14 +258,14 @@ NodeName=gpu05 Gres=gpu:h100:1 State=MIXED GresUsed=gpu:h100:1(IDX:0) AllocTRES=
 	}
 	got := map[string]string{}
 	for _, n := range nodes {
-		got[n.Name] = slurmconf.GresList(n.Current) + " | " + n.Why
+		got[n.Name] = slurmconf.GresList(n.Current) + " | " + n.Why + " | " + n.Hint
 	}
 	want := map[string]string{
-		"gpu01": "gpu:h100:1 | ",
-		"gpu02": "gpu:h100_3g.40gb:2 | ",
-		"gpu03": "gpu:a100:1 | its Gres=gpu:a100:1 is no layout of the GPUs of gpu[01-05]=h100.json (now or under an allowed config): give the node's own snapshot",
-		"gpu04": "gpu:h100:2 | its Gres=gpu:h100:2 is no layout of the GPUs of gpu[01-05]=h100.json (now or under an allowed config): give the node's own snapshot",
-		"gpu05": "gpu:h100:1 | 1 GPUs in use by running jobs",
+		"gpu01": "gpu:h100:1 |  | ",
+		"gpu02": "gpu:h100_3g.40gb:2 |  | ",
+		"gpu03": "gpu:a100:1 | its Gres=gpu:a100:1 is no layout of the GPUs of gpu[01-05]=h100.json (now or under an allowed config) | : give the node's own snapshot",
+		"gpu04": "gpu:h100:2 | its Gres=gpu:h100:2 is no layout of the GPUs of gpu[01-05]=h100.json (now or under an allowed config) | : give the node's own snapshot",
+		"gpu05": "gpu:h100:1 | 1 GPUs in use by running jobs | ",
 	}
 	if len(got) != len(want) {
 		t.Errorf("nodes %v", got)
@@ -278,10 +278,16 @@ NodeName=gpu05 Gres=gpu:h100:1 State=MIXED GresUsed=gpu:h100:1(IDX:0) AllocTRES=
 	opts := nodes[0].Options
 	var refused []string
 	for _, r := range opts.Refused {
-		refused = append(refused, r.Config+": "+r.Why)
+		refused = append(refused, r.Config+": "+r.Why+" | "+r.Hint)
 	}
-	if len(opts.Configs) != 4 || len(refused) != 3 || refused[2] != "gpu1-only: it leaves GPU 0 (NVIDIA H100 80GB HBM3) as it is, so its counts are each node's own; give the node's own snapshot" {
+	if len(opts.Configs) != 4 || len(refused) != 3 || refused[2] != "gpu1-only: it leaves GPU 0 (NVIDIA H100 80GB HBM3) as it is, so its counts are each node's own | ; give the node's own snapshot" {
 		t.Errorf("configs %v, refused %q", opts.Configs, refused)
+	}
+	// A held node's hint travels to the proposal apart from its reason.
+	for _, h := range Propose(nodes, nil, lim).Held {
+		if (h.Node == "gpu03" || h.Node == "gpu04") && (strings.Contains(h.Why, "snapshot\"") || h.Hint != ": give the node's own snapshot") {
+			t.Errorf("held %+v: want the hint apart from the reason", h)
+		}
 	}
 	// The same proposal as from each node's own snapshot: gpu01, whole,
 	// turns to seven 1g.10gb; gpu02's 3g.40gb serve the 3g.40gb job.
@@ -343,5 +349,41 @@ func TestNodeKindTables(t *testing.T) {
 	c.GPUs[0].Profiles = &model.ProfileTable{Profiles: ps}
 	if ka, kb, kc := e.nodeKind(a), e.nodeKind(b), e.nodeKind(c); ka != kb || ka == kc {
 		t.Errorf("kinds: a %q, b %q, c %q", ka, kb, kc)
+	}
+}
+
+// A config migplan refuses with a hint of its own (a snapshot of schema
+// 1: take a new one) keeps it, apart from the refusal's message.
+func TestEvaluatorKeepsTheRefusalsHint(t *testing.T) {
+	cfg, err := migplan.ParseConfig("mig.yaml", []byte(`version: v1
+mig-configs:
+  filtered:
+    - devices: all
+      device-filter: "0x233010DE"
+      mig-enabled: true
+      mig-devices:
+        "1g.10gb": 7
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := cfg.Select("filtered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := h100Node(t, "gpu01.example")
+	for i := range n.GPUs {
+		n.GPUs[i].PCIDeviceID = "" // as a snapshot of schema 1 has it
+	}
+	e := &Evaluator{Gres: gresgen.Options{TypeStyle: gresgen.StyleModel}, Configs: []*migplan.Selected{sel}}
+	_, opts, err := e.Node(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Refused{Config: "filtered",
+		Why:  `mig.yaml:4: config "filtered": GPU 0 (NVIDIA H100 80GB HBM3): its PCI device id is unknown (a snapshot of schema 1?), so the entry's device-filter cannot be matched`,
+		Hint: "; take a new snapshot"}
+	if len(opts.Configs) != 0 || len(opts.Refused) != 1 || opts.Refused[0] != want {
+		t.Errorf("configs %v, refused %+v; want %+v", opts.Configs, opts.Refused, want)
 	}
 }

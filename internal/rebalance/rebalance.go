@@ -55,6 +55,9 @@ type Node struct {
 	// Why is why the node may not change ("" when it may): busy GPUs,
 	// a state out of service, no state known.
 	Why string
+	// Hint is what would help the node change, apart from Why, with its
+	// leading separator ("" for none).
+	Hint string
 	// Options are the configs the node may take, with the counts each
 	// gives it; nodes of one kind share them.
 	Options *Options
@@ -73,10 +76,12 @@ type Option struct {
 	Counts []slurmconf.GresCount
 }
 
-// Refused is a config a node cannot hold, and why (migplan's refusal).
+// Refused is a config a node cannot hold, and why (migplan's refusal),
+// with what would help apart (advice.Hinter's words, "" for none).
 type Refused struct {
 	Config string `json:"config"`
 	Why    string `json:"why"`
+	Hint   string `json:"-"`
 }
 
 // Limits bound a proposal.
@@ -136,10 +141,13 @@ func (n *Node) ConfigNow() string {
 	return ""
 }
 
-// Held is a node left as it is, and why.
+// Held is a node left as it is, and why, with what would help apart
+// (its leading separator included; "" for none), which the printer says
+// after Why.
 type Held struct {
 	Node string `json:"node"`
 	Why  string `json:"why"`
+	Hint string `json:"-"`
 }
 
 // demandJob is a job of the demand: one type, a count, on one node.
@@ -196,7 +204,7 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 		}
 		switch {
 		case n.Why != "":
-			p.Held = append(p.Held, Held{n.Name, n.Why})
+			p.Held = append(p.Held, Held{n.Name, n.Why, n.Hint})
 		case offersAny(n.Current, wanted):
 			for _, c := range n.Current {
 				room[strings.ToLower(c.Type)] += c.Count

@@ -25,6 +25,10 @@ func (e *NVMLError) Cause() string {
 	return e.Op + ": " + why
 }
 
+// runAgain is the hint of a MIG device that vanished while read: the
+// layout is being changed, and a later run reads the result.
+const runAgain = "; run again when it is done"
+
 func nvmlError(op string, ret nvml.Return) error { return &NVMLError{Op: op, Ret: ret} }
 
 // NoNVMLLibrary reports whether err is NVML's library missing: a host

@@ -13,6 +13,7 @@ import (
 	"github.com/NVIDIA/go-nvlib/pkg/nvlib/device"
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/cpulist"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/model"
@@ -232,8 +233,8 @@ func readMigDevice(nvlib device.Interface, gpu *model.GPU, handleIndex int, mig 
 		if ret == nvml.ERROR_NOT_FOUND || ret == nvml.ERROR_INVALID_ARGUMENT {
 			// The handle was there a moment ago: instances are being
 			// created or destroyed right now. A later run sees the result.
-			return model.MigDevice{}, &NVMLError{Op: where + ": reading " + what, Ret: ret,
-				Why: "the MIG device vanished while being read (is the MIG layout being changed?); run again when it is done"}
+			return model.MigDevice{}, advice.Hinted(&NVMLError{Op: where + ": reading " + what, Ret: ret,
+				Why: "the MIG device vanished while being read (is the MIG layout being changed?)"}, runAgain)
 		}
 		return model.MigDevice{}, nvmlError(where+": reading "+what, ret)
 	}

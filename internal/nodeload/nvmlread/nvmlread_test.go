@@ -1,6 +1,7 @@
 package nvmlread
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
@@ -100,24 +102,38 @@ func TestDeviceErrorsNameTheDevice(t *testing.T) {
 	for _, c := range []struct {
 		gpu  nvmlfake.GPU
 		want string
+		hint string // what would help, apart from the message
 	}{
-		{nvmlfake.GPU{Errors: map[string]string{"GetUUID": "ERROR_GPU_IS_LOST"}}, "nvml: GPU 0: reading its UUID: ERROR_GPU_IS_LOST"},
-		{nvmlfake.GPU{Errors: map[string]string{"GetMigMode": "ERROR_UNKNOWN"}}, "nvml: GPU 0: reading its MIG mode: ERROR_UNKNOWN"},
+		{nvmlfake.GPU{Errors: map[string]string{"GetUUID": "ERROR_GPU_IS_LOST"}}, "nvml: GPU 0: reading its UUID: ERROR_GPU_IS_LOST", ""},
+		{nvmlfake.GPU{Errors: map[string]string{"GetMigMode": "ERROR_UNKNOWN"}}, "nvml: GPU 0: reading its MIG mode: ERROR_UNKNOWN", ""},
 		{nvmlfake.GPU{MigMode: "enabled", Errors: map[string]string{"GetMigDeviceHandleByIndex": "ERROR_UNKNOWN"}},
-			"nvml: GPU 0 (minor 5, 00000000:07:00.0): getting MIG device handle 0: ERROR_UNKNOWN"},
+			"nvml: GPU 0 (minor 5, 00000000:07:00.0): getting MIG device handle 0: ERROR_UNKNOWN", ""},
 		{nvmlfake.GPU{MigMode: "enabled", MigDevices: []nvmlfake.MigDevice{{GI: 7, Profile: "1g.10gb", UUID: "MIG-1", Errors: map[string]string{"GetAttributes": "ERROR_UNKNOWN"}}}},
-			"nvml: MIG device gpu5/gi7/ci0 (GPU 0 (minor 5, 00000000:07:00.0)): reading its attributes: ERROR_UNKNOWN"},
+			"nvml: MIG device gpu5/gi7/ci0 (GPU 0 (minor 5, 00000000:07:00.0)): reading its attributes: ERROR_UNKNOWN", ""},
 		// A MIG device destroyed between enumeration and its queries.
 		{nvmlfake.GPU{MigMode: "enabled", MigDevices: []nvmlfake.MigDevice{{GI: 7, Profile: "1g.10gb", Errors: map[string]string{"GetUUID": "ERROR_NOT_FOUND"}}}},
-			"nvml: GPU 0 (minor 5, 00000000:07:00.0): MIG device handle 0: reading its UUID: the MIG device vanished while being read (is the MIG layout being changed?); run again when it is done"},
+			"nvml: GPU 0 (minor 5, 00000000:07:00.0): MIG device handle 0: reading its UUID: the MIG device vanished while being read (is the MIG layout being changed?)",
+			"; run again when it is done"},
 	} {
 		g := c.gpu
 		g.Minor, g.Name, g.PCIBusID, g.MemoryMiB = 5, "NVIDIA A100-SXM4-80GB", "00000000:07:00.0", 81920
 		_, _, err := read(fake(t, &nvmlfake.Fixture{GPUs: []nvmlfake.GPU{g}}), t.TempDir())
-		if err == nil || err.Error() != c.want {
-			t.Errorf("err = %v\nwant %s", err, c.want)
+		if err == nil || err.Error() != c.want || hintOf(err) != c.hint {
+			t.Errorf("err = %v, hint %q\nwant %s, hint %q", err, hintOf(err), c.want, c.hint)
+		}
+		if !errors.As(err, new(*NVMLError)) {
+			t.Errorf("%v: not an NVMLError", err)
 		}
 	}
+}
+
+// hintOf is the hint err carries apart from its message, "" for none.
+func hintOf(err error) string {
+	var h advice.Hinter
+	if errors.As(err, &h) {
+		return h.Hint()
+	}
+	return ""
 }
 
 // With sysfs at hand the affinity comes from the PCI device's local_cpulist

@@ -6,6 +6,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
@@ -88,8 +89,8 @@ func readGPUProcesses(lib nvml.Interface, gpu *model.GPU) (map[string][]model.Pr
 		found++
 	}
 	if found < len(byUUID) {
-		return nil, &NVMLError{Op: gpu.Label() + ": reading compute processes", Ret: nvml.ERROR_NOT_FOUND,
-			Why: "a MIG device vanished since discovery (is the MIG layout being changed?); run again when it is done"}
+		return nil, advice.Hinted(&NVMLError{Op: gpu.Label() + ": reading compute processes", Ret: nvml.ERROR_NOT_FOUND,
+			Why: "a MIG device vanished since discovery (is the MIG layout being changed?)"}, runAgain)
 	}
 	return out, nil
 }

@@ -60,16 +60,17 @@ func TestReadProcessesErrors(t *testing.T) {
 		name   string
 		mutate func(f *nvmlfake.Fixture)
 		want   string
+		hint   string // what would help, apart from the message
 	}{
 		{"no permission", func(f *nvmlfake.Fixture) {
 			f.GPUs[1].MigDevices[1].Errors = map[string]string{"GetComputeRunningProcesses": "ERROR_NO_PERMISSION"}
-		}, "nvml: MIG device gpu1/gi7/ci0 (GPU 1 (minor 1)): reading its compute processes: ERROR_NO_PERMISSION"},
+		}, "nvml: MIG device gpu1/gi7/ci0 (GPU 1 (minor 1)): reading its compute processes: ERROR_NO_PERMISSION", ""},
 		{"vanished", func(f *nvmlfake.Fixture) {
 			f.GPUs[1].MigDevices = f.GPUs[1].MigDevices[:1]
-		}, "a MIG device vanished since discovery"},
+		}, "nvml: GPU 1 (minor 1): reading compute processes: a MIG device vanished since discovery (is the MIG layout being changed?)", "; run again when it is done"},
 		{"gpu lost", func(f *nvmlfake.Fixture) {
 			f.GPUs[1].Errors = map[string]string{"GetMaxMigDeviceCount": "ERROR_GPU_IS_LOST"}
-		}, "nvml: GPU 1 (minor 1): counting MIG devices: ERROR_GPU_IS_LOST"},
+		}, "nvml: GPU 1 (minor 1): counting MIG devices: ERROR_GPU_IS_LOST", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			node, _, err := read(fake(t, processFixture()), t.TempDir())
@@ -79,8 +80,11 @@ func TestReadProcessesErrors(t *testing.T) {
 			f := processFixture()
 			tc.mutate(f)
 			err = ReadProcesses(fake(t, f), node)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got %v, want %q", err, tc.want)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || hintOf(err) != tc.hint {
+				t.Errorf("got %v, hint %q; want %q, hint %q", err, hintOf(err), tc.want, tc.hint)
+			}
+			if tc.hint != "" && err.Error() != tc.want {
+				t.Errorf("got %q, want %q: the hint apart", err, tc.want)
 			}
 			for _, m := range node.GPUs[1].MigDevices {
 				if m.Processes != nil {
