@@ -170,23 +170,7 @@ func (c *rebalanceCmd) byPolicy(in rebalance.SlurmInput) (*rebalance.Proposal, e
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.History, err)
 	}
-	heldHints(p, in.Nodes)
 	return p, nil
-}
-
-// heldHints gives each node the policy holds for the fleet's own reason
-// the fleet's hint too: the policy's proposal carries the reason alone.
-func heldHints(p *rebalance.Proposal, nodes []rebalance.Node) {
-	byName := make(map[string]*rebalance.Node, len(nodes))
-	for i := range nodes {
-		byName[nodes[i].Name] = &nodes[i]
-	}
-	for i := range p.Held {
-		h := &p.Held[i]
-		if n := byName[h.Node]; n != nil && h.Hint == "" && h.Why == n.Why {
-			h.Hint = n.Hint
-		}
-	}
 }
 
 // readInput reads a file, or standard input for "-".

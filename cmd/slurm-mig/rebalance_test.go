@@ -35,15 +35,3 @@ func TestProposalSaysTheHeldHintAfterTheReason(t *testing.T) {
 		t.Errorf("WriteJSON changed the proposal: %+v", p.Held[0])
 	}
 }
-
-// The policy's proposal holds a node for the fleet's reason; the fleet's
-// hint for it is said too, and only for that reason.
-func TestHeldHintsOfThePolicy(t *testing.T) {
-	why := "its Gres=gpu:a100:1 is no layout of the GPUs of h100.json"
-	nodes := []rebalance.Node{{Name: "gpu03", Why: why, Hint: ": give the node's own snapshot"}, {Name: "gpu04", Why: why, Hint: ": give the node's own snapshot"}}
-	p := &rebalance.Proposal{Held: []rebalance.Held{{Node: "gpu03", Why: why}, {Node: "gpu04", Why: "state IDLE+DRAIN"}}}
-	heldHints(p, nodes)
-	if p.Held[0].Hint != ": give the node's own snapshot" || p.Held[1].Hint != "" {
-		t.Errorf("held %+v", p.Held)
-	}
-}

@@ -144,10 +144,10 @@ func buildSlurmState(in SlurmInput, w Windows) slurmState {
 				nn.Busy[t] += u.Count
 			}
 		}
-		why := ""
+		why, hint := "", ""
 		switch {
 		case !known || n.Options == nil:
-			why = n.Why
+			why, hint = n.Why, n.Hint
 		case st.OutOfService() != "":
 			why = st.OutOfService()
 		case n.Options != ref:
@@ -160,11 +160,11 @@ func buildSlurmState(in SlurmInput, w Windows) slurmState {
 			// are on their way, and it takes no other change.
 			for k, o := range out.configs {
 				if o.Config == target {
-					nn.Draining, nn.Target, why = true, k, ""
+					nn.Draining, nn.Target, why, hint = true, k, "", ""
 				}
 			}
 			if !nn.Draining {
-				why = "changing to " + target + ", none of the allowed configs"
+				why, hint = "changing to "+target+", none of the allowed configs", ""
 			}
 		}
 		if t, ok := in.LastChange[name]; ok {
@@ -172,7 +172,7 @@ func buildSlurmState(in SlurmInput, w Windows) slurmState {
 		}
 		if why != "" {
 			nn.Held = true
-			out.held = append(out.held, Held{Node: name, Why: why})
+			out.held = append(out.held, Held{Node: name, Why: why, Hint: hint})
 		}
 		nodes[i] = nn
 	}

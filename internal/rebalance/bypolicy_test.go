@@ -218,6 +218,17 @@ func TestProposeByPolicyFollowsShift(t *testing.T) {
 	if len(p.Held) != 1 || p.Held[0].Node != "gpu02" || p.Held[0].Why != "state IDLE+DRAIN" {
 		t.Errorf("held %+v, want gpu02 for its state", p.Held)
 	}
+	// A node the fleet holds with a hint (no layout of its kind) keeps
+	// the hint apart from its reason.
+	n := &in.Nodes[0]
+	n.Options, n.Why, n.Hint = nil, "its Gres=gpu:1g:56 is no layout of the GPUs of h100.json", ": give the node's own snapshot"
+	if p, err = ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	want := Held{Node: "gpu01", Why: n.Why, Hint: n.Hint}
+	if !slices.Contains(p.Held, want) {
+		t.Errorf("held %+v, want %+v", p.Held, want)
+	}
 }
 
 // A history whose GPU jobs name no type of the nodes (accounting that
