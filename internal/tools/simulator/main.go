@@ -64,6 +64,9 @@ type options struct {
 	unit        int
 	// notes is where a note on the trace goes (stderr; nil: nowhere).
 	notes io.Writer
+	// realPeriods makes a generator's periods (8 h phases, 6 h random
+	// mixes, the day) minutes of the rescaled run, not of arrivals.
+	realPeriods bool
 }
 
 func main() {
@@ -101,6 +104,7 @@ func main() {
 	flag.Float64Var(&lim.MinGainShare, "min-gain-share", lim.MinGainShare, "least share of the forecast waiting saved for a change")
 	flag.Float64Var(&o.oracle, "oracle", 0, "also print a bound: the best static layout of each slot of this many minutes, switched instantly (text output)")
 	flag.StringVar(&o.granularity, "granularity", "node", "what changes its layout at once: node, or gpu (one GPU drains and changes while the node's other GPUs keep running; the static layouts are then per GPU too)")
+	flag.BoolVar(&o.realPeriods, "real-periods", false, "a generator's periods (8 h phases, 6 h random mixes, the day) are minutes of the run at the load asked for; without it they are minutes at one arrival a minute, before the load rescales time")
 	flag.BoolVar(&o.json, "json", false, "print one JSON object per policy and seed, a line each")
 	flag.Parse()
 	flag.Visit(func(f *flag.Flag) { o.loadSet = o.loadSet || f.Name == "load" })
@@ -298,8 +302,29 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 		}
 		// At one job a minute: the time scale comes from the load below,
 		// so make enough for the run at the load asked for.
-		if raw, err = generate(o.workload, seed, 1.3*(warm+meas+cool)*o.load*float64(o.nodes*o.gpus)*2/o.mean, o.mean); err != nil {
+		per := 1.0
+		if raw, err = generate(o.workload, seed, 1.3*(warm+meas+cool)*o.load*float64(o.nodes*o.gpus)*2/o.mean, o.mean, per); err != nil {
 			return nil, err
+		}
+		// With real periods, the periods are counted in minutes at the
+		// rate the load gives (jobs a minute). That rate depends on the
+		// average mix, which depends on how the periods fall: a few
+		// draws of the same seed settle it.
+		for range 8 {
+			if !o.realPeriods {
+				break
+			}
+			rate, err := rateAtLoad(o, f, raw)
+			if err != nil {
+				return nil, err
+			}
+			if math.Abs(rate-per) < 0.005*rate {
+				break
+			}
+			per = rate
+			if raw, err = generate(o.workload, seed, 1.3*(warm+meas+cool)*o.load*float64(o.nodes*o.gpus)*2/o.mean, o.mean, per); err != nil {
+				return nil, err
+			}
 		}
 	}
 	in := &instance{wanted: make([]bool, len(f.types))}
@@ -401,6 +426,33 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 		return nil, fmt.Errorf("%s: no job is submitted in the measured window (minutes %g to %g of the run): set -warmup and -measure", nameOf(o), in.win.from, in.win.to)
 	}
 	return in, nil
+}
+
+// rateAtLoad is the arrival rate (jobs a minute) a generated trace has
+// once rescaled to the load asked for.
+func rateAtLoad(o options, f *fleetDef, raw []traceJob) (float64, error) {
+	var jobs []job
+	for _, r := range raw {
+		t, ok := f.resolve(r.profile)
+		if !ok {
+			return 0, fmt.Errorf("%s: no config offers profile %q on the GPUs of %s", nameOf(o), r.profile, o.snapshot)
+		}
+		jobs = append(jobs, job{submit: r.submit, dur: r.dur, typ: t})
+	}
+	if len(jobs) < 2 {
+		return 0, fmt.Errorf("%s: no jobs", nameOf(o))
+	}
+	span := jobs[len(jobs)-1].submit - jobs[0].submit
+	d := make([]float64, len(f.types))
+	for _, j := range jobs {
+		d[j.typ] += j.dur / span
+	}
+	cap, _ := capacityLP(f.configs, d, o.nodes)
+	if cap <= 0 {
+		return 0, fmt.Errorf("%s: no layout serves the trace", nameOf(o))
+	}
+	// Time is rescaled by (1/cap)/load: the rate grows by its inverse.
+	return float64(len(jobs)) / span * o.load * cap, nil
 }
 
 func nameOf(o options) string {

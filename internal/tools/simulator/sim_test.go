@@ -120,6 +120,66 @@ func TestLoadIsOfBestLayout(t *testing.T) {
 	}
 }
 
+// A generator's phases are 480 arrivals long unless -real-periods: at 16
+// nodes of 8 H100s and load 0.8 the run has some 4 arrivals a minute,
+// so a phase lasts under two hours and every 8-hour stretch holds all
+// three mixes. With -real-periods a phase lasts its 8 hours: the
+// inference phase's stretch has no 7g.80gb job at all.
+func TestRealPeriodsLastTheirMinutes(t *testing.T) {
+	o := testOptions()
+	o.warmup, o.measure, o.cooldown = 0, 1440, 0
+	f, err := loadFleet(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The 7g.80gb jobs and all jobs of each 8-hour stretch, half an
+	// hour left out at each end for the boundary's rounding.
+	slots := func(in *instance) (big, all [3]int) {
+		for _, j := range in.jobs {
+			k := int(j.submit / 480)
+			if k > 2 || math.Mod(j.submit, 480) < 30 || math.Mod(j.submit, 480) > 450 {
+				continue
+			}
+			all[k]++
+			if profileOf(f.types[j.typ]) == "7g.80gb" {
+				big[k]++
+			}
+		}
+		return big, all
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		in, err := makeInstance(o, f, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rate := float64(len(in.jobs)) / in.jobs[len(in.jobs)-1].submit; rate < 2 {
+			t.Fatalf("seed %d: %.2f arrivals a minute; the test wants a phase of 480 arrivals well under 480 minutes", seed, rate)
+		}
+		big, all := slots(in)
+		for k := range 3 {
+			if big[k] == 0 {
+				t.Errorf("seed %d, arrivals' phases: minutes %d to %d have no 7g.80gb job of %d: a whole phase", seed, 480*k, 480*(k+1), all[k])
+			}
+		}
+		o.realPeriods = true
+		in, err = makeInstance(o, f, seed)
+		o.realPeriods = false
+		if err != nil {
+			t.Fatal(err)
+		}
+		big, all = slots(in)
+		none := 0
+		for k := range 3 {
+			if big[k] == 0 && all[k] > 500 {
+				none++
+			}
+		}
+		if none != 1 {
+			t.Errorf("seed %d, -real-periods: %d of the first three 8-hour stretches without a 7g.80gb job (7g.80gb %v of %v), want 1 (the inference phase)", seed, none, big, all)
+		}
+	}
+}
+
 // A trace is read with its header, spaces, quotes and CRLF allowed; a
 // bad line is an error naming the file and line, and a profile no config
 // offers is an error naming it.

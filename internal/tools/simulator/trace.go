@@ -130,7 +130,12 @@ var (
 // generate makes a trace of the named workload over minutes, with mean
 // run mean, at one job a minute on average (the rate is scaled to the
 // load afterwards). Profiles are genSizes' prefixes; resolve maps them.
-func generate(name string, seed uint64, minutes, mean float64) ([]traceJob, error) {
+// The periods of the mix (a phase's 8 h, a random mix's 6 h, the day)
+// are per minutes of the trace's own clock: they last as long once the
+// time is rescaled only when per is the rate (jobs a minute) the
+// rescaled trace will have; per 1 leaves them in arrivals (480 jobs a
+// phase).
+func generate(name string, seed uint64, minutes, mean, per float64) ([]traceJob, error) {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	var out []traceJob
 	add := func(t float64, mix []float64, dur float64) {
@@ -147,14 +152,21 @@ func generate(name string, seed uint64, minutes, mean float64) ([]traceJob, erro
 		order := r.Perm(3)
 		mixes := [][]float64{inference, training, mixed}
 		for t := r.ExpFloat64(); t < minutes; t += r.ExpFloat64() {
-			add(t, mixes[order[int(t/480)%3]], exp())
+			add(t, mixes[order[int(t/(480*per))%3]], exp())
 		}
 	case "random":
 		var mixes [][]float64
+		// With periods in minutes of the rescaled run, the mixes come
+		// from their own stream, so that the draws that settle the rate
+		// (makeInstance) see the same mixes.
+		mr := r
+		if per != 1 {
+			mr = rand.New(rand.NewPCG(seed, 0x1111))
+		}
 		for t := r.ExpFloat64(); t < minutes; t += r.ExpFloat64() {
-			p := int(t / 360)
+			p := int(t / (360 * per))
 			for len(mixes) <= p {
-				mixes = append(mixes, dirichlet(r, 4))
+				mixes = append(mixes, dirichlet(mr, 4))
 			}
 			add(t, mixes[p], exp())
 		}
@@ -162,7 +174,7 @@ func generate(name string, seed uint64, minutes, mean float64) ([]traceJob, erro
 		// A thinned Poisson process: rate 1.5 by day (8:00 to 20:00) and
 		// 0.5 by night, one a minute on average.
 		for t := r.ExpFloat64() / 1.5; t < minutes; t += r.ExpFloat64() / 1.5 {
-			day := math.Mod(t, 1440) >= 480 && math.Mod(t, 1440) < 1200
+			day := math.Mod(t/per, 1440) >= 480 && math.Mod(t/per, 1440) < 1200
 			if day {
 				add(t, inference, exp())
 			} else if r.Float64() < 0.5/1.5 {
