@@ -167,7 +167,7 @@ func TestProposeByPolicyNoShiftNothing(t *testing.T) {
 	// one that moves a node once demand shifted (FollowsShift).
 	for _, backlog := range []int{0, 5, 20} {
 		in := policyInput(t, 0.5, 0.1, 0.5, 0.1, 0, backlog)
-		p, err := ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute)
+		p, err := ProposeByPolicy(in, DefaultWindows(), looseLimits(), 10*time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +186,7 @@ func TestProposeByPolicyNoShiftNothing(t *testing.T) {
 // 7g jobs.
 func TestProposeByPolicyFollowsShift(t *testing.T) {
 	in := policyInput(t, 0.5, 0.1, 0.2, 0.4, 360, 20)
-	p, err := ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute)
+	p, err := ProposeByPolicy(in, DefaultWindows(), looseLimits(), 10*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestProposeByPolicyFollowsShift(t *testing.T) {
 	st := in.States["gpu02"]
 	st.State = "IDLE+DRAIN"
 	in.States["gpu02"] = st
-	if p, err = ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute); err != nil {
+	if p, err = ProposeByPolicy(in, DefaultWindows(), looseLimits(), 10*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range p.Changes {
@@ -222,7 +222,7 @@ func TestProposeByPolicyFollowsShift(t *testing.T) {
 	// the hint apart from its reason.
 	n := &in.Nodes[0]
 	n.Options, n.Why, n.Hint = nil, "its Gres=gpu:1g:56 is no layout of the GPUs of h100.json", ": give the node's own snapshot"
-	if p, err = ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute); err != nil {
+	if p, err = ProposeByPolicy(in, DefaultWindows(), looseLimits(), 10*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	want := Held{Node: "gpu01", Why: n.Why, Hint: n.Hint}
@@ -238,13 +238,13 @@ func TestProposeByPolicyUntypedHistory(t *testing.T) {
 	for i := range in.History {
 		in.History[i].Type, in.History[i].GPU = "", true
 	}
-	_, err := ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute)
+	_, err := ProposeByPolicy(in, DefaultWindows(), looseLimits(), 10*time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "AccountingStorageTRES lists gres/gpu:TYPE") {
 		t.Errorf("error %v, want one naming AccountingStorageTRES", err)
 	}
 	// No jobs at all is a quiet day.
 	in.History = nil
-	if _, err := ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute); err != nil {
+	if _, err := ProposeByPolicy(in, DefaultWindows(), looseLimits(), 10*time.Minute); err != nil {
 		t.Error(err)
 	}
 }
@@ -256,7 +256,7 @@ func TestProposeByPolicyUntypedHistory(t *testing.T) {
 func TestProposeByPolicyReadsTheJournal(t *testing.T) {
 	in := policyInput(t, 0.5, 0.1, 0.2, 0.4, 360, 20)
 	in.LastChange = map[string]time.Time{"gpu02": in.Now.Add(-30 * time.Minute)}
-	p, err := ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute)
+	p, err := ProposeByPolicy(in, DefaultWindows(), looseLimits(), 10*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestProposeByPolicyReadsTheJournal(t *testing.T) {
 	st.State = "IDLE+DRAIN"
 	in.States["gpu02"] = st
 	in.Changing = map[string]string{"gpu02": "large"}
-	if p, err = ProposeByPolicy(in, DefaultWindows(), DefaultPolicyLimits(), 10*time.Minute); err != nil {
+	if p, err = ProposeByPolicy(in, DefaultWindows(), looseLimits(), 10*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Changes) != 0 || len(p.Held) != 0 {

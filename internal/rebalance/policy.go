@@ -53,7 +53,7 @@ type PolicyLimits struct {
 // DefaultPolicyLimits are the bounds the simulator's figures were
 // taken with (docs/rebalance.md).
 func DefaultPolicyLimits() PolicyLimits {
-	return PolicyLimits{Horizon: 240, MaxBusy: 0.25, MaxDraining: 2, Dwell: 120, MinGain: 120, MinGainShare: 0.2,
+	return PolicyLimits{Horizon: 240, MaxBusy: 0.25, MaxDraining: 2, Dwell: 120, MinGain: 120, MinGainShare: 0.6,
 		Reconfig: 5, Starve: 1.25, StarveSlack: 2, LongLoad: 0.7, Blend: 120, Undo: 1440}
 }
 
