@@ -189,6 +189,13 @@ func startCluster(t *testing.T, host, gresConf, nodeLine, hw string) *cluster {
 // short: shortTempDir.
 func startClusterIn(t *testing.T, dir, host, conf string) *cluster {
 	t.Helper()
+	return startClusterArgs(t, dir, host, conf, "-D")
+}
+
+// startClusterArgs is startClusterIn with slurmd's arguments (a dynamic
+// node's -Z --conf).
+func startClusterArgs(t *testing.T, dir, host, conf string, slurmdArgs ...string) *cluster {
+	t.Helper()
 	if data, err := os.ReadFile(conf); err != nil || !strings.Contains(string(data), "\nSlurmctldPort=") || !strings.Contains(string(data), "\nSlurmdPort=") {
 		// Without them the daemons take Slurm's default ports, the host's.
 		t.Fatalf("%s names no SlurmctldPort= and SlurmdPort= of freeTCPPorts (%v)", conf, err)
@@ -196,12 +203,18 @@ func startClusterIn(t *testing.T, dir, host, conf string) *cluster {
 	c := &cluster{t: t, dir: dir, host: host, env: slurmEnv(conf)}
 	t.Cleanup(c.checkLogs) // after the daemons' cleanups have stopped them
 	c.start("slurmctld", "-D", "-i")
+	c.waitSlurmctld()
+	c.start("slurmd", slurmdArgs...)
+	return c
+}
+
+// waitSlurmctld waits until slurmctld answers scontrol ping.
+func (c *cluster) waitSlurmctld() {
+	c.t.Helper()
 	c.waitFor("slurmctld to answer", func() (bool, string) {
 		out, err := c.command(context.Background(), "scontrol", "ping").CombinedOutput()
 		return err == nil && strings.Contains(string(out), "is UP"), string(out)
 	})
-	c.start("slurmd", "-D")
-	return c
 }
 
 // shortTempDir is a temporary directory with a short name: slurmd makes

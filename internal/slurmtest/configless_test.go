@@ -1,7 +1,6 @@
 package slurmtest
 
 import (
-	"context"
 	"crypto/rand"
 	"fmt"
 	"os"
@@ -170,10 +169,7 @@ func startConfigless(t *testing.T, host, gresConf string, nodeLines []string, hw
 	c := &configless{cluster: &cluster{t: t, dir: dir, host: host, env: slurmEnv(conf)}, munge: munge, ctlPort: nums[0]}
 	c.startMunged()
 	c.start("slurmctld", "-D", "-i")
-	c.waitFor("slurmctld to answer", func() (bool, string) {
-		out, err := c.command(context.Background(), "scontrol", "ping").CombinedOutput()
-		return err == nil && strings.Contains(string(out), "is UP"), string(out)
-	})
+	c.waitSlurmctld()
 	return c
 }
 

@@ -78,10 +78,7 @@ func TestPerGPU(t *testing.T) {
 				return
 			}
 			c.restart("slurmctld", "-D", "-i")
-			c.waitFor("slurmctld to answer", func() (bool, string) {
-				out, err := c.command(context.Background(), "scontrol", "ping").CombinedOutput()
-				return err == nil && strings.Contains(string(out), "is UP"), string(out)
-			})
+			c.waitSlurmctld()
 			c.restart("slurmd", "-D")
 			// Wait for slurmd's registration with the new records: before
 			// it, slurmctld may show the node MIXED with the Gres it
@@ -282,15 +279,8 @@ func TestPerGPUDynamicNode(t *testing.T) {
 			lines := append(baseConf(dir, host, p), "MaxNodeCount=4", "TreeWidth=65533",
 				"PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
 			conf := writeConfigs(t, dir, gres("b", []string{"nvidia2", "nvidia3"}), strings.Join(lines, "\n")+"\n")
-			c := &cluster{t: t, dir: dir, host: host, env: slurmEnv(conf)}
-			t.Cleanup(c.checkLogs)
+			c := startClusterArgs(t, dir, host, conf, "-D", "-Z", "--conf", nodeConf("b", 2))
 			c.allowed = append(c.allowed, logLine{"slurm", regexp.MustCompile(`.`)})
-			c.start("slurmctld", "-D", "-i")
-			c.waitFor("slurmctld to answer", func() (bool, string) {
-				out, err := c.command(context.Background(), "scontrol", "ping").CombinedOutput()
-				return err == nil && strings.Contains(string(out), "is UP"), string(out)
-			})
-			c.start("slurmd", "-D", "-Z", "--conf", nodeConf("b", 2))
 			first := c.waitNode(func(n nodeState) bool { return strings.HasPrefix(n.state, "IDLE") }, "IDLE")
 			if first.gres != "gpu:a:2,gpu:b:2" || !strings.Contains(first.state, "DYNAMIC") {
 				t.Fatalf("the dynamic node registered State=%s Gres=%s, want a DYNAMIC node of gpu:a:2,gpu:b:2", first.state, first.gres)

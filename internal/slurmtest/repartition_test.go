@@ -189,10 +189,7 @@ func TestRepartitionEarlySlurmConfRefused(t *testing.T) {
 	if out, err := r.command(context.Background(), "sh", "-c", r.slurmctldRestart()).CombinedOutput(); err != nil {
 		t.Fatalf("restarting slurmctld: %v\n%s", err, out)
 	}
-	r.waitFor("slurmctld to answer", func() (bool, string) {
-		out, err := r.command(context.Background(), "scontrol", "ping").CombinedOutput()
-		return err == nil && strings.Contains(string(out), "is UP"), string(out)
-	})
+	r.waitSlurmctld()
 	must(t, r.command(context.Background(), "scontrol", "reconfigure").Run())
 	r.waitFor("slurmctld to refuse gpu01's registration", func() (bool, string) {
 		data, _ := os.ReadFile(filepath.Join(r.dir, "slurmctld.log"))
@@ -451,10 +448,7 @@ func stopCommand(pidFile string) string {
 func (r *repartition) startSlurmctld(t *testing.T) {
 	t.Helper()
 	r.startDaemon(t, "slurmctld", slurmctldCommand, filepath.Join(r.dir, "slurmctld.pid"))
-	r.waitFor("slurmctld to answer", func() (bool, string) {
-		out, err := r.command(context.Background(), "scontrol", "ping").CombinedOutput()
-		return err == nil && strings.Contains(string(out), "is UP"), string(out)
-	})
+	r.waitSlurmctld()
 }
 
 // startSlurmd starts node's slurmd.
