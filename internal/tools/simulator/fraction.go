@@ -20,31 +20,30 @@ type size struct {
 	compute, memory float64
 	whole           bool // the type is a whole GPU (MIG off)
 	memorySlices    bool // a "+me" variant, never chosen for a fraction
+	known           bool // false: neither a whole GPU nor a profile of the table
 }
 
-// sizesOf works out each type's share from the GPU's profile table;
-// false where a type is neither a whole GPU nor a profile of the table.
-func sizesOf(types []string, table []model.GIProfile) ([]size, []bool) {
+// sizesOf works out each type's share from the GPU's profile table.
+func sizesOf(types []string, table []model.GIProfile) []size {
 	var slices int
 	var mem uint64
 	for _, p := range table {
 		slices, mem = max(slices, p.Slices), max(mem, p.MemoryMiB)
 	}
-	out, known := make([]size, len(types)), make([]bool, len(types))
+	out := make([]size, len(types))
 	for t, typ := range types {
 		if !strings.Contains(typ, "_") {
-			out[t], known[t] = size{compute: 1, memory: 1, whole: true}, true
+			out[t] = size{compute: 1, memory: 1, whole: true, known: true}
 			continue
 		}
 		for _, p := range table {
 			if strings.ToLower(p.Name) == profileOf(typ) && slices > 0 && mem > 0 {
 				out[t] = size{compute: float64(p.Slices) / float64(slices), memory: float64(p.MemoryMiB) / float64(mem),
-					memorySlices: strings.Contains(p.Name, "+")}
-				known[t] = true
+					memorySlices: strings.Contains(p.Name, "+"), known: true}
 			}
 		}
 	}
-	return out, known
+	return out
 }
 
 // gpuFraction reads a trace's profile as a share of one GPU ("0.25",
@@ -65,7 +64,7 @@ func (fl *fleetDef) byFraction(f float64) (int, bool) {
 	best, whole := -1, -1
 	for t, s := range fl.sizes {
 		switch {
-		case !fl.sized[t] || s.memorySlices:
+		case !s.known || s.memorySlices:
 		case s.whole:
 			whole = t
 		case s.compute+milli >= f:

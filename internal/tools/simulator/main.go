@@ -129,9 +129,8 @@ type fleetDef struct {
 	types   []string // Slurm GRES types, lower case
 	configs []config
 	// sizes are the types' shares of a GPU, for a trace that asks for a
-	// fraction of one; sized says which types have one.
+	// fraction of one.
 	sizes []size
-	sized []bool
 }
 
 func loadFleet(o options) (*fleetDef, error) {
@@ -187,7 +186,7 @@ func loadFleet(o options) (*fleetDef, error) {
 			}
 		}
 	}
-	f.sizes, f.sized = sizesOf(f.types, gpu.MigProfiles())
+	f.sizes = sizesOf(f.types, gpu.MigProfiles())
 	for _, op := range opts.Configs {
 		c := config{name: op.Config, counts: make([]int, len(f.types))}
 		for _, g := range op.Counts {
@@ -379,14 +378,7 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 	if span <= 0 {
 		span = 1
 	}
-	demand := func() []float64 {
-		d := make([]float64, len(f.types))
-		for _, j := range in.jobs {
-			d[j.typ] += j.dur / span
-		}
-		return d
-	}
-	cap, lp := capacityLP(f.configs, demand(), o.nodes)
+	cap, lp := capacityOf(f, in.jobs, span, o.nodes)
 	if cap <= 0 {
 		return nil, fmt.Errorf("%s: no layout serves the trace", nameOf(o))
 	}
@@ -399,7 +391,7 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 			in.jobs[i].submit = (in.jobs[i].submit - t0) * scale
 		}
 		span *= scale
-		cap, lp = capacityLP(f.configs, demand(), o.nodes)
+		cap, lp = capacityOf(f, in.jobs, span, o.nodes)
 		in.load = 1 / cap
 	}
 	in.lp = lp
@@ -428,6 +420,16 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 	return in, nil
 }
 
+// capacityOf is capacityLP of the jobs' average demand over span:
+// load 1 is that many times the demand.
+func capacityOf(f *fleetDef, jobs []job, span float64, nodes int) (float64, []float64) {
+	d := make([]float64, len(f.types))
+	for _, j := range jobs {
+		d[j.typ] += j.dur / span
+	}
+	return capacityLP(f.configs, d, nodes)
+}
+
 // rateAtLoad is the arrival rate (jobs a minute) a generated trace has
 // once rescaled to the load asked for.
 func rateAtLoad(o options, f *fleetDef, raw []traceJob) (float64, error) {
@@ -443,11 +445,7 @@ func rateAtLoad(o options, f *fleetDef, raw []traceJob) (float64, error) {
 		return 0, fmt.Errorf("%s: no jobs", nameOf(o))
 	}
 	span := jobs[len(jobs)-1].submit - jobs[0].submit
-	d := make([]float64, len(f.types))
-	for _, j := range jobs {
-		d[j.typ] += j.dur / span
-	}
-	cap, _ := capacityLP(f.configs, d, o.nodes)
+	cap, _ := capacityOf(f, jobs, span, o.nodes)
 	if cap <= 0 {
 		return 0, fmt.Errorf("%s: no layout serves the trace", nameOf(o))
 	}
