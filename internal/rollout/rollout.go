@@ -442,8 +442,9 @@ func registered(e *Entry, st slurmhost.Node, gres string) bool {
 	before, err := time.ParseInLocation(timeLayout, e.SlurmdBefore, time.Local)
 	if err != nil {
 		// slurmctld knew no start then (None: restarted, or slurmd
-		// down). The step's start is the controller's clock: a skew
-		// can only refuse a registration, never take an old one.
+		// down): the step's start stands in, on the controller's clock,
+		// which a slurmd from before the step passes only if the node's
+		// clock is ahead by more than that slurmd's age.
 		before = e.Since
 	}
 	return now.After(before)
