@@ -46,19 +46,8 @@ var a100Profiles = []model.GIProfile{
 // accounts billing times seconds; an untyped --gres=gpu:1 bills what the
 // device it got bills.
 func TestAccountingBillsByShare(t *testing.T) {
-	requireCluster(t)
-	Require(t, "sacctmgr", "sacct", "sshare")
-	testtools.Require(t, "slurmdbd", "slurmdbd")
-	testtools.Require(t, "mariadb-server", "mariadbd")
-	testtools.Require(t, "mariadb-server", "mariadb-install-db")
-	// scripts/slurm-versions.sh wraps the chroot's Slurm commands, each
-	// where slurmctld's wrapper is; a slurmdbd elsewhere is this host's,
-	// of another release than the chroot's slurmctld.
-	dbd, _ := exec.LookPath("slurmdbd")
-	ctld, _ := exec.LookPath("slurmctld")
-	if filepath.Dir(dbd) != filepath.Dir(ctld) {
-		t.Skipf("slurmdbd (%s) is not of this Slurm (%s, %s): slurmctld accounts gres TRES only with a slurmdbd of its own release", dbd, ctld, release)
-	}
+	requireAccounting(t)
+	Require(t, "sshare")
 	host := shortHostname(t)
 	dir := shortTempDir(t)
 	l := demoLayout(t)
@@ -72,12 +61,7 @@ func TestAccountingBillsByShare(t *testing.T) {
 	nodeLine := strings.TrimSpace(runSlurmMig(t, "--root", l.root, "node", "--from", snap, "--node-name", host))
 
 	p := freeTCPPorts(t, 4) // slurmctld, slurmd, slurmdbd, mariadb
-	db := startMariaDB(t, dir, p[3])
-	conf := append(baseConf(dir, host, ports{p[0], p[1]}),
-		"AccountingStorageType=accounting_storage/slurmdbd",
-		"AccountingStorageHost=127.0.0.1",
-		fmt.Sprintf("AccountingStoragePort=%d", p[2]),
-		"JobAcctGatherType=jobacct_gather/none",
+	conf := append(append(baseConf(dir, host, ports{p[0], p[1]}), accountingConf(p[2])...),
 		// A job's last stretch of usage is charged at its end only
 		// where limits are enforced (acct_policy.c calls
 		// priority_g_job_end then); without, only the decay thread's
@@ -111,25 +95,9 @@ func TestAccountingBillsByShare(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	startSlurmdbd(t, dir, host, p[2], p[3], db)
-	env := slurmEnv(confPath)
-	sacctmgr := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("sacctmgr", append([]string{"-i"}, args...)...)
-		cmd.Env = env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("sacctmgr %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	sacctmgr("add", "cluster", "slurmtest")
-	sacctmgr("add", "account", "small,whole,any")
-	sacctmgr("add", "user", "root", "account=small,whole,any")
-
+	startAccounting(t, dir, host, p[2], p[3], "small", "whole", "any")
 	c := startClusterIn(t, dir, host, confPath)
-	// slurmdbd's advice on a MariaDB tuned for a laptop, not a site.
-	c.allowed = append(c.allowed, logLine{"slurmdbd", regexp.MustCompile(`Database settings not recommended values`)},
-		// A first start with accounting, no federation state saved yet.
-		logLine{"slurmctld", regexp.MustCompile(`error: No fed_mgr state file .* to recover`)})
+	c.allowed = append(c.allowed, accountingNoise...)
 	if node := c.waitNode(registered, "to register"); node.state != "IDLE" {
 		t.Fatalf("node %s is %s (Reason=%s), want IDLE\n%s", host, node.state, node.reason, c.logs())
 	}
@@ -336,6 +304,66 @@ func checkOnlyAccountingChanged(t *testing.T, before, after string) (tres, weigh
 		t.Fatalf("slurm.conf ends %q, want an AccountingStorageTRES= line", a[len(b)-1:])
 	}
 	return tres, weights
+}
+
+// requireAccounting skips the test where this Slurm has no slurmdbd of
+// its own release, or the machine no MariaDB.
+func requireAccounting(t *testing.T) {
+	t.Helper()
+	requireCluster(t)
+	Require(t, "sacctmgr", "sacct")
+	testtools.Require(t, "slurmdbd", "slurmdbd")
+	testtools.Require(t, "mariadb-server", "mariadbd")
+	testtools.Require(t, "mariadb-server", "mariadb-install-db")
+	// scripts/slurm-versions.sh wraps the chroot's Slurm commands, each
+	// where slurmctld's wrapper is; a slurmdbd elsewhere is this host's,
+	// of another release than the chroot's slurmctld.
+	dbd, _ := exec.LookPath("slurmdbd")
+	ctld, _ := exec.LookPath("slurmctld")
+	if filepath.Dir(dbd) != filepath.Dir(ctld) {
+		t.Skipf("slurmdbd (%s) is not of this Slurm (%s, %s): slurmctld accounts gres TRES only with a slurmdbd of its own release", dbd, ctld, release)
+	}
+}
+
+// accountingConf are the slurm.conf lines of a cluster that stores its
+// accounting in the slurmdbd on port.
+func accountingConf(port int) []string {
+	return []string{
+		"AccountingStorageType=accounting_storage/slurmdbd",
+		"AccountingStorageHost=127.0.0.1",
+		fmt.Sprintf("AccountingStoragePort=%d", port),
+		"JobAcctGatherType=jobacct_gather/none",
+	}
+}
+
+// accountingNoise are the error: lines of a cluster with accounting
+// that say nothing of the test.
+var accountingNoise = []logLine{
+	// slurmdbd's advice on a MariaDB tuned for a laptop, not a site.
+	{"slurmdbd", regexp.MustCompile(`Database settings not recommended values`)},
+	// A first start with accounting, no federation state saved yet.
+	{"slurmctld", regexp.MustCompile(`error: No fed_mgr state file .* to recover`)},
+}
+
+// startAccounting starts a MariaDB on dbPort and a slurmdbd on dbdPort
+// for the cluster whose slurm.conf is in dir (written before), and adds
+// the cluster, the accounts and root as their user, before slurmctld
+// starts.
+func startAccounting(t *testing.T, dir, host string, dbdPort, dbPort int, accounts ...string) {
+	t.Helper()
+	db := startMariaDB(t, dir, dbPort)
+	startSlurmdbd(t, dir, host, dbdPort, dbPort, db)
+	sacctmgr := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("sacctmgr", append([]string{"-i"}, args...)...)
+		cmd.Env = slurmEnv(filepath.Join(dir, "slurm.conf"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("sacctmgr %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	sacctmgr("add", "cluster", "slurmtest")
+	sacctmgr("add", "account", strings.Join(accounts, ","))
+	sacctmgr("add", "user", "root", "account="+strings.Join(accounts, ","))
 }
 
 // startMariaDB makes a database of the test's own under dir, with

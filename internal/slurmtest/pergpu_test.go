@@ -147,14 +147,16 @@ func twoGPUGres(host, devs, typ1 string, files1 []string) string {
 }
 
 // startsOnGPU1 checks that a job for the new type starts at once, on the
-// changed GPU's records (indices 2 on), beside whatever still runs.
-func (c *cluster) startsOnGPU1(newType string, n int) {
+// changed GPU's records (indices 2 on), beside whatever still runs, and
+// returns its id.
+func (c *cluster) startsOnGPU1(newType string, n int) string {
 	c.t.Helper()
 	next := c.startLoopJob("gpu:" + newType + ":1")
 	got := c.jobIndicesOf(c.jobState(next))
 	if len(got) != 1 || got[0] < 2 || got[0] >= 2+n {
 		c.t.Errorf("a job for gpu:%s:1 after the change got IDX %v, want one of GPU 1's (2-%d)\n%s", newType, got, 1+n, c.jobState(next))
 	}
+	return next
 }
 
 // reconfigureGPU tells slurmctld of GPU 1's change with scontrol
