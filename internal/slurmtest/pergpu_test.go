@@ -215,16 +215,17 @@ func (c *cluster) stopDaemon(name string) {
 	}
 }
 
-// startLoopJob submits a batch job asking for gres that runs until the
-// test ends, and returns its id once it runs. Its script also ends when
+// startLoopJob submits a batch job asking for gres (and sbatch's
+// options) that runs until the test ends, and returns its id once it runs. Its script also ends when
 // the cluster's dir is gone: it outlives a killed slurmd
 // (proctrack/linuxproc), and a requeued job runs it again.
-func (c *cluster) startLoopJob(gres string) string {
+func (c *cluster) startLoopJob(gres string, options ...string) string {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	script := `touch started.$SLURM_JOB_ID; while [ -e slurm.conf ]; do sleep 0.1; done`
-	out, err := c.command(ctx, "sbatch", "--parsable", "-N1", "-n1", "--mem=1", "--gres="+gres, "-o", "/dev/null", "--chdir", c.dir, "--wrap", script).CombinedOutput()
+	args := append([]string{"--parsable", "-N1", "-n1", "--mem=1", "--gres=" + gres, "-o", "/dev/null", "--chdir", c.dir}, options...)
+	out, err := c.command(ctx, "sbatch", append(args, "--wrap", script)...).CombinedOutput()
 	job, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
 	if err != nil || job == "" {
 		c.t.Fatalf("sbatch --gres=%s: %v\n%s\n%s", gres, err, out, c.logs())
@@ -366,3 +367,140 @@ func (c *cluster) slurmdStart() string {
 // dynamicNodesSince is the first release of the matrix with dynamic
 // nodes (slurmd -Z, MaxNodeCount=): 22.05.
 var dynamicNodesSince = slurmconf.Version{Major: 22, Minor: 5, Micro: -1}
+
+// TestPerGPUKeepOff asks real Slurm how to keep jobs off a GPU while it
+// changes (step 2 of the per-GPU sequence in docs/rebalance.md), with a
+// job for GPU 1's old type pending. GPU 1 changes from b:2 to c:2 (node
+// total unchanged), slurmctld and then slurmd restarted, while a job runs
+// on GPU 0. Two ways:
+//   - placeholder: a job holding every device of GPU 1's type (gpu:b:2,
+//     a type only GPU 1 has). Up to 22.05 it runs on, on the changed
+//     devices, until cancelled, and the old type's job never runs. From
+//     24.11 slurmctld kills it as it starts with the new slurm.conf, and
+//     then starts the old type's job, before slurmd registers the new
+//     records, with no GPU at all: a job that asked for one runs without.
+//   - drain: the node drained first (running jobs run on), GPU 1 checked
+//     free, the change made, the node resumed once it registers the new
+//     records. On every release the old type's job never runs, and a job
+//     for the new type then starts on GPU 1.
+func TestPerGPUKeepOff(t *testing.T) {
+	requireCluster(t)
+	Require(t, "sbatch", "scancel")
+	host := shortHostname(t)
+	hw := hardware(t) + " RealMemory=3"
+	for _, way := range []string{"placeholder", "drain"} {
+		t.Run(way, func(t *testing.T) {
+			t.Parallel()
+			dir := shortTempDir(t)
+			devs := twoGPUDevices(t, dir)
+			p := freePorts(t)
+			nodeLine := func(typ1 string) string { return fmt.Sprintf("NodeName=%s Gres=gpu:a:2,gpu:%s:2", host, typ1) }
+			files := []string{"nvidia2", "nvidia3"}
+			conf := writeConfigs(t, dir, twoGPUGres(host, devs, "b", files), slurmConf(dir, host, nodeLine("b"), hw, p))
+			c := startClusterIn(t, dir, host, conf)
+			c.waitNode(func(n nodeState) bool { return n.state == "IDLE" }, "IDLE")
+			job := c.startLoopJob("gpu:a:1")
+			idx := c.jobIndicesOf(c.jobState(job))
+			var holder string
+			if way == "placeholder" {
+				// --no-requeue: killed by the change, it must not wait
+				// again for a type that is gone.
+				holder = c.startLoopJob("gpu:b:2", "--no-requeue")
+			} else {
+				if out, err := c.command(context.Background(), "scontrol", "update", "NodeName="+host, "State=DRAIN", "Reason=slurm-mig: GPU 1 to c:2").CombinedOutput(); err != nil {
+					t.Fatalf("scontrol update State=DRAIN: %v\n%s", err, out)
+				}
+				c.waitNode(func(n nodeState) bool { return strings.Contains(n.state, "DRAIN") }, "drained")
+			}
+			// A job for GPU 1's old type, pending; it writes the GPUs it
+			// got if it ever starts.
+			waiting := c.sbatch("--mem=1", "--gres=gpu:b:1", "--chdir", dir, "--wrap", `echo "$SLURM_JOB_GPUS" > started.$SLURM_JOB_ID; while [ -e slurm.conf ]; do sleep 0.1; done`)
+			c.waitFor("job "+waiting+" to wait", func() (bool, string) {
+				l := c.jobState(waiting)
+				return field(l, "JobState") == "PENDING" && field(l, "Reason") != "None", l
+			})
+			if way == "drain" && len(c.jobIndicesOf(c.jobState(job))) != 1 {
+				t.Fatalf("the drain moved job %s: %s", job, c.jobState(job))
+			}
+
+			if err := os.WriteFile(filepath.Join(dir, "gres.conf"), []byte(twoGPUGres(host, devs, "c", files)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(conf, []byte(slurmConf(dir, host, nodeLine("c"), hw, p)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			killed := way == "placeholder" && !release.Before(typeGoneKillsSince)
+			if killed {
+				c.expectLog("slurmctld", regexp.MustCompile(`error: _find_invalid_job_gres_on_node: Killing job `+holder+`: gres/gpu type b not found on node `+host+`$`))
+				c.expectLog("slurmctld", regexp.MustCompile(`error: Aborting JobId=`+holder+` due to use of invalid GRES configuration`))
+				c.expectLog("slurmd", regexp.MustCompile(`error: \*\*\* JOB `+holder+` ON `+host+` CANCELLED AT \S+ DUE TO NODE FAILURE`))
+			} else if holder != "" {
+				c.allowed = append(c.allowed, logLine{"slurmd", regexp.MustCompile(`error: \*\*\* JOB ` + holder + ` ON ` + host + ` CANCELLED AT \S+ \*\*\*$`)})
+			}
+			c.restart("slurmctld", "-D", "-i")
+			c.waitSlurmctld()
+			c.restart("slurmd", "-D")
+			n := c.waitNode(func(n nodeState) bool {
+				return n.gres == "gpu:a:2,gpu:c:2" && !strings.Contains(n.state, "UNKNOWN") && !strings.Contains(n.state, "NOT_RESPONDING")
+			}, "to register Gres=gpu:a:2,gpu:c:2")
+			if killed {
+				c.waitFor("the placeholder killed", func() (bool, string) {
+					h := c.jobState(holder)
+					return field(h, "JobState") == "NODE_FAIL", h
+				})
+			}
+			// Give the scheduler a pass or two with the new records.
+			time.Sleep(2 * time.Second)
+			w := c.jobState(waiting)
+			t.Logf("after the change: node State=%s Gres=%s Reason=%s; job for gpu:b:1 %s %s %s (Reason=%s)",
+				n.state, n.gres, n.reason, waiting, field(w, "JobState"), idxRe.FindString(w), field(w, "Reason"))
+			switch {
+			case way == "drain":
+				if !strings.Contains(n.state, "DRAIN") {
+					t.Errorf("after the change the node is %s; want still drained", n.state)
+				}
+				if out, err := c.command(context.Background(), "scontrol", "update", "NodeName="+host, "State=RESUME").CombinedOutput(); err != nil {
+					t.Fatalf("scontrol update State=RESUME: %v\n%s", err, out)
+				}
+			case killed:
+				// The old type's job started on GPU 1 in the window.
+				c.waitFor("job "+waiting+" for the old type to start", func() (bool, string) {
+					_, err := os.Stat(filepath.Join(dir, "started."+waiting))
+					return err == nil, c.jobState(waiting)
+				})
+				// It runs with no GPU at all: slurmctld scheduled it
+				// when the node still had type b, and gave it none.
+				data, _ := os.ReadFile(filepath.Join(dir, "started."+waiting))
+				w := c.jobState(waiting)
+				if gpus := strings.TrimSpace(string(data)); gpus != "" || field(w, "JobState") != "RUNNING" || idxRe.MatchString(w) {
+					t.Errorf("the job for gpu:b:1 is %s with SLURM_JOB_GPUS=%q; want RUNNING with no GPU, as seen on 24.11.5 and 26.05.5\n%s", field(w, "JobState"), gpus, w)
+				}
+				t.Logf("the placeholder does not keep jobs off GPU 1: the job for the old type b runs with no GPU (SLURM_JOB_GPUS empty, no GRES shown)")
+			default:
+				h := c.jobState(holder)
+				if field(h, "JobState") != "RUNNING" || fmt.Sprint(c.jobIndicesOf(h)) != "[2 3]" {
+					t.Errorf("after the change the placeholder is %s on IDX %v; want RUNNING on GPU 1's [2 3]\n%s", field(h, "JobState"), c.jobIndicesOf(h), h)
+				}
+				if out, err := c.command(context.Background(), "scancel", holder).CombinedOutput(); err != nil {
+					t.Fatalf("scancel %s: %v\n%s", holder, err, out)
+				}
+			}
+			if !killed {
+				c.startsOnGPU1("c", 2)
+				// The job for the old type never ran: it waits for a type
+				// the node no longer has.
+				if w := c.jobState(waiting); field(w, "JobState") != "PENDING" {
+					t.Errorf("the job for gpu:b:1 is %s; want PENDING, never run\n%s", field(w, "JobState"), w)
+				}
+			}
+			if after := c.jobState(job); field(after, "JobState") != "RUNNING" || fmt.Sprint(c.jobIndicesOf(after)) != fmt.Sprint(idx) {
+				t.Errorf("job %s on GPU 0 is %s, IDX %v; want RUNNING on IDX %v", job, field(after, "JobState"), c.jobIndicesOf(after), idx)
+			}
+		})
+	}
+}
+
+// typeGoneKillsSince is the first release of the matrix seen to kill, as
+// slurmctld starts, a running job whose GRES type the node's Gres= no
+// longer has (24.11.5; 22.05.8 and 20.11.4 keep it on the same indices).
+var typeGoneKillsSince = slurmconf.Version{Major: 24, Minor: 11, Micro: -1}
