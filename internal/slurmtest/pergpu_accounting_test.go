@@ -49,19 +49,8 @@ func TestPerGPUAccounting(t *testing.T) {
 	change := func(typ1 string, files []string) time.Time {
 		t.Helper()
 		at := time.Now().Truncate(time.Second)
-		if err := os.WriteFile(filepath.Join(dir, "gres.conf"), []byte(twoGPUGres(host, devs, typ1, files)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(confPath, []byte(conf(typ1, len(files))), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		c.restart("slurmctld", "-D", "-i")
-		c.waitSlurmctld()
-		c.restart("slurmd", "-D")
-		want := fmt.Sprintf("gpu:a:2,gpu:%s:%d", typ1, len(files))
-		c.waitNode(func(n nodeState) bool {
-			return n.gres == want && !strings.Contains(n.state, "UNKNOWN") && !strings.Contains(n.state, "NOT_RESPONDING")
-		}, "to register Gres="+want)
+		c.writeConfs(twoGPUGres(host, devs, typ1, files), conf(typ1, len(files)))
+		c.restartFor(fmt.Sprintf("gpu:a:2,gpu:%s:%d", typ1, len(files)))
 		return at
 	}
 

@@ -63,12 +63,7 @@ func TestPerGPU(t *testing.T) {
 			idx := c.jobIndicesOf(before)
 			// GPU 1 changes: the node drained? No: the point is to change
 			// it with the job running, so only the changed GPU is idle.
-			if err := os.WriteFile(filepath.Join(dir, "gres.conf"), []byte(gres(tc.newType, tc.files)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(conf, []byte(slurmConf(dir, host, nodeLine(tc.newType, len(tc.files)), hw, p)), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			c.writeConfs(gres(tc.newType, tc.files), slurmConf(dir, host, nodeLine(tc.newType, len(tc.files)), hw, p))
 			want := strings.TrimPrefix(nodeLine(tc.newType, len(tc.files)), "NodeName="+host+" Gres=")
 			c.allowed = append(c.allowed, logLine{"slurm", regexp.MustCompile(`.`)})
 			if tc.reconfigure {
@@ -77,15 +72,7 @@ func TestPerGPU(t *testing.T) {
 				}
 				return
 			}
-			c.restart("slurmctld", "-D", "-i")
-			c.waitSlurmctld()
-			c.restart("slurmd", "-D")
-			// Wait for slurmd's registration with the new records: before
-			// it, slurmctld may show the node MIXED with the Gres it
-			// recovered with the job.
-			n := c.waitNode(func(n nodeState) bool {
-				return n.gres == want && !strings.Contains(n.state, "UNKNOWN") && !strings.Contains(n.state, "NOT_RESPONDING")
-			}, "to register Gres="+want)
+			n := c.restartFor(want)
 			after := c.jobState(job)
 			t.Logf("%s: node State=%s Gres=%s; job %s %s", tc.name, n.state, n.gres, job, after)
 			if len(tc.files) == 2 {
@@ -194,6 +181,29 @@ var reconfigureGresSince = slurmconf.Version{Major: 23, Minor: 11, Micro: -1}
 // a job slurmctld kills for a changed GRES count (20.11.4 sets it
 // NODE_FAIL; 22.05.8 requeues it).
 var pergpuRequeueSince = slurmconf.Version{Major: 22, Minor: 5, Micro: -1}
+
+// writeConfs writes the cluster's gres.conf and slurm.conf anew.
+func (c *cluster) writeConfs(gres, slurm string) {
+	c.t.Helper()
+	for name, data := range map[string]string{"gres.conf": gres, "slurm.conf": slurm} {
+		if err := os.WriteFile(filepath.Join(c.dir, name), []byte(data), 0o644); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+}
+
+// restartFor restarts slurmctld, then slurmd, and waits until the node
+// registers Gres=want: before slurmd's registration with the new records,
+// slurmctld may show the node with the Gres it recovered with its jobs.
+func (c *cluster) restartFor(want string) nodeState {
+	c.t.Helper()
+	c.restart("slurmctld", "-D", "-i")
+	c.waitSlurmctld()
+	c.restart("slurmd", "-D")
+	return c.waitNode(func(n nodeState) bool {
+		return n.gres == want && !strings.Contains(n.state, "UNKNOWN") && !strings.Contains(n.state, "NOT_RESPONDING")
+	}, "to register Gres="+want)
+}
 
 // restart stops the daemon called name and starts it again with args;
 // the stopped one leaves the cluster's list, so that waitFor does not take
@@ -423,12 +433,7 @@ func TestPerGPUKeepOff(t *testing.T) {
 				t.Fatalf("the drain moved job %s: %s", job, c.jobState(job))
 			}
 
-			if err := os.WriteFile(filepath.Join(dir, "gres.conf"), []byte(twoGPUGres(host, devs, "c", files)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(conf, []byte(slurmConf(dir, host, nodeLine("c"), hw, p)), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			c.writeConfs(twoGPUGres(host, devs, "c", files), slurmConf(dir, host, nodeLine("c"), hw, p))
 			killed := way == "placeholder" && !release.Before(typeGoneKillsSince)
 			if killed {
 				c.expectLog("slurmctld", regexp.MustCompile(`error: _find_invalid_job_gres_on_node: Killing job `+holder+`: gres/gpu type b not found on node `+host+`$`))
@@ -437,12 +442,7 @@ func TestPerGPUKeepOff(t *testing.T) {
 			} else if holder != "" {
 				c.allowed = append(c.allowed, logLine{"slurmd", regexp.MustCompile(`error: \*\*\* JOB ` + holder + ` ON ` + host + ` CANCELLED AT \S+ \*\*\*$`)})
 			}
-			c.restart("slurmctld", "-D", "-i")
-			c.waitSlurmctld()
-			c.restart("slurmd", "-D")
-			n := c.waitNode(func(n nodeState) bool {
-				return n.gres == "gpu:a:2,gpu:c:2" && !strings.Contains(n.state, "UNKNOWN") && !strings.Contains(n.state, "NOT_RESPONDING")
-			}, "to register Gres=gpu:a:2,gpu:c:2")
+			n := c.restartFor("gpu:a:2,gpu:c:2")
 			if killed {
 				c.waitFor("the placeholder killed", func() (bool, string) {
 					h := c.jobState(holder)
