@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -57,15 +58,25 @@ func TestPerGPUAccounting(t *testing.T) {
 	// A job on GPU 0 that outlives the change, then runs a step.
 	job := c.sbatchStepAfter("gpu:a:1")
 	idx := c.jobIndicesOf(c.jobState(job))
-	// A job that has run a while is in slurmdbd before a change comes.
+	// A job that has run a while is in slurmdbd before a change comes,
+	// and its batch step is long launched (20.11.4 once left a step
+	// started after the change waiting when the change came within 4 s
+	// of the job's start).
 	began := c.sacctJob(job, running)[0].start
+	if wait := time.Until(began.Add(6 * time.Second)); wait > 0 {
+		time.Sleep(wait)
+	}
 	changed := change("c", []string{"nvidia2", "nvidia3"})
 	if err := os.WriteFile(filepath.Join(dir, "go."+job), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c.waitFor("job "+job+" to end", func() (bool, string) {
+	c.waitWithin(90*time.Second, "job "+job+" to end", func() (bool, string) {
 		l := c.jobState(job)
-		return field(l, "JobState") == "COMPLETED", l
+		srun, err := os.ReadFile(filepath.Join(dir, "srun."+job))
+		steps, _ := c.command(context.Background(), "scontrol", "show", "step", job).CombinedOutput()
+		ls, _ := exec.Command("ls", dir).CombinedOutput()
+		ps, _ := exec.Command("ps", "axf", "-o", "pid,stat,etime,args").CombinedOutput()
+		return field(l, "JobState") == "COMPLETED", fmt.Sprintf("%s\nsrun's stderr (%v): %s\nsteps: %s\nls: %s\nps: %s", l, err, srun, steps, ls, ps)
 	})
 	batch, step := readFile(t, filepath.Join(dir, "env.batch."+job)), readFile(t, filepath.Join(dir, "env.step."+job))
 	t.Logf("job %s on IDX %v: batch step %q; step after the change %q", job, idx, batch, step)
@@ -106,7 +117,7 @@ func TestPerGPUAccounting(t *testing.T) {
 // sbatchStepAfter submits a batch job asking for gres that writes its
 // batch step's GPU variables to env.batch.ID, waits for a file go.ID,
 // then runs one step (srun) that writes its own to env.step.ID, and
-// ends. It returns the job's id once it runs.
+// ends (srun given a minute). It returns the job's id once it runs.
 func (c *cluster) sbatchStepAfter(gres string) string {
 	c.t.Helper()
 	script := filepath.Join(c.dir, "step-after.sh")
@@ -117,7 +128,8 @@ while [ ! -e go.$SLURM_JOB_ID ]; do
 	[ -e slurm.conf ] || exit 1
 	sleep 0.1
 done
-srun -n1 --mem=1 --gres=` + gres + ` sh -c 'echo "cvd=$CUDA_VISIBLE_DEVICES gpus=$SLURM_STEP_GPUS"' > env.step.$SLURM_JOB_ID
+timeout 60 srun -n1 --mem=1 --gres=` + gres + ` sh -c 'echo "cvd=$CUDA_VISIBLE_DEVICES gpus=$SLURM_STEP_GPUS"' > env.step.$SLURM_JOB_ID 2> srun.$SLURM_JOB_ID
+echo "srun: exit $?" >> srun.$SLURM_JOB_ID
 `
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		c.t.Fatal(err)
