@@ -374,6 +374,14 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 	if len(in.jobs) == 0 {
 		return nil, fmt.Errorf("%s: no jobs", nameOf(o))
 	}
+	work := 0.0
+	for _, j := range in.jobs {
+		work += j.dur
+	}
+	if work == 0 {
+		// No demand: no layout's capacity, and no load, can be taken of it.
+		return nil, fmt.Errorf("%s: every job runs 0 minutes: there is no load to measure", nameOf(o))
+	}
 	span := in.jobs[len(in.jobs)-1].submit - in.jobs[0].submit
 	if span <= 0 {
 		span = 1

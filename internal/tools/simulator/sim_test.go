@@ -194,6 +194,12 @@ func TestReadTrace(t *testing.T) {
 	if len(jobs) != 3 || jobs[0].profile != "1g.10gb" || jobs[1].limit != 50 || jobs[2].profile != "H100" {
 		t.Errorf("read %+v: want three jobs in submit order, a limit below the run raised to it", jobs)
 	}
+	// Columns by the header's names, in any order, others left unread.
+	order := filepath.Join(dir, "order.csv")
+	os.WriteFile(order, []byte("job,profile,time_limit_min,submit_min,duration_min\n7,2g.20gb,90,5,60\n"), 0o644)
+	if jobs, err := readTrace(order); err != nil || len(jobs) != 1 || jobs[0].submit != 5 || jobs[0].dur != 60 || jobs[0].limit != 90 || jobs[0].profile != "2g.20gb" {
+		t.Errorf("columns in another order: %+v, %v; want submit 5, run 60, limit 90, 2g.20gb", jobs, err)
+	}
 	bad := filepath.Join(dir, "bad.csv")
 	os.WriteFile(bad, []byte("submit_min,duration_min,time_limit_min,profile\n1,2,3,1g.10gb\n1,x,3,1g.10gb\n"), 0o644)
 	if _, err := readTrace(bad); err == nil || !strings.Contains(err.Error(), "bad.csv:3:") {
@@ -221,6 +227,11 @@ func TestReadTrace(t *testing.T) {
 		{"empty.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,2,3,\n", "empty.csv:3:"},
 		{"fields.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100,1\n", "fields.csv:2:"},
 		{"quote.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n1,2,3,\"h100\n", "quote.csv:3:"},
+		{"order.csv", "job,profile,submit_min,time_limit_min,duration_min,user\n7,h100,1,3,2,ann\n8,1g.10gb,2,3,2,bob\n", ""},
+		{"pandas.csv", ",submit_min,duration_min,time_limit_min,profile\n0,1,2,3,h100\n1,2,2,3,0.25\n", ""},
+		{"missing.csv", "submit_min,duration_min,profile\n1,2,h100\n", "missing.csv:1:"},
+		{"twice.csv", "submit_min,duration_min,time_limit_min,profile,profile\n1,2,3,h100,h100\n", "twice.csv:1:"},
+		{"zero.csv", "submit_min,duration_min,time_limit_min,profile\n1,0,0,h100\n2,0,3,1g.10gb\n", "every job runs 0 minutes"},
 	} {
 		path := filepath.Join(dir, c.name)
 		os.WriteFile(path, []byte(c.body), 0o644)

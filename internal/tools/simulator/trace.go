@@ -29,8 +29,9 @@ type traceJob struct {
 	line               int // of a -trace file, for its errors
 }
 
-// readTrace reads a -trace CSV: header submit_min,duration_min,
-// time_limit_min,profile. It is read as CSV (quoted fields may hold
+// readTrace reads a -trace CSV whose header names submit_min,
+// duration_min, time_limit_min and profile, in any order, among any
+// others. It is read as CSV (quoted fields may hold
 // commas, as a GPU's model name can), with a UTF-8 byte order mark,
 // CRLF line ends, blank lines and # comments allowed. A bad line is an
 // error naming the file and line.
@@ -50,6 +51,11 @@ func readTrace(path string) ([]traceJob, error) {
 	cr.TrimLeadingSpace = true
 	var out []traceJob
 	header := true
+	// col[i] is the column of the i-th of traceColumns, by the header's
+	// names: columns may come in any order, and others (a job id, a
+	// user, pandas' unnamed index) are left unread.
+	var col [4]int
+	width := 0
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -68,29 +74,31 @@ func readTrace(path string) ([]traceJob, error) {
 		}
 		if header {
 			header = false
-			if strings.Join(rec, ",") != "submit_min,duration_min,time_limit_min,profile" {
-				return nil, fmt.Errorf("%s:%d: want the header submit_min,duration_min,time_limit_min,profile, got %q", path, num, strings.Join(rec, ","))
+			if col, err = traceHeader(rec); err != nil {
+				return nil, fmt.Errorf("%s:%d: %v", path, num, err)
 			}
+			width = len(rec)
 			continue
 		}
-		if len(rec) != 4 {
-			return nil, fmt.Errorf("%s:%d: want 4 fields (submit_min,duration_min,time_limit_min,profile), got %d", path, num, len(rec))
+		if len(rec) != width {
+			return nil, fmt.Errorf("%s:%d: want %d fields, as the header has, got %d", path, num, width, len(rec))
 		}
 		var v [3]float64
 		for i := range v {
-			x, err := strconv.ParseFloat(rec[i], 64)
+			x, err := strconv.ParseFloat(rec[col[i]], 64)
 			if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
-				return nil, fmt.Errorf("%s:%d: field %d %q is not a number of minutes", path, num, i+1, rec[i])
+				return nil, fmt.Errorf("%s:%d: %s %q is not a number of minutes", path, num, traceColumns[i], rec[col[i]])
 			}
 			v[i] = x
 		}
-		if rec[3] == "" {
+		profile := rec[col[3]]
+		if profile == "" {
 			return nil, fmt.Errorf("%s:%d: no profile (want a MIG profile like 1g.10gb or a whole GPU's model name like h100)", path, num)
 		}
 		if v[2] < v[1] {
 			v[2] = v[1] // Slurm ends a job at its limit: a longer run is read as the limit
 		}
-		out = append(out, traceJob{submit: v[0], dur: v[1], limit: v[2], profile: rec[3], line: num})
+		out = append(out, traceJob{submit: v[0], dur: v[1], limit: v[2], profile: profile, line: num})
 	}
 	if header {
 		return nil, fmt.Errorf("%s: empty: want the header submit_min,duration_min,time_limit_min,profile", path)
@@ -100,6 +108,30 @@ func readTrace(path string) ([]traceJob, error) {
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].submit < out[b].submit })
 	return out, nil
+}
+
+// traceColumns are the columns a -trace must name in its header.
+var traceColumns = [4]string{"submit_min", "duration_min", "time_limit_min", "profile"}
+
+// traceHeader finds traceColumns in a header, each once.
+func traceHeader(rec []string) ([4]int, error) {
+	var col [4]int
+	for i, name := range traceColumns {
+		col[i] = -1
+		for j, h := range rec {
+			if h != name {
+				continue
+			}
+			if col[i] >= 0 {
+				return col, fmt.Errorf("the header names %s twice", name)
+			}
+			col[i] = j
+		}
+		if col[i] < 0 {
+			return col, fmt.Errorf("want a header naming submit_min,duration_min,time_limit_min,profile, got %q", strings.Join(rec, ","))
+		}
+	}
+	return col, nil
 }
 
 // workloads are the built-in generators; shifting says which change
