@@ -207,7 +207,10 @@ func (p *place) read() (*current, error) {
 	if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", p.path())
 	}
-	data, err := fileio.ReadOpen(f, maxOldBytes, "a file slurm-mig writes; move it away")
+	data, err := fileio.ReadOpen(f, maxOldBytes, "a file slurm-mig writes")
+	if big := (*fileio.TooLargeError)(nil); errors.As(err, &big) {
+		return nil, advice.Hinted(err, "; move it away")
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -335,4 +335,9 @@ func TestAttackHugeTarget(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "larger than") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err = %v; want one line refusing it by its size", err)
 	}
+	// What to do is a hint of the error's own, said after it.
+	var h advice.Hinter
+	if !errors.As(err, &h) || !strings.HasSuffix(err.Error(), "; not a file slurm-mig writes") || h.Hint() != "; move it away" {
+		t.Errorf("err = %v (hint %v); want it to end \"; not a file slurm-mig writes\" with the hint \"; move it away\"", err, h)
+	}
 }

@@ -202,10 +202,23 @@ func readOpen(buf []byte, f *os.File, limit int64, what string, check func(fs.Fi
 }
 
 func tooLarge(path string, limit int64, what string) error {
-	if limit >= 1<<20 {
-		return fmt.Errorf("%s: larger than %d MiB; not %s", path, limit>>20, what)
+	return &TooLargeError{Path: path, Limit: limit, What: what}
+}
+
+// TooLargeError is a file refused for its size: larger than Limit bytes,
+// so not What (the kind of file the caller reads), which is never that
+// large. Callers that know what to do about it attach their hint.
+type TooLargeError struct {
+	Path  string
+	Limit int64
+	What  string
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Limit >= 1<<20 {
+		return fmt.Sprintf("%s: larger than %d MiB; not %s", e.Path, e.Limit>>20, e.What)
 	}
-	return fmt.Errorf("%s: larger than %d bytes; not %s", path, limit, what)
+	return fmt.Sprintf("%s: larger than %d bytes; not %s", e.Path, e.Limit, e.What)
 }
 
 // clearNonblock makes reads of f, opened O_NONBLOCK, wait as a regular
