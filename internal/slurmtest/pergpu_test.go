@@ -61,8 +61,9 @@ func TestPerGPU(t *testing.T) {
 			job := c.startLoopJob("gpu:a:1")
 			before := c.jobState(job)
 			idx := c.jobIndicesOf(before)
-			// GPU 1 changes: the node drained? No: the point is to change
-			// it with the job running, so only the changed GPU is idle.
+			// GPU 1 changes with the job running and the node in
+			// service: no job waits here, so no drain is needed to keep
+			// one off GPU 1 (TestPerGPUKeepOff shows where it is).
 			c.writeConfs(gres(tc.newType, tc.files), slurmConf(dir, host, nodeLine(tc.newType, len(tc.files)), hw, p))
 			want := strings.TrimPrefix(nodeLine(tc.newType, len(tc.files)), "NodeName="+host+" Gres=")
 			c.allowed = append(c.allowed, logLine{"slurm", regexp.MustCompile(`.`)})
