@@ -72,11 +72,15 @@ func TestPerGPUAccounting(t *testing.T) {
 	}
 	c.waitWithin(90*time.Second, "job "+job+" to end", func() (bool, string) {
 		l := c.jobState(job)
+		if field(l, "JobState") == "COMPLETED" {
+			return true, l
+		}
+		// What a job that does not end is doing, for the failure.
 		srun, err := os.ReadFile(filepath.Join(dir, "srun."+job))
 		steps, _ := c.command(context.Background(), "scontrol", "show", "step", job).CombinedOutput()
 		ls, _ := exec.Command("ls", dir).CombinedOutput()
 		ps, _ := exec.Command("ps", "axf", "-o", "pid,stat,etime,args").CombinedOutput()
-		return field(l, "JobState") == "COMPLETED", fmt.Sprintf("%s\nsrun's stderr (%v): %s\nsteps: %s\nls: %s\nps: %s", l, err, srun, steps, ls, ps)
+		return false, fmt.Sprintf("%s\nsrun's stderr (%v): %s\nsteps: %s\nls: %s\nps: %s", l, err, srun, steps, ls, ps)
 	})
 	batch, step := readFile(t, filepath.Join(dir, "env.batch."+job)), readFile(t, filepath.Join(dir, "env.step."+job))
 	t.Logf("job %s on IDX %v: batch step %q; step after the change %q", job, idx, batch, step)

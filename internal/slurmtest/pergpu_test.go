@@ -471,9 +471,8 @@ func TestPerGPUKeepOff(t *testing.T) {
 				})
 				// It runs with no GPU at all: slurmctld scheduled it
 				// when the node still had type b, and gave it none.
-				data, _ := os.ReadFile(filepath.Join(dir, "started."+waiting))
 				w := c.jobState(waiting)
-				if gpus := strings.TrimSpace(string(data)); gpus != "" || field(w, "JobState") != "RUNNING" || idxRe.MatchString(w) {
+				if gpus := readFile(t, filepath.Join(dir, "started."+waiting)); gpus != "" || field(w, "JobState") != "RUNNING" || idxRe.MatchString(w) {
 					t.Errorf("the job for gpu:b:1 is %s with SLURM_JOB_GPUS=%q; want RUNNING with no GPU, as seen on 24.11.5 and 26.05.5\n%s", field(w, "JobState"), gpus, w)
 				}
 				t.Logf("the placeholder does not keep jobs off GPU 1: the job for the old type b runs with no GPU (SLURM_JOB_GPUS empty, no GRES shown)")
