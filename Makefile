@@ -88,7 +88,8 @@ FUZZTIME ?= 50000x
 FUZZ_TARGETS := capmap:FuzzParseMigMinors capmap:FuzzParse capmap:FuzzFastLine \
 	slurmconf:FuzzHostlistRoundTrip slurmconf:FuzzCompressHostlist slurmconf:FuzzGresConf \
 	slurmconf:FuzzGresRecordRoundTrip slurmconf:FuzzNodeGres slurmconf:FuzzUpdateNodeGres \
-	slurmconf:FuzzRecordReader internal/snapshot:FuzzSnapshot internal/snapshot:FuzzOnePassAgreesWithEncodingJSON
+	slurmconf:FuzzRecordReader internal/snapshot:FuzzSnapshot internal/snapshot:FuzzOnePassAgreesWithEncodingJSON \
+	internal/tools/simulator:FuzzParseTrace
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $$t for $(FUZZTIME)"; \

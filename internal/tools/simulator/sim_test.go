@@ -325,3 +325,44 @@ func TestGPUFraction(t *testing.T) {
 		t.Errorf("a later seed: %v, notes %q: want the note once", err, notes.String())
 	}
 }
+
+// FuzzParseTrace: any bytes give either jobs a run can use (in submit
+// order, finite minutes, a limit no shorter than the run, a profile) or
+// one line of error naming the file; never a panic.
+func FuzzParseTrace(f *testing.F) {
+	for _, seed := range []string{
+		"submit_min,duration_min,time_limit_min,profile\n12,50,40,3g.40gb\n10,5,30,1g.10gb\n",
+		"\ufeffsubmit_min, duration_min, time_limit_min, profile\r\n1,2,3,\"NVIDIA H100 80GB HBM3\"\r\n",
+		",submit_min,duration_min,time_limit_min,profile\n0,1,2,3,h100\n1,2,2,3,0.25\n",
+		"job,profile,time_limit_min,submit_min,duration_min\n7,2g.20gb,90,5,60\n# c\n\n8,0.5,1e3,2.5e7,0\n",
+		"submit_min,duration_min,time_limit_min,profile\n1,NaN,3,h100\n1,2,3,\"h100\n",
+		"submit_min,duration_min,time_limit_min,profile,profile\n1,2,3,h100,h100\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		jobs, err := parseTrace(strings.NewReader(string(data)), "trace.csv")
+		if err != nil {
+			if msg := err.Error(); !strings.HasPrefix(msg, "trace.csv") || strings.Contains(msg, "\n") {
+				t.Fatalf("error %q: want one line beginning with the file's name", msg)
+			}
+			return
+		}
+		if len(jobs) == 0 {
+			t.Fatal("no jobs and no error")
+		}
+		for i, j := range jobs {
+			for _, v := range []float64{j.submit, j.dur, j.limit} {
+				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("job %d %+v: minutes %v, want finite and not negative", i, j, v)
+				}
+			}
+			if j.limit < j.dur || j.profile == "" || j.profile != strings.TrimSpace(j.profile) || j.line < 2 {
+				t.Fatalf("job %d %+v: want a limit no shorter than the run, a trimmed profile, a line after the header", i, j)
+			}
+			if i > 0 && jobs[i-1].submit > j.submit {
+				t.Fatalf("jobs %d and %d out of submit order: %v > %v", i-1, i, jobs[i-1].submit, j.submit)
+			}
+		}
+	})
+}

@@ -29,19 +29,24 @@ type traceJob struct {
 	line               int // of a -trace file, for its errors
 }
 
-// readTrace reads a -trace CSV whose header names submit_min,
-// duration_min, time_limit_min and profile, in any order, among any
-// others. It is read as CSV (quoted fields may hold
-// commas, as a GPU's model name can), with a UTF-8 byte order mark,
-// CRLF line ends, blank lines and # comments allowed. A bad line is an
-// error naming the file and line.
+// readTrace reads the -trace file at path (parseTrace).
 func readTrace(path string) ([]traceJob, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	br := bufio.NewReader(f)
+	return parseTrace(f, path)
+}
+
+// parseTrace parses a -trace CSV whose header names submit_min,
+// duration_min, time_limit_min and profile, in any order, among any
+// others. It is read as CSV (quoted fields may hold
+// commas, as a GPU's model name can), with a UTF-8 byte order mark,
+// CRLF line ends, blank lines and # comments allowed. A bad line is an
+// error naming the file (path) and line.
+func parseTrace(r io.Reader, path string) ([]traceJob, error) {
+	br := bufio.NewReader(r)
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
 		br.Discard(3)
 	}
