@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -365,4 +366,70 @@ func FuzzParseTrace(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestJSONContract: -json on a trace of GPU shares, shaped as
+// docs/rebalance.md's conversion of a public trace writes it (pandas'
+// unnamed index, a pod name, shares of 0 and 2 left out), prints one
+// object a line per policy with the keys the docs promise, and the
+// figures agree with each other. testdata/shares-trace.csv is
+// synthetic (600 jobs drawn with Python's random, seed 2023), not a
+// public trace's rows.
+func TestJSONContract(t *testing.T) {
+	o := testOptions()
+	o.trace, o.json, o.loadSet, o.nodes, o.seed = "testdata/shares-trace.csv", true, true, 4, 1
+	o.warmup, o.measure, o.cooldown, o.start = -1, -1, -1, "static-best"
+	var out strings.Builder
+	if err := run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"policy", "layout", "mean_wait_min", "p95_wait_min", "per_size", "jobs", "unstarted", "failing",
+		"reconfigs_per_node_hour", "drained_node_hours", "seed", "workload", "load", "granularity"}
+	var policies []string
+	jobs := -1
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &raw); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		for _, k := range want {
+			if _, ok := raw[k]; !ok {
+				t.Errorf("no %q in %s", k, line)
+			}
+		}
+		var r policyResult
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		policies = append(policies, r.Policy)
+		sum, unstarted, failing := 0, 0, false
+		for p, s := range r.PerSize {
+			sum += s.Jobs
+			unstarted += s.Unstarted
+			failing = failing || float64(s.Unstarted) > 0.005*float64(s.Jobs)
+			if s.MeanWait < 0 || s.Unstarted > s.Jobs {
+				t.Errorf("%s: size %s %+v", r.Policy, p, s)
+			}
+		}
+		if sum != r.Jobs || unstarted != r.Unstarted || failing != r.Failing || r.P95 < 0 || r.MeanWait < 0 {
+			t.Errorf("%s: jobs %d, unstarted %d, failing %v; its sizes give %d, %d, %v", r.Policy, r.Jobs, r.Unstarted, r.Failing, sum, unstarted, failing)
+		}
+		if jobs >= 0 && r.Jobs != jobs {
+			t.Errorf("%s measures %d jobs, the policy before it %d: every policy is measured on the same jobs", r.Policy, r.Jobs, jobs)
+		}
+		jobs = r.Jobs
+		if r.Seed != 1 || r.Workload != o.trace || r.Gran != "node" || math.Abs(r.Load-0.8) > 1e-9 {
+			t.Errorf("%s: seed %d, workload %q, granularity %q, load %v", r.Policy, r.Seed, r.Workload, r.Gran, r.Load)
+		}
+		if (r.Policy == "static-best" || r.Policy == "rebalance") && r.Failing {
+			t.Errorf("%s fails on a trace the best layout serves: %s", r.Policy, line)
+		}
+	}
+	got := strings.Join(policies, " ")
+	if got != "static-best static:all-1g.10gb static:all-2g.20gb static:all-3g.40gb static:all-7g.80gb static:all-balanced static:all-disabled rebalance" {
+		t.Errorf("policies %s; want static-best, each uniform layout of testdata/h100-configs.yaml, rebalance", got)
+	}
+	if jobs < 100 {
+		t.Errorf("%d measured jobs of 600: want most of the trace measured", jobs)
+	}
 }
