@@ -743,7 +743,7 @@ func run(o options, w io.Writer) error {
 // policy against the best static layout.
 func printTables(w io.Writer, o options, all [][]policyResult, took time.Duration) {
 	first := all[0][0]
-	fmt.Fprintf(w, "%s, %d nodes x %d GPUs, changed by %s, load %.2f of what the best layout serves, jobs submitted in minutes %g..%g measured, run to %g (%d seeds, %.1f s)\n\n",
+	fmt.Fprintf(w, "%s, %d nodes x %d GPUs, changed by %s, load %.2f of what the best layout serves, jobs submitted in minutes %.1f..%.1f measured, run to %.1f (%d seeds, %.1f s)\n\n",
 		first.Workload, o.nodes/max(o.unit, 1), o.gpus*max(o.unit, 1), o.granularity, first.Load, first.win.from, first.win.to, first.win.end, len(all), took.Seconds())
 	if len(all) == 1 {
 		fmt.Fprintln(w, "| policy | layout | mean wait (min) | p95 (min) | jobs | unstarted | reconf./node-h | drained node-h |")
