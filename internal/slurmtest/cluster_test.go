@@ -265,6 +265,9 @@ type nodeState struct {
 	state  string // IDLE, UNKNOWN+DRAIN+INVALID_REG, ...
 	gres   string
 	reason string // why it is drained or invalid
+	// slurmdStart is when the slurmd slurmctld last heard register
+	// started (SlurmdStartTime, to the second; "None" before any).
+	slurmdStart string
 }
 
 // registered says slurmctld has judged the node's registration: it is
@@ -292,7 +295,7 @@ func (c *cluster) waitNodeNamed(name string, ok func(nodeState) bool, want strin
 		}
 		line := strings.TrimSpace(string(out))
 		_, reason, _ := strings.Cut(line, " Reason=") // the last field, spaces and all
-		n = nodeState{state: field(line, "State"), gres: field(line, "Gres"), reason: reason}
+		n = nodeState{state: field(line, "State"), gres: field(line, "Gres"), reason: reason, slurmdStart: field(line, "SlurmdStartTime")}
 		return ok(n), line
 	})
 	return n

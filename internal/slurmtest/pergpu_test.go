@@ -193,17 +193,26 @@ func (c *cluster) writeConfs(gres, slurm string) {
 	}
 }
 
-// restartFor restarts slurmctld, then slurmd, and waits until the node
-// registers Gres=want: before slurmd's registration with the new records,
-// slurmctld may show the node with the Gres it recovered with its jobs.
+// restartFor restarts slurmctld, then slurmd, and waits until the new
+// slurmd has registered Gres=want, told by its start time. Gres= and the
+// state alone do not tell it: a slurmctld that recovered a busy node
+// shows it MIXED with slurm.conf's new Gres= before slurmd registers,
+// and a step asked for then is deferred ("Requested nodes are busy";
+// seen on 22.05.8 and 20.11.4 under load) and not retried within a minute.
 func (c *cluster) restartFor(want string) nodeState {
 	c.t.Helper()
+	before := c.waitNode(func(nodeState) bool { return true }, "shown").slurmdStart
+	if t, err := time.ParseInLocation("2006-01-02T15:04:05", before, time.Local); err == nil {
+		// A slurmd started within the same second would show the same time.
+		time.Sleep(time.Until(t.Add(1100 * time.Millisecond)))
+	}
 	c.restart("slurmctld", "-D", "-i")
 	c.waitSlurmctld()
 	c.restart("slurmd", "-D")
 	return c.waitNode(func(n nodeState) bool {
-		return n.gres == want && !strings.Contains(n.state, "UNKNOWN") && !strings.Contains(n.state, "NOT_RESPONDING")
-	}, "to register Gres="+want)
+		return n.gres == want && n.slurmdStart != before && n.slurmdStart != "None" &&
+			!strings.Contains(n.state, "UNKNOWN") && !strings.Contains(n.state, "NOT_RESPONDING")
+	}, "to register Gres="+want+" from a slurmd started after "+before)
 }
 
 // restart stops the daemon called name and starts it again with args;
