@@ -23,7 +23,8 @@ import (
 // changes: its records are replaced in gres.conf and slurm.conf, slurmctld
 // and slurmd are restarted (or scontrol reconfigure is run), and the test
 // pins what becomes of the job and the node, and whether a job for the
-// new type then starts on GPU 1.
+// new type then starts on GPU 1. Records are one File= each, and, from
+// 21.08 on, also gen's MultipleFiles= form.
 func TestPerGPU(t *testing.T) {
 	requireCluster(t)
 	Require(t, "sbatch")
@@ -31,31 +32,51 @@ func TestPerGPU(t *testing.T) {
 	// Two jobs of 1 MB each fit beside each other: the default
 	// RealMemory (1 MB) would hold the second back for memory.
 	hw := hardware(t) + " RealMemory=2"
-	for _, tc := range []struct {
+	type perGPUCase struct {
 		name string
-		// GPU 1's new records: its device files' names and the new type
+		// GPU 1's new records: its device files' names (caps' minors
+		// "GI-CI" with multiple) and the new type
 		newType string
 		files   []string
 		// reconfigure: scontrol reconfigure in place of the restarts
 		reconfigure bool
-	}{
+		// multiple: records as gen writes them from 21.08 on,
+		// MultipleFiles= of the GPU's file and the MIG device's two caps
+		// (twoGPUGresMultiple); else one File= a record.
+		multiple bool
+	}
+	cases := []perGPUCase{
 		// Same node total (4), per-type counts changed: b:2 becomes c:2.
-		{"restart-same-count", "c", []string{"nvidia2", "nvidia3"}, false},
+		{"restart-same-count", "c", []string{"nvidia2", "nvidia3"}, false, false},
 		// GPU 1 from two devices to one: node total 4 becomes 3.
-		{"restart-count-changed", "c", []string{"nvidia2"}, false},
+		{"restart-count-changed", "c", []string{"nvidia2"}, false, false},
 		// The same-count change told by scontrol reconfigure alone.
-		{"reconfigure-same-count", "c", []string{"nvidia2", "nvidia3"}, true},
-	} {
+		{"reconfigure-same-count", "c", []string{"nvidia2", "nvidia3"}, true, false},
+	}
+	if !release.Before(slurmconf.SharedFilesSince) {
+		// The same two restarts with gen's records of 21.08 on, whose
+		// records of one GPU share its /dev/nvidiaN (20.11 refuses that,
+		// and gen writes File= for it).
+		cases = append(cases,
+			perGPUCase{"multiple-same-count", "c", []string{"9-10", "11-12"}, false, true},
+			perGPUCase{"multiple-count-changed", "c", []string{"9-10"}, false, true})
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := shortTempDir(t)
 			devs := twoGPUDevices(t, dir)
 			gres := func(typ1 string, files1 []string) string { return twoGPUGres(host, devs, typ1, files1) }
+			was := []string{"nvidia2", "nvidia3"}
+			if tc.multiple {
+				gres = func(typ1 string, caps1 []string) string { return twoGPUGresMultiple(t, host, devs, typ1, caps1) }
+				was = []string{"5-6", "7-8"}
+			}
 			nodeLine := func(typ1 string, n1 int) string {
 				return fmt.Sprintf("NodeName=%s Gres=gpu:a:2,gpu:%s:%d", host, typ1, n1)
 			}
 			p := freePorts(t)
-			conf := writeConfigs(t, dir, gres("b", []string{"nvidia2", "nvidia3"}), slurmConf(dir, host, nodeLine("b", 2), hw, p))
+			conf := writeConfigs(t, dir, gres("b", was), slurmConf(dir, host, nodeLine("b", 2), hw, p))
 			c := startClusterIn(t, dir, host, conf)
 			c.waitNode(func(n nodeState) bool { return n.state == "IDLE" }, "IDLE")
 			job := c.startLoopJob("gpu:a:1")
@@ -130,6 +151,41 @@ func twoGPUGres(host, devs, typ1 string, files1 []string) string {
 	}
 	for _, f := range files1 {
 		fmt.Fprintf(&b, "NodeName=%s Name=gpu Type=%s File=%s/%s\n", host, typ1, devs, f)
+	}
+	return b.String()
+}
+
+// twoGPUGresMultiple is twoGPUGres as gen writes MIG devices from 21.08
+// on: each record MultipleFiles= of its GPU's file (nvidia0 or nvidia1)
+// and its GI and CI caps (devs/caps/capN, made here as needed). GPU 0's
+// records are type a (caps 1-2, 3-4); GPU 1's type typ1, one a "GI-CI"
+// pair of caps1.
+func twoGPUGresMultiple(t *testing.T, host, devs, typ1 string, caps1 []string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(devs, "caps"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	record := func(typ, gpu, pair string) {
+		gi, ci, _ := strings.Cut(pair, "-")
+		files := []string{filepath.Join(devs, gpu)}
+		for _, minor := range []string{gi, ci} {
+			path := filepath.Join(devs, "caps", "cap"+minor)
+			var m uint32
+			fmt.Sscan(minor, &m)
+			// nvidia-caps' major is the driver's choice; slurmd only stats the file.
+			if err := syscall.Mknod(path, syscall.S_IFCHR|0o444, int(mkdev(237, m))); err != nil && !os.IsExist(err) {
+				t.Fatal(err)
+			}
+			files = append(files, path)
+		}
+		fmt.Fprintf(&b, "NodeName=%s Name=gpu Type=%s MultipleFiles=%s\n", host, typ, strings.Join(files, ","))
+	}
+	for _, pair := range []string{"1-2", "3-4"} {
+		record("a", "nvidia0", pair)
+	}
+	for _, pair := range caps1 {
+		record(typ1, "nvidia1", pair)
 	}
 	return b.String()
 }
