@@ -33,7 +33,7 @@ type rebalanceCmd struct {
 	TypeMap   map[string]string `mapsep:"none" placeholder:"NAME=TYPE" help:"As gen takes it (repeatable)."`
 	History   string            `type:"nonempty" placeholder:"FILE" help:"Propose with the forecasting policy (the simulator's): the jobs of the last day, as printed by: ${history_format}. Arrival rates, run times and the running jobs' time limits come from it; --max-nodes bounds the nodes drained at once, and --keep does not apply."`
 	Explain   bool              `help:"Say, for each pending job that asks one node for one MIG type, why it waits: busy (every device of its type busy), layout (no node has its type), fragmentation (idle slices enough on a node, cut into other sizes), or other."`
-	JSON      bool              `name:"json" help:"Print the proposal as JSON: {\"changes\": [{\"node\", \"config\", \"gres\", \"was\", \"jobs\"}], \"node_lines\", \"pending\", \"demand\", \"waiting\", \"unserved\", \"held\": [{\"node\", \"why\"}], \"unoffered\" (the types waiting jobs ask for that no node offers; absent when none)}."`
+	JSON      bool              `name:"json" help:"Print the proposal as JSON: {\"changes\": [{\"node\", \"config\", \"gres\", \"was\", \"jobs\"}], \"node_lines\", \"pending\", \"demand\", \"waiting\", \"unserved\", \"held\": [{\"node\", \"why\"}], \"unoffered\" (the types waiting jobs ask for that no node offers; absent when none), \"refused\": [{\"config\", \"nodes\", \"why\"}] (the configs named with --configs that nodes cannot take; absent when none)}."`
 	applyFlags
 }
 
@@ -146,7 +146,7 @@ func (c *rebalanceCmd) Run(e *env) error {
 	if c.Apply {
 		return c.apply(e, journal, p, nodes)
 	}
-	if err := kongrun.PrintReport(e.stdout, proposal{p, c.MinWait}, c.JSON); err != nil {
+	if err := kongrun.PrintReport(e.stdout, proposal{p, c.MinWait, rebalance.Refusals(nodes, c.Configs)}, c.JSON); err != nil {
 		return err
 	}
 	if len(p.Changes) > 0 {
@@ -186,6 +186,8 @@ func readInput(path, what string) ([]byte, error) {
 type proposal struct {
 	*rebalance.Proposal
 	minWait time.Duration
+	// refused are the configs named with --configs that nodes cannot take.
+	refused []rebalance.Refusal
 }
 
 func (p proposal) WriteText(w io.Writer) error {
@@ -244,8 +246,17 @@ func (p proposal) writeWhy(w io.Writer) error {
 			return err
 		}
 	}
+	for _, r := range p.refused {
+		if _, err := fmt.Fprintf(w, "config %s refused for %s: %s%s\n", r.Config, slurmconf.CompressHostlist(r.Nodes), r.Why, r.Hint); err != nil {
+			return err
+		}
+	}
+	ask := "do the queue's type names match the nodes' (--type-style, --type-map)?"
+	if len(p.refused) > 0 {
+		ask = "do the queue's type names match the nodes' (--type-style, --type-map), and could the nodes take the configs refused above?"
+	}
 	for _, t := range p.Unoffered {
-		if _, err := fmt.Fprintf(w, "no node offers gpu:%s, now or under an allowed config, though waiting jobs ask for it: do the queue's type names match the nodes' (--type-style, --type-map)?\n", t); err != nil {
+		if _, err := fmt.Fprintf(w, "no node offers gpu:%s, now or under an allowed config, though waiting jobs ask for it: %s\n", t, ask); err != nil {
 			return err
 		}
 	}
@@ -260,9 +271,16 @@ func (p proposal) WriteJSON(w io.Writer) error {
 	for i, h := range p.Held {
 		out.Held[i] = rebalance.Held{Node: h.Node, Why: h.Why + h.Hint}
 	}
+	refused := make([]rebalance.Refusal, len(p.refused))
+	for i, r := range p.refused {
+		refused[i] = rebalance.Refusal{Config: r.Config, Nodes: r.Nodes, Why: r.Why + r.Hint}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(&out)
+	return enc.Encode(struct {
+		*rebalance.Proposal
+		Refused []rebalance.Refusal `json:"refused,omitempty"`
+	}{&out, refused})
 }
 
 // explanation prints why each pending MIG job waits, a line a job.

@@ -267,6 +267,44 @@ func Fleet(snaps []*model.Node, hw []migplan.Hardware, states map[string]NodeSta
 	return nodes, nil
 }
 
+// Refusal is a config some nodes cannot take, for one reason, with
+// what would help apart (advice.Hinter's words, "" for none).
+type Refusal struct {
+	Config string   `json:"config"`
+	Nodes  []string `json:"nodes"`
+	Why    string   `json:"why"`
+	Hint   string   `json:"-"`
+}
+
+// Refusals are the nodes' refused configs among named, one a config and
+// reason, its nodes in the order given and the configs in named's: an
+// admin who names configs learns why a node is offered none of them.
+func Refusals(nodes []Node, named []string) []Refusal {
+	var out []Refusal
+	at := map[[3]string]int{}
+	for _, config := range named {
+		for _, n := range nodes {
+			if n.Options == nil {
+				continue
+			}
+			for _, r := range n.Options.Refused {
+				if r.Config != config {
+					continue
+				}
+				key := [3]string{r.Config, r.Why, r.Hint}
+				i, ok := at[key]
+				if !ok {
+					i = len(out)
+					at[key] = i
+					out = append(out, Refusal{Config: r.Config, Why: r.Why, Hint: r.Hint})
+				}
+				out[i].Nodes = append(out[i].Nodes, n.Name)
+			}
+		}
+	}
+	return out
+}
+
 // ReadSnapshots reads the snapshots args name (snapshot.Files),
 // several at a time: a fleet's snapshots are most of what rebalance
 // reads (10,000 nodes of 8 GPUs are about 500 MB of JSON, indented as
