@@ -3,6 +3,7 @@ package rebalance
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -385,5 +386,26 @@ mig-configs:
 		Hint: "; take a new snapshot"}
 	if len(opts.Configs) != 0 || len(opts.Refused) != 1 || opts.Refused[0] != want {
 		t.Errorf("configs %v, refused %+v; want %+v", opts.Configs, opts.Refused, want)
+	}
+}
+
+// Refusals: one entry a named config and reason, nodes in the order
+// given, configs in the order named; configs not named, and nodes
+// without options, are left out.
+func TestRefusals(t *testing.T) {
+	shared := &Options{Refused: []Refused{{Config: "b", Why: "no 1g.5gb"}, {Config: "a", Why: "overlap", Hint: "; fix it"}}}
+	other := &Options{Refused: []Refused{{Config: "b", Why: "no 1g.5gb"}, {Config: "a", Why: "leaves GPU 1"}}}
+	nodes := []Node{{Name: "n2", Options: shared}, {Name: "n1", Options: other}, {Name: "n3"}, {Name: "n4", Options: shared}}
+	got := Refusals(nodes, []string{"a", "b"})
+	want := []Refusal{
+		{Config: "a", Nodes: []string{"n2", "n4"}, Why: "overlap", Hint: "; fix it"},
+		{Config: "a", Nodes: []string{"n1"}, Why: "leaves GPU 1"},
+		{Config: "b", Nodes: []string{"n2", "n1", "n4"}, Why: "no 1g.5gb"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Refusals:\n got %+v\nwant %+v", got, want)
+	}
+	if got := Refusals(nodes, []string{"c"}); got != nil {
+		t.Errorf("a config no node refuses: %+v, want none", got)
 	}
 }
