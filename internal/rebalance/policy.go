@@ -48,6 +48,10 @@ type PolicyLimits struct {
 	// demand go back to its long-run rates (a busy fleet is slow to
 	// change back).
 	Undo float64
+	// SameCount lets a node change only to a config of as many devices:
+	// for a unit that is one GPU of a live node, since slurmctld kills
+	// every job of a node whose GPU count changes (TestPerGPU).
+	SameCount bool
 }
 
 // DefaultPolicyLimits are the bounds the simulator's figures were
@@ -167,6 +171,9 @@ func Decide(s PolicyState, lim PolicyLimits) []Move {
 				if k == n.Config || sameVec(s.Configs[k], s.Configs[n.Config]) || !keepsLongRun(s, n.Config, k, moved, lim) || !servesBacklog(s, n.Config, k) {
 					continue
 				}
+				if lim.SameCount && devices(s.Configs[k]) != devices(s.Configs[n.Config]) {
+					continue
+				}
 				try := make([][]segment, nt)
 				for t := range nt {
 					try[t] = append(append([]segment(nil), segs[t]...),
@@ -200,6 +207,15 @@ func Decide(s PolicyState, lim PolicyLimits) []Move {
 		draining++
 	}
 	return moves
+}
+
+// devices is a config's devices, of every type.
+func devices(counts []int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
 }
 
 // servesBacklog says whether the change from config a to b adds

@@ -165,3 +165,22 @@ func TestDecideBacklogWithoutShiftChangesNothing(t *testing.T) {
 		t.Errorf("no move for a shift to 7g jobs with a backlog of them")
 	}
 }
+
+// SameCount: the change the loose bounds make (a small node of 56
+// devices to a large one of 8) is not made when a unit must keep its
+// count, as one GPU of a live node must; a config of as many devices
+// (here "wide", 8 of type 1 on another split) still may be.
+func TestDecideSameCount(t *testing.T) {
+	s := policyFleet([]int{0, 0, 1}, [][]int{{40, 0}, {0, 0}, {0, 8}})
+	s.Rate, s.LongRate, s.Mean, s.Backlog = []float64{0.3, 0.25}, []float64{0.3, 0.25}, []float64{60, 60}, []int{0, 20}
+	lim := looseLimits()
+	lim.SameCount = true
+	if m := Decide(s, lim); len(m) != 0 {
+		t.Errorf("same count: moves %+v, want none (56 devices to 8)", m)
+	}
+	s.Configs = append(s.Configs, []int{48, 8}) // 56 devices, 8 of them large
+	m := Decide(s, lim)
+	if len(m) != 1 || m[0].Config != 2 {
+		t.Errorf("same count with a config of 56 devices: moves %+v, want one to config 2", m)
+	}
+}

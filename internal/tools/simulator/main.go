@@ -105,6 +105,7 @@ func main() {
 	flag.Float64Var(&o.oracle, "oracle", 0, "also print a bound: the best static layout of each slot of this many minutes, switched instantly (text output)")
 	flag.StringVar(&o.granularity, "granularity", "node", "what changes its layout at once: node, or gpu (one GPU drains and changes while the node's other GPUs keep running; the static layouts are then per GPU too)")
 	flag.BoolVar(&o.realPeriods, "real-periods", false, "a generator's periods (8 h phases, 6 h random mixes, the day) are minutes of the run at the load asked for; without it they are minutes at one arrival a minute, before the load rescales time")
+	flag.BoolVar(&lim.SameCount, "same-count", false, "with -granularity gpu: a GPU changes only to a config of as many devices, as Slurm allows on a live node (a change of the node's GPU count kills its jobs); with -max-busy 0, only idle GPUs change")
 	flag.BoolVar(&o.json, "json", false, "print one JSON object per policy and seed, a line each")
 	flag.Parse()
 	flag.Visit(func(f *flag.Flag) { o.loadSet = o.loadSet || f.Name == "load" })
@@ -710,6 +711,9 @@ func run(o options, w io.Writer) error {
 		o.unit, o.nodes, o.gpus = o.gpus, o.nodes*o.gpus, 1
 	default:
 		return fmt.Errorf("-granularity %q: want node or gpu", o.granularity)
+	}
+	if o.dyn.lim.SameCount && o.granularity != "gpu" {
+		return fmt.Errorf("-same-count is for -granularity gpu: a node changes drained and empty, and may change its count")
 	}
 	f, err := loadFleet(o)
 	if err != nil {
