@@ -30,7 +30,7 @@ func (f *claimFlags) claim(e *env, job claim.Job, command string) (*claim.Claim,
 	}
 	req := claim.Request{Count: f.Count, Profile: f.Profile, Dir: f.Claims, Job: job, Command: command, Timeout: e.loader.Timeout}
 	req.Visible, req.VisibleSet = os.LookupEnv("CUDA_VISIBLE_DEVICES")
-	return claim.Devices(node, req, e.warnText)
+	return claim.Devices(node, req, e.warn)
 }
 
 type freeCmd struct {

@@ -91,7 +91,7 @@ func (e *env) warnAll(warnings []error) {
 }
 
 // warnText is warn for the packages whose warnings are plain text, with
-// no fix to word (claim).
+// no fix to word (claim's holder).
 func (e *env) warnText(msg string) { e.warn(errors.New(msg)) }
 
 // A command tagged nvml:"" reads NVML unless given --from: NVML's Init

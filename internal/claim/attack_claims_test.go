@@ -3,6 +3,7 @@ package claim
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
 // Item 3: another user's locks on a claim file, taken once its claim has
@@ -151,7 +154,13 @@ func TestAttackFlood(t *testing.T) {
 	defer d.Close()
 	a.run(t, nobody, "flood", dir, "MIG-a", "65537")
 	var warnings []string
-	d.Warn = func(w string) { warnings = append(warnings, w) }
+	var hints []string
+	d.Warn = func(w error) {
+		warnings = append(warnings, w.Error())
+		if h := advice.Hinter(nil); errors.As(w, &h) {
+			hints = append(hints, h.Hint())
+		}
+	}
 	start := time.Now()
 	c, h, err := d.Take([]string{"MIG-a", "MIG-b"}, 2, Info{Job: Job{PID: os.Getpid()}, Command: "test"}, time.Second)
 	if err != nil || c == nil || time.Since(start) > 5*time.Second {
@@ -159,8 +168,9 @@ func TestAttackFlood(t *testing.T) {
 	}
 	t.Logf("claimed past 65,537 files in %s", time.Since(start))
 	c.Close()
-	if len(warnings) == 0 || !strings.Contains(warnings[0], "nobody (uid 65534) has 2049 files named as claims of MIG-a that no claim holds") {
-		t.Errorf("warnings %q, want one naming uid %d", warnings, nobody)
+	if len(warnings) == 0 || !strings.HasSuffix(warnings[0], "nobody (uid 65534) has 2049 files named as claims of MIG-a that no claim holds; they slow every claim down") ||
+		len(hints) == 0 || hints[0] != ": remove them" {
+		t.Errorf("warnings %q, hints %q; want one naming uid %d, its hint to remove them", warnings, hints, nobody)
 	}
 }
 
@@ -409,7 +419,7 @@ func TestAttackFloodBounded(t *testing.T) {
 	const n = floodCap + 1000
 	a.run(t, nobody, "floodclaims", dir, fileKey("MIG-a"), strconv.Itoa(n))
 	var warnings []string
-	d.Warn = func(w string) { warnings = append(warnings, w) }
+	d.Warn = func(w error) { warnings = append(warnings, w.Error()) }
 	info := Info{Job: Job{PID: os.Getpid()}, Command: "test"}
 	start := time.Now()
 	c, h, err := d.Take([]string{"MIG-a"}, 1, info, time.Second)

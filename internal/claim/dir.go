@@ -57,7 +57,7 @@ type Dir struct {
 	uid  int
 	// Warn, if set, is told what slows claims down but stops none: a
 	// user's flood of files named as claims.
-	Warn func(string)
+	Warn func(error)
 	// probed and swept count the claim files tested (probe) and tried
 	// for removal (sweep): the work a flood could make a call do, which
 	// tests bound.
@@ -637,9 +637,9 @@ func (d *Dir) test(uuid string, names []string, warn bool) (found, error) {
 		switch {
 		case !warn || d.Warn == nil:
 		case n > floodCap:
-			d.Warn(fmt.Sprintf("claims directory %s: %s has more than %d files named as claims of %s, too many to test; the device counts as theirs until they are removed", d.path, who(uid), floodCap, uuid))
+			d.Warn(fmt.Errorf("claims directory %s: %s has more than %d files named as claims of %s, too many to test; the device counts as theirs until they are removed", d.path, who(uid), floodCap, uuid))
 		case n > floodWarn:
-			d.Warn(fmt.Sprintf("claims directory %s: %s has %d files named as claims of %s that no claim holds; they slow every claim down: remove them", d.path, who(uid), n, uuid))
+			d.Warn(advice.Hinted(fmt.Errorf("claims directory %s: %s has %d files named as claims of %s that no claim holds; they slow every claim down", d.path, who(uid), n, uuid), ": remove them"))
 		}
 	}
 	return f, nil

@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -30,14 +31,15 @@ type Request struct {
 }
 
 // Devices claims req.Count idle MIG devices of node among those the job
-// may use. warn is told what of CUDA_VISIBLE_DEVICES was ignored.
-func Devices(node *model.Node, req Request, warn func(string)) (*Claim, error) {
+// may use. warn is told what of CUDA_VISIBLE_DEVICES was ignored, and
+// what slows claims down (Dir.Warn).
+func Devices(node *model.Node, req Request, warn func(error)) (*Claim, error) {
 	if req.Count < 1 || req.Count > MaxDevices {
 		return nil, fmt.Errorf("%d MIG devices asked for: want 1 to %d", req.Count, MaxDevices)
 	}
 	devs, warnings, err := Candidates(node, req)
 	for _, w := range warnings {
-		warn(w)
+		warn(errors.New(w))
 	}
 	if err != nil {
 		return nil, err
