@@ -173,7 +173,8 @@ func twoGPUGresMultiple(t *testing.T, host, devs, typ1 string, caps1 []string) s
 			path := filepath.Join(devs, "caps", "cap"+minor)
 			var m uint32
 			fmt.Sscan(minor, &m)
-			// nvidia-caps' major is the driver's choice; slurmd only stats the file.
+			// nvidia-caps' major is the driver's choice; any serves here, where
+			// task/none makes no device cgroup of it.
 			if err := syscall.Mknod(path, syscall.S_IFCHR|0o444, int(mkdev(237, m))); err != nil && !os.IsExist(err) {
 				t.Fatal(err)
 			}
