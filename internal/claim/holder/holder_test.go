@@ -260,9 +260,25 @@ func (th *testHolder) endJob() {
 	waitUntil(th.t, func() bool { return len(holdersOf(th.job)) == 0 }, "the job's holders to end")
 }
 
-// holdersOf lists the pids of the job's holder processes.
+// holdersOf lists the pids of the job's holder processes. A holder just
+// started may not show its arguments yet: exec(2) closes the descriptor
+// that tells its starter it has run before the kernel sets the new
+// program's arguments, so /proc/PID/cmdline of a child of this process can
+// read empty for a moment (1 run in 300 counted one holder too few). The
+// list is taken again until no live child of this process reads so, for
+// at most a second.
 func holdersOf(job testJob) []int {
-	var pids []int
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(time.Millisecond) {
+		pids, starting := scanHolders(job)
+		if !starting || time.Now().After(deadline) {
+			return pids
+		}
+	}
+}
+
+// scanHolders is one look at /proc for holdersOf; starting says a live
+// child of this process had no arguments to read.
+func scanHolders(job testJob) (pids []int, starting bool) {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -270,6 +286,11 @@ func holdersOf(job testJob) []int {
 			continue
 		}
 		cmdline, _ := os.ReadFile(procPath(pid, "cmdline"))
+		if len(cmdline) == 0 {
+			state, err := procStat(pid)
+			starting = starting || err == nil && state[0] != "Z" && state[1] == strconv.Itoa(os.Getpid())
+			continue
+		}
 		args := strings.Split(string(cmdline), "\x00")
 		if len(args) > 3 && args[1] == Arg && args[2] == strconv.Itoa(job.pid) && args[3] == strconv.FormatUint(job.start, 10) {
 			// A zombie's other threads may still hold its descriptors.
@@ -279,7 +300,7 @@ func holdersOf(job testJob) []int {
 			}
 		}
 	}
-	return pids
+	return pids, starting
 }
 
 func waitUntil(t *testing.T, ok func() bool, what string) {
