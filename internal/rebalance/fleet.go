@@ -280,28 +280,29 @@ type Refusal struct {
 // reason, its nodes in the order given and the configs in named's: an
 // admin who names configs learns why a node is offered none of them.
 func Refusals(nodes []Node, named []string) []Refusal {
+	rank := map[string]int{}
+	for i, config := range named {
+		rank[config] = i
+	}
 	var out []Refusal
-	at := map[[3]string]int{}
-	for _, config := range named {
-		for _, n := range nodes {
-			if n.Options == nil {
+	at := map[Refused]int{} // a config, reason and hint: its entry in out
+	for _, n := range nodes {
+		if n.Options == nil {
+			continue
+		}
+		for _, r := range n.Options.Refused {
+			if _, ok := rank[r.Config]; !ok {
 				continue
 			}
-			for _, r := range n.Options.Refused {
-				if r.Config != config {
-					continue
-				}
-				key := [3]string{r.Config, r.Why, r.Hint}
-				i, ok := at[key]
-				if !ok {
-					i = len(out)
-					at[key] = i
-					out = append(out, Refusal{Config: r.Config, Why: r.Why, Hint: r.Hint})
-				}
-				out[i].Nodes = append(out[i].Nodes, n.Name)
+			i, ok := at[r]
+			if !ok {
+				i, at[r] = len(out), len(out)
+				out = append(out, Refusal{Config: r.Config, Why: r.Why, Hint: r.Hint})
 			}
+			out[i].Nodes = append(out[i].Nodes, n.Name)
 		}
 	}
+	sort.SliceStable(out, func(a, b int) bool { return rank[out[a].Config] < rank[out[b].Config] })
 	return out
 }
 

@@ -280,9 +280,8 @@ func steadyWaiting(s PolicyState, segs [][]segment) float64 {
 }
 
 func busyShare(n PolicyNode, counts []int) float64 {
-	busy, all := 0, 0
-	for t, c := range counts {
-		all += c
+	busy, all := 0, devices(counts)
+	for t := range counts {
 		if t < len(n.Busy) {
 			busy += n.Busy[t]
 		}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 )
 
 // TestPerGPUAccounting asks real Slurm, with slurmdbd and MariaDB, what a
@@ -166,8 +168,8 @@ func (c *cluster) sacctJob(job string, ok func([]sacctRecord) bool) []sacctRecor
 				continue
 			}
 			r := sacctRecord{state: strings.Fields(f[1] + " ")[0], tres: f[2]}
-			r.start, _ = time.ParseInLocation("2006-01-02T15:04:05", f[3], time.Local)
-			r.end, _ = time.ParseInLocation("2006-01-02T15:04:05", f[4], time.Local)
+			r.start, _ = time.ParseInLocation(rebalance.TimeLayout, f[3], time.Local)
+			r.end, _ = time.ParseInLocation(rebalance.TimeLayout, f[4], time.Local)
 			recs = append(recs, r)
 		}
 		raw = string(out)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -259,7 +260,7 @@ func (c *cluster) writeConfs(gres, slurm string) {
 func (c *cluster) restartFor(want string) nodeState {
 	c.t.Helper()
 	before := c.waitNode(func(nodeState) bool { return true }, "shown").slurmdStart
-	if t, err := time.ParseInLocation("2006-01-02T15:04:05", before, time.Local); err == nil {
+	if t, err := time.ParseInLocation(rebalance.TimeLayout, before, time.Local); err == nil {
 		// A slurmd started within the same second would show the same time.
 		time.Sleep(time.Until(t.Add(1100 * time.Millisecond)))
 	}
