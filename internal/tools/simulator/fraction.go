@@ -47,13 +47,17 @@ func sizesOf(types []string, table []model.GIProfile) []size {
 }
 
 // gpuFraction reads a trace's profile as a share of one GPU ("0.25",
-// "1"); ok is false for a profile that is not a number.
+// "25%", "1"); ok is false for a profile that is not a number.
 func gpuFraction(profile string) (float64, bool) {
+	scale := 1.0
+	if p, ok := strings.CutSuffix(profile, "%"); ok {
+		profile, scale = strings.TrimSpace(p), 100
+	}
 	f, err := strconv.ParseFloat(profile, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, false
 	}
-	return f, true
+	return f / scale, true
 }
 
 // byFraction is the type a job asking for share f of a GPU gets: the

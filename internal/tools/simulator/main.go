@@ -258,7 +258,7 @@ func (f *fleetDef) resolve(profile string) (int, bool) {
 		}
 		return f.byFraction(share)
 	}
-	p := strings.ToLower(profile)
+	p := migProfile(strings.ToLower(profile))
 	best := -1
 	for t, typ := range f.types {
 		switch {
@@ -271,6 +271,17 @@ func (f *fleetDef) resolve(profile string) (int, bool) {
 		}
 	}
 	return best, best >= 0
+}
+
+// migProfile strips what other tools write before a MIG profile:
+// Kubernetes' resource name (nvidia.com/mig-1g.10gb), the device
+// plugin's (mig-1g.10gb) and nvidia-smi -L's ("MIG 1g.10gb"). The
+// profile is in lower case.
+func migProfile(p string) string {
+	for _, prefix := range []string{"nvidia.com/", "mig-", "mig "} {
+		p = strings.TrimPrefix(p, prefix)
+	}
+	return p
 }
 
 // instance is one seed's trace, ready to run.
@@ -747,8 +758,12 @@ func run(o options, w io.Writer) error {
 // policy against the best static layout.
 func printTables(w io.Writer, o options, all [][]policyResult, took time.Duration) {
 	first := all[0][0]
-	fmt.Fprintf(w, "%s, %d nodes x %d GPUs, changed by %s, load %.2f of what the best layout serves, jobs submitted in minutes %.1f..%.1f measured, run to %.1f (%d seeds, %.1f s)\n\n",
-		first.Workload, o.nodes/max(o.unit, 1), o.gpus*max(o.unit, 1), o.granularity, first.Load, first.win.from, first.win.to, first.win.end, len(all), took.Seconds())
+	seeds := fmt.Sprintf("%d seeds", len(all))
+	if len(all) == 1 {
+		seeds = fmt.Sprintf("seed %d", first.Seed)
+	}
+	fmt.Fprintf(w, "%s, %d nodes x %d GPUs, changed by %s, load %.2f of what the best layout serves, jobs submitted in minutes %.1f..%.1f measured, run to %.1f (%s, %.1f s)\n\n",
+		first.Workload, o.nodes/max(o.unit, 1), o.gpus*max(o.unit, 1), o.granularity, first.Load, first.win.from, first.win.to, first.win.end, seeds, took.Seconds())
 	if len(all) == 1 {
 		fmt.Fprintln(w, "| policy | layout | mean wait (min) | p95 (min) | jobs | unstarted | reconf./node-h | drained node-h |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")

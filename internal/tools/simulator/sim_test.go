@@ -251,11 +251,24 @@ func TestReadTrace(t *testing.T) {
 			t.Errorf("%s: %v, want one line naming %s", c.name, err, c.want)
 		}
 	}
-	for _, p := range []string{"1g.10gb", "h100_1g.10gb", "H100", "NVIDIA H100 80GB HBM3", "1g."} {
-		if typ, ok := f.resolve(p); !ok {
-			t.Errorf("profile %q not resolved", p)
-		} else if p == "1g." && f.types[typ] != "h100_1g.10gb" {
-			t.Errorf("generator size 1g. is %s, want h100_1g.10gb", f.types[typ])
+	for p, want := range map[string]string{
+		"1g.10gb": "h100_1g.10gb", "h100_1g.10gb": "h100_1g.10gb", "H100": "h100", "NVIDIA H100 80GB HBM3": "h100",
+		"1g.": "h100_1g.10gb", // a generator's size: the smallest device of 1g
+		// Other tools' names of a MIG device: Kubernetes' resource, the
+		// device plugin's, nvidia-smi -L's.
+		"nvidia.com/mig-1g.10gb": "h100_1g.10gb", "mig-3g.40gb": "h100_3g.40gb", "MIG 7g.80gb": "h100_7g.80gb",
+	} {
+		got := "none"
+		if typ, ok := f.resolve(p); ok {
+			got = f.types[typ]
+		}
+		if got != want {
+			t.Errorf("profile %q resolved to %s, want %s", p, got, want)
+		}
+	}
+	for _, p := range []string{"mig-", "nvidia.com/gpu", "2g.10gb"} {
+		if typ, ok := f.resolve(p); ok {
+			t.Errorf("profile %q resolved to %s, want none", p, f.types[typ])
 		}
 	}
 }
@@ -285,6 +298,9 @@ func TestGPUFraction(t *testing.T) {
 		{"0.999", "h100_7g.80gb"},
 		{"1", "h100"},
 		{"1.0", "h100"},
+		{"25%", "h100_2g.20gb"},
+		{"14.3 %", "h100_1g.10gb"},
+		{"100%", "h100"},
 	} {
 		typ, ok := f.resolve(c.share)
 		if !ok || f.types[typ] != c.want {
@@ -295,7 +311,7 @@ func TestGPUFraction(t *testing.T) {
 			t.Errorf("share %s: %s, want %s", c.share, got, c.want)
 		}
 	}
-	for _, share := range []string{"0", "-0.5", "2", "1.5", "NaN", "Inf"} {
+	for _, share := range []string{"0", "-0.5", "2", "1.5", "NaN", "Inf", "200%", "%", "0%"} {
 		if typ, ok := f.resolve(share); ok {
 			t.Errorf("share %s: %s, want none", share, f.types[typ])
 		}
