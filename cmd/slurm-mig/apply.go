@@ -10,6 +10,7 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 	"github.com/slurm-mig/slurm-mig/internal/rollout"
 	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // applyFlags are rebalance's flags for --apply: the controller that
@@ -53,7 +54,7 @@ func (c *rebalanceCmd) apply(e *env, journal *rollout.Journal, p *rebalance.Prop
 			if ev.Detail != "" {
 				detail = ": " + ev.Detail
 			}
-			fmt.Fprintf(e.stdout, "%s %s %s: %s%s\n", ev.Time.Format(rebalance.TimeLayout), ev.Node, ev.Step, ev.What, detail)
+			fmt.Fprintf(e.stdout, "%s %s %s: %s%s\n", ev.Time.Format(slurmconf.TimeLayout), ev.Node, ev.Step, ev.What, detail)
 		},
 	}
 	// What the run did is printed even when one node's step erred: the

@@ -55,9 +55,9 @@ func (c *rebalanceCmd) Run(e *env) error {
 	}
 	now := time.Now()
 	if c.Now != "" {
-		t, err := time.ParseInLocation(rebalance.TimeLayout, c.Now, time.Local)
+		t, err := time.ParseInLocation(slurmconf.TimeLayout, c.Now, time.Local)
 		if err != nil {
-			return fmt.Errorf("--now %q: want %s", c.Now, rebalance.TimeLayout)
+			return fmt.Errorf("--now %q: want %s", c.Now, slurmconf.TimeLayout)
 		}
 		now = t
 	}

@@ -1,6 +1,7 @@
 package rebalance
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -70,14 +72,23 @@ func TestParseHistoryFields(t *testing.T) {
 	if r := recs[2]; r.Type != "" || !r.Start.IsZero() {
 		t.Errorf("two types: %+v", r)
 	}
-	for _, bad := range []string{
-		"1|2026-11-28T10:00:00|Unknown|Unknown|01:00:00|None assigned|PENDING|",                 // 8 fields
-		"1|yesterday|Unknown|Unknown|01:00:00|None assigned|PENDING||",                          // a time
-		"1|2026-11-28T10:00:00|Unknown|Unknown|1:xx|None assigned|PENDING||",                    // a limit
-		"1|2026-11-28T10:00:00|Unknown|Unknown|01:00:00|None assigned|PENDING|gres/gpu:a100=x|", // a count
+	for _, bad := range []struct {
+		line       string
+		timeFormat bool // a time, which SLURM_TIME_FORMAT=standard would mend
+	}{
+		{"1|2026-11-28T10:00:00|Unknown|Unknown|01:00:00|None assigned|PENDING|", false},                 // 8 fields
+		{"1|yesterday|Unknown|Unknown|01:00:00|None assigned|PENDING||", true},                           // a time
+		{"1|2026-11-28 10:00:00|Unknown|Unknown|01:00:00|None assigned|PENDING||", true},                 // SLURM_TIME_FORMAT="%F %T"
+		{"1|2026-11-28T10:00:00|Unknown|Unknown|1:xx|None assigned|PENDING||", false},                    // a limit
+		{"1|2026-11-28T10:00:00|Unknown|Unknown|01:00:00|None assigned|PENDING|gres/gpu:a100=x|", false}, // a count
 	} {
-		if _, err := ParseHistory("h.txt", []byte("\n"+bad+"\n"), time.UTC); err == nil || !strings.HasPrefix(err.Error(), "h.txt:2: ") {
-			t.Errorf("%q: error %v, want one naming h.txt:2", bad, err)
+		_, err := ParseHistory("h.txt", []byte("\n"+bad.line+"\n"), time.UTC)
+		if err == nil || !strings.HasPrefix(err.Error(), "h.txt:2: ") {
+			t.Errorf("%q: error %v, want one naming h.txt:2", bad.line, err)
+		}
+		var h advice.Hinter
+		if hinted := errors.As(err, &h) && strings.Contains(h.Hint(), "SLURM_TIME_FORMAT=standard"); hinted != bad.timeFormat {
+			t.Errorf("%q: %v, hint of SLURM_TIME_FORMAT %v, want %v", bad.line, err, hinted, bad.timeFormat)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package rebalance
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/snapshot"
@@ -60,6 +62,19 @@ func TestParseQueueErrors(t *testing.T) {
 		_, err := ParseQueue("q.txt", []byte(tc.text), time.UTC)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: err %v, want %q...", tc.text, err, tc.want)
+		}
+	}
+	// A time squeue printed under another SLURM_TIME_FORMAT (relative;
+	// "%F %T", whose space adds a field; "%s") says how to get the
+	// standard one. Other errors say nothing of it.
+	for text, hinted := range map[string]bool{
+		"101 Ystday 1 N/A\n": true, "101 2026-11-24 09:30:00 1 N/A\n": true, "101 1795000000 1 N/A\n": true,
+		"101 2026-11-24T09:30:00 x N/A\n": false, "101 2026-11-24T09:30:00 1 N/A extra\n": false,
+	} {
+		_, err := ParseQueue("q.txt", []byte(text), time.UTC)
+		var h advice.Hinter
+		if got := errors.As(err, &h) && strings.Contains(h.Hint(), "SLURM_TIME_FORMAT=standard"); err == nil || got != hinted {
+			t.Errorf("%q: %v, hint of SLURM_TIME_FORMAT %v, want %v", text, err, got, hinted)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -63,7 +64,7 @@ func ParseHistory(file string, data []byte, loc *time.Location) ([]Record, error
 		var err error
 		for i, p := range []*time.Time{&r.Submit, &r.Start, &r.End} {
 			if *p, err = sacctTime(f[1+i], loc); err != nil {
-				return fmt.Errorf("%s:%d: %s %v", file, num, [...]string{"Submit", "Start", "End"}[i], err)
+				return advice.Hinted(fmt.Errorf("%s:%d: %s %v", file, num, [...]string{"Submit", "Start", "End"}[i], err), timeFormatHint)
 			}
 		}
 		if r.Submit.IsZero() {
@@ -98,16 +99,16 @@ func ParseHistory(file string, data []byte, loc *time.Location) ([]Record, error
 	return out, nil
 }
 
-// sacctTime reads a time as sacct prints it (TimeLayout); Unknown, None
+// sacctTime reads a time as sacct prints it (slurmconf.TimeLayout); Unknown, None
 // and empty are the zero time.
 func sacctTime(s string, loc *time.Location) (time.Time, error) {
 	switch s {
 	case "", "Unknown", "None":
 		return time.Time{}, nil
 	}
-	t, err := time.ParseInLocation(TimeLayout, s, loc)
+	t, err := time.ParseInLocation(slurmconf.TimeLayout, s, loc)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is not %s", s, TimeLayout)
+		return time.Time{}, fmt.Errorf("%q is not %s", s, slurmconf.TimeLayout)
 	}
 	return t, nil
 }

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // QueueFormat is the squeue command whose output ParseQueue reads: one
@@ -17,9 +20,10 @@ import (
 // 21.08, "gres:gpu:a100:2" from 21.08, "gres/gpu:a100:2" in later ones.
 const QueueFormat = "squeue --noheader --array --states=PD --format='%i %V %D %b'"
 
-// TimeLayout is how squeue prints a submit time (%V), in the local time
-// of the host that runs it, with no zone.
-const TimeLayout = "2006-01-02T15:04:05"
+// timeFormatHint follows a time that is not slurmconf.TimeLayout: every
+// Slurm command prints times as SLURM_TIME_FORMAT says, which a profile
+// may set (relative, or a strftime format such as "%F %T").
+const timeFormatHint = "; Slurm prints times as SLURM_TIME_FORMAT says: run the command with " + slurmconf.StandardTimes
 
 // Job is one pending job of the queue.
 type Job struct {
@@ -48,11 +52,16 @@ func ParseQueue(file string, data []byte, loc *time.Location) ([]Job, error) {
 	err := eachLine(file, data, func(num int, line string) error {
 		f := strings.Fields(line)
 		if len(f) != 4 {
-			return fmt.Errorf("%s:%d: want 4 fields (%s), got %d: %q", file, num, QueueFormat, len(f), line)
+			err := fmt.Errorf("%s:%d: want 4 fields (%s), got %d: %q", file, num, QueueFormat, len(f), line)
+			if _, dateErr := time.Parse(time.DateOnly, f[min(1, len(f)-1)]); len(f) > 4 && dateErr == nil {
+				// A date, then the time after a space: a format such as "%F %T".
+				return advice.Hinted(err, timeFormatHint)
+			}
+			return err
 		}
-		submit, err := time.ParseInLocation(TimeLayout, f[1], loc)
+		submit, err := time.ParseInLocation(slurmconf.TimeLayout, f[1], loc)
 		if err != nil {
-			return fmt.Errorf("%s:%d: submit time %q is not %s", file, num, f[1], TimeLayout)
+			return advice.Hinted(fmt.Errorf("%s:%d: submit time %q is not %s", file, num, f[1], slurmconf.TimeLayout), timeFormatHint)
 		}
 		nodes, err := strconv.Atoi(f[2])
 		if err != nil || nodes < 1 {

@@ -435,11 +435,11 @@ func registered(e *Entry, st slurmhost.Node, gres string) bool {
 	if !sameCounts(st.Gres, gres) || strings.Contains(st.State, "INVAL") {
 		return false
 	}
-	now, err := time.ParseInLocation(timeLayout, st.SlurmdStart, time.Local)
+	now, err := time.ParseInLocation(slurmconf.TimeLayout, st.SlurmdStart, time.Local)
 	if err != nil {
 		return false
 	}
-	before, err := time.ParseInLocation(timeLayout, e.SlurmdBefore, time.Local)
+	before, err := time.ParseInLocation(slurmconf.TimeLayout, e.SlurmdBefore, time.Local)
 	if err != nil {
 		// slurmctld knew no start then (None: restarted, or slurmd
 		// down): the step's start stands in, on the controller's clock,
@@ -449,9 +449,6 @@ func registered(e *Entry, st slurmhost.Node, gres string) bool {
 	}
 	return now.After(before)
 }
-
-// timeLayout is how scontrol prints times.
-const timeLayout = "2006-01-02T15:04:05"
 
 // ours says whether the node is drained for e's change: for its target,
 // or for the way back (the change command drains for the config it

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // counts are the Gres= of the two configs of the tests.
@@ -89,7 +90,7 @@ func (w *world) Node(name string) (slurmhost.Node, error) {
 	if reason != "" {
 		reason += " [root@2026-11-28T10:00:00]"
 	}
-	start := w.slurmdStart.Format(timeLayout)
+	start := w.slurmdStart.Format(slurmconf.TimeLayout)
 	if w.startUnknown {
 		start = "None"
 	}

@@ -3,10 +3,13 @@ package slurmhost
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // timeoutError is a command that had not finished when its time was up.
@@ -18,6 +21,10 @@ func (e *timeoutError) Error() string { return fmt.Sprintf("no answer in %v", e.
 // stderr, bounded as RunBounded runs a command.
 func runBounded(path string, args []string, timeout time.Duration) (stdout, stderr []byte, err error) {
 	cmd := exec.Command(path, args...)
+	// Slurm's commands print times as SLURM_TIME_FORMAT says, and an
+	// admin's profile may set it (relative, or a strftime format): the
+	// times read here are the standard format's.
+	cmd.Env = append(os.Environ(), slurmconf.StandardTimes)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = RunBounded(cmd, timeout)

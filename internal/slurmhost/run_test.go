@@ -21,6 +21,18 @@ func TestRunOutputs(t *testing.T) {
 	}
 }
 
+// Slurm's commands run with the standard time format whatever the
+// caller's environment says (an admin's profile may set relative): the
+// registration checks compare scontrol's SlurmdStartTime as ISO times.
+func TestRunPrintsStandardTimes(t *testing.T) {
+	t.Setenv("SLURM_TIME_FORMAT", "relative")
+	t.Setenv("SLURM_MIG_TEST_KEPT", "kept")
+	stdout, _, err := runBounded("/bin/sh", []string{"-c", `echo "$SLURM_TIME_FORMAT $SLURM_MIG_TEST_KEPT"`}, 10*time.Second)
+	if err != nil || string(stdout) != "standard kept\n" {
+		t.Errorf("the command saw SLURM_TIME_FORMAT and another variable as %q (%v), want standard and the rest kept", stdout, err)
+	}
+}
+
 // A command that hangs, and whose child holds its stdout, is given up at
 // the timeout with its whole process group: killing the command alone
 // left the child holding the pipe, and Run waited for as long as the

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 	"github.com/slurm-mig/slurm-mig/internal/rollout"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // TestRebalanceApply runs the controller, `rebalance --apply`, as a
@@ -328,14 +328,17 @@ func (a *applyCluster) command(t *testing.T) *exec.Cmd {
 		change = strings.Join(words, " ") + ` -l "$NODE" -e mig_config_name="$SELECT"`
 		env = playbook.Env
 	}
-	now := time.Now().Add(time.Minute).Format(rebalance.TimeLayout) // the jobs have waited a minute
+	now := time.Now().Add(time.Minute).Format(slurmconf.TimeLayout) // the jobs have waited a minute
 	cmd := exec.Command(slurmMig, "rebalance", "--apply", "--queue", a.queue, "--nodes", a.nodes, "--mig-config", a.migConfig,
 		"--min-wait", "30s", "--now", now, "--hardware", "gpu[01-02]="+filepath.Join(a.dir, "a.json"),
 		"--journal", a.journal, "--drain-timeout", a.drainTimeout, "--change-timeout", "120s", "--change-command", change)
 	if a.json {
 		cmd.Args = append(cmd.Args, "--json")
 	}
-	cmd.Env, cmd.Dir = env, a.dir
+	// An admin's shell may set SLURM_TIME_FORMAT, which changes how
+	// every Slurm command prints times: the controller and the change
+	// command must read Slurm's times all the same.
+	cmd.Env, cmd.Dir = append(env, "SLURM_TIME_FORMAT=relative"), a.dir
 	return cmd
 }
 

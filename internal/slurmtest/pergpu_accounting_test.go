@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurm-mig/slurm-mig/internal/rebalance"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // TestPerGPUAccounting asks real Slurm, with slurmdbd and MariaDB, what a
@@ -168,8 +168,8 @@ func (c *cluster) sacctJob(job string, ok func([]sacctRecord) bool) []sacctRecor
 				continue
 			}
 			r := sacctRecord{state: strings.Fields(f[1] + " ")[0], tres: f[2]}
-			r.start, _ = time.ParseInLocation(rebalance.TimeLayout, f[3], time.Local)
-			r.end, _ = time.ParseInLocation(rebalance.TimeLayout, f[4], time.Local)
+			r.start, _ = time.ParseInLocation(slurmconf.TimeLayout, f[3], time.Local)
+			r.end, _ = time.ParseInLocation(slurmconf.TimeLayout, f[4], time.Local)
 			recs = append(recs, r)
 		}
 		raw = string(out)

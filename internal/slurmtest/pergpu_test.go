@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -260,7 +259,7 @@ func (c *cluster) writeConfs(gres, slurm string) {
 func (c *cluster) restartFor(want string) nodeState {
 	c.t.Helper()
 	before := c.waitNode(func(nodeState) bool { return true }, "shown").slurmdStart
-	if t, err := time.ParseInLocation(rebalance.TimeLayout, before, time.Local); err == nil {
+	if t, err := time.ParseInLocation(slurmconf.TimeLayout, before, time.Local); err == nil {
 		// A slurmd started within the same second would show the same time.
 		time.Sleep(time.Until(t.Add(1100 * time.Millisecond)))
 	}

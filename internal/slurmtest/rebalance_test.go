@@ -3,6 +3,7 @@ package slurmtest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -14,9 +15,11 @@ import (
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // queueArgs are rebalance.QueueFormat as squeue's arguments.
@@ -80,6 +83,21 @@ func TestRebalanceReadsSlurm(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("squeue lacks jobs %v:\n%s", want, out)
+	}
+	// A profile's SLURM_TIME_FORMAT changes how squeue prints %V: the
+	// queue is refused, with the way out, not misread.
+	for _, format := range []string{"relative", "%F %T", "%s"} {
+		cmd := c.command(context.Background(), "squeue", queueArgs...)
+		cmd.Env = append(append([]string(nil), cmd.Env...), "SLURM_TIME_FORMAT="+format)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("SLURM_TIME_FORMAT=%q squeue: %v\n%s", format, err, out)
+		}
+		_, err = rebalance.ParseQueue("squeue", out, time.Local)
+		var h advice.Hinter
+		if !errors.As(err, &h) || !strings.Contains(h.Hint(), "SLURM_TIME_FORMAT=standard") {
+			t.Errorf("SLURM_TIME_FORMAT=%q: squeue printed\n%s\nread as %v, want an error that names SLURM_TIME_FORMAT=standard", format, out, err)
+		}
 	}
 
 	why := func() string {
@@ -181,7 +199,7 @@ func rebalanceLoop(t *testing.T, r *repartition, start driver) {
 		}
 		must(t, os.WriteFile(file, out, 0o644))
 	}
-	now := time.Now().Add(time.Minute).Format(rebalance.TimeLayout) // the jobs have waited a minute
+	now := time.Now().Add(time.Minute).Format(slurmconf.TimeLayout) // the jobs have waited a minute
 	code, stdout, stderr := runSlurmMigCode(t, "rebalance", "--queue", queue, "--nodes", nodes, "--mig-config", r.migConfig,
 		"--min-wait", "30s", "--now", now, "--json", "--hardware", "gpu[01-02]="+filepath.Join(r.dir, "a.json"))
 	t.Logf("rebalance:\n%s", stdout)

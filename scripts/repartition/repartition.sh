@@ -37,6 +37,10 @@ set -eu
 : "${NODE:?NODE: the node's Slurm NodeName}"
 : "${MIG_CONFIG:?MIG_CONFIG: the mig-parted config file}"
 : "${SELECT:?SELECT: the config of MIG_CONFIG to apply}"
+# Slurm's commands print times as SLURM_TIME_FORMAT says (relative, or
+# any strftime format, set in many a profile); registered() below compares
+# the ISO times of the standard format.
+export SLURM_TIME_FORMAT=standard
 SLURM_MIG=${SLURM_MIG:-/usr/local/bin/slurm-mig}
 SCONTROL=${SCONTROL:-/usr/bin/scontrol}
 SQUEUE=${SQUEUE:-/usr/bin/squeue}

@@ -1,0 +1,12 @@
+package slurmconf
+
+// TimeLayout is how Slurm's commands print a time in their standard
+// format (squeue's %V, sacct's Submit, scontrol's SlurmdStartTime): the
+// local time of the host that runs them, with no zone.
+const TimeLayout = "2006-01-02T15:04:05"
+
+// StandardTimes is the environment setting that makes Slurm's commands
+// print times as TimeLayout. SLURM_TIME_FORMAT, which a profile may set
+// (relative, or a strftime format), changes how every command prints
+// them.
+const StandardTimes = "SLURM_TIME_FORMAT=standard"
