@@ -844,3 +844,74 @@ func copyFile(t *testing.T, from, to string) {
 	must(t, err)
 	must(t, os.WriteFile(to, data, 0o644))
 }
+
+// TestRepartitionWaitsForAnAnswer: neither the script nor the playbook
+// changes anything on a squeue that says nothing true of the node's jobs.
+// A squeue that fails (slurmctld not answering) prints nothing, and a
+// profile's SQUEUE_PARTITION hides the jobs of other partitions; the
+// script once took either for "no jobs" and changed the layout under a
+// running job. Now each waits, and at its timeout leaves the node
+// drained, slurmd running and the layout as it was.
+func TestRepartitionWaitsForAnAnswer(t *testing.T) {
+	t.Parallel() // each its own cluster: own ports, own dir
+	requireCluster(t)
+	for _, ansible := range []bool{false, true} {
+		name := "script"
+		if ansible {
+			name = "ansible"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if ansible {
+				Require(t, "munged")
+				testtools.Require(t, "ansible-core", "ansible-playbook")
+			}
+			r := startRepartition(t, ansible)
+			layout := readFile(t, r.snapshotPath("gpu01"))
+			job := r.sbatchWaiting(t, "gpu01", "gpu:h100_1g.10gb:1", filepath.Join(r.dir, "release-gpu01"))
+			failing := filepath.Join(r.dir, "squeue-fails")
+			must(t, os.WriteFile(failing, []byte("#!/bin/sh\necho 'slurm_load_jobs error: Socket timed out on send/recv operation' >&2\nexit 1\n"), 0o755))
+			for _, c := range []struct {
+				name, squeue, env string
+			}{
+				{"squeue fails", failing, ""},
+				{"SQUEUE_PARTITION=other", "", "SQUEUE_PARTITION=other"},
+			} {
+				var cmd *exec.Cmd
+				var gaveUp, wentOn string
+				if ansible {
+					cmd = ansibleDriver(r, t)
+					cmd.Args = append(cmd.Args, "-e", "timeout_seconds=3")
+					if c.squeue != "" {
+						cmd.Args = append(cmd.Args, "-e", "squeue="+c.squeue)
+					}
+					gaveUp, wentOn = "FAILED - RETRYING: [gpu01 -> ctl]: Wait for the node's jobs to end", "TASK [Stop slurmd]"
+				} else {
+					cmd = scriptDriver(r, t)
+					cmd.Env = append(cmd.Env, "TIMEOUT=3")
+					if c.squeue != "" {
+						cmd.Env = append(cmd.Env, "SQUEUE="+c.squeue)
+					}
+					gaveUp, wentOn = "gave up after 3s waiting for: no_jobs", "drained, no jobs"
+				}
+				if c.env != "" {
+					cmd.Env = append(cmd.Env, c.env)
+				}
+				out, err := cmd.CombinedOutput()
+				if err == nil || !strings.Contains(string(out), gaveUp) || strings.Contains(string(out), wentOn) {
+					t.Errorf("%s: went past the wait for gpu01's job %s: %v\n%s", c.name, job, err, out)
+				}
+				if got := readFile(t, r.snapshotPath("gpu01")); got != layout {
+					t.Errorf("%s: gpu01's layout changed under job %s", c.name, job)
+				}
+				st := r.waitNodeNamed("gpu01", func(nodeState) bool { return true }, "shown")
+				if !strings.Contains(st.state, "DRAIN") || !strings.HasPrefix(st.reason, "slurm-mig repartition to all-balanced") {
+					t.Errorf("%s: gpu01 is %s (Reason=%s), want drained for the repartition", c.name, st.state, st.reason)
+				}
+				if line := r.waitJob(job, "RUNNING"); !strings.Contains(line, "NodeList=gpu01") {
+					t.Errorf("%s: job %s: %s", c.name, job, line)
+				}
+			}
+		})
+	}
+}

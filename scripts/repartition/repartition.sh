@@ -41,6 +41,9 @@ set -eu
 # any strftime format, set in many a profile); registered() below compares
 # the ISO times of the standard format.
 export SLURM_TIME_FORMAT=standard
+# squeue filters its list by these when set (a profile's SQUEUE_USERS or
+# SQUEUE_PARTITION): the wait for the node's jobs must see them all.
+unset SQUEUE_ACCOUNT SQUEUE_NAMES SQUEUE_LICENSES SQUEUE_PARTITION SQUEUE_QOS SQUEUE_USERS
 SLURM_MIG=${SLURM_MIG:-/usr/local/bin/slurm-mig}
 SCONTROL=${SCONTROL:-/usr/bin/scontrol}
 SQUEUE=${SQUEUE:-/usr/bin/squeue}
@@ -88,7 +91,13 @@ node_line() { "$SCONTROL" show node -o "$NODE"; }
 field() { # field LINE KEY: KEY= of a line of scontrol show -o
   printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
-no_jobs() { [ -z "$("$SQUEUE" -h -w "$NODE" -t RUNNING,COMPLETING,SUSPENDED -o %i)" ]; }
+# No job runs on the node: squeue answered, and listed none. A squeue
+# that failed (slurmctld not answering) printed nothing and proves
+# nothing, so the wait goes on.
+no_jobs() {
+  jobs_on_node=$("$SQUEUE" -h -w "$NODE" -t RUNNING,COMPLETING,SUSPENDED -o %i) || return 1
+  [ -z "$jobs_on_node" ]
+}
 # counts GRES: a Gres= list in one order, without scontrol's socket
 # affinity "(S:0-1)": plan lists the types as the mig-parted config does,
 # node as NVML lists the devices, and only the counts must agree.
