@@ -53,9 +53,11 @@ func ParseQueue(file string, data []byte, loc *time.Location) ([]Job, error) {
 		f := strings.Fields(line)
 		if len(f) != 4 {
 			err := fmt.Errorf("%s:%d: want 4 fields (%s), got %d: %q", file, num, QueueFormat, len(f), line)
-			if _, dateErr := time.Parse(time.DateOnly, f[min(1, len(f)-1)]); len(f) > 4 && dateErr == nil {
-				// A date, then the time after a space: a format such as "%F %T".
-				return advice.Hinted(err, timeFormatHint)
+			if len(f) > 4 {
+				if _, dateErr := time.Parse(time.DateOnly, f[1]); dateErr == nil {
+					// A date, then the time after a space: a format such as "%F %T".
+					return advice.Hinted(err, timeFormatHint)
+				}
 			}
 			return err
 		}
