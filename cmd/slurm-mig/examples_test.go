@@ -399,14 +399,15 @@ func TestRebalanceUnit(t *testing.T) {
 		}
 	}
 	args := func(name string) string { return filepath.Join(dir, name+".args") }
-	stub("squeue", fmt.Sprintf("printf '%%s\\n' \"$@\" >%s\necho '2001 2026-11-24T09:00:00 1 gres:gpu:h100_1g.10gb:1'\n", args("squeue")))
+	stub("squeue", fmt.Sprintf("printf '%%s\\n' \"$@\" >%s\necho \"$SLURM_TIME_FORMAT\" >%s\necho '2001 2026-11-24T09:00:00 1 gres:gpu:h100_1g.10gb:1'\n", args("squeue"), args("squeue-time")))
 	stub("scontrol", fmt.Sprintf("printf '%%s\\n' \"$@\" >%s\necho 'NodeName=gpu01 State=IDLE Gres=gpu:h100:1 GresUsed=gpu:h100:0(IDX:N/A)'\n", args("scontrol")))
 	stub("slurm-mig", fmt.Sprintf("printf '%%s\\n' \"$@\" >%s\n", args("slurm-mig")))
 	script = strings.ReplaceAll(script, slurmMigPath, filepath.Join(bin, "slurm-mig"))
 	change := `ssh -o BatchMode=yes root@"$NODE" NODE="$NODE" SELECT="$SELECT" /usr/share/doc/slurm-mig/examples/repartition/repartition.sh`
 	cmd := exec.Command("/bin/sh", "-ec", script)
 	cmd.Env = append(os.Environ(), "PATH="+bin+":/usr/bin:/bin", "RUNTIME_DIRECTORY="+runDir, "STATE_DIRECTORY="+state,
-		"MIG_CONFIG=/etc/nvidia-mig-manager/config.yaml", "CHANGE_COMMAND="+change, "REBALANCE_FLAGS=--hardware gpu[01-02]=/snap.json --max-nodes 2")
+		"MIG_CONFIG=/etc/nvidia-mig-manager/config.yaml", "CHANGE_COMMAND="+change, "REBALANCE_FLAGS=--hardware gpu[01-02]=/snap.json --max-nodes 2",
+		"SLURM_TIME_FORMAT=relative") // as an admin's environment file may set it
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the unit's ExecStart: %v\n%s", err, out)
 	}
@@ -419,6 +420,9 @@ func TestRebalanceUnit(t *testing.T) {
 	}
 	if got, want := "squeue "+strings.Join(lines("squeue")[:3], " ")+" '"+strings.TrimPrefix(lines("squeue")[3], "--format=")+"'", strings.Replace(rebalance.QueueFormat, "--format='", "'", 1); got != want {
 		t.Errorf("the unit runs %s, rebalance reads %s", got, want)
+	}
+	if got := lines("squeue-time"); !slices.Equal(got, []string{"standard"}) {
+		t.Errorf("the unit runs squeue with SLURM_TIME_FORMAT=%q, want standard: rebalance reads its times", got)
 	}
 	if got := "scontrol " + strings.Join(lines("scontrol"), " "); got != rebalance.NodesFormat {
 		t.Errorf("the unit runs %s, rebalance reads %s", got, rebalance.NodesFormat)

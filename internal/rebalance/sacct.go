@@ -99,8 +99,8 @@ func ParseHistory(file string, data []byte, loc *time.Location) ([]Record, error
 	return out, nil
 }
 
-// sacctTime reads a time as sacct prints it (slurmconf.TimeLayout); Unknown, None
-// and empty are the zero time.
+// sacctTime reads a time as sacct prints it (slurmconf.TimeLayout);
+// Unknown, None and empty are the zero time.
 func sacctTime(s string, loc *time.Location) (time.Time, error) {
 	switch s {
 	case "", "Unknown", "None":
