@@ -855,11 +855,7 @@ func copyFile(t *testing.T, from, to string) {
 func TestRepartitionWaitsForAnAnswer(t *testing.T) {
 	t.Parallel() // each its own cluster: own ports, own dir
 	requireCluster(t)
-	for _, ansible := range []bool{false, true} {
-		name := "script"
-		if ansible {
-			name = "ansible"
-		}
+	for name, ansible := range map[string]bool{"script": false, "ansible": true} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			if ansible {
