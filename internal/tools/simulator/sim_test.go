@@ -192,8 +192,21 @@ func TestReadTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(jobs) != 3 || jobs[0].profile != "1g.10gb" || jobs[1].limit != 50 || jobs[2].profile != "H100" {
-		t.Errorf("read %+v: want three jobs in submit order, a limit below the run raised to it", jobs)
+	if len(jobs) != 3 || jobs[0].profile != "1g.10gb" || jobs[1].dur != 40 || jobs[1].limit != 40 || jobs[2].profile != "H100" {
+		t.Errorf("read %+v: want three jobs in submit order, a run past its limit cut to it", jobs)
+	}
+	// No limit, as Slurm writes it or a trace leaves it: the job runs
+	// until it ends.
+	none := filepath.Join(dir, "none.csv")
+	os.WriteFile(none, []byte("submit_min,duration_min,time_limit_min,profile\n1,50,,1g.10gb\n2,50,UNLIMITED,1g.10gb\n3,50,Partition_Limit,1g.10gb\n4,50,0,1g.10gb\n5,50,inf,1g.10gb\n"), 0o644)
+	jobs, err = readTrace(none)
+	if err != nil || len(jobs) != 5 {
+		t.Fatalf("limits of none: %+v, %v; want five jobs", jobs, err)
+	}
+	for _, j := range jobs {
+		if j.dur != 50 || !math.IsInf(j.limit, 1) {
+			t.Errorf("line %d: run %v, limit %v; want the run 50 and no limit (+Inf)", j.line, j.dur, j.limit)
+		}
 	}
 	// Columns by the header's names, in any order, others left unread.
 	order := filepath.Join(dir, "order.csv")
@@ -353,6 +366,7 @@ func FuzzParseTrace(f *testing.F) {
 		",submit_min,duration_min,time_limit_min,profile\n0,1,2,3,h100\n1,2,2,3,0.25\n",
 		"job,profile,time_limit_min,submit_min,duration_min\n7,2g.20gb,90,5,60\n# c\n\n8,0.5,1e3,2.5e7,0\n",
 		"submit_min,duration_min,time_limit_min,profile\n1,NaN,3,h100\n1,2,3,\"h100\n",
+		"submit_min,duration_min,time_limit_min,profile\n1,20,,h100\n2,20,0,h100\n3,20,UNLIMITED,h100\n4,20,10,h100\n",
 		"submit_min,duration_min,time_limit_min,profile,profile\n1,2,3,h100,h100\n",
 	} {
 		f.Add([]byte(seed))
@@ -369,10 +383,13 @@ func FuzzParseTrace(f *testing.F) {
 			t.Fatal("no jobs and no error")
 		}
 		for i, j := range jobs {
-			for _, v := range []float64{j.submit, j.dur, j.limit} {
+			for _, v := range []float64{j.submit, j.dur} {
 				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 					t.Fatalf("job %d %+v: minutes %v, want finite and not negative", i, j, v)
 				}
+			}
+			if j.limit <= 0 || math.IsNaN(j.limit) || math.IsInf(j.limit, -1) {
+				t.Fatalf("job %d %+v: limit %v, want above 0, or +Inf for none", i, j, j.limit)
 			}
 			if j.limit < j.dur || j.profile == "" || j.profile != strings.TrimSpace(j.profile) || j.line < 2 {
 				t.Fatalf("job %d %+v: want a limit no shorter than the run, a trimmed profile, a line after the header", i, j)

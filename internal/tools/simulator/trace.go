@@ -90,8 +90,8 @@ func parseTrace(r io.Reader, path string) ([]traceJob, error) {
 		}
 		var v [3]float64
 		for i := range v {
-			x, err := strconv.ParseFloat(rec[col[i]], 64)
-			if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+			x, ok := traceMinutes(rec[col[i]], i == 2)
+			if !ok {
 				return nil, fmt.Errorf("%s:%d: %s %q is not a number of minutes", path, num, traceColumns[i], rec[col[i]])
 			}
 			v[i] = x
@@ -100,9 +100,8 @@ func parseTrace(r io.Reader, path string) ([]traceJob, error) {
 		if profile == "" {
 			return nil, fmt.Errorf("%s:%d: no profile (want a MIG profile like 1g.10gb or a whole GPU's model name like h100)", path, num)
 		}
-		if v[2] < v[1] {
-			v[2] = v[1] // Slurm ends a job at its limit: a longer run is read as the limit
-		}
+		// Slurm ends a job at its time limit: a longer run is cut to it.
+		v[1] = min(v[1], v[2])
 		out = append(out, traceJob{submit: v[0], dur: v[1], limit: v[2], profile: profile, line: num})
 	}
 	if header {
@@ -113,6 +112,27 @@ func parseTrace(r io.Reader, path string) ([]traceJob, error) {
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].submit < out[b].submit })
 	return out, nil
+}
+
+// traceMinutes reads a field of minutes: a number, not negative and
+// finite. A time limit (limit) may also be none, as Slurm writes it
+// (UNLIMITED, Partition_Limit, or 0 as --time=0 means) or as a trace
+// leaves it (empty, inf): +Inf, a job that runs until it ends.
+func traceMinutes(field string, limit bool) (float64, bool) {
+	if limit {
+		switch strings.ToLower(field) {
+		case "", "unlimited", "partition_limit", "inf", "+inf", "infinity":
+			return math.Inf(1), true
+		}
+	}
+	x, err := strconv.ParseFloat(field, 64)
+	if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return 0, false
+	}
+	if limit && x == 0 {
+		return math.Inf(1), true
+	}
+	return x, true
 }
 
 // traceColumns are the columns a -trace must name in its header.
