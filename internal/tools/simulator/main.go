@@ -435,7 +435,7 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 		}
 	}
 	if measured == 0 {
-		return nil, fmt.Errorf("%s: no job is submitted in the measured window (minutes %g to %g of the run): set -warmup and -measure", nameOf(o), in.win.from, in.win.to)
+		return nil, fmt.Errorf("%s: no job is submitted in the measured window (minutes %.1f to %.1f of the run): set -warmup and -measure, and -cooldown for the minutes its jobs may still start in", nameOf(o), in.win.from, in.win.to)
 	}
 	return in, nil
 }
