@@ -86,8 +86,16 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 	for i := range jobs {
 		*ev = append(*ev, event{at: jobs[i].submit, kind: 2, a: i})
 	}
-	if !p.noPolicy {
-		*ev = append(*ev, event{at: p.tick, kind: 3})
+	if !p.noPolicy && len(jobs) > 0 {
+		// The policy's ticks fall on multiples of tick from the first
+		// tick after the first arrival: a trace whose clock starts late
+		// (minutes since 1970) costs no ticks before it.
+		t0 := jobs[0].submit
+		for _, j := range jobs {
+			t0 = min(t0, j.submit)
+		}
+		first := (math.Floor(t0/p.tick) + 1) * p.tick
+		*ev = append(*ev, event{at: first, kind: 3})
 	}
 	heap.Init(ev)
 	queues := make([][]int, nt) // waiting jobs of each type, first come first

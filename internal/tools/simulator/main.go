@@ -314,7 +314,11 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 		// At one job a minute: the time scale comes from the load below,
 		// so make enough for the run at the load asked for.
 		per := 1.0
-		if raw, err = generate(o.workload, seed, 1.3*(warm+meas+cool)*o.load*float64(o.nodes*o.gpus)*2/o.mean, o.mean, per); err != nil {
+		jobs := 1.3 * (warm + meas + cool) * o.load * float64(o.nodes*o.gpus) * 2 / o.mean
+		if jobs > maxGenerated {
+			return nil, fmt.Errorf("-workload %s: the run asks for about %.0f jobs: at most %d; shorten -warmup, -measure or -cooldown, or lower -nodes or -load", o.workload, jobs, maxGenerated)
+		}
+		if raw, err = generate(o.workload, seed, jobs, o.mean, per); err != nil {
 			return nil, err
 		}
 		// With real periods, the periods are counted in minutes at the
@@ -333,7 +337,7 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 				break
 			}
 			per = rate
-			if raw, err = generate(o.workload, seed, 1.3*(warm+meas+cool)*o.load*float64(o.nodes*o.gpus)*2/o.mean, o.mean, per); err != nil {
+			if raw, err = generate(o.workload, seed, jobs, o.mean, per); err != nil {
 				return nil, err
 			}
 		}
@@ -639,6 +643,9 @@ func runSeed(o options, f *fleetDef, seed uint64) ([]policyResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRun(o, in); err != nil {
+		return nil, err
+	}
 	st := newStatics(in.jobs, len(f.types), in.win)
 	search := distinctConfigs(f.configs, in.wanted)
 	// The LP's layout is over all configs; map it onto the distinct ones.
@@ -707,12 +714,86 @@ func runSeed(o options, f *fleetDef, seed uint64) ([]policyResult, error) {
 	return out, nil
 }
 
-func run(o options, w io.Writer) error {
-	if o.nodes < 1 || o.gpus < 1 || o.seeds < 1 || o.load <= 0 {
-		return fmt.Errorf("-nodes, -gpus, -seeds and -load must be positive")
+// Bounds on what one run may cost: a flag past them is refused rather
+// than run for hours or fill the memory.
+const (
+	maxGPUs      = 8192 // -nodes times -gpus
+	maxSeeds     = 10000
+	maxRestarts  = 10000
+	maxGenerated = 5_000_000 // jobs a generator makes for one seed
+	maxTicks     = 1_000_000 // policy decisions in one run
+	maxSlots     = 10_000    // -oracle's slots, a static search each
+)
+
+// checkOptions refuses flags that make no sense or cost without bound,
+// each in one line naming the flag.
+func checkOptions(o options) error {
+	if o.nodes < 1 || o.gpus < 1 || o.nodes > maxGPUs || o.gpus > maxGPUs || o.nodes*o.gpus > maxGPUs {
+		return fmt.Errorf("-nodes %d, -gpus %d: want at least one of each, and at most %d GPUs in all", o.nodes, o.gpus, maxGPUs)
 	}
-	if o.dyn.fail < 0 || o.dyn.fail > 1 {
+	if o.seeds < 1 || o.seeds > maxSeeds {
+		return fmt.Errorf("-seeds %d: want 1 to %d", o.seeds, maxSeeds)
+	}
+	if o.restarts < 0 || o.restarts > maxRestarts {
+		return fmt.Errorf("-restarts %d: want 0 to %d", o.restarts, maxRestarts)
+	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"-load", o.load}, {"-mean", o.mean}, {"-tick", o.dyn.tick}, {"-window", o.dyn.window}, {"-long-window", o.dyn.long}} {
+		if !finite(f.v) || f.v <= 0 {
+			return fmt.Errorf("%s %g: want a positive number", f.name, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"-warmup", o.warmup}, {"-measure", o.measure}, {"-cooldown", o.cooldown}} {
+		if !finite(f.v) || (f.v < 0 && f.v != -1) {
+			return fmt.Errorf("%s %g: want minutes, 0 or more", f.name, f.v)
+		}
+	}
+	lim := o.dyn.lim
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"-reconfig-min", lim.Reconfig}, {"-long-load", lim.LongLoad}, {"-blend", lim.Blend}, {"-undo", lim.Undo},
+		{"-horizon", lim.Horizon}, {"-dwell", lim.Dwell}, {"-min-gain", lim.MinGain}, {"-min-gain-share", lim.MinGainShare}, {"-oracle", o.oracle}} {
+		if !finite(f.v) || f.v < 0 {
+			return fmt.Errorf("%s %g: want a number, 0 or more", f.name, f.v)
+		}
+	}
+	if !(lim.MaxBusy >= 0 && lim.MaxBusy <= 1) {
+		return fmt.Errorf("-max-busy %g: want a share from 0 to 1", lim.MaxBusy)
+	}
+	if lim.MaxDraining < 0 {
+		return fmt.Errorf("-max-draining %d: want 0 or more", lim.MaxDraining)
+	}
+	if !(o.dyn.fail >= 0 && o.dyn.fail <= 1) {
 		return fmt.Errorf("-reconfig-fail %g: want a chance from 0 to 1", o.dyn.fail)
+	}
+	return nil
+}
+
+// checkRun refuses a run whose policy would decide more than maxTicks
+// times, or whose oracle would search more than maxSlots slots.
+func checkRun(o options, in *instance) error {
+	span := in.win.end - in.jobs[0].submit
+	if n := span / o.dyn.tick; n > maxTicks {
+		return fmt.Errorf("%s: the run lasts %.0f minutes, %.0f policy decisions at -tick %g: at most %d; raise -tick or shorten the run (-warmup, -measure, -cooldown)", nameOf(o), span, n, o.dyn.tick, maxTicks)
+	}
+	if o.oracle > 0 {
+		if n := (in.win.to - in.win.from) / o.oracle; n > maxSlots {
+			return fmt.Errorf("-oracle %g: %.0f slots of the measured window: at most %d", o.oracle, n, maxSlots)
+		}
+	}
+	return nil
+}
+
+func run(o options, w io.Writer) error {
+	if err := checkOptions(o); err != nil {
+		return err
 	}
 	o.unit = 1
 	switch o.granularity {

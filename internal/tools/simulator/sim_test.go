@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -412,6 +413,7 @@ func TestJSONContract(t *testing.T) {
 	o := testOptions()
 	o.trace, o.json, o.loadSet, o.nodes, o.seed = "testdata/shares-trace.csv", true, true, 4, 1
 	o.warmup, o.measure, o.cooldown, o.start = -1, -1, -1, "static-best"
+	o.dyn.long = 1440
 	var out strings.Builder
 	if err := run(o, &out); err != nil {
 		t.Fatal(err)
@@ -464,5 +466,39 @@ func TestJSONContract(t *testing.T) {
 	}
 	if jobs < 100 {
 		t.Errorf("%d measured jobs of 600: want most of the trace measured", jobs)
+	}
+}
+
+// Flags that make no sense, or would run for hours or fill the memory,
+// are refused in one line naming the flag, before any work.
+func TestOptionsBounded(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  func(*options)
+		want string
+	}{
+		{"tick 0", func(o *options) { o.dyn.tick = 0 }, "-tick 0:"},
+		{"tick NaN", func(o *options) { o.dyn.tick = math.NaN() }, "-tick NaN:"},
+		{"load Inf", func(o *options) { o.load = math.Inf(1) }, "-load +Inf:"},
+		{"mean 0", func(o *options) { o.mean = 0 }, "-mean 0:"},
+		{"window 0", func(o *options) { o.dyn.window = 0 }, "-window 0:"},
+		{"horizon", func(o *options) { o.dyn.lim.Horizon = -1 }, "-horizon -1:"},
+		{"max-busy", func(o *options) { o.dyn.lim.MaxBusy = 1.5 }, "-max-busy 1.5:"},
+		{"warmup", func(o *options) { o.warmup = -2 }, "-warmup -2:"},
+		{"fleet", func(o *options) { o.nodes = 100000 }, "-nodes 100000, -gpus 8:"},
+		{"seeds", func(o *options) { o.seeds = 0 }, "-seeds 0:"},
+		{"generated jobs", func(o *options) { o.cooldown = 1e12 }, "at most 5000000"},
+		{"ticks", func(o *options) { o.dyn.tick = 0.001 }, "policy decisions at -tick 0.001"},
+		{"oracle slots", func(o *options) { o.oracle = 0.01 }, "-oracle 0.01:"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := testOptions()
+			o.dyn.long = 1440
+			c.set(&o)
+			err := run(o, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("run: %v; want one line with %q", err, c.want)
+			}
+		})
 	}
 }
