@@ -8,6 +8,7 @@ package rollout
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -302,6 +303,30 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 				}
 				continue
 			}
+			// The command resumes the node when it is done: a check that
+			// failed after it, or a kill, leaves the node in service,
+			// where jobs may start. It is drained again, and the command
+			// runs only once no job runs there.
+			if !strings.Contains(st.State, "DRAIN") {
+				if err := c.Slurm.Drain(e.Node, Reason(config)); err != nil {
+					return err
+				}
+				c.say(e.Node, e.Step, "drained", Reason(config)+" (it was in service)")
+				if st, err = c.Slurm.Node(e.Node); err != nil {
+					return err
+				}
+			}
+			if busy(st.State) {
+				if waited := c.Now().Sub(e.Since); waited > c.Limits.DrainTimeout {
+					if err := c.fail(e, fmt.Sprintf("jobs still run there after %s", waited.Round(time.Second))); err != nil {
+						return err
+					}
+					continue
+				}
+				c.say(e.Node, e.Step, "waiting", "jobs still run there ("+st.State+")")
+				out.Waiting = append(out.Waiting, e.Node)
+				return nil
+			}
 			if e.Attempts >= c.Limits.MaxAttempts {
 				if err := c.fail(e, fmt.Sprintf("the change command to %s did not finish in %d runs", config, e.Attempts)); err != nil {
 					return err
@@ -419,6 +444,11 @@ func (c *Controller) check(e *Entry, gres string) error {
 	if st.RegistrationRefused() {
 		return fmt.Errorf("slurmctld refused the node's registration: %s, Reason=%s", st.State, st.Reason)
 	}
+	if st.SlurmdStart == "" {
+		// Every release from 20.11 prints it; without it no
+		// registration can be told from the one before the change.
+		return fmt.Errorf("scontrol shows no SlurmdStartTime= for the node (Gres=%s, state %s): want %s from a slurmd started since the change began", st.Gres, st.State, gres)
+	}
 	if !registered(e, st, gres) {
 		return fmt.Errorf("slurmctld holds Gres=%s, state %s, slurmd started %s (before the change: %s); want %s from a slurmd started since", st.Gres, st.State, st.SlurmdStart, e.SlurmdBefore, gres)
 	}
@@ -485,6 +515,18 @@ func empty(state string) bool {
 		}
 	}
 	return true
+}
+
+// busy says whether jobs run on a node: Slurm's MIXED, ALLOCATED or
+// COMPLETING. A node that is down or not responding is not busy: the
+// change command is what brings it back.
+func busy(state string) bool {
+	words := strings.Split(strings.TrimSuffix(state, "*"), "+")
+	switch words[0] {
+	case "MIXED", "ALLOCATED", "COMPLETING":
+		return true
+	}
+	return slices.Contains(words[1:], "COMPLETING")
 }
 
 // sameCounts says whether two Gres= values give the same gpu counts per

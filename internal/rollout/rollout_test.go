@@ -34,6 +34,8 @@ type world struct {
 	slurmdUp     bool
 	slurmdStart  time.Time
 	startUnknown bool // slurmctld restarted with slurmd down: it shows SlurmdStartTime=None
+	startMissing bool // a scontrol (a stand-in) that prints no SlurmdStartTime= at all
+	jobsOnResume int  // jobs that start on the node when the change command resumes it
 	drained      bool
 	reason       string
 	jobs         int
@@ -94,6 +96,9 @@ func (w *world) Node(name string) (slurmhost.Node, error) {
 	if w.startUnknown {
 		start = "None"
 	}
+	if w.startMissing {
+		start = ""
+	}
 	return slurmhost.Node{Gres: counts[w.gres], State: state, Reason: reason, SlurmdStart: start}, nil
 }
 
@@ -139,6 +144,7 @@ func (w *world) Change(node, config string) error {
 	w.slurmdUp, w.slurmdStart, w.startUnknown = true, w.now, false
 	w.tick("script resume")
 	w.drained, w.reason = false, ""
+	w.jobs = w.jobsOnResume
 	return nil
 }
 
@@ -313,6 +319,55 @@ func TestRolloutSlurmdWillNotStart(t *testing.T) {
 	w.drained, w.reason = false, ""
 	if _, err := w.controller(&events).Run(nil); err != nil || len(w.entries) != 0 {
 		t.Fatalf("after the admin's resume: %v, entries %v", err, w.entries)
+	}
+}
+
+// TestRolloutNoSlurmdStartTime: with no SlurmdStartTime= to tell a new
+// registration from the old one, the change cannot be confirmed: it
+// fails, and the error says what scontrol lacked.
+func TestRolloutNoSlurmdStartTime(t *testing.T) {
+	w := newWorld(t)
+	w.startMissing = true
+	var events []string
+	out, _ := w.run(&events)
+	e := w.entries["gpu01"]
+	if !slices.Equal(out.Failed, []string{"gpu01"}) || !w.drained || len(w.violations) > 0 {
+		t.Fatalf("outcome %+v, entry %+v, drained %v, violations %v\n%s", out, e, w.drained, w.violations, strings.Join(events, "\n"))
+	}
+	if !strings.Contains(e.Why, "scontrol shows no SlurmdStartTime= for the node") {
+		t.Errorf("Why = %q, want it to name the missing SlurmdStartTime=", e.Why)
+	}
+}
+
+// TestRolloutRollbackWaitsForJobs: the change command resumed the node
+// and a job started there, but the check failed. The rollback drains
+// the node again and runs the command only once the job has ended; a
+// job that outlives the drain timeout fails the change, the node left
+// drained.
+func TestRolloutRollbackWaitsForJobs(t *testing.T) {
+	w := newWorld(t)
+	w.startMissing, w.jobsOnResume = true, 1
+	var events []string
+	out, killed := w.run(&events)
+	e := w.entries["gpu01"]
+	if killed || !slices.Equal(out.Waiting, []string{"gpu01"}) || e.Step != StepRollback || !w.drained || w.changeRuns != 1 || len(w.violations) > 0 {
+		t.Fatalf("first run: killed %v, outcome %+v, step %s, drained %v, %d change runs, violations %v\n%s", killed, out, e.Step, w.drained, w.changeRuns, w.violations, strings.Join(events, "\n"))
+	}
+	// The job ends: the next run rolls back (and fails the check again).
+	w.jobs, w.jobsOnResume = 0, 0
+	out, err := w.controller(&events).Run(nil)
+	if err != nil || !slices.Equal(out.Failed, []string{"gpu01"}) || w.changeRuns != 2 || len(w.violations) > 0 {
+		t.Fatalf("after the job: %v, outcome %+v, %d change runs, violations %v\n%s", err, out, w.changeRuns, w.violations, strings.Join(events, "\n"))
+	}
+	// A job that outlives the drain timeout: the rollback fails.
+	w = newWorld(t)
+	w.startMissing, w.jobsOnResume = true, 1
+	w.run(&events)
+	w.now = w.now.Add(5 * time.Hour)
+	out, err = w.controller(&events).Run(nil)
+	e = w.entries["gpu01"]
+	if err != nil || !slices.Equal(out.Failed, []string{"gpu01"}) || w.changeRuns != 1 || !w.drained || !strings.Contains(e.Why, "jobs still run there after") || len(w.violations) > 0 {
+		t.Fatalf("past the drain timeout: %v, outcome %+v, %d change runs, Why %q, violations %v\n%s", err, out, w.changeRuns, e.Why, w.violations, strings.Join(events, "\n"))
 	}
 }
 
