@@ -15,7 +15,10 @@
 #      keeps the step, and the next run finishes the change;
 #   3. while a run goes on, a second start joins it and a run by hand
 #      on the same journal is refused (exit 2);
-#   4. a run that exits 1 (a change that failed) leaves the timer armed.
+#   4. a run that exits 1 (a change that failed) leaves the timer armed;
+#   5. slurm-mig-gres.service, enabled as shipped, on a node whose gen
+#      fails (no NVIDIA driver here): slurmd (a stand-in unit) still
+#      starts, after it, with the previous gres.conf byte for byte.
 # Needs root, debootstrap and the Debian mirror apt uses (the chroot is
 # cached by scripts/debian-chroot.sh). Not part of make test: CI's
 # machine may not let systemd run as PID 1 of a namespace. Prints one
@@ -50,9 +53,17 @@ cp -a "$cache" "$root"
 
 # The machine: the binary, the units as shipped, a snapshot and configs.
 install -m 0755 "$bin" "$root/usr/local/bin/slurm-mig"
-cp "$repo/scripts/systemd/slurm-mig-rebalance.service" "$repo/scripts/systemd/slurm-mig-rebalance.timer" "$root/etc/systemd/system/"
-mkdir -p "$root/etc/systemd/system/timers.target.wants" "$root/etc/systemd/system/slurm-mig-rebalance.timer.d"
+cp "$repo/scripts/systemd/slurm-mig-rebalance.service" "$repo/scripts/systemd/slurm-mig-rebalance.timer" \
+  "$repo/scripts/systemd/slurm-mig-gres.service" "$root/etc/systemd/system/"
+mkdir -p "$root/etc/systemd/system/timers.target.wants" "$root/etc/systemd/system/slurm-mig-rebalance.timer.d" \
+  "$root/etc/slurm"
 ln -s /etc/systemd/system/slurm-mig-rebalance.timer "$root/etc/systemd/system/timers.target.wants/"
+# A stand-in slurmd that records when it started (slurm-mig-gres.service
+# is enabled below, as its [Install] says); gres.conf as a site had it.
+printf '[Unit]\nDescription=slurmd stand-in\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh -c "date +%%%%s.%%%%N >/var/lib/stub/slurmd-started"\n' \
+  >"$root/etc/systemd/system/slurmd.service"
+printf '# the site'"'"'s gres.conf, kept when gen fails\nName=gpu Type=h100 File=/dev/nvidia0\n' >"$root/etc/slurm/gres.conf"
+cp "$root/etc/slurm/gres.conf" "$work/gres.conf.before"
 # The check's own pace: an empty OnBootSec= resets every value of the
 # timer, so the drop-in sets both again, in seconds.
 printf '[Timer]\nOnBootSec=\nOnBootSec=5s\nOnUnitInactiveSec=20s\nAccuracySec=1s\n' \
@@ -202,3 +213,15 @@ next=$(inside systemctl show slurm-mig-rebalance.timer -p NextElapseUSecMonotoni
 [ -n "$next" ] && [ "$next" != infinity ] || fail "the timer is not armed after a failed run (next: $next)"
 logged "failed 1" || fail "no failed change in the journal"
 echo "ok 4: a failed change made the run exit 1 and the unit failed; the timer stays armed (NextElapseUSecMonotonic=$next)"
+
+# 5. gen fails (no driver): slurmd starts anyway, gres.conf untouched.
+inside systemctl enable --quiet slurm-mig-gres.service || fail "systemctl enable slurm-mig-gres.service"
+inside systemctl start slurmd.service || fail "slurmd did not start when slurm-mig-gres failed"
+inside systemctl is-failed --quiet slurm-mig-gres.service || fail "slurm-mig-gres.service did not fail without a driver"
+cmp -s "$work/gres.conf.before" "$root/etc/slurm/gres.conf" || fail "gres.conf changed when gen failed"
+gres_done=$(inside systemctl show slurm-mig-gres.service -p ExecMainExitTimestampMonotonic --value)
+slurmd_start=$(inside systemctl show slurmd.service -p ExecMainStartTimestampMonotonic --value)
+[ "$gres_done" -gt 0 ] && [ "$slurmd_start" -ge "$gres_done" ] || fail "slurmd started ($slurmd_start) before slurm-mig-gres ended ($gres_done)"
+why=$(inside journalctl -u slurm-mig-gres.service --no-pager -o cat | grep '^slurm-mig: ' | tail -n1)
+[ -n "$why" ] || fail "no slurm-mig error line in slurm-mig-gres.service's journal"
+echo "ok 5: slurm-mig-gres.service failed ($why); slurmd started after it, gres.conf unchanged"
