@@ -209,9 +209,10 @@ func TestReadTrace(t *testing.T) {
 			t.Errorf("line %d: run %v, limit %v; want the run 50 and no limit (+Inf)", j.line, j.dur, j.limit)
 		}
 	}
-	// Columns by the header's names, in any order, others left unread.
+	// Columns by the header's names, in any order and case, others left
+	// unread.
 	order := filepath.Join(dir, "order.csv")
-	os.WriteFile(order, []byte("job,profile,time_limit_min,submit_min,duration_min\n7,2g.20gb,90,5,60\n"), 0o644)
+	os.WriteFile(order, []byte("job,Profile,TIME_LIMIT_MIN,submit_min,Duration_Min\n7,2g.20gb,90,5,60\n"), 0o644)
 	if jobs, err := readTrace(order); err != nil || len(jobs) != 1 || jobs[0].submit != 5 || jobs[0].dur != 60 || jobs[0].limit != 90 || jobs[0].profile != "2g.20gb" {
 		t.Errorf("columns in another order: %+v, %v; want submit 5, run 60, limit 90, 2g.20gb", jobs, err)
 	}

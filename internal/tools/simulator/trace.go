@@ -138,13 +138,14 @@ func traceMinutes(field string, limit bool) (float64, bool) {
 // traceColumns are the columns a -trace must name in its header.
 var traceColumns = [4]string{"submit_min", "duration_min", "time_limit_min", "profile"}
 
-// traceHeader finds traceColumns in a header, each once.
+// traceHeader finds traceColumns in a header, each once, in any case
+// (a spreadsheet may write Submit_Min).
 func traceHeader(rec []string) ([4]int, error) {
 	var col [4]int
 	for i, name := range traceColumns {
 		col[i] = -1
 		for j, h := range rec {
-			if h != name {
+			if !strings.EqualFold(h, name) {
 				continue
 			}
 			if col[i] >= 0 {
