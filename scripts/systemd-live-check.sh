@@ -36,9 +36,10 @@ cache=/var/cache/slurm-mig/chroots/bookworm-systemd
 
 work=$(mktemp -d /var/tmp/slurm-mig-live.XXXXXX)
 root=$work/root
-pid1=
+pid1= ns=
 cleanup() {
   [ -n "$pid1" ] && kill -KILL "$pid1" 2>/dev/null || true
+  [ -n "$ns" ] && { pkill -KILL -P "$ns" 2>/dev/null; kill -KILL "$ns" 2>/dev/null; } || true
   sleep 1
   # The mounts were made in the namespace, which died with PID 1; should
   # one show here, the copy stays rather than rm follow it into /dev.
@@ -135,11 +136,19 @@ setsid unshare --pid --fork --mount --uts --ipc sh -c "
   hostname slurm-mig-live
   exec chroot '$root' env container=other /lib/systemd/systemd --system --log-target=console
 " >"$work/boot.log" 2>&1 </dev/null &
+ns=$!
+disown "$ns" # its end, a kill, is cleanup's: no "Killed" from the shell
+# PID 1 of the namespace is unshare's child once it is systemd: found by
+# its parent, never by name, which the host's own systemd may share.
 for _ in $(seq 50); do
-  pid1=$(pgrep -f "^/lib/systemd/systemd --system" -n || true)
-  [ -n "$pid1" ] && break
+  child=$(pgrep -P "$ns" || true)
+  if [ -n "$child" ] && [ "$(cat "/proc/$child/comm" 2>/dev/null)" = systemd ]; then
+    pid1=$child
+    break
+  fi
   sleep 0.2
 done
+[ -n "$pid1" ] || { echo "$0: systemd did not start as PID 1 of the namespace:" >&2; cat "$work/boot.log" >&2; exit 1; }
 inside() { nsenter -t "$pid1" -a -r -w "$@"; }
 fail() {
   echo "FAIL: $*" >&2
@@ -175,9 +184,9 @@ inside systemctl stop slurm-mig-rebalance.timer
 reset_node
 touch "$root/var/lib/stub/hang"
 inside systemctl start --no-block slurm-mig-rebalance.service
-wait_for 30 "change command running" pgrep -f "sleep 600"
+wait_for 30 "change command running" pgrep --ns "$pid1" --nslist pid -f "sleep 600"
 inside systemctl stop slurm-mig-rebalance.service
-! pgrep -f "stub-change|sleep 600" >/dev/null || fail "the change command outlived systemctl stop"
+! pgrep --ns "$pid1" --nslist pid -f "stub-change|sleep 600" >/dev/null || fail "the change command outlived systemctl stop"
 step_is apply || fail "the journal does not keep the apply step"
 [ "$(cat "$root/var/lib/stub/state")" = IDLE+DRAIN ] || fail "gpu01 is not left drained mid-change"
 rm "$root/var/lib/stub/hang"
@@ -189,9 +198,9 @@ echo "ok 2: systemctl stop killed the change command with the run; the next run 
 reset_node
 touch "$root/var/lib/stub/hang"
 inside systemctl start --no-block slurm-mig-rebalance.service
-wait_for 30 "change command running" pgrep -f "sleep 600"
+wait_for 30 "change command running" pgrep --ns "$pid1" --nslist pid -f "sleep 600"
 inside systemctl start --no-block slurm-mig-rebalance.service
-[ "$(pgrep -fc '^/usr/local/bin/slurm-mig rebalance')" = 1 ] || fail "a second run started beside the first"
+[ "$(pgrep --ns "$pid1" --nslist pid -fc '^/usr/local/bin/slurm-mig rebalance')" = 1 ] || fail "a second run started beside the first"
 set +e
 inside sh -c 'cd /tmp && squeue --noheader --array --states=PD --format="%i %V %D %b" >q.txt && scontrol --details --oneliner show node >n.txt &&
   exec /usr/local/bin/slurm-mig rebalance --apply --queue q.txt --nodes n.txt --mig-config /etc/slurm-mig/config.yaml \
