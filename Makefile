@@ -110,10 +110,11 @@ SLURM_SUITE := ./internal/slurmtest ./slurmconf:^TestHostlistMatchesScontrol$$ .
 test-slurm-versions:
 	SLURM_SUITE='$(SLURM_SUITE)' GO='$(GO)' scripts/slurm-versions.sh $(SLURM_VERSIONS)
 
-# The rebalance service and timer under a live systemd (Debian 12's
-# systemd 252 as PID 1 of a namespace, Slurm stubbed): the timer's run,
-# systemctl stop in the middle of a change, one run at a time, a failed
-# run. Needs root and debootstrap; scripts/systemd-live-check.sh.
+# The systemd units under a live systemd (Debian 12's systemd 252 as
+# PID 1 of a namespace, Slurm stubbed): the timer's run, systemctl stop
+# in the middle of a change, one run at a time, a failed run, and the
+# gres unit failing before slurmd. Needs root and debootstrap;
+# scripts/systemd-live-check.sh.
 systemd-live-check: build
 	scripts/systemd-live-check.sh bin/slurm-mig
 
