@@ -8,7 +8,6 @@ package rollout
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -307,7 +306,7 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 			// failed after it, or a kill, leaves the node in service,
 			// where jobs may start. It is drained again, and the command
 			// runs only once no job runs there.
-			if !strings.Contains(st.State, "DRAIN") {
+			if !slurmconf.HasStateWord(st.State, "DRAIN") {
 				if err := c.Slurm.Drain(e.Node, Reason(config)); err != nil {
 					return err
 				}
@@ -520,14 +519,7 @@ func empty(state string) bool {
 // busy says whether jobs run on a node: Slurm's MIXED, ALLOCATED or
 // COMPLETING. A node that is down or not responding is not busy: the
 // change command is what brings it back.
-func busy(state string) bool {
-	words := strings.Split(strings.TrimSuffix(state, "*"), "+")
-	switch words[0] {
-	case "MIXED", "ALLOCATED", "COMPLETING":
-		return true
-	}
-	return slices.Contains(words[1:], "COMPLETING")
-}
+func busy(state string) bool { return slurmconf.HasStateWord(state, "MIXED", "ALLOC", "COMPLETING") }
 
 // sameCounts says whether two Gres= values give the same gpu counts per
 // type, whatever their order and socket annotations.

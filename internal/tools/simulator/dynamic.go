@@ -88,13 +88,10 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 	}
 	if !p.noPolicy && len(jobs) > 0 {
 		// The policy's ticks fall on multiples of tick from the first
-		// tick after the first arrival: a trace whose clock starts late
-		// (minutes since 1970) costs no ticks before it.
-		t0 := jobs[0].submit
-		for _, j := range jobs {
-			t0 = min(t0, j.submit)
-		}
-		first := (math.Floor(t0/p.tick) + 1) * p.tick
+		// tick after the first arrival (jobs are in submit order): a
+		// trace whose clock starts late (minutes since 1970) costs no
+		// ticks before it.
+		first := (math.Floor(jobs[0].submit/p.tick) + 1) * p.tick
 		*ev = append(*ev, event{at: first, kind: 3})
 	}
 	heap.Init(ev)

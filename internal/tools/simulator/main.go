@@ -725,6 +725,12 @@ const (
 	maxSlots     = 10_000    // -oracle's slots, a static search each
 )
 
+// flagValue is a flag's name and the value it was given.
+type flagValue struct {
+	name string
+	v    float64
+}
+
 // checkOptions refuses flags that make no sense or cost without bound,
 // each in one line naming the flag.
 func checkOptions(o options) error {
@@ -737,31 +743,26 @@ func checkOptions(o options) error {
 	if o.restarts < 0 || o.restarts > maxRestarts {
 		return fmt.Errorf("-restarts %d: want 0 to %d", o.restarts, maxRestarts)
 	}
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"-load", o.load}, {"-mean", o.mean}, {"-tick", o.dyn.tick}, {"-window", o.dyn.window}, {"-long-window", o.dyn.long}} {
-		if !finite(f.v) || f.v <= 0 {
-			return fmt.Errorf("%s %g: want a positive number", f.name, f.v)
-		}
-	}
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"-warmup", o.warmup}, {"-measure", o.measure}, {"-cooldown", o.cooldown}} {
-		if !finite(f.v) || (f.v < 0 && f.v != -1) {
-			return fmt.Errorf("%s %g: want minutes, 0 or more", f.name, f.v)
-		}
-	}
 	lim := o.dyn.lim
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"-reconfig-min", lim.Reconfig}, {"-long-load", lim.LongLoad}, {"-blend", lim.Blend}, {"-undo", lim.Undo},
-		{"-horizon", lim.Horizon}, {"-dwell", lim.Dwell}, {"-min-gain", lim.MinGain}, {"-min-gain-share", lim.MinGainShare}, {"-oracle", o.oracle}} {
-		if !finite(f.v) || f.v < 0 {
-			return fmt.Errorf("%s %g: want a number, 0 or more", f.name, f.v)
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	for _, rule := range []struct {
+		want  string
+		ok    func(float64) bool
+		flags []flagValue
+	}{
+		{"a positive number", func(x float64) bool { return x > 0 },
+			[]flagValue{{"-load", o.load}, {"-mean", o.mean}, {"-tick", o.dyn.tick}, {"-window", o.dyn.window}, {"-long-window", o.dyn.long}}},
+		// -1 is "not given": the default of a generator or a trace.
+		{"minutes, 0 or more", func(x float64) bool { return x >= 0 || x == -1 },
+			[]flagValue{{"-warmup", o.warmup}, {"-measure", o.measure}, {"-cooldown", o.cooldown}}},
+		{"a number, 0 or more", func(x float64) bool { return x >= 0 },
+			[]flagValue{{"-reconfig-min", lim.Reconfig}, {"-long-load", lim.LongLoad}, {"-blend", lim.Blend}, {"-undo", lim.Undo},
+				{"-horizon", lim.Horizon}, {"-dwell", lim.Dwell}, {"-min-gain", lim.MinGain}, {"-min-gain-share", lim.MinGainShare}, {"-oracle", o.oracle}}},
+	} {
+		for _, f := range rule.flags {
+			if !finite(f.v) || !rule.ok(f.v) {
+				return fmt.Errorf("%s %g: want %s", f.name, f.v, rule.want)
+			}
 		}
 	}
 	if !(lim.MaxBusy >= 0 && lim.MaxBusy <= 1) {
