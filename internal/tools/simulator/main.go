@@ -398,8 +398,17 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 		// No demand: no layout's capacity, and no load, can be taken of it.
 		return nil, fmt.Errorf("%s: every job runs 0 minutes: there is no load to measure", nameOf(o))
 	}
-	span := in.jobs[len(in.jobs)-1].submit - in.jobs[0].submit
-	if span <= 0 {
+	// The run's clock starts at the first arrival, whatever the trace's
+	// origin (minutes since 1970, or negative ones before a reference):
+	// the window, the policy's history and the printed minutes count
+	// from there.
+	t0 := in.jobs[0].submit
+	for i := range in.jobs {
+		in.jobs[i].submit -= t0
+	}
+	span := in.jobs[len(in.jobs)-1].submit
+	burst := span == 0
+	if burst {
 		span = 1
 	}
 	cap, lp := capacityOf(f, in.jobs, span, o.nodes)
@@ -407,19 +416,35 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 		return nil, fmt.Errorf("%s: no layout serves the trace", nameOf(o))
 	}
 	in.load = 1 / cap
-	if o.trace == "" || o.loadSet {
+	if burst && o.loadSet && o.notes != nil && seed == o.seed {
+		fmt.Fprintf(o.notes, "simulator: %s: every job is submitted at once: -load cannot spread them out; the run measures how the fleet serves them all, and the load printed is of that one minute\n", o.trace)
+	}
+	if !burst && (o.trace == "" || o.loadSet) {
 		// Rescale time: submit times spread out by load/L, runs kept.
 		scale := in.load / o.load
-		t0 := in.jobs[0].submit
 		for i := range in.jobs {
-			in.jobs[i].submit = (in.jobs[i].submit - t0) * scale
+			in.jobs[i].submit *= scale
 		}
 		span *= scale
 		cap, lp = capacityOf(f, in.jobs, span, o.nodes)
 		in.load = 1 / cap
 	}
 	in.lp = lp
-	if o.trace != "" {
+	switch {
+	case o.trace != "" && burst:
+		// Every job arrives at once: there is no before or after to
+		// warm up or cool down in. Every job is measured, and the run
+		// lasts until each could have started, one after another.
+		if warm < 0 {
+			warm = 0
+		}
+		if meas < 0 {
+			meas = 1
+		}
+		if cool < 0 {
+			cool = work
+		}
+	case o.trace != "":
 		if warm < 0 {
 			warm = 0.1 * span
 		}
@@ -430,8 +455,7 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 			cool = max(0, span-warm-meas)
 		}
 	}
-	t0 := in.jobs[0].submit
-	in.win = window{from: t0 + warm, to: t0 + warm + meas, end: t0 + warm + meas + cool}
+	in.win = window{from: warm, to: warm + meas, end: warm + meas + cool}
 	measured := 0
 	for i := range in.jobs {
 		if in.win.measured(&in.jobs[i]) {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -385,10 +386,11 @@ func FuzzParseTrace(f *testing.F) {
 			t.Fatal("no jobs and no error")
 		}
 		for i, j := range jobs {
-			for _, v := range []float64{j.submit, j.dur} {
-				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-					t.Fatalf("job %d %+v: minutes %v, want finite and not negative", i, j, v)
-				}
+			if math.IsNaN(j.submit) || math.IsInf(j.submit, 0) {
+				t.Fatalf("job %d %+v: submit %v, want finite (negative is fine: a clock may start anywhere)", i, j, j.submit)
+			}
+			if j.dur < 0 || math.IsNaN(j.dur) || math.IsInf(j.dur, 0) {
+				t.Fatalf("job %d %+v: run %v, want finite and not negative", i, j, j.dur)
 			}
 			if j.limit <= 0 || math.IsNaN(j.limit) || math.IsInf(j.limit, -1) {
 				t.Fatalf("job %d %+v: limit %v, want above 0, or +Inf for none", i, j, j.limit)
@@ -501,5 +503,117 @@ func TestOptionsBounded(t *testing.T) {
 				t.Errorf("run: %v; want one line with %q", err, c.want)
 			}
 		})
+	}
+}
+
+// shiftedTrace writes the jobs of testdata/shares-trace.csv with every
+// submit minute moved by by, and returns its path.
+func shiftedTrace(t *testing.T, by float64, burst bool) string {
+	t.Helper()
+	jobs, err := readTrace("testdata/shares-trace.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("submit_min,duration_min,time_limit_min,profile\n")
+	for _, j := range jobs {
+		at := j.submit + by
+		if burst {
+			at = by
+		}
+		fmt.Fprintf(&b, "%g,%g,%g,%s\n", at, j.dur, j.limit, j.profile)
+	}
+	path := filepath.Join(t.TempDir(), "trace.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runTrace is the -json output of the simulator on a trace, the
+// workload's name (the path) taken out so that two files compare.
+func runTrace(t *testing.T, path string, loadSet bool) string {
+	t.Helper()
+	o := testOptions()
+	o.trace, o.json, o.loadSet, o.nodes, o.seed = path, true, loadSet, 8, 1
+	o.warmup, o.measure, o.cooldown, o.start = -1, -1, -1, "static-best"
+	o.dyn.long = 1440
+	var out strings.Builder
+	if err := run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var v any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		norm, _ := json.Marshal(rounded(v))
+		b.Write(norm)
+		b.WriteByte('\n')
+	}
+	return strings.ReplaceAll(b.String(), path, "TRACE")
+}
+
+// rounded is v with every number to 6 significant digits: minutes
+// since 1970 (about 2.9e7) keep some 8 digits of a fraction of a
+// minute, so a trace moved there and back differs in the last ones.
+func rounded(v any) any {
+	switch x := v.(type) {
+	case float64:
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = rounded(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = rounded(e)
+		}
+	}
+	return v
+}
+
+// A trace's clock may start anywhere: minutes since 1970, or negative
+// minutes before a reference. The run's clock starts at the first
+// arrival, so the figures are those of the same trace from 0, with
+// -load (which rescales time) and without it.
+func TestTraceClockOrigin(t *testing.T) {
+	for _, loadSet := range []bool{false, true} {
+		want := runTrace(t, shiftedTrace(t, 0, false), loadSet)
+		for _, by := range []float64{-5000, 29_000_000} {
+			if got := runTrace(t, shiftedTrace(t, by, false), loadSet); got != want {
+				t.Errorf("-load given %v, submit minutes moved by %g:\n%s\nwant, as from 0:\n%s", loadSet, by, got, want)
+			}
+		}
+	}
+}
+
+// A trace whose jobs all arrive at once has no span to take a window
+// of: every job is measured, and the run lasts until each could have
+// started, so the best layout leaves none unstarted and waits are not
+// cut at an arbitrary end.
+func TestTraceBurst(t *testing.T) {
+	out := runTrace(t, shiftedTrace(t, 100, true), true)
+	jobs, _ := readTrace("testdata/shares-trace.csv")
+	var sawBest bool
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r policyResult
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Policy != "static-best" && r.Policy != "rebalance" {
+			continue
+		}
+		sawBest = sawBest || r.Policy == "static-best"
+		// The shares trace has jobs of no GPU and of several, left out.
+		if r.Jobs < len(jobs)*9/10 || r.Unstarted != 0 || r.Failing || r.MeanWait <= 0 {
+			t.Errorf("%s on a burst: %d jobs measured of %d, %d unstarted, mean wait %.1f: want nearly all measured, all started, and some waiting",
+				r.Policy, r.Jobs, len(jobs), r.Unstarted, r.MeanWait)
+		}
+	}
+	if !sawBest {
+		t.Fatalf("no static-best line in %s", out)
 	}
 }

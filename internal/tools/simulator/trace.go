@@ -90,9 +90,9 @@ func parseTrace(r io.Reader, path string) ([]traceJob, error) {
 		}
 		var v [3]float64
 		for i := range v {
-			x, ok := traceMinutes(rec[col[i]], i == 2)
-			if !ok {
-				return nil, fmt.Errorf("%s:%d: %s %q is not a number of minutes", path, num, traceColumns[i], rec[col[i]])
+			x, err := traceMinutes(rec[col[i]], i)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %s %q %v", path, num, traceColumns[i], rec[col[i]], err)
 			}
 			v[i] = x
 		}
@@ -114,25 +114,31 @@ func parseTrace(r io.Reader, path string) ([]traceJob, error) {
 	return out, nil
 }
 
-// traceMinutes reads a field of minutes: a number, not negative and
-// finite. A time limit (limit) may also be none, as Slurm writes it
+// traceMinutes reads field of minutes in column col of traceColumns:
+// a finite number. A submit time may be negative (a trace's clock may
+// start anywhere; the run's starts at the first arrival); a run and a
+// limit may not. A time limit may also be none, as Slurm writes it
 // (UNLIMITED, Partition_Limit, or 0 as --time=0 means) or as a trace
 // leaves it (empty, inf): +Inf, a job that runs until it ends.
-func traceMinutes(field string, limit bool) (float64, bool) {
+func traceMinutes(field string, col int) (float64, error) {
+	limit := col == 2
 	if limit {
 		switch strings.ToLower(field) {
 		case "", "unlimited", "partition_limit", "inf", "+inf", "infinity":
-			return math.Inf(1), true
+			return math.Inf(1), nil
 		}
 	}
 	x, err := strconv.ParseFloat(field, 64)
-	if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
-		return 0, false
+	if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+		return 0, errors.New("is not a number of minutes")
+	}
+	if x < 0 && col != 0 {
+		return 0, errors.New("is negative")
 	}
 	if limit && x == 0 {
-		return math.Inf(1), true
+		return math.Inf(1), nil
 	}
-	return x, true
+	return x, nil
 }
 
 // traceColumns are the columns a -trace must name in its header.
