@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -17,18 +19,57 @@ type timeoutError struct{ Timeout time.Duration }
 
 func (e *timeoutError) Error() string { return fmt.Sprintf("no answer in %v", e.Timeout) }
 
+// Most a Slurm command may print here: what is asked is one node or one
+// job (or a version), a few kB even with a long job comment. Output past
+// it is dropped, and the run is an error.
+const (
+	maxStdout = 4 << 20
+	maxStderr = 64 << 10
+)
+
 // runBounded runs path with args, with no shell, and returns its stdout and
-// stderr, bounded as RunBounded runs a command.
+// stderr, bounded as RunBounded runs a command and in size: more than
+// maxStdout or maxStderr is an error (fileio.TooLargeError, naming the
+// command).
 func runBounded(path string, args []string, timeout time.Duration) (stdout, stderr []byte, err error) {
 	cmd := exec.Command(path, args...)
 	// Slurm's commands print times as SLURM_TIME_FORMAT says, and an
 	// admin's profile may set it (relative, or a strftime format): the
 	// times read here are the standard format's.
 	cmd.Env = append(os.Environ(), slurmconf.StandardTimes)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	out, errOut := &capped{limit: maxStdout}, &capped{limit: maxStderr}
+	cmd.Stdout, cmd.Stderr = out, errOut
 	err = RunBounded(cmd, timeout)
-	return out.Bytes(), errOut.Bytes(), err
+	for _, c := range []*capped{out, errOut} {
+		if c.over && err == nil {
+			what := "stdout"
+			if c == errOut {
+				what = "stderr"
+			}
+			err = &fileio.TooLargeError{Path: strings.Join(append([]string{path}, args...), " ") + "'s " + what,
+				Limit: int64(c.limit), What: "an answer about one node or job"}
+		}
+	}
+	return out.buf.Bytes(), errOut.buf.Bytes(), err
+}
+
+// capped keeps the first limit bytes written to it and drops the rest,
+// saying so in over. It never fails a write: the command runs on to its
+// end or its timeout rather than blocking on a pipe nobody reads.
+type capped struct {
+	buf   bytes.Buffer
+	limit int
+	over  bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	room := c.limit - c.buf.Len()
+	if len(p) > room {
+		c.over = true
+		c.buf.Write(p[:max(room, 0)])
+		return len(p), nil
+	}
+	return c.buf.Write(p)
 }
 
 // RunBounded runs cmd in a process group of its own. At the timeout it

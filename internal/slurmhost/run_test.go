@@ -2,10 +2,13 @@ package slurmhost
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/testtools"
 )
 
@@ -18,6 +21,31 @@ func TestRunOutputs(t *testing.T) {
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
 		t.Errorf("exit 3: %v", err)
+	}
+}
+
+// A command that prints without end (a scontrol answering with a job's
+// megabytes of comment, or a wrapper gone wrong) is read up to a bound:
+// the run is an error naming the command and the stream, and no more
+// than the bound is kept.
+func TestRunOutputBounded(t *testing.T) {
+	for _, c := range []struct{ script, stream string }{
+		{"head -c 5000000 /dev/zero", "stdout"},
+		{"head -c 70000 /dev/zero >&2", "stderr"},
+	} {
+		stdout, stderr, err := runBounded("/bin/sh", []string{"-c", c.script}, 20*time.Second)
+		var tl *fileio.TooLargeError
+		if !errors.As(err, &tl) || !strings.Contains(err.Error(), c.script+"'s "+c.stream) {
+			t.Errorf("%s: err = %v, want one naming the command's %s as too large", c.script, err, c.stream)
+		}
+		if len(stdout) > maxStdout || len(stderr) > maxStderr {
+			t.Errorf("%s: kept %d and %d bytes, more than the bounds", c.script, len(stdout), len(stderr))
+		}
+	}
+	// At the bound exactly, nothing is refused.
+	stdout, _, err := runBounded("/bin/sh", []string{"-c", fmt.Sprintf("head -c %d /dev/zero", maxStdout)}, 20*time.Second)
+	if err != nil || len(stdout) != maxStdout {
+		t.Errorf("%d bytes: %d read, %v", maxStdout, len(stdout), err)
 	}
 }
 
