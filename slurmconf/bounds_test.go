@@ -1,6 +1,7 @@
 package slurmconf
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
 // TestIncludeDiamond (issue 34): each file Includes the next one twice,
@@ -38,6 +41,11 @@ func TestIncludeDiamond(t *testing.T) {
 	_, err = ReadNodeGres(top, "n1")
 	if err == nil || !strings.Contains(err.Error(), "Includes read more than") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("slurm.conf: err = %v; want one line refusing the Includes", err)
+	}
+	// The likely cause is a hint, which cmd prints after the message.
+	var h advice.Hinter
+	if !errors.As(err, &h) || h.Hint() != "; is a file Included over and over?" {
+		t.Errorf("slurm.conf: err = %v: want the hint that a file is Included over and over", err)
 	}
 }
 

@@ -98,8 +98,9 @@ const (
 
 // errIncludeBudget is the refusal of a walk past its budget; it is not
 // wrapped in the chain of Includes that led there, which would make a
-// line of every level's file:line.
-var errIncludeBudget = fmt.Errorf("Includes read more than %d MiB in all (counting each file read at least %d KiB): too much for a Slurm config; is a file Included over and over?", maxIncludeBudget>>20, minIncludeCost>>10)
+// line of every level's file:line. Its hint is what most likely made it.
+var errIncludeBudget = advice.Hinted(fmt.Errorf("Includes read more than %d MiB in all (counting each file read at least %d KiB): too much for a Slurm config", maxIncludeBudget>>20, minIncludeCost>>10),
+	"; is a file Included over and over?")
 
 func walkConfIn(path string, chain []string, budget *int64, visit func(l *logicalLine, file string) bool) error {
 	if len(chain) >= maxIncludeDepth {
