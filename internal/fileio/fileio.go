@@ -12,6 +12,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -404,4 +406,36 @@ func ReadRaw(path string, buf *[]byte, limit int64, tooLarge func(size int64) er
 		}
 	}
 	return b[:n], fifo, nil
+}
+
+// Expand lists the files a command line's FILE and DIR arguments name: a
+// file as given, a directory as its entries with the suffix (not those
+// whose names start with '.'), in name order. A directory with none is an
+// error naming it and kind ("*.json snapshots").
+func Expand(args []string, suffix, kind string) ([]string, error) {
+	var files []string
+	for _, arg := range args {
+		info, err := os.Stat(arg)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			files = append(files, arg)
+			continue
+		}
+		entries, err := os.ReadDir(arg)
+		if err != nil {
+			return nil, err
+		}
+		n := len(files)
+		for _, e := range entries {
+			if name := e.Name(); strings.HasSuffix(name, suffix) && !strings.HasPrefix(name, ".") {
+				files = append(files, filepath.Join(arg, name))
+			}
+		}
+		if len(files) == n {
+			return nil, fmt.Errorf("%s: no %s in this directory", arg, kind)
+		}
+	}
+	return files, nil
 }

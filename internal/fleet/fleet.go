@@ -52,47 +52,20 @@ func (l *Layout) Counts() []slurmconf.GresCount { return l.counts }
 // given, a directory's *.conf (not dot files) in name order; output, if
 // set, must not be among them (advice.OutputIsInput).
 func Fragments(args []string, output string) ([]string, error) {
-	out, cwd := "", ""
 	if output != "" {
-		var err error
-		if cwd, err = os.Getwd(); err != nil {
-			return nil, err
-		}
-		out = abs(cwd, output)
-	}
-	isOutput := func(path string) bool { return out != "" && abs(cwd, path) == out }
-	var files []string
-	for _, arg := range args {
-		info, err := os.Stat(arg)
+		cwd, err := os.Getwd()
 		if err != nil {
 			return nil, err
 		}
-		if !info.IsDir() {
-			if isOutput(arg) {
+		// An output that is, or would be, one of a directory's fragments.
+		out := abs(cwd, output)
+		for _, arg := range args {
+			if abs(cwd, arg) == out || isFragment(filepath.Base(out)) && abs(cwd, filepath.Join(arg, filepath.Base(out))) == out {
 				return nil, inputIsOutput(output)
 			}
-			files = append(files, arg)
-			continue
-		}
-		// An output that is, or would be, one of the directory's fragments.
-		if isFragment(filepath.Base(out)) && isOutput(filepath.Join(arg, filepath.Base(out))) {
-			return nil, inputIsOutput(output)
-		}
-		entries, err := os.ReadDir(arg)
-		if err != nil {
-			return nil, err
-		}
-		n := len(files)
-		for _, e := range entries {
-			if isFragment(e.Name()) {
-				files = append(files, filepath.Join(arg, e.Name()))
-			}
-		}
-		if len(files) == n {
-			return nil, fmt.Errorf("%s: no *.conf fragments in this directory", arg)
 		}
 	}
-	return files, nil
+	return fileio.Expand(args, ".conf", "*.conf fragments")
 }
 
 // abs is filepath.Abs with the working directory looked up once, not

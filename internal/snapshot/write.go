@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
 	v3 "github.com/slurm-mig/slurm-mig/internal/api/snapshot/v3"
+	"github.com/slurm-mig/slurm-mig/internal/fileio"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
@@ -96,29 +94,5 @@ func wireProfiles(ps []model.GIProfile) []v3.GIProfile {
 // directory as its *.json files (not those starting with '.'), in name
 // order. plan and rebalance take their arguments this way.
 func Files(args []string) ([]string, error) {
-	var files []string
-	for _, arg := range args {
-		info, err := os.Stat(arg)
-		if err != nil {
-			return nil, err
-		}
-		if !info.IsDir() {
-			files = append(files, arg)
-			continue
-		}
-		entries, err := os.ReadDir(arg)
-		if err != nil {
-			return nil, err
-		}
-		n := len(files)
-		for _, e := range entries {
-			if name := e.Name(); strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") {
-				files = append(files, filepath.Join(arg, name))
-			}
-		}
-		if len(files) == n {
-			return nil, fmt.Errorf("%s: no *.json snapshots in this directory", arg)
-		}
-	}
-	return files, nil
+	return fileio.Expand(args, ".json", "*.json snapshots")
 }
