@@ -182,3 +182,61 @@ func TestFlagNamesOnlyInCmd(t *testing.T) {
 		}
 	}
 }
+
+// mayPrint are the packages that may write to standard output or error
+// on their own: the command and the runner that prints its result, the
+// test kit, the developer tools and the real-Slurm test harness.
+var mayPrint = []string{"cmd", "internal/kongrun", "internal/testkit", "internal/tools", "internal/slurmtest"}
+
+// TestNoPrintBelowCmd: no package below cmd picks where output goes
+// (docs/layout.md). It names neither os.Stdout nor os.Stderr, calls no
+// fmt.Print, and uses no package log: what it has to say it returns, or
+// renders to the writer cmd gives it.
+func TestNoPrintBelowCmd(t *testing.T) {
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{.Dir}}|{{join .GoFiles " "}}`, "./...")
+	cmd.Dir = fixture.Root(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	fset := token.NewFileSet()
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "|")
+		pkg := strings.TrimPrefix(f[0], module)
+		if slices.ContainsFunc(mayPrint, func(p string) bool { return pkg == p || strings.HasPrefix(pkg, p+"/") }) {
+			continue
+		}
+		for _, name := range strings.Fields(f[2]) {
+			file, err := parser.ParseFile(fset, filepath.Join(f[1], name), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			for _, imp := range file.Imports {
+				if imp.Path.Value == `"log"` || imp.Path.Value == `"log/slog"` {
+					t.Errorf("%s: %s imports %s; return what it has to say", pkg, name, imp.Path.Value)
+				}
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				x, ok := sel.X.(*ast.Ident)
+				if !ok {
+					return true
+				}
+				switch {
+				case x.Name == "os" && (sel.Sel.Name == "Stdout" || sel.Sel.Name == "Stderr"),
+					x.Name == "fmt" && strings.HasPrefix(sel.Sel.Name, "Print"):
+					t.Errorf("%s: %s uses %s.%s; return it, or render it to a writer cmd gives", fset.Position(sel.Pos()), pkg, x.Name, sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("checked %d files below cmd; go list gave:\n%s", checked, out)
+	}
+}
