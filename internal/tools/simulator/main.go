@@ -275,11 +275,16 @@ func (f *fleetDef) resolve(profile string) (int, bool) {
 
 // migProfile strips what other tools write before a MIG profile:
 // Kubernetes' resource name (nvidia.com/mig-1g.10gb), the device
-// plugin's (mig-1g.10gb) and nvidia-smi -L's ("MIG 1g.10gb"). The
-// profile is in lower case.
+// plugin's (mig-1g.10gb) and nvidia-smi -L's ("MIG 1g.10gb"). Kubernetes
+// names a profile with media extensions 1g.10gb.me, since a resource
+// name has no '+': it is nvidia-smi's 1g.10gb+me. The profile is in
+// lower case.
 func migProfile(p string) string {
 	for _, prefix := range []string{"nvidia.com/", "mig-", "mig "} {
 		p = strings.TrimPrefix(p, prefix)
+	}
+	if base, ok := strings.CutSuffix(p, ".me"); ok && strings.Contains(base, "g.") {
+		p = base + "+me"
 	}
 	return p
 }

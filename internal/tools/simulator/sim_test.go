@@ -282,6 +282,13 @@ func TestReadTrace(t *testing.T) {
 			t.Errorf("profile %q resolved to %s, want %s", p, got, want)
 		}
 	}
+	// Media extensions: nvidia-smi's +me, Kubernetes' .me (this test's
+	// configs have no +me device, so the name alone is checked).
+	for p, want := range map[string]string{"nvidia.com/mig-1g.10gb.me": "1g.10gb+me", "1g.10gb+me": "1g.10gb+me", "mig-1g.10gb": "1g.10gb"} {
+		if got := migProfile(p); got != want {
+			t.Errorf("migProfile(%q) = %q, want %q", p, got, want)
+		}
+	}
 	for _, p := range []string{"mig-", "nvidia.com/gpu", "2g.10gb"} {
 		if typ, ok := f.resolve(p); ok {
 			t.Errorf("profile %q resolved to %s, want none", p, f.types[typ])
