@@ -749,7 +749,7 @@ const (
 	maxGPUs      = 8192 // -nodes times -gpus
 	maxSeeds     = 10000
 	maxRestarts  = 10000
-	maxGenerated = 5_000_000 // jobs a generator makes for one seed
+	maxGenerated = 5_000_000 // jobs a generator makes for one seed, or a -trace holds
 	maxTicks     = 1_000_000 // policy decisions in one run
 	maxSlots     = 10_000    // -oracle's slots, a static search each
 )

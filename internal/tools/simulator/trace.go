@@ -102,6 +102,9 @@ func parseTrace(r io.Reader, path string) ([]traceJob, error) {
 		}
 		// Slurm ends a job at its time limit: a longer run is cut to it.
 		v[1] = min(v[1], v[2])
+		if len(out) == maxGenerated {
+			return nil, fmt.Errorf("%s:%d: more than %d jobs: split the trace", path, num, maxGenerated)
+		}
 		out = append(out, traceJob{submit: v[0], dur: v[1], limit: v[2], profile: profile, line: num})
 	}
 	if header {
