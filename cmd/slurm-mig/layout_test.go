@@ -139,6 +139,37 @@ func TestFlagNamesOnlyInCmd(t *testing.T) {
 	}
 	flag := regexp.MustCompile(`(?:^|[^\w-])(--(?:` + strings.Join(long, "|") + `))(?:$|[^\w-])|[\s(](-[` + short + `])(?:$|[\s),;:=])`)
 
+	eachShippedFile(t, mayNameFlags, func(fset *token.FileSet, pkg string, file *ast.File) {
+		ast.Inspect(file, func(n ast.Node) bool {
+			if _, ok := n.(*ast.ImportSpec); ok {
+				return false
+			}
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				t.Fatalf("%s: %v", fset.Position(lit.Pos()), err)
+			}
+			if strings.HasPrefix(s, "squeue ") || strings.HasPrefix(s, "sacct ") {
+				return true // another program's command line: its flags (--format) are its own
+			}
+			if m := flag.FindStringSubmatch(s); m != nil {
+				pos := fset.Position(lit.Pos())
+				rel, _ := filepath.Rel(fixture.Root(t), pos.Filename)
+				t.Errorf("%s:%d names the flag %s; say it in cmd (internal/advice)", rel, pos.Line, m[1]+m[2])
+			}
+			return true
+		})
+	})
+}
+
+// eachShippedFile calls fn with each parsed non-test Go file of the
+// module's packages, but those of the packages skip names (and the
+// packages below them). It returns how many files it parsed.
+func eachShippedFile(t *testing.T, skip []string, fn func(fset *token.FileSet, pkg string, file *ast.File)) int {
+	t.Helper()
 	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{.Dir}}|{{join .GoFiles " "}}`, "./...")
 	cmd.Dir = fixture.Root(t)
 	out, err := cmd.Output()
@@ -146,10 +177,11 @@ func TestFlagNamesOnlyInCmd(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	fset := token.NewFileSet()
+	files := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Split(line, "|")
 		pkg := strings.TrimPrefix(f[0], module)
-		if slices.ContainsFunc(mayNameFlags, func(p string) bool { return pkg == p || strings.HasPrefix(pkg, p+"/") }) {
+		if slices.ContainsFunc(skip, func(p string) bool { return pkg == p || strings.HasPrefix(pkg, p+"/") }) {
 			continue
 		}
 		for _, name := range strings.Fields(f[2]) {
@@ -157,30 +189,11 @@ func TestFlagNamesOnlyInCmd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ast.Inspect(file, func(n ast.Node) bool {
-				if _, ok := n.(*ast.ImportSpec); ok {
-					return false
-				}
-				lit, ok := n.(*ast.BasicLit)
-				if !ok || lit.Kind != token.STRING {
-					return true
-				}
-				s, err := strconv.Unquote(lit.Value)
-				if err != nil {
-					t.Fatalf("%s: %v", fset.Position(lit.Pos()), err)
-				}
-				if strings.HasPrefix(s, "squeue ") || strings.HasPrefix(s, "sacct ") {
-					return true // another program's command line: its flags (--format) are its own
-				}
-				if m := flag.FindStringSubmatch(s); m != nil {
-					pos := fset.Position(lit.Pos())
-					rel, _ := filepath.Rel(fixture.Root(t), pos.Filename)
-					t.Errorf("%s:%d names the flag %s; say it in cmd (internal/advice)", rel, pos.Line, m[1]+m[2])
-				}
-				return true
-			})
+			files++
+			fn(fset, pkg, file)
 		}
 	}
+	return files
 }
 
 // mayPrint are the packages that may write to standard output or error
@@ -193,50 +206,30 @@ var mayPrint = []string{"cmd", "internal/kongrun", "internal/testkit", "internal
 // fmt.Print, and uses no package log: what it has to say it returns, or
 // renders to the writer cmd gives it.
 func TestNoPrintBelowCmd(t *testing.T) {
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{.Dir}}|{{join .GoFiles " "}}`, "./...")
-	cmd.Dir = fixture.Root(t)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	fset := token.NewFileSet()
-	checked := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Split(line, "|")
-		pkg := strings.TrimPrefix(f[0], module)
-		if slices.ContainsFunc(mayPrint, func(p string) bool { return pkg == p || strings.HasPrefix(pkg, p+"/") }) {
-			continue
+	checked := eachShippedFile(t, mayPrint, func(fset *token.FileSet, pkg string, file *ast.File) {
+		for _, imp := range file.Imports {
+			if imp.Path.Value == `"log"` || imp.Path.Value == `"log/slog"` {
+				t.Errorf("%s: %s imports %s; return what it has to say", fset.Position(imp.Pos()), pkg, imp.Path.Value)
+			}
 		}
-		for _, name := range strings.Fields(f[2]) {
-			file, err := parser.ParseFile(fset, filepath.Join(f[1], name), nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checked++
-			for _, imp := range file.Imports {
-				if imp.Path.Value == `"log"` || imp.Path.Value == `"log/slog"` {
-					t.Errorf("%s: %s imports %s; return what it has to say", pkg, name, imp.Path.Value)
-				}
-			}
-			ast.Inspect(file, func(n ast.Node) bool {
-				sel, ok := n.(*ast.SelectorExpr)
-				if !ok {
-					return true
-				}
-				x, ok := sel.X.(*ast.Ident)
-				if !ok {
-					return true
-				}
-				switch {
-				case x.Name == "os" && (sel.Sel.Name == "Stdout" || sel.Sel.Name == "Stderr"),
-					x.Name == "fmt" && strings.HasPrefix(sel.Sel.Name, "Print"):
-					t.Errorf("%s: %s uses %s.%s; return it, or render it to a writer cmd gives", fset.Position(sel.Pos()), pkg, x.Name, sel.Sel.Name)
-				}
+		ast.Inspect(file, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
 				return true
-			})
-		}
-	}
+			}
+			x, ok := sel.X.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			switch {
+			case x.Name == "os" && (sel.Sel.Name == "Stdout" || sel.Sel.Name == "Stderr"),
+				x.Name == "fmt" && strings.HasPrefix(sel.Sel.Name, "Print"):
+				t.Errorf("%s: %s uses %s.%s; return it, or render it to a writer cmd gives", fset.Position(sel.Pos()), pkg, x.Name, sel.Sel.Name)
+			}
+			return true
+		})
+	})
 	if checked < 50 {
-		t.Fatalf("checked %d files below cmd; go list gave:\n%s", checked, out)
+		t.Fatalf("checked %d files below cmd; want the module's packages", checked)
 	}
 }
