@@ -133,14 +133,11 @@ func ReadStdin(name string, limit int64, tooLarge func(size int64) error) (data 
 	if !stream && info.Size() > limit {
 		return nil, false, tooLarge(info.Size())
 	}
-	data, err = io.ReadAll(io.LimitReader(os.Stdin, limit+1))
-	if err != nil {
-		return nil, stream, fmt.Errorf("reading %s: %w", name, err)
-	}
-	if int64(len(data)) > limit {
+	data, err = ReadStream(os.Stdin, name, limit, "")
+	if errors.As(err, new(*TooLargeError)) {
 		return nil, stream, tooLarge(-1)
 	}
-	return data, stream, nil
+	return data, stream, err
 }
 
 // SameFile says whether paths a and b name one file, through any link;
