@@ -34,6 +34,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -273,6 +274,9 @@ func (f *fleetDef) resolve(profile string) (int, bool) {
 	return best, best >= 0
 }
 
+// migProfilePattern is a MIG profile's name: compute slices, then memory.
+var migProfilePattern = regexp.MustCompile(`^[1-9]g\.[0-9]+gb`)
+
 // migProfile strips what other tools write before a MIG profile:
 // Kubernetes' resource name (nvidia.com/mig-1g.10gb), the device
 // plugin's (mig-1g.10gb) and nvidia-smi -L's ("MIG 1g.10gb"). Kubernetes
@@ -386,8 +390,17 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 		more := ""
 		if n := len(raw) - len(in.jobs) - outside - 1; n > 0 {
 			more = fmt.Sprintf(" (%d more jobs ask for profiles it lacks)", n)
+			if n == 1 {
+				more = " (1 more job asks for a profile it lacks)"
+			}
 		}
-		return nil, fmt.Errorf("%s: no config offers profile %q on the GPUs of %s: want a MIG profile like 1g.10gb, a whole GPU's model name, or a share of one GPU like 0.25%s", where, p, o.snapshot, more)
+		want := "want a MIG profile like 1g.10gb, a whole GPU's model name, or a share of one GPU like 0.25"
+		if migProfilePattern.MatchString(migProfile(strings.ToLower(p))) {
+			// A MIG profile of other GPUs (an H200's 1g.18gb): the fleet is
+			// the snapshot's.
+			want = "the profiles are the snapshot's GPUs': give -snapshot a node of the GPUs the trace ran on (testdata/real/h200-snapshot-v2/snapshot.json is an H200's)"
+		}
+		return nil, fmt.Errorf("%s: no config offers profile %q on the GPUs of %s: %s%s", where, p, o.snapshot, want, more)
 	}
 	if outside > 0 && o.notes != nil && seed == o.seed {
 		fmt.Fprintf(o.notes, "simulator: %s: %d jobs ask for no GPU or for more than one (the first at line %d): left out, a job here runs on one device\n", o.trace, outside, outsideLine)

@@ -233,6 +233,12 @@ func TestReadTrace(t *testing.T) {
 	if _, err := makeInstance(o, f, 1); err == nil || !strings.Contains(err.Error(), "5g.50gb") || !strings.Contains(err.Error(), "unknown.csv:2:") {
 		t.Errorf("unknown profile: %v, want an error naming 5g.50gb and unknown.csv:2", err)
 	}
+	// A MIG profile of other GPUs (an H200's) points at -snapshot, and
+	// counts the other jobs the fleet cannot run.
+	os.WriteFile(unknown, []byte("submit_min,duration_min,time_limit_min,profile\n1,2,3,1g.18gb\n2,2,3,7g.141gb\n"), 0o644)
+	if _, err := makeInstance(o, f, 1); err == nil || !strings.HasSuffix(err.Error(), "give -snapshot a node of the GPUs the trace ran on (testdata/real/h200-snapshot-v2/snapshot.json is an H200's) (1 more job asks for a profile it lacks)") {
+		t.Errorf("an H200's profiles: %v, want the advice to give -snapshot", err)
+	}
 	// Rows as a converted public trace may have them: a byte order mark,
 	// a quoted model name holding a comma, whole GPUs, GPU fractions,
 	// an empty profile. Each bad row is named file:line.
