@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/slurm-mig/slurm-mig/internal/kongrun"
+	"github.com/slurm-mig/slurm-mig/internal/cmdline"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 	"github.com/slurm-mig/slurm-mig/internal/rollout"
 	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
@@ -66,7 +66,7 @@ func (c *rebalanceCmd) apply(e *env, journal *rollout.Journal, p *rebalance.Prop
 		}{out}); err != nil {
 			return err
 		}
-	} else if err := kongrun.Print(e.stdout, func(w io.Writer) error {
+	} else if err := cmdline.Print(e.stdout, func(w io.Writer) error {
 		_, err := fmt.Fprintf(w, "done %d, rolled back %d, abandoned %d, failed %d, waiting %d, skipped %d\n",
 			len(out.Done), len(out.RolledBack), len(out.Abandoned), len(out.Failed), len(out.Waiting), len(out.Skipped))
 		return err
@@ -77,7 +77,7 @@ func (c *rebalanceCmd) apply(e *env, journal *rollout.Journal, p *rebalance.Prop
 		return runErr
 	}
 	if out.Troubled() {
-		return kongrun.Status(1)
+		return cmdline.Status(1)
 	}
 	return nil
 }

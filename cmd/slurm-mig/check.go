@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/slurm-mig/slurm-mig/internal/cmdline"
 	"github.com/slurm-mig/slurm-mig/internal/grescheck"
-	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
@@ -39,11 +39,11 @@ func (c *checkCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := kongrun.PrintReport(e.stdout, kongrun.Clipped{Report: rep}, c.JSON); err != nil {
+	if err := cmdline.PrintReport(e.stdout, cmdline.Clipped{Report: rep}, c.JSON); err != nil {
 		return err
 	}
 	if rep.Status != 0 {
-		return kongrun.Status(rep.Status)
+		return cmdline.Status(rep.Status)
 	}
 	return nil
 }

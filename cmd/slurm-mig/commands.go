@@ -6,10 +6,10 @@ import (
 	"os"
 
 	"github.com/slurm-mig/slurm-mig/internal/accounting"
+	"github.com/slurm-mig/slurm-mig/internal/cmdline"
 	"github.com/slurm-mig/slurm-mig/internal/drift"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
-	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/nodegres"
 	"github.com/slurm-mig/slurm-mig/internal/snapshot"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
@@ -126,7 +126,7 @@ func (c *nodeCmd) Run(e *env) error {
 		return e.show(res, out.JSON, err)
 	}
 	if lines != nil {
-		return kongrun.PrintReport(e.stdout, lines, c.JSON)
+		return cmdline.PrintReport(e.stdout, lines, c.JSON)
 	}
 	line, err := e.build.NodeLine(built, c.Full)
 	if err != nil {
@@ -177,11 +177,11 @@ func (c *diffCmd) Run(e *env) error {
 		return refusal(err)
 	}
 	_, rep.Hint = fixWords(rep.Fix)
-	if err := kongrun.PrintReport(e.stdout, kongrun.Clipped{Report: rep}, c.JSON); err != nil {
+	if err := cmdline.PrintReport(e.stdout, cmdline.Clipped{Report: rep}, c.JSON); err != nil {
 		return err
 	}
 	if !rep.Same {
-		return kongrun.Status(1) // different, as diff(1) exits
+		return cmdline.Status(1) // different, as diff(1) exits
 	}
 	return nil
 }

@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/slurm-mig/slurm-mig/internal/cmdline"
 	"github.com/slurm-mig/slurm-mig/internal/gpuusers"
-	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 )
 
 type holdersCmd struct {
@@ -19,11 +19,11 @@ func (c *holdersCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := kongrun.PrintReport(e.stdout, holders(r), c.JSON); err != nil {
+	if err := cmdline.PrintReport(e.stdout, holders(r), c.JSON); err != nil {
 		return err
 	}
 	if r.Busy() {
-		return kongrun.Status(1)
+		return cmdline.Status(1)
 	}
 	return nil
 }

@@ -100,9 +100,9 @@ func TestLayout(t *testing.T) {
 
 // mayNameFlags are the packages whose strings may name the command line's
 // flags: the command itself; the packages that parse it and make its
-// documentation from its model (kongrun knows kong's --help and the
+// documentation from its model (cmdline knows kong's --help and the
 // --version that decides which model it builds); and the test kit.
-var mayNameFlags = []string{"cmd/slurm-mig", "internal/kongrun", "internal/docgen", "internal/testkit"}
+var mayNameFlags = []string{"cmd/slurm-mig", "internal/cmdline", "internal/docgen", "internal/testkit"}
 
 // TestFlagNamesOnlyInCmd: no string in a package below cmd names a flag
 // of the command line, so that a flag renamed in cmd cannot leave advice
@@ -199,7 +199,7 @@ func eachShippedFile(t *testing.T, skip []string, fn func(fset *token.FileSet, p
 // mayPrint are the packages that may write to standard output or error
 // on their own: the command and the runner that prints its result, the
 // test kit, the developer tools and the real-Slurm test harness.
-var mayPrint = []string{"cmd", "internal/kongrun", "internal/testkit", "internal/tools", "internal/slurmtest"}
+var mayPrint = []string{"cmd", "internal/cmdline", "internal/testkit", "internal/tools", "internal/slurmtest"}
 
 // TestNoPrintBelowCmd: no package below cmd picks where output goes
 // (docs/layout.md). It names neither os.Stdout nor os.Stderr, calls no

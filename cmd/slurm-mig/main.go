@@ -19,9 +19,9 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/slurm-mig/slurm-mig/internal/claim"
+	"github.com/slurm-mig/slurm-mig/internal/cmdline"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 	"github.com/slurm-mig/slurm-mig/internal/jobenv"
-	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/nodegres"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload"
 )
@@ -55,12 +55,12 @@ type env struct {
 func (e *env) named() string { return "slurm-mig " + e.version }
 
 // print prints what write writes, all at once after it succeeded.
-func (e *env) print(write func(io.Writer) error) error { return kongrun.Print(e.stdout, write) }
+func (e *env) print(write func(io.Writer) error) error { return cmdline.Print(e.stdout, write) }
 
 // report prints what a write did (nodegres), as merge and diff print
 // theirs: whole, as text or JSON.
 func (e *env) report(rep *nodegres.Report, asJSON bool) error {
-	return kongrun.PrintReport(e.stdout, rep, asJSON)
+	return cmdline.PrintReport(e.stdout, rep, asJSON)
 }
 
 // show prints what a node write returned (nodegres): the data, or the
@@ -80,7 +80,7 @@ func (e *env) show(res *nodegres.Result, asJSON bool, err error) error {
 // it, or return, what the run goes without, and a warning that carries a
 // fix is said with its hint (say).
 func (e *env) warn(err error) {
-	fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", kongrun.Clip(say(err)))
+	fmt.Fprintf(e.stderr, "slurm-mig: warning: %s\n", cmdline.Clip(say(err)))
 }
 
 // warnAll warns of each warning a package returned, in its order.
@@ -139,7 +139,7 @@ func run(args []string, e *env) int {
 	if len(args) > 0 && args[0] == claim.HolderArg {
 		return claim.Hold(args[1:]) // free's holder, re-executed; no CLI
 	}
-	e.version = kongrun.Version(version)
+	e.version = cmdline.Version(version)
 	nvmlLib := nodeload.NewNVML(e.newNVML)
 	if readsNVML(args, cli{}) {
 		nvmlLib.Start() // Init overlaps building the parser
@@ -157,11 +157,11 @@ func run(args []string, e *env) int {
 
 // app is how the command line is parsed: help names the defaults that
 // decide them, and commands get the env.
-func (e *env) app() kongrun.App {
-	return kongrun.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr, Explain: say,
+func (e *env) app() cmdline.App {
+	return cmdline.App{Name: "slurm-mig", Stdout: e.stdout, Stderr: e.stderr, Explain: say,
 		Description: "Generate Slurm GRES configuration for NVIDIA GPUs and MIG devices.",
 		Options: []kong.Option{
-			kong.Vars{"version": e.named(), "commands": strings.Join(kongrun.Commands(cli{}), ","), "command_words": strings.Join(kongrun.Commands(cli{}), ", "), "schema": strconv.Itoa(v3.Version), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath,
+			kong.Vars{"version": e.named(), "commands": strings.Join(cmdline.Commands(cli{}), ","), "command_words": strings.Join(cmdline.Commands(cli{}), ", "), "schema": strconv.Itoa(v3.Version), "state_env": "$" + jobenv.StatePathEnv, "state_default": jobenv.DefaultStatePath,
 				"queue_format": rebalance.QueueFormat, "nodes_format": rebalance.NodesFormat,
 				"history_format": rebalance.HistoryFormat},
 			kong.ConfigureHelp(kong.HelpOptions{Compact: true}),

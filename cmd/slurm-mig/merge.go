@@ -5,8 +5,8 @@ import (
 	"io"
 
 	"github.com/slurm-mig/slurm-mig/internal/atomicfile"
+	"github.com/slurm-mig/slurm-mig/internal/cmdline"
 	"github.com/slurm-mig/slurm-mig/internal/fleet"
-	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
@@ -60,7 +60,7 @@ func (c *mergeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return kongrun.PrintReport(e.stdout, kongrun.Clipped{Report: rep}, c.JSON)
+	return cmdline.PrintReport(e.stdout, cmdline.Clipped{Report: rep}, c.JSON)
 }
 
 // accounting prints the fleet's accounting lines, or sets them in the
@@ -79,7 +79,7 @@ func (c *mergeCmd) accounting(e *env, f *fleet.Fleet, output string) error {
 		return err
 	}
 	if output == "" {
-		return kongrun.PrintReport(e.stdout, lines, c.JSON)
+		return cmdline.PrintReport(e.stdout, lines, c.JSON)
 	}
 	data, err := slurmconf.SetAccountingFile(output, lines.TRES, lines.Weights())
 	if err != nil {
@@ -89,5 +89,5 @@ func (c *mergeCmd) accounting(e *env, f *fleet.Fleet, output string) error {
 	if err != nil {
 		return err
 	}
-	return kongrun.PrintReport(e.stdout, &fleet.Written{Result: res, Nodes: f.Nodes(), Layouts: len(f.Layouts)}, c.JSON)
+	return cmdline.PrintReport(e.stdout, &fleet.Written{Result: res, Nodes: f.Nodes(), Layouts: len(f.Layouts)}, c.JSON)
 }

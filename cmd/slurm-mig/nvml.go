@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/slurm-mig/slurm-mig/internal/kongrun"
+	"github.com/slurm-mig/slurm-mig/internal/cmdline"
 )
 
 // Which commands read NVML is a fact of this command line, not of the
@@ -27,7 +27,7 @@ func readsNVML(args []string, cli any) bool {
 			}
 		}
 	}
-	return nvmlCommands(cli)[kongrun.Named(args, cli)]
+	return nvmlCommands(cli)[cmdline.Named(args, cli)]
 }
 
 // nvmlCommands are the names of cli's commands tagged nvml:"" (single

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slurm-mig/slurm-mig/internal/kongrun"
+	"github.com/slurm-mig/slurm-mig/internal/cmdline"
 )
 
-// TestParseOne: through kongrun.One, a command line parsed with the model of its command alone
+// TestParseOne: through cmdline.One, a command line parsed with the model of its command alone
 // gives what the whole model gives; what the part cannot take (errors,
 // help, a command's name as a flag's value before the command) it leaves
 // to the whole.
@@ -35,7 +35,7 @@ func TestParseOne(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: whole model: %v", args, err)
 		}
-		pctx, err := kongrun.One(&part, args, app.Parse)
+		pctx, err := cmdline.One(&part, args, app.Parse)
 		if err != nil {
 			t.Errorf("%q: model of one command: %v", args, err)
 			continue
@@ -68,7 +68,7 @@ func TestParseOne(t *testing.T) {
 		{"--version", "free"},
 		{"docs", "man"}, // reads the whole model
 	} {
-		if _, err := kongrun.One(&cli{}, args, app.Parse); err == nil {
+		if _, err := cmdline.One(&cli{}, args, app.Parse); err == nil {
 			t.Errorf("%q: taken by the model of one command, want it left to the whole", args)
 		}
 	}

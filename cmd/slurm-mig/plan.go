@@ -5,8 +5,8 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/accounting"
+	"github.com/slurm-mig/slurm-mig/internal/cmdline"
 	"github.com/slurm-mig/slurm-mig/internal/fleetplan"
-	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/snapshot"
@@ -63,7 +63,7 @@ func (c *planCmd) Run(e *env) error {
 		return err
 	}
 	e.warnAll(slurm.Warnings)
-	return kongrun.PrintReport(e.stdout, slurm, c.JSON)
+	return cmdline.PrintReport(e.stdout, slurm, c.JSON)
 }
 
 // fleet plans every node of the snapshots and --hardware given.
@@ -109,28 +109,28 @@ func (c *planCmd) fleet(e *env, cfg *migplan.Config) error {
 	}
 	if c.SlurmConf == "" {
 		if lines != nil {
-			return kongrun.PrintReport(e.stdout, lines, c.JSON)
+			return cmdline.PrintReport(e.stdout, lines, c.JSON)
 		}
-		return kongrun.PrintReport(e.stdout, f, c.JSON)
+		return cmdline.PrintReport(e.stdout, f, c.JSON)
 	}
 	d, err := f.Diff(c.SlurmConf)
 	if err != nil {
 		return err
 	}
-	if err := kongrun.PrintReport(e.stdout, d, c.JSON); err != nil {
+	if err := cmdline.PrintReport(e.stdout, d, c.JSON); err != nil {
 		return err
 	}
 	same := d.Same
 	if lines != nil {
 		// The accounting lines the plan needs follow the report, and
 		// count as a change where slurm.conf lacks them.
-		if err := kongrun.PrintReport(e.stdout, lines, c.JSON); err != nil {
+		if err := cmdline.PrintReport(e.stdout, lines, c.JSON); err != nil {
 			return err
 		}
 		same = same && !lines.Differs(conf)
 	}
 	if !same {
-		return kongrun.Status(1) // something must change, as diff(1) exits
+		return cmdline.Status(1) // something must change, as diff(1) exits
 	}
 	return nil
 }

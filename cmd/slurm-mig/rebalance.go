@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/cmdline"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
-	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/migplan"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
@@ -111,7 +111,7 @@ func (c *rebalanceCmd) Run(e *env) error {
 		for _, h := range hw {
 			tables = append(tables, h.Snapshot)
 		}
-		return kongrun.PrintReport(e.stdout, explanation(rebalance.Explain(states, jobs, rebalance.ProfileSlices(tables))), c.JSON)
+		return cmdline.PrintReport(e.stdout, explanation(rebalance.Explain(states, jobs, rebalance.ProfileSlices(tables))), c.JSON)
 	}
 	nodes, err := rebalance.Fleet(snaps, hw, states, ev)
 	if err != nil {
@@ -146,11 +146,11 @@ func (c *rebalanceCmd) Run(e *env) error {
 	if c.Apply {
 		return c.apply(e, journal, p, nodes)
 	}
-	if err := kongrun.PrintReport(e.stdout, proposal{p, c.MinWait, rebalance.Refusals(nodes, c.Configs)}, c.JSON); err != nil {
+	if err := cmdline.PrintReport(e.stdout, proposal{p, c.MinWait, rebalance.Refusals(nodes, c.Configs)}, c.JSON); err != nil {
 		return err
 	}
 	if len(p.Changes) > 0 {
-		return kongrun.Status(1) // changes proposed
+		return cmdline.Status(1) // changes proposed
 	}
 	return nil
 }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/internal/cmdline"
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
-	"github.com/slurm-mig/slurm-mig/internal/kongrun"
 	"github.com/slurm-mig/slurm-mig/internal/model"
 	"github.com/slurm-mig/slurm-mig/internal/nodeload"
 	"github.com/slurm-mig/slurm-mig/internal/testkit/nvmlfake"
@@ -85,7 +85,7 @@ func TestWriteHandsNVMLBackPrintKeepsIt(t *testing.T) {
 		t.Errorf("device state: %v", err)
 	}
 	var printed bytes.Buffer
-	if err := kongrun.PrintReport(&printed, res.Report, false); err != nil || res.Data != nil {
+	if err := cmdline.PrintReport(&printed, res.Report, false); err != nil || res.Data != nil {
 		t.Fatalf("report: %v; data %q beside it", err, res.Data)
 	}
 	if want := out.File + ": changed (1 device)\n" + out.State + ": changed (device state for slurm-mig env)\n"; printed.String() != want {

@@ -1,4 +1,4 @@
-package kongrun
+package cmdline
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package kongrun
+package cmdline
 
 // This file keeps what a command echoes of its input readable: a word of
 // a file that is megabytes long (a line with no newline, a binary file

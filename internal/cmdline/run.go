@@ -1,11 +1,11 @@
-// Package kongrun parses and runs a kong command line, the way every
+// Package cmdline parses and runs a kong command line, the way every
 // command of slurm-mig is run: parsed with the model of the one command it
 // names where that will do (One), since building kong's model of every
 // command is the largest part of a short run's work (a third of the CPU
 // of a `free` call, and the TaskProlog `env` runs before every task); its
 // error printed on one line; and its exit status given back, not taken by
 // os.Exit, so that tests run it in process.
-package kongrun
+package cmdline
 
 import (
 	"bytes"
