@@ -84,9 +84,22 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", 1, "first seed (trace, restarts, failures)")
 	flag.IntVar(&o.seeds, "seeds", 1, "seeds to run from -seed on; more than one prints a summary with a bootstrap interval")
 	flag.IntVar(&o.restarts, "restarts", 8, "random restarts of the static search")
-	flag.Float64Var(&o.warmup, "warmup", -1, "minutes before the measured window (default 1440, or 10% of a trace; 0 when all its jobs arrive at once)")
-	flag.Float64Var(&o.measure, "measure", -1, "minutes of the measured window (default 2880, or 80% of a trace; 1 when all its jobs arrive at once)")
-	flag.Float64Var(&o.cooldown, "cooldown", -1, "minutes after it, arrivals going on (default 480, or the rest of a trace; the sum of its runs when all its jobs arrive at once)")
+	// The window's defaults depend on the input, so the flags start
+	// unset (-1), and their help says the defaults rather than flag's -1.
+	o.warmup, o.measure, o.cooldown = -1, -1, -1
+	for _, w := range []struct {
+		name, usage string
+		v           *float64
+	}{
+		{"warmup", "`minutes` before the measured window (default 1440, or 10% of a trace; 0 when all its jobs arrive at once)", &o.warmup},
+		{"measure", "`minutes` of the measured window (default 2880, or 80% of a trace; 1 when all its jobs arrive at once)", &o.measure},
+		{"cooldown", "`minutes` after it, arrivals going on (default 480, or the rest of a trace; the sum of its runs when all its jobs arrive at once)", &o.cooldown},
+	} {
+		flag.Func(w.name, w.usage, func(s string) (err error) {
+			*w.v, err = strconv.ParseFloat(s, 64)
+			return err
+		})
+	}
 	flag.Float64Var(&o.mean, "mean", 60, "mean run of generated jobs, minutes")
 	flag.Float64Var(&lim.Reconfig, "reconfig-min", lim.Reconfig, "minutes a node is out to change its layout once empty")
 	flag.Float64Var(&o.dyn.fail, "reconfig-fail", 0, "chance that a change fails (the node comes back as it was)")
