@@ -204,28 +204,10 @@ const (
 	migMinorsBufBytes = 128 << 10
 )
 
-// Parse reads mig-minors syntax from r; name is used in error messages
-// ("name:LINE: ...") and returned by Source.
-//
-// Each non-blank line must be "<name> <minor>": two fields separated by
-// blanks (space, tab; CR, VT and FF count as blanks too), the minor an unsigned
-// decimal that fits in 32 bits (leading zeros allowed), and nothing but
-// printable ASCII. Blanks around the fields and blank lines are fine; anything
-// else is an error naming the line.
-//
-// A name is a MIG entry when it has the shape gpu<N>/gi<X>/access or
-// gpu<N>/gi<X>/ci<Y>/access, judged by the slash-separated parts alone: the
-// part count, the literal prefixes "gpu", "gi", "ci" and the final "access".
-// Such a name must carry canonical unsigned decimals (no sign, no leading
-// zeros, 32 bits) after its prefixes, or the line is an error: "gpuX/gi1/access"
-// and "gpu0/gi-1/access" are malformed, since the driver writes these numbers
-// with %u and a mangled one would otherwise silently drop an entry. Every other
-// name ("config", "monitor", "fabric-imex-mgmt", "gpu0/foo/access",
-// "gpu0/gi0/ci0/foo/access", ...) is skipped, so names a future driver adds do
-// not break the parser.
-//
-// The same entry listed twice is harmless when the minors agree and an error
-// when they differ. A source without a single GI or CI entry is an error.
+// Parse reads mig-minors lines "<name> <minor>" from r; errors start with
+// "name:LINE:", and Source returns name. Names other than
+// gpu<N>/gi<X>[/ci<Y>]/access are skipped. A malformed line or MIG name, an
+// entry given two different minors, or no MIG entry at all is an error.
 func Parse(r io.Reader, name string) (*Map, error) {
 	p := parser{m: newMap(name, sizeHint(r))}
 
@@ -252,13 +234,9 @@ func Parse(r io.Reader, name string) (*Map, error) {
 	return p.m, nil
 }
 
-// parser holds the state of one Parse.
-//
-// The driver lists each GI followed by its CIs, so entries come in runs that
-// share a GI. The parser keeps the record of the current run in cur and
-// writes it to the map when the run ends, so the map is read and written
-// once per run rather than once per line. Input in any order parses to the
-// same Map; it only takes more runs.
+// parser holds the state of one Parse. It keeps the current run of entries
+// that share a GI in cur and writes it to m when the run ends; input in any
+// order gives the same Map.
 type parser struct {
 	m      *Map
 	curKey giKey

@@ -15,20 +15,10 @@ import (
 // deviceFileMinorKey starts the line of a capability file that holds its minor.
 const deviceFileMinorKey = "DeviceFileMinor:"
 
-// loadTree reads the older per-capability tree:
-//
-//	dir/gpu<N>/mig/gi<X>/access
-//	dir/gpu<N>/mig/gi<X>/ci<Y>/access
-//
-// each holding a "DeviceFileMinor: <m>" line. missing reports that dir itself
-// does not exist (err is nil then). Directory entries whose names are not
-// gpu<N>, gi<X> or ci<Y> with canonical unsigned decimals are skipped (the
-// tree also holds e.g. mig/config and mig/monitor); unlike a line of
-// mig-minors, a directory name cannot be mangled text, so an unknown one is
-// simply not ours. A GPU directory without a mig subdirectory is a GPU without
-// MIG and is skipped. Within a gi or ci directory, a missing or unreadable
-// access file, or one without a well-formed DeviceFileMinor, is an error
-// naming that file.
+// loadTree reads the older per-capability tree, whose files
+// dir/gpu<N>/mig/gi<X>[/ci<Y>]/access each hold "DeviceFileMinor: <m>";
+// missing reports that dir does not exist (err is nil then). Other names and
+// GPUs without mig are skipped; a bad or unreadable access file is an error.
 func loadTree(dir string) (m *Map, missing bool, err error) {
 	gpus, err := os.ReadDir(dir)
 	if err != nil {

@@ -64,14 +64,10 @@ func (r Result) Changes() string {
 // newFileMode is the mode of a file that did not exist before.
 const newFileMode = 0o644
 
-// Write makes path hold data. A file that already holds data is not
-// touched: its mtime stays, and nothing is created beside it, so a
-// read-only directory is no error then. (gen -o decides beforehand, by
-// records, whether a file is already right: Target.)
-// Otherwise the new content replaces it atomically, keeping its mode and
-// owner. A symlink, as the file or on the way to it, is followed only
-// when root or this user owns it; any other is refused. On any error the
-// old file is left as it was, and the error names the file.
+// Write makes path hold data, replacing it atomically and keeping its mode
+// and owner; a file already holding data is left untouched. A symlink on the
+// way is followed only when root or this user owns it. On error the old file
+// is left as it was, and the error names the file.
 func Write(path string, data []byte, opts Options) (Result, error) {
 	res := Result{Path: path}
 	if err := update(&res, path, data, opts); err != nil {
@@ -311,23 +307,10 @@ func createTemp(dir *os.File, name string) (*os.File, error) {
 	}
 }
 
-// lock takes an exclusive flock on the lock file name in dir, waiting up
-// to timeout, and returns what releases it.
-//
-// The holder removes the lock file before it lets go, so that no
-// .FILE.lock stays beside the config (in /etc/slurm, config management
-// would see it as drift, and a backup would carry it). Removing a lock
-// file is safe only because a lock counts while the name still names the
-// file locked: a writer that opened the file before the holder removed it
-// gets its flock on a file that is gone, sees that, and starts again with
-// a new one. So at any time at most one writer holds a flock on the file
-// the name names. A writer killed while holding it leaves the file, which
-// the next writer locks, uses and removes.
-//
-// The lock is a file of its own, not the config itself (rename replaces
-// the config's inode under a waiting writer) nor its directory (flock on
-// a directory fails on NFS, where /etc/slurm sometimes lives). Its errors
-// speak of the file being written: the admin never named the lock file.
+// lock takes an exclusive flock on the lock file name in dir, waiting up to
+// timeout (0 means 60s), and returns its release, which removes the file
+// while still holding it. A flock counts only while name still names the
+// locked file, so a writer that finds it replaced starts again.
 func lock(dir *os.File, name string, timeout time.Duration) (func(), error) {
 	if timeout == 0 {
 		timeout = 60 * time.Second

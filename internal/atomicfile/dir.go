@@ -15,14 +15,10 @@ func Lock(dir *os.File, name string, timeout time.Duration) (unlock func(), err 
 	return lock(dir, name, timeout)
 }
 
-// ReplaceAt makes name in dir, a directory open for reading, hold data:
-// written to a temporary file beside it, synced, renamed over it, and the
-// directory synced, so that a reader sees the old content or the new,
-// never a part. like, when not nil, is the replaced file's stat, whose
-// mode and group the new file keeps (never write for group and others,
-// where root writes); the owner is the writer; a new file is mode 0644. A symlink
-// at name is replaced, never followed. The caller holds the lock of the
-// files' writers (Lock), and resolved dir itself.
+// ReplaceAt atomically makes name in dir (open for reading) hold data, via a
+// synced temporary file renamed over it; a symlink at name is replaced, not
+// followed. The new file keeps like's mode (less group and other write, for
+// root) and group, else mode 0644. The caller holds Lock and resolved dir.
 func ReplaceAt(dir *os.File, name string, data []byte, like os.FileInfo) error {
 	removeStaleTemps(dir, name) // only a killed writer leaves these, and the caller holds the lock
 	return replace(dir, name, data, like)

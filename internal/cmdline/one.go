@@ -11,15 +11,10 @@ import (
 // ParseFunc parses args into target, a pointer to a kong CLI struct.
 type ParseFunc func(target any, args []string) (*kong.Context, error)
 
-// One parses args into whole (a pointer to a kong CLI struct) with the
-// model of whole's global flags and the one command args name, and sets
-// those fields of whole. Anything else (help, --version, an error, a
-// command line whose command it misreads, a command tagged whole:"" that
-// reads the whole model) it leaves to the whole model, whose messages
-// users see: it returns an error, and the caller parses again with the
-// whole model. What the part takes, the whole takes alike: the part's
-// grammar is the whole's less the other commands. A whole with a
-// Validate() error method is validated, as kong would.
+// One parses args into whole (a pointer to a kong CLI struct) with a model of
+// only its global flags and the command args name, sets those fields, and
+// calls whole's Validate if any. On anything else (help, --version, an error,
+// a whole:"" command) it returns an error; the caller reparses with the whole.
 func One(whole any, args []string, parse ParseFunc) (*kong.Context, error) {
 	wv := reflect.ValueOf(whole).Elem()
 	named := Named(args, wv.Interface())

@@ -136,13 +136,10 @@ func PrintReport(w io.Writer, r Report, asJSON bool) error {
 	return Print(w, r.WriteText)
 }
 
-// kong says a flag was given no value in words of its scanner: "--output:
-// expected file value but got "EOL" (<EOL>)", or for a map "--type-map:
-// missing value, expecting "<key>=<value>..."" (with a separator rune
-// that prints as garbage when there is none); and a flag where the value
-// should be "--output: expected file value but got "--json" (long flag);
-// perhaps try --output="--json"?". kong's error type is not exported, so
-// its text is matched; TestRunStatuses pins it for the kong in go.mod.
+// noValue and flagValue match kong's errors for a flag given no value, and
+// for a flag where its value should be ("--output: expected file value but
+// got "--json" (long flag); ..."). kong's error type is not exported, so its
+// text is matched; TestRunStatuses pins it for the kong in go.mod.
 var (
 	noValue   = regexp.MustCompile(`^--([\w-]+): (?:expected [\w ]+ value but got "EOL" \(<EOL>\)|missing value, expecting ".*")$`)
 	flagValue = regexp.MustCompile(`^--([\w-]+): expected [\w ]+ value but got "(-[^"]*)" \((?:long|short) flag\); perhaps try .*$`)

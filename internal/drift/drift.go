@@ -330,13 +330,10 @@ func missingGresConf(path string, generated []slurmconf.GresRecord) (*GresConfRe
 	return &GresConfReport{Path: path, Same: d.Same(), Missing: true, GresDiff: d}, nil
 }
 
-// notNamed says that no line of the gres.conf at path names node, though
-// some name others: listed device by device as missing, the node's
-// devices would hide that the names differ, most often a short name
-// against full ones (n1 and n1.cluster.example), which slurmd, matching
-// names exactly, does not take for one either. The error carries the
-// fix: the node's name as slurm.conf has it, which may be the other name
-// the file uses for it (Alias).
+// notNamed is the error that no line of the gres.conf at path names node
+// though some name others, most often by a full name against a short one,
+// which slurmd does not match either. Its advice gives the fix, naming the
+// file's alias for the node where there is one.
 func notNamed(path, node string, conf *slurmconf.GresConf) error {
 	err := fmt.Errorf("%s: no line names node %s%s", path, node, conf.Others.Said(node))
 	if alias := conf.Others.Alias; alias != "" {

@@ -6,13 +6,10 @@ import (
 	"sync/atomic"
 )
 
-// Each calls do(w, i) for every i from 0 to n-1, on as many goroutines as
-// Go may run at once, and returns when all calls are done. Each goroutine
-// makes its worker w once with newWorker (a reader that keeps its buffer
-// or what it decoded from one file to the next) and takes the next index
-// as it finishes one. A fleet's thousands of small files are read this
-// way, since one at a time leaves cores idle; do keeps its results by
-// index, so their order is the input's whatever order they finish in.
+// Each calls do(w, i) for every i in [0, n) on up to GOMAXPROCS goroutines
+// and returns when all are done. Each goroutine makes its worker w once with
+// newWorker and takes the next index as it finishes one; do should keep its
+// results by index, as calls finish in any order.
 func Each[W any](n int, newWorker func() W, do func(w W, i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup

@@ -21,12 +21,9 @@ import (
 )
 
 // ReadFile reads the whole file at path, refusing one larger than limit
-// bytes: what reads a snapshot or a state must not be made to take all
-// memory by a wrong path (a disk image, /dev/zero). what names what the
-// file should be, for the refusal ("a snapshot": "larger than 64 MiB;
-// not a snapshot"). The error of a file that cannot be opened is the
-// *fs.PathError, so that callers can tell a missing file apart; any other
-// error names the file. A FIFO is read by the pipe rule (see ReadOpen).
+// bytes; what names what the file should be, for the refusal ("a snapshot").
+// A file that cannot be opened gives its *fs.PathError; other errors name
+// the file. A FIFO is read by the pipe rule (see ReadOpen).
 func ReadFile(path string, limit int64, what string) ([]byte, error) {
 	return ReadFileInto(nil, path, limit, what)
 }
@@ -326,17 +323,10 @@ func UnwrapPath(err error) error {
 	return err
 }
 
-// ReadRaw reads path, a regular file or a FIFO, within limit bytes,
-// through *buf, which it grows as needed and keeps for the next call; the
-// data returned lies in *buf. tooLarge makes the refusal of a file of
-// size bytes (-1: a pipe that went past limit). fifo says path was a pipe.
-//
-// It reads with plain system calls, as os.Open sets every file up for the
-// poller, costly over many small files. O_NONBLOCK keeps the open from waiting on something that is not a file.
-// The path is opened once: a FIFO's one non-blocking descriptor waits in
-// poll, which Linux keeps from reporting a hang-up until a writer has been
-// seen, by the pipe rule (PipeIdle, PipeTotal), so a FIFO nobody writes is
-// given up.
+// ReadRaw reads path, a regular file or a FIFO, within limit bytes into
+// *buf, which it grows and keeps for the next call; data lies in *buf, and
+// fifo says path was a pipe. tooLarge makes the refusal of size bytes (-1: a
+// pipe past limit). It opens O_NONBLOCK and reads a FIFO by the pipe rule.
 func ReadRaw(path string, buf *[]byte, limit int64, tooLarge func(size int64) error) (data []byte, fifo bool, err error) {
 	var fd int
 	err = RetryEINTR(func() (err error) {

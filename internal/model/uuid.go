@@ -6,14 +6,10 @@ import (
 	"strings"
 )
 
-// ValidUUID checks a device UUID in the forms NVML gives them: a GPU's is
-// "GPU-" and a UUID (GPU-87669b4f-4d3a-9852-0688-cd1e4683e9f0); a MIG
-// device's is "MIG-" and a UUID, or on drivers before 470.42.01
-// "MIG-GPU-<uuid>/<gi>/<ci>". env exports what a snapshot or state holds
-// as CUDA_VISIBLE_DEVICES, so anything else there (a typo, a truncated
-// value, a comma that would name two devices, a newline that would end
-// the TaskProlog's export line) is refused where it is read, never handed
-// to a job. mig says which kind of device the UUID belongs to.
+// ValidUUID checks a device UUID in NVML's forms: "GPU-<uuid>", or for a MIG
+// device (mig) "MIG-<uuid>" or, before driver 470.42.01,
+// "MIG-GPU-<uuid>/<gi>/<ci>". Anything else is refused where it is read,
+// since env hands it to jobs as CUDA_VISIBLE_DEVICES.
 func ValidUUID(uuid string, mig bool) error {
 	if uuid == "" {
 		return fmt.Errorf("no uuid")

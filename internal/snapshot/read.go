@@ -168,13 +168,10 @@ func (r *Reader) decode(data []byte) (*model.Node, error) {
 	return r.fromV2(w)
 }
 
-// decodeOnePass decodes data as encoding/json decodes it into anySchema,
-// each node-wide table made one value with every equal one, on the
-// engine of encoding/json/v2: it checks the syntax as it decodes rather
-// than in a pass of its own first, and a table whose bytes this reader
-// has met is not decoded again. It accepts what encoding/json accepts,
-// into the same values (FuzzOnePassAgreesWithEncodingJSON), but words its
-// errors otherwise.
+// decodeOnePass decodes data as encoding/json decodes it into anySchema, but
+// in one pass with encoding/json/v2, decoding each node-wide table once and
+// sharing equal ones. It accepts what encoding/json accepts, into the same
+// values (FuzzOnePassAgreesWithEncodingJSON); its errors are worded otherwise.
 func (r *Reader) decodeOnePass(data []byte) (*v2.Node, map[string]*model.ProfileTable, error) {
 	w := onePass{ProfileTables: tableSet{r: r}}
 	if err := jsonv2.Unmarshal(data, &w, v1Semantics); err != nil {

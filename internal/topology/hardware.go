@@ -16,22 +16,10 @@ import (
 // model holds it.
 type NodeHardware = model.Hardware
 
-// Hardware computes the hardware part of `slurmd -C` from the topology plus
-// proc/meminfo under the root of host, the way Slurm 22.05 with hwloc 2 does
-// (src/slurmd/slurmd/slurmd.c _print_config, src/slurmd/common/xcpuinfo.c
-// xcpuinfo_hwloc_topo_get, src/slurmd/slurmd/get_mach_stat.c get_memory):
-//
-//   - CPUs is the number of online CPUs.
-//   - Boards is 1. (slurmd counts hwloc Group objects directly below the
-//     machine as boards; sysfs CPU topology has none of them.)
-//   - Sockets are packages; dies and NUMA nodes do not count (hwloc 2 builds
-//     ignore Slurm's NUMA-as-socket logic unless SlurmdParameters asks for it,
-//     which this package does not model).
-//   - CoresPerSocket = cores / sockets and ThreadsPerCore = CPUs / cores, in
-//     integer division as slurmd does, even on uneven nodes.
-//   - RealMemory is sysconf(_SC_PHYS_PAGES) pages, that is MemTotal / page
-//     size, converted to MiB through a C float exactly as get_memory does; the
-//     page size is this process's (os.Getpagesize).
+// Hardware computes the hardware part of `slurmd -C` (Slurm 22.05, hwloc 2)
+// from the topology and proc/meminfo under host: online CPUs, one board,
+// packages as sockets, cores and threads by integer division, and RealMemory
+// as slurmd's get_memory reckons it with this process's page size.
 func (t *Topology) Hardware(host hostfs.FS) (NodeHardware, error) {
 	memKiB, err := readMemTotalKiB(host)
 	if err != nil {
@@ -47,13 +35,9 @@ func (t *Topology) Hardware(host hostfs.FS) (NodeHardware, error) {
 	}, nil
 }
 
-// realMemoryMiB is get_memory's arithmetic:
-//
-//	(uint64_t)((float)pages * (sysconf(_SC_PAGE_SIZE) / 1048576.0))
-//
-// The page count passes through a 32-bit float, so above 2^24 pages (64 GiB
-// of 4 KiB pages) it is rounded to float precision first, which can add 1 MiB
-// to the exact floor(MemTotal / 1024).
+// realMemoryMiB is get_memory's arithmetic, (uint64_t)((float)pages *
+// (page size / 1048576.0)): above 2^24 pages the float's rounding can give
+// 1 MiB more than floor(MemTotal / 1024).
 func realMemoryMiB(memTotalKiB, pageSize uint64) uint64 {
 	pages := memTotalKiB * 1024 / pageSize // glibc's sysconf(_SC_PHYS_PAGES)
 	return uint64(float64(float32(pages)) * (float64(pageSize) / 1048576.0))

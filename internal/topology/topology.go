@@ -116,13 +116,10 @@ func Load(host hostfs.FS) (*Topology, error) {
 	return t, nil
 }
 
-// checkSiblings guards the one assumption that grouping by ids makes and
-// hwloc does not: CPUs with the same (package, die, core_id) are threads of
-// one core. hwloc builds cores from the thread_siblings masks instead, so a
-// kernel that repeats a core_id across distinct cores would get a numbering
-// here that differs from Slurm's; refuse it. (The converse, siblings with
-// different core_ids, is AMD's compute-unit layout, and hwloc too makes one
-// core per thread there.) A missing thread_siblings_list skips the check.
+// checkSiblings refuses CPUs that share (package, die, core_id) but are not
+// thread siblings by thread_siblings_list: hwloc, and so Slurm, builds cores
+// from those lists and would number them otherwise. A CPU without the list
+// is not checked.
 func checkSiblings(dir string, cpus []CPU) error {
 	byKey := map[coreKey][]int{}
 	for _, c := range cpus {
