@@ -75,14 +75,10 @@ func (d *Dir) Take(uuids []string, count int, info Info, wait time.Duration) (*C
 	}
 }
 
-// takeOnce is one attempt. When too few devices are free it claims
-// nothing, and returns who holds the others, and whether that may change
-// in a moment (retry). Free devices are taken in the order of uuids,
-// those without any claim file first; after a first attempt that lost
-// them to other claimants, at random, so that those do not meet again.
-// Devices with claim files are tested only where those without do not
-// suffice, and then all of them where too few are free, for whom the
-// refusal names.
+// takeOnce is one attempt: it claims count of uuids, those without claim
+// files first, in uuids' order (at random after the first attempt), testing
+// claim files only as needed. With too few free it claims nothing and returns
+// the holders, and whether that may change in a moment (retry).
 func (d *Dir) takeOnce(uuids []string, count int, info Info, attempt int, deadline time.Time) (*Claim, map[string]Holder, bool, error) {
 	names, err := d.list(uuids, nil)
 	if err != nil {
@@ -148,22 +144,10 @@ func (d *Dir) takeOnce(uuids []string, count int, info Info, attempt int, deadli
 	return nil, held, true, nil
 }
 
-// claim makes claim files for uuids, and then looks for others' claims of
-// them: where there is none, the claim is made; where there is one, it
-// gives them all up, and says whose they are. Two claimants that choose a
-// device at once never both keep it: each looks only once its own file is
-// locked, so the one that looks last sees the other's. (One whose file
-// was made, or locked, after the other had looked has looked after the
-// other's file was locked.)
-//
-// Where it finds only other claimants still choosing, it gives up if one
-// of their files' names comes before its own, else it waits until they
-// have decided, and looks again: they give up when they see its file, or
-// they have looked before it was there, and keep the device. So of a
-// burst of claimants that meet on a device, one keeps it, where all
-// giving up would have them meet again. It waits until deadline, and no
-// longer than patience: a claimant that takes longer to decide is stuck,
-// or not slurm-mig, and other devices may be free.
+// claim makes claim files for uuids, then tests others' claims of them: it
+// keeps all where there are none, and gives all up, returning the holders,
+// where one is made or a still-choosing rival's file name sorts first; else
+// it tests again until deadline, at most patience from now.
 func (d *Dir) claim(uuids []string, info Info, deadline time.Time) (*Claim, map[string]Holder, error) {
 	if p := time.Now().Add(patience); p.Before(deadline) {
 		deadline = p

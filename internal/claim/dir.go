@@ -64,15 +64,10 @@ type Dir struct {
 	probed, swept int
 }
 
-// OpenDir opens (and if missing, creates) the claims directory at path.
-// A directory that another user controls, or that anyone may write but is
-// not sticky, is refused: its files could be removed or replaced by
-// others. So is a path to it through such a directory, or through a
-// symlink that another user owns: that user could put a directory of
-// their own in its place, or, while it is being made, a symlink to
-// somewhere else, whose mode would then be changed. Everything is done on
-// descriptors: the directory is made, checked and given its mode through
-// the one descriptor the claims are then made in.
+// OpenDir opens, making it if missing, the claims directory at path. It
+// refuses a directory another user controls, one anyone may write that is
+// not sticky, and a path through such a directory or another user's symlink,
+// since others could replace its files; all is done through descriptors.
 func OpenDir(path string) (*Dir, error) {
 	uid := os.Geteuid()
 	abs, err := filepath.Abs(path)
@@ -199,15 +194,10 @@ func claimName(name string) (key string, legacy, ok bool) {
 	return key, len(suffix) == legacySuffixLen, true
 }
 
-// The OFD lock of a claim file (fcntl F_OFD_SETLK, on a descriptor open
-// for writing, which only the file's owner and root can have) is in two
-// parts. Its claim is a write lock from byte 1 (claimFrom) to the end,
-// held from the file's creation until the claim ends. Byte 0 (stageByte)
-// says how far its claimant has come: write-locked while it is still
-// choosing (it may yet give the device up), read-locked once the claim is
-// made. Read locks, which anyone who may read the file can take, never
-// count: a write lock from byte 1 on cannot be faked, and another user's
-// read lock cannot be there while it is held.
+// A claim file's OFD write lock from byte claimFrom to the end is its claim,
+// held from creation until the claim ends; byte stageByte is write-locked
+// while its claimant is choosing and read-locked once the claim is made.
+// Read locks alone never count: anyone who may read the file can take them.
 const (
 	stageByte = 0
 	claimFrom = 1
@@ -258,13 +248,10 @@ func (h *Holder) jobGone() bool {
 	return err == nil && !alive
 }
 
-// probe tests the claim file name of the device uuid: whether a claim
-// holds it, and whose. It fails closed: what keeps it from telling (no
-// descriptor left, a lock or a read that fails) is an error, and a file
-// that it may not read although its mode says it may counts as claimed,
-// never as "unclaimed". A file that is not a regular file, or does not
-// name the device (a hard link of another device's claim file), is no
-// claim.
+// probe tests the claim file name of the device uuid: whether a claim holds
+// it, and whose. It fails closed: what keeps it from telling is an error, and
+// a file it may not read despite its mode counts as claimed. A non-regular
+// file, or one that does not name the device, is no claim.
 func (d *Dir) probe(uuid, name string) (stage, Holder, error) {
 	d.probed++
 	var h Holder
@@ -352,15 +339,10 @@ func (d *Dir) openClaim(name string, h *Holder) (int, bool, error) {
 			return -1, false, d.probeError(name, err)
 		}
 		h.UID = int(st.Uid)
-		// A claim file is mode 0600 until its claimant has locked it and
-		// written it, and only then looks for others' claims (see
-		// create): one that others may not read yet is no claim they
-		// need to see. Its mode may have changed since the open: then
-		// once more. One that cannot be read all the same, although its
-		// mode lets everyone read it (an ACL, a security module), or
-		// that cannot be opened without waiting (its owner's lease), may
-		// be held: it counts as its owner's claim. (Failing instead would
-		// let any user make every call fail, with a file of their own.)
+		// A file others may not read yet is still 0600, not yet a claim
+		// (see create); one whose mode changed since the open is tried once
+		// more. One unreadable despite its mode (an ACL, a lease) counts as
+		// its owner's claim: failing would let any user make every call fail.
 		switch {
 		case st.Mode&0o004 == 0 && errors.Is(err, unix.EACCES):
 			return -1, true, nil
@@ -418,14 +400,10 @@ func (h *Holder) readInfo(fd int) (device string, err error) {
 // could lock it: a sweep of the same user or root (see sweep).
 var errLost = errors.New("claim file taken by a sweep")
 
-// create makes a claim file for the device uuid, of a claimant that is
-// still choosing, named with a random suffix (the name of an earlier
-// file, left by anyone, is never reused). It is made mode 0600, so that
-// nobody else can open it, let alone lock it, before its creator has:
-// then its creator locks it (the claim, and byte 0 for choosing), writes
-// info, and only then makes it 0644 for others to test. Its creator looks
-// for others' claims only after that (see Dir.claim), which is why probe
-// may take a file that it may not read for no claim.
+// create makes a claim file for the device uuid, named with a fresh random
+// suffix and mode 0600 so nobody else can open it first; it locks the file
+// whole (claiming, and choosing by byte 0), writes info, and only then makes
+// it 0644. Dir.claim looks for others' claims after that.
 func (d *Dir) create(uuid string, info []byte) (*os.File, error) {
 	for tries := 0; ; tries++ {
 		var suffix [suffixLen / 2]byte
@@ -571,16 +549,10 @@ func (d *Dir) list(uuids []string, mine map[string]bool) (map[string][]string, e
 	}
 }
 
-// floodCap bounds the files named as claims of one device, of one user,
-// that no claim holds, that a call tests: past it, the call tests no
-// further file of the device, and the device counts as held by that
-// user, unless a claim was found among those tested (the refusal may
-// then name the flooder where another's claim also holds it). A call can tell a claim only by testing its file, so
-// an untested file might be one; counting the device as the flooder's
-// fails closed, and costs the flooder nothing they could not do by
-// claiming the device, which any user may. sweepMost bounds the files a
-// call removes (see sweep), so that a flood is removed a bounded part a
-// call, by its owner's calls or root's.
+// floodCap bounds the files of one device and one user, held by no claim,
+// that a call tests; past it the device counts as that user's unless a
+// tested file held a claim, since an untested file might be one. sweepMost
+// bounds the files a call removes (see sweep).
 const (
 	floodCap  = 4096
 	sweepMost = 256

@@ -40,17 +40,10 @@ func LookPath(args []string) (string, error) {
 	return path, nil
 }
 
-// Exec runs the command at path in place of this process (execve, no
-// child: CMD keeps this pid, signals reach CMD itself, and its exit status
-// is the run's), with CUDA_VISIBLE_DEVICES set to the claimed devices. It
-// returns only on failure. job is this process (Self), whose end ends the
-// claim.
-//
-// CMD never has the claim files: they stay close-on-exec, and a holder of
-// this claim alone keeps them, which the kernel wakes (pidfd) when this
-// process, CMD, ends. So the claim lasts as long as CMD, the process, and
-// not as long as a child CMD leaves behind: a daemon would keep the
-// devices for its whole life if it inherited the claim files from CMD.
+// Exec runs the command at path in place of this process (execve: it keeps
+// this pid, and its exit status is the run's), with CUDA_VISIBLE_DEVICES set
+// to the claimed devices, and returns only on failure. A holder keeps the
+// claim files, close-on-exec, until job, this process, ends.
 func Exec(c *Claim, job Job, argv0, path string, args []string) error {
 	h, err := holder.StartApart(c.Files, job, argv0)
 	if err != nil {

@@ -27,18 +27,10 @@ type Job struct {
 // subshells; shells nest them one or two deep.
 const maxHops = 8
 
-// FindJob names the job of `free`: pid itself when given (it must be the
-// caller's own process), else the shell that ran slurm-mig. That is
-// slurm-mig's parent, unless the parent is a subshell: a copy of a shell
-// that the shell forked to run a command substitution
-// (`$(slurm-mig free | head -1)`, or any `$(...)` in a shell that does not
-// exec its last command), a background job (`{ slurm-mig free >f; } &`)
-// or a `( ... )`. A subshell may end as soon as slurm-mig does; the shell
-// that forked it is the job script's, and runs until the script ends.
-//
-// A subshell is recognised without guessing from names: it is a fork that
-// has not exec'd, so it has its parent's executable and command line.
-// Where /proc does not tell (another user's process), the walk stops.
+// FindJob names the job of `free`: pid when given (the caller's own process,
+// unless root), else slurm-mig's parent, skipping up past subshells (forks
+// with their parent's executable and command line, which may end as soon as
+// slurm-mig does) to the shell that runs until the job script ends.
 func FindJob(pid int) (Job, error) {
 	if pid != 0 {
 		return ownJob(pid)

@@ -19,20 +19,10 @@ type Request struct {
 	Narrowed bool
 }
 
-// Decide reads the task's environment (getenv says whether a variable is
-// set). Slurm's gres/gpu plugin (gres_common.c gres_common_gpu_set_env)
-// sets SLURM_STEP_GPUS in every task of a step that has GPUs, narrowed
-// to the task's own under --gpu-bind, and SLURM_JOB_GPUS in the batch
-// step, which has no SLURM_STEP_GPUS; both are global GRES indices.
-// CUDA_VISIBLE_DEVICES is never read for indices: under task/cgroup with
-// ConstrainDevices it holds local ones (0..n-1).
-//
-// Left alone: a task whose CUDA_VISIBLE_DEVICES already names UUIDs
-// (Slurm's AutoDetect set them); a step without GPUs, including `srun
-// --gres=none` inside a GPU job, where Slurm unsets SLURM_STEP_GPUS,
-// SLURM_GPUS_ON_NODE and CUDA_VISIBLE_DEVICES but the job's
-// SLURM_JOB_GPUS is inherited; a job without GPUs. Anything
-// unreadable is an error: the TaskProlog then fails the task.
+// Decide reads the task's GPUs through lookup: the global GRES indices of
+// SLURM_STEP_GPUS, or SLURM_JOB_GPUS in the batch step, never the maybe-local
+// ones of CUDA_VISIBLE_DEVICES. A task without GPUs, or whose
+// CUDA_VISIBLE_DEVICES names UUIDs, is left alone; unreadable is an error.
 func Decide(lookup func(string) (string, bool)) (Request, error) {
 	// Slurm never sets these empty; an empty one is taken for unset.
 	getenv := func(k string) (string, bool) {

@@ -14,30 +14,16 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// otherGPUVars are the variables Slurm's gres/gpu sets, by default, to
-// the same indices as CUDA_VISIBLE_DEVICES (the env flags of a gres.conf
-// record without Flags=: gres.c _parse_gres_config). They are read by
-// AMD's ROCm (ROCR_VISIBLE_DEVICES), Intel's Level Zero
-// (ZE_AFFINITY_MASK) and AMD's OpenCL and HIP (GPU_DEVICE_ORDINAL); no
-// NVIDIA runtime reads them, and on a node that slurm-mig configures the
-// indices name no device of those runtimes. env unsets them where Slurm
-// set them (their value is CUDA_VISIBLE_DEVICES's), so that no tool
-// takes a GRES index for a device number; Flags=nvidia_gpu_env keeps
-// Slurm from setting them at all.
+// otherGPUVars are the variables Slurm's gres/gpu also sets, by default, to
+// the indices of CUDA_VISIBLE_DEVICES, for non-NVIDIA runtimes. Lines unsets
+// those equal to CUDA_VISIBLE_DEVICES, so that no tool takes a GRES index for
+// a device number.
 var otherGPUVars = []string{"GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"}
 
 // Lines maps the request's indices through the node's index map to the
-// UUIDs in the state and returns what the TaskProlog prints: the export
-// of CUDA_VISIBLE_DEVICES, then the unset lines.
-//
-// A task bound to part of its step's GPUs under task/cgroup with
-// ConstrainDevices is the one case where SLURM_STEP_GPUS is not the
-// task's: Slurm then reckons the binding in local indices, consolidated
-// to 0..k-1 (gres.c _get_usable_gres, bit_consolidate), and names the
-// step's first k devices for every task, while the device cgroup grants
-// each task its own (seen with 22.05; the code is the same in 26.05).
-// There the device cgroup is the truth: probe says which of the node's
-// devices the task may open, and the task gets those.
+// UUIDs in the state and returns the TaskProlog's lines: the export of
+// CUDA_VISIBLE_DEVICES, then unsets of otherGPUVars. A narrowed task gets
+// the devices its device cgroup grants (probe), which Slurm misnames then.
 func Lines(req Request, n *Node, getenv func(string) (string, bool), probe Probe) ([]string, error) {
 	picked, err := n.Pick(req.From, req.Indices)
 	if err != nil {
@@ -192,14 +178,10 @@ func resolvePaths(slurmFlag, gresFlag string, getenv func(string) (string, bool)
 	return p, nil
 }
 
-// nodeIndexMap reads the node as slurmd reads it (slurmd.ReadNode:
-// its Gres= from slurm.conf, its records from gres.conf, with Includes,
-// NodeName=DEFAULT and hostlists) and returns its GPU indices and the number of GPU types of its Gres=. It
-// refuses where slurmd's indices are not the devices the lines name: a
-// config slurmd dies of, a record slurmd splits or ignores in part
-// (then the device state names other devices than slurmd gives a job),
-// and AutoDetect, with which slurmd numbers GPUs itself. release is
-// asked only where the reading depends on it.
+// nodeIndexMap reads the node as slurmd does (slurmd.ReadNode) and returns
+// its GPU indices, the number of GPU types of its Gres= and where they come
+// from. It refuses configs slurmd dies of or misreads, and AutoDetect;
+// release is asked only where the reading depends on it.
 func nodeIndexMap(p Paths, node string, release func() (slurmconf.Version, error)) ([]Device, int, string, error) {
 	nc, err := slurmd.ReadNode(p.GresConf, p.SlurmConf, node, slurmconf.Version{})
 	if err != nil {

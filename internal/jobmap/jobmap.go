@@ -137,16 +137,10 @@ func Run(opts Options, getenv func(string) (string, bool)) (warnings []error, er
 	return warnings, update(dir, names, job, opts.Format, opts.Remove)
 }
 
-// moreGPUs are the job's devices that SLURM_JOB_GPUS leaves out. Slurm
-// (22.05, 24.11 and 26.05 tried) gives the Prolog and the Epilog the
-// indices of one GPU type only when a job has several, each type's
-// overwriting the one before, and nothing else in their environment
-// tells such a job from a job of one type. On a node whose Gres= has one
-// GPU type no job can have two, and nothing is asked; on one with
-// several, the Prolog asks the controller once for the job's indices on
-// this node. A controller that does not answer costs the job no more
-// than the map of the devices it cannot see: a warning, and the
-// environment's indices alone.
+// moreGPUs are the job's devices that SLURM_JOB_GPUS leaves out: Slurm gives
+// the Prolog and Epilog one GPU type's indices only, so on a node whose
+// Gres= has several types the Prolog asks the controller for the job's. A
+// controller that does not answer gives a warning, not an error.
 func (o Options) moreGPUs(job Job, n *jobenv.Node) (more []*jobenv.StateDevice, warnings []error, err error) {
 	if o.Remove || n.Types < 2 || o.JobGPUs == nil {
 		return nil, nil, nil
@@ -265,17 +259,10 @@ func update(dir *os.File, names []string, job Job, f Format, remove bool) error 
 	return nil
 }
 
-// openDir opens the job map directory for reading (its entries) and
-// syncing, making it, and its parents, where it is missing (mode 0755,
-// by safepath's walk). The Prolog runs as root and the exporters trust
-// what the files say, so the path is walked by descriptors, following
-// only root's or this user's symlinks, through directories only root or
-// this user may change; and the directory itself must be root's or this
-// user's and writable by nobody else, not even its group: anyone who may
-// write it could plant lines attributing a device to another user's job,
-// or links that would lead root's reads and writes out of it. Only a
-// directory made by the walk, in a parent nobody else may change, is
-// given its mode.
+// openDir opens the job map directory for reading and syncing, making it and
+// its parents (mode 0755) where missing, by safepath's walk. It must be
+// root's or this user's and writable by nobody else: root's Prolog writes
+// in it and the exporters trust what it holds.
 func openDir(path string) (*os.File, error) {
 	if path == "" {
 		return nil, errors.New("no job map directory given")
