@@ -7,17 +7,10 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// Check says what a slurm.conf's accounting lines leave out, for check:
-// where the site bills GPUs at all (some partition's TRESBillingWeights
-// weighs a GRES/gpu TRES), each gpu type its NodeName lines declare
-// that AccountingStorageTRES does not track, and each partition holding
-// such a type whose weights leave it out, saying what a job on it is
-// billed instead. Slurm counts a job of a type under gres/gpu as well,
-// so such a job is billed the GRES/gpu weight: what any GPU bills, a
-// whole card's where the weights were set for cards. A weight naming a
-// TRES that AccountingStorageTRES lacks stops slurmctld (tried on
-// 22.05: "TRES weight ... is not a configured TRES type", then fatal).
-// Every problem is a warning: slurmd reads the files either way.
+// Check warns, for check, of what a slurm.conf's accounting lines leave out
+// where some partition weighs a GRES/gpu TRES: gres/gpu or a declared gpu
+// type that AccountingStorageTRES does not track, a weight slurmctld would
+// refuse, and partitions whose weights leave out a type they hold.
 func Check(nodes []slurmconf.SlurmNode, a *slurmconf.Accounting) []slurmconf.Problem {
 	bills := false
 	for _, p := range a.Partitions {

@@ -56,13 +56,10 @@ type Billing struct {
 	bill    *big.Rat
 }
 
-// Make works out the lines for nodes. conf is the site's slurm.conf as
-// slurmconf.ReadAccounting reads it, or nil: then the site's other TRES
-// and partitions are not known, and the weights are one
-// PartitionName=DEFAULT line, with CPU=1, which is what a partition
-// without TRESBillingWeights bills by today. One type name that two GPUs
-// of the nodes bill differently is refused: Slurm has one weight a type
-// in a partition, and sacct one name for both.
+// Make works out the accounting lines for nodes. conf is the site's
+// slurm.conf as slurmconf.ReadAccounting reads it, or nil: then the weights
+// are one PartitionName=DEFAULT line, with CPU=1. A type name that two of the
+// nodes' GPUs bill differently is an error: Slurm has one weight a type.
 func Make(nodes []Node, o Options, conf *slurmconf.Accounting) (*Lines, error) {
 	if o.Basis == "" {
 		o.Basis = Compute

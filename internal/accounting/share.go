@@ -111,14 +111,10 @@ func shareWords(t Type) string {
 // compute slices and its GPU instance's profile (3g.40gb).
 var ciProfile = regexp.MustCompile(`^([0-9]+)c\.(.+)$`)
 
-// MigShare is a MIG device's share of its GPU, by compute slices and by
-// memory slices, from the GPU's profile table (snapshot schema 2, or
-// NVML): a GPU instance of profile p has p's compute slices of the most
-// any profile has, and its placement's memory slices of the most any
-// placement spans. A compute instance that takes c of its GPU instance's
-// g compute slices (1c.3g.40gb) has c/g of the GPU instance's share, in
-// both: the GPU instance's memory is shared by its compute instances, and
-// a GPU instance split into them bills what it bills whole.
+// MigShare is a MIG device's share of its GPU by compute and by memory
+// slices, from the GPU's profile table: a GI's slices over the most any
+// profile or placement has, and a CI's c/g of its GI's share in both (a
+// 1c.3g.40gb device has 1/3). Without a profile table it is an error.
 func MigShare(g *model.GPU, profile string) (compute, memory *big.Rat, err error) {
 	if g.Profiles == nil {
 		return nil, nil, advice.Hinted(fmt.Errorf("no MIG profile table to size %s by (a snapshot of schema 1?)", profile), "; take it again with this slurm-mig's snapshot")

@@ -52,17 +52,10 @@ func NewAssign(cfg *migplan.Config, deflt string) (*Assign, error) {
 	return &Assign{cfg: cfg, deflt: sel, configs: map[string]*migplan.Selected{deflt: sel}, names: slurmconf.NewNameBudget()}, nil
 }
 
-// Read reads an assignment file: a line is a node or a Slurm hostlist
-// and the name of a config of the mig-parted file, with blank lines and
-// # comments between them, as an admin writes it or a script generates
-// it:
-//
-//	gpu[001-040]  all-balanced
-//	gpu041        all-1g.10gb
-//
-// Nodes it names get that config instead of the default; a node named
-// twice, a config the file does not have, or a line that is not two
-// words is an error naming the file and line.
+// Read reads an assignment file, whose lines each give a node or Slurm
+// hostlist the named config of the mig-parted file instead of the default;
+// blank lines and # comments are allowed. A node named twice, an unknown
+// config, or a line that is not two words is an error naming file and line.
 func (a *Assign) Read(path string) error {
 	data, err := fileio.ReadFile(path, maxAssignBytes, "an assignment file")
 	if err != nil {

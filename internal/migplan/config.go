@@ -24,14 +24,9 @@ import (
 // every GPU it knows, is about 30 KiB.
 const maxConfigSize = 4 << 20
 
-// Config is a mig-parted config file, read as mig-parted reads it.
-//
-// mig-parted decodes its file with sigs.k8s.io/yaml into its own
-// api/spec/v1 types, whose decoding is the authority on what the format
-// allows; Config does the same, so that a file plan accepts is a file
-// mig-parted accepts. That decoding keeps no line numbers, so the file is
-// read a second time with gopkg.in/yaml.v3 to find each config and entry,
-// and each entry is decoded alone to tell which one mig-parted refuses.
+// Config is a mig-parted config file, decoded as mig-parted decodes it
+// (sigs.k8s.io/yaml into its api/spec/v1 types) so that plan accepts what
+// mig-parted accepts; gopkg.in/yaml.v3 reads it again for line numbers.
 type Config struct {
 	File    string
 	configs map[string]*Selected

@@ -45,13 +45,9 @@ func splitProfile(name string) (ci int, gi string, err error) {
 	return n, rest, nil
 }
 
-// resolve finds each profile of devices in the GPU's profile table, as
-// mig-parted resolves them on the device when it applies a config. A name
-// the GPU does not have is refused. mig-parted fails on it too when
-// another GPU of the node has it; when none has it, mig-parted drops the
-// whole entry and reports success with no MIG device made (its Flatten
-// swallows the error; NVIDIA/mig-parted#18), which is not the layout
-// asked for either.
+// resolve finds each profile asked for (count > 0) in the GPU's profile
+// table, as mig-parted does when it applies a config, and refuses (*Unfit) a
+// name the GPU lacks: mig-parted would fail, or make nothing yet succeed.
 func resolve(g *model.GPU, devices map[string]int) ([]request, error) {
 	names := make([]string, 0, len(devices))
 	for name, n := range devices {
@@ -82,13 +78,9 @@ func resolve(g *model.GPU, devices map[string]int) ([]request, error) {
 	return reqs, nil
 }
 
-// unread finds a name with a count of 0 that mig-parted cannot read.
-// Before it makes anything, mig-parted looks every name of an entry up
-// among the profiles of all the node's GPUs (types.MigConfig.Flatten,
-// through go-nvlib), counts of 0 included; where one is on none, it drops
-// the whole entry, makes no MIG device on the GPU and reports success. A
-// name asked for by count is refused by resolve; one with a count of 0
-// asks nothing of the GPU, and passes if another GPU of the node has it.
+// unread refuses a name with a count of 0 that no GPU of the node has:
+// mig-parted looks up every name of an entry, zeros included, and where one
+// is on no GPU it drops the whole entry yet reports success.
 func unread(node *model.Node, devices map[string]int) error {
 	var names []string
 	for name, n := range devices {

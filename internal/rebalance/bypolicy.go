@@ -44,14 +44,10 @@ func clock(t time.Time) float64 {
 	return float64(t.UnixNano()) / 60e9
 }
 
-// buildSlurmState builds Decide's state. The policy weighs one kind of node
-// (one set of configs): the kind most nodes are; nodes of other kinds,
-// nodes out of service or unknown to slurmctld, and nodes whose Gres= is
-// none of the kind's configs are held, their devices counted as they
-// are where they match a config. What Slurm's text does not say comes
-// from the controller's journal (Changing, LastChange); without it no
-// node is draining for the policy (a node in DRAIN is out of service),
-// and none changed since long ago.
+// buildSlurmState builds Decide's state for one kind of node, the kind most
+// nodes are; nodes of other kinds, out of service, unknown to slurmctld, or
+// whose Gres= is none of the kind's configs are held. Without the journal's
+// Changing and LastChange, no node is draining and none changed lately.
 func buildSlurmState(in SlurmInput, w Windows) slurmState {
 	order := make([]string, len(in.Nodes))
 	byName := make(map[string]*Node, len(in.Nodes))
@@ -261,15 +257,10 @@ func firstOf(order []string, byName map[string]*Node, o *Options) string {
 	return ""
 }
 
-// ProposeByPolicy is Decide's proposal, as a Proposal: each move a
-// Change (the node, its new config and counts, the counts it had, and
-// the pending jobs, oldest first, of the types it gains, as many as the
-// devices it gains), the node lines after the changes, and the nodes
-// held.
-//
-// A history whose GPU jobs name none of the nodes' types is an error:
-// the forecast would see no demand at all, most often because
-// AccountingStorageTRES lists gres/gpu but not its types.
+// ProposeByPolicy is Decide's proposal as a Proposal: each move a Change
+// (with the pending jobs, oldest first, its gained devices serve), the node
+// lines after the changes, and the nodes held. A history whose GPU jobs name
+// none of the nodes' types is an error: the forecast would see no demand.
 func ProposeByPolicy(in SlurmInput, w Windows, lim PolicyLimits, minWait time.Duration) (*Proposal, error) {
 	s := buildSlurmState(in, w)
 	gpuJobs, typed := 0, 0

@@ -63,13 +63,10 @@ func slicesOf(typ string, slices map[string]int) int {
 	}
 }
 
-// Explain says, for each pending job that asks one node for one MIG
-// type, why it waits, from slurmctld's view of the nodes: their Gres=
-// (layouts) and GresUsed= (busy devices) and states. Idle slices are
-// counted per node: the idle devices of other MIG types, each its
-// profile's memory slices. slices maps profiles to memory slices
-// (ProfileSlices); a type it does not know is no MIG type and is left
-// out.
+// Explain says why each pending job that asks one node for one MIG type
+// waits, from slurmctld's node states (Gres=, GresUsed=, state), counting
+// each node's idle devices of other MIG types in memory slices (slices, by
+// profile). A type slices does not know is no MIG type and is left out.
 func Explain(states map[string]NodeState, jobs []Job, slices map[string]int) []Explanation {
 	type nodeView struct {
 		name       string

@@ -196,17 +196,10 @@ func (e *Evaluator) nodeKind(n *model.Node) string {
 	return string(b)
 }
 
-// Fleet is the nodes Propose weighs: one per snapshot, named by the short
-// name of its host, the nodes of each Hardware (rebalance's
-// NODES=SNAPSHOT), and slurmctld's other nodes with GPUs, held (nothing
-// says what their GPUs are), in the state slurmctld gives them. A
-// Hardware node's layout now is its Gres= in the node states, as
-// scontrol gives it. A node of a snapshot that slurmctld does not know
-// is held; one of a Hardware is an error (its layout now is unknown). A
-// Hardware node whose Gres= is no layout of its kind is held: its
-// hardware is not what was declared, or its layout is one no allowed
-// config makes, and either way the kind's counts are not its own. A node
-// given twice is an error naming both sources.
+// Fleet is the nodes Propose weighs: one per snapshot (its host's short
+// name), each Hardware's nodes, and slurmctld's other GPU nodes, held. Also
+// held: snapshot nodes slurmctld lacks, Hardware nodes whose Gres= is no
+// layout of their kind; unknown Hardware nodes and duplicates are errors.
 func Fleet(snaps []*model.Node, hw []migplan.Hardware, states map[string]NodeState, e *Evaluator) ([]Node, error) {
 	nodes := make([]Node, 0, len(snaps))
 	from := map[string]string{}

@@ -2,13 +2,10 @@ package rebalance
 
 import "math"
 
-// The forecasting policy: it decides from what Slurm knows (the rate at
-// which each type of job arrived over a recent window, the backlog, and
-// the time limits of the jobs running on each node) which nodes to
-// drain and give another config. Each change is scored by the waiting
-// it saves over a horizon, with a queueing model per type; a node may be
-// drained while partly busy, within bounds. Decide is pure: the
-// simulator and a controller call it with the state they read.
+// The forecasting policy decides, from what Slurm knows (arrival rates per
+// job type, the backlog, running jobs' time limits), which nodes to drain
+// and give another config, scoring each change by the waiting it saves over
+// a horizon. Decide is pure: the simulator and a controller call it alike.
 
 // PolicyLimits bound what Decide does.
 type PolicyLimits struct {

@@ -181,14 +181,10 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 	}
 	slurmconf.SortHostnames(order)
 
-	// Step 3: hold idle nodes offering a wanted type, and fit the demand
-	// into their room, oldest first: per type, the jobs are taken while
-	// the room of that type left on the held nodes, all together, holds
-	// the next one; from the first that it does not, the waiting jobs are
-	// the unmet demand. Counting room per type and stopping at the first
-	// job that does not fit make the met jobs grow only when room grows,
-	// which is what keeps the next run, with the changes made, from
-	// finding anything more to do.
+	// Step 3: hold idle nodes offering a wanted type and fit the demand
+	// into their room, oldest first: per type, jobs are taken while the held
+	// nodes' room of that type holds the next; the rest are unmet demand.
+	// Stopping at the first misfit keeps the next run from finding more.
 	var free []*Node
 	room := map[string]int{}   // type -> room on held nodes
 	totals := map[string]int{} // type -> the fleet's count now

@@ -11,17 +11,10 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// HistoryFormat is the sacct command whose output ParseHistory reads:
-// one job allocation a line, of every user, fields split by "|", over
-// the last day (the policy's long window). Real sacct of
-// 22.05.8 prints, for a 1g.10gb job, a whole-GPU job and a --gres=gpu:1
-// job (testdata/sacct-22.05.8.txt):
-//
-//	17|2026-11-28T10:26:39|2026-11-28T10:26:42|2026-11-28T10:26:45|UNLIMITED|vm|COMPLETED|billing=11,cpu=1,gres/gpu:a100_1g.10gb=1,gres/gpu=1,mem=1M,node=1|billing=11,...
-//
-// ReqTRES and AllocTRES name a GPU's type only where slurm.conf's
-// AccountingStorageTRES lists it (slurm-mig's accounting rewrite of
-// slurm.conf does); a job that asked for any type shows it in AllocTRES only.
+// HistoryFormat is the sacct command whose output ParseHistory reads: one
+// job allocation a line, of every user over the last day, fields split by
+// "|" (testdata/sacct-22.05.8.txt). A GPU's type shows in ReqTRES and
+// AllocTRES only where AccountingStorageTRES lists it.
 const HistoryFormat = "sacct --allusers --allocations --noheader --parsable2 --starttime=now-1day --format=JobID,Submit,Start,End,TimeLimit,NodeList,State,ReqTRES,AllocTRES"
 
 // Record is one job of the history.

@@ -286,16 +286,10 @@ func checkAutoDetect(out *NodeCheck, conf *slurmconf.GresConf, v slurmconf.Versi
 		Message: fmt.Sprintf("AutoDetect=%s: slurmd %s logs \"unknown autodetect flag\" and ignores it (it knows %s)", conf.AutoDetect, v, strings.Join(known, ", "))})
 }
 
-// slurmdRecords are the node's records as slurmd -G prints them: records
-// for every node before the node's own (slurmd reads them in that order);
-// GPU records without files dropped; with a slurm.conf line, the GPUs in
-// the order of its Gres= types, as many of each as it declares. Where mps
-// or shard is configured (slurm.conf's GresTypes=; without slurm.conf,
-// always), slurmd reads GPUs device by device: each file of File= one
-// record, a MultipleFiles= record one (split per file before 23.02.7);
-// otherwise one record per line, with the count of its devices. The error
-// is what slurmd dies of: a device file in two GPUs, a shared GRES
-// declared with no GPU to share.
+// slurmdRecords are the node's records as slurmd -G prints them: those for
+// every node first, GPU records without files dropped, GPUs merged with the
+// slurm.conf line's Gres= where there is one, and read device by device
+// where mps or shard is configured. The error is what slurmd dies of.
 func slurmdRecords(out *NodeCheck, conf *slurmconf.GresConf, v slurmconf.Version, decl *slurmconf.SlurmNode) ([]SlurmdRecord, error) {
 	perDevice, split := true, false
 	if decl != nil {
@@ -531,18 +525,10 @@ func checkListedTwice(out *NodeCheck, gpus []SlurmdRecord) {
 	}
 }
 
-// mergeDeclared orders the GPU records as slurmd merges them with the
-// node's slurm.conf Gres=: type by type in its order, each type's records
-// (compared without case) up to the count it declares; a Gres=gpu:N
-// without a type takes every GPU, which slurmd then prints without a
-// type. A record cut short, or left out, is ignored in part or whole,
-// with slurmd's warning ("has N more configured than expected in
-// slurm.conf. Ignoring extra GRES"): a type that Gres= lacks, more
-// records than it declares. Types that differ only in case are two types
-// of Gres=, each taking records that are not yet taken (tried, 22.05). A
-// type declared that no record has, slurmd fills from slurm.conf with a
-// record without files, which, where GPUs are read device by device, it
-// logs and drops.
+// mergeDeclared orders the GPU records as slurmd merges them with the node's
+// Gres=: each type in turn takes untaken records of that type (any case, or
+// any type for gpu:N) up to its count. Leftovers are reported as slurmd's
+// warning in out; where perDevice, a type left short is an error in out.
 func mergeDeclared(out *NodeCheck, gpus []SlurmdRecord, decl *slurmconf.SlurmNode, perDevice bool) []SlurmdRecord {
 	counts, err := slurmconf.GresTypeCounts(decl.Gres, "gpu")
 	if err != nil {
