@@ -327,6 +327,8 @@ func UnwrapPath(err error) error {
 // *buf, which it grows and keeps for the next call; data lies in *buf, and
 // fifo says path was a pipe. tooLarge makes the refusal of size bytes (-1: a
 // pipe past limit). It opens O_NONBLOCK and reads a FIFO by the pipe rule.
+// It uses plain system calls because os.Open registers every file with the
+// poller, which costs over a walk of many small files.
 func ReadRaw(path string, buf *[]byte, limit int64, tooLarge func(size int64) error) (data []byte, fifo bool, err error) {
 	var fd int
 	err = RetryEINTR(func() (err error) {
