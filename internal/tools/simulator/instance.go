@@ -188,16 +188,32 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 		}
 	}
 	in.win = window{from: warm, to: warm + meas, end: warm + meas + cool}
-	measured := 0
-	for i := range in.jobs {
-		if in.win.measured(&in.jobs[i]) {
-			measured++
+	measured := in.measuredJobs()
+	if measured == 0 && o.trace != "" && o.warmup < 0 && o.measure < 0 && o.cooldown < 0 {
+		// A trace of a few jobs far apart: the default shares of its span
+		// hold none of them. Every job is measured, as for a burst.
+		last := in.jobs[len(in.jobs)-1].submit
+		in.win = window{from: 0, to: last + 1, end: last + 1 + work}
+		measured = in.measuredJobs()
+		if o.notes != nil && seed == o.seed {
+			fmt.Fprintf(o.notes, "simulator: %s: no job is submitted in the default measured window: every job is measured, and the run lasts until each could have started\n", o.trace)
 		}
 	}
 	if measured == 0 {
 		return nil, fmt.Errorf("%s: no job is submitted in the measured window (minutes %.1f to %.1f of the run): set -warmup and -measure, and -cooldown for the minutes its jobs may still start in", nameOf(o), in.win.from, in.win.to)
 	}
 	return in, nil
+}
+
+// measuredJobs is how many of the jobs the window measures.
+func (in *instance) measuredJobs() int {
+	n := 0
+	for i := range in.jobs {
+		if in.win.measured(&in.jobs[i]) {
+			n++
+		}
+	}
+	return n
 }
 
 // capacityOf is capacityLP of the jobs' average demand over span:

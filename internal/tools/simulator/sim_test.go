@@ -630,3 +630,29 @@ func TestTraceBurst(t *testing.T) {
 		t.Fatalf("no static-best line in %s", out)
 	}
 }
+
+// A trace of a few jobs far apart has none in the default window (a
+// share of its span): every job is measured then, as for a burst, rather
+// than the run refused. A window given by flags is kept, and refused
+// when it holds no job.
+func TestTraceFewJobs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "few.csv")
+	os.WriteFile(path, []byte("submit_min,duration_min,time_limit_min,profile\n0,30,60,1g.10gb\n5,30,60,7g.80gb\n"), 0o644)
+	out := runTrace(t, path, false)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r policyResult
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Policy == "static-best" && (r.Jobs != 2 || r.Unstarted != 0) {
+			t.Errorf("static-best on two jobs: %d measured, %d unstarted; want both measured and started", r.Jobs, r.Unstarted)
+		}
+	}
+	o := testOptions()
+	o.trace, o.json, o.nodes = path, true, 8
+	o.warmup, o.measure, o.cooldown, o.start = 100, 10, 10, "static-best"
+	o.dyn.long = 1440
+	if err := run(o, io.Discard); err == nil || !strings.Contains(err.Error(), "no job is submitted in the measured window") {
+		t.Errorf("a window of flags that holds no job: %v, want it refused", err)
+	}
+}
