@@ -162,21 +162,7 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 		in.load = 1 / cap
 	}
 	in.lp = lp
-	switch {
-	case o.trace != "" && burst:
-		// Every job arrives at once: there is no before or after to
-		// warm up or cool down in. Every job is measured, and the run
-		// lasts until each could have started, one after another.
-		if warm < 0 {
-			warm = 0
-		}
-		if meas < 0 {
-			meas = 1
-		}
-		if cool < 0 {
-			cool = work
-		}
-	case o.trace != "":
+	if o.trace != "" {
 		if warm < 0 {
 			warm = 0.1 * span
 		}
@@ -189,14 +175,19 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 	}
 	in.win = window{from: warm, to: warm + meas, end: warm + meas + cool}
 	measured := in.measuredJobs()
-	if measured == 0 && o.trace != "" && o.warmup < 0 && o.measure < 0 && o.cooldown < 0 {
-		// A trace of a few jobs far apart: the default shares of its span
-		// hold none of them. Every job is measured, as for a burst.
+	if measured == 0 && o.trace != "" && o.warmup < 0 && o.measure < 0 {
+		// Jobs that all arrive at once, or a few far apart: the default
+		// shares of the span hold none of them. Every job is measured, and
+		// the run lasts, unless -cooldown says, until each could have
+		// started one after another.
 		last := in.jobs[len(in.jobs)-1].submit
-		in.win = window{from: 0, to: last + 1, end: last + 1 + work}
+		if o.cooldown < 0 {
+			cool = work
+		}
+		in.win = window{from: 0, to: last + 1, end: last + 1 + cool}
 		measured = in.measuredJobs()
 		if o.notes != nil && seed == o.seed {
-			fmt.Fprintf(o.notes, "simulator: %s: no job is submitted in the default measured window: every job is measured, and the run lasts until each could have started\n", o.trace)
+			fmt.Fprintf(o.notes, "simulator: %s: no job is submitted in the default measured window: every job is measured\n", o.trace)
 		}
 	}
 	if measured == 0 {
