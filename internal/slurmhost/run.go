@@ -37,16 +37,12 @@ func runBounded(path string, args []string, timeout time.Duration) (stdout, stde
 	// admin's profile may set it (relative, or a strftime format): the
 	// times read here are the standard format's.
 	cmd.Env = append(os.Environ(), slurmconf.StandardTimes)
-	out, errOut := &capped{limit: maxStdout}, &capped{limit: maxStderr}
+	out, errOut := &capped{name: "stdout", limit: maxStdout}, &capped{name: "stderr", limit: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, errOut
 	err = RunBounded(cmd, timeout)
 	for _, c := range []*capped{out, errOut} {
 		if c.over && err == nil {
-			what := "stdout"
-			if c == errOut {
-				what = "stderr"
-			}
-			err = &fileio.TooLargeError{Path: strings.Join(append([]string{path}, args...), " ") + "'s " + what,
+			err = &fileio.TooLargeError{Path: strings.Join(append([]string{path}, args...), " ") + "'s " + c.name,
 				Limit: int64(c.limit), What: "an answer about one node or job"}
 		}
 	}
@@ -57,6 +53,7 @@ func runBounded(path string, args []string, timeout time.Duration) (stdout, stde
 // saying so in over. It never fails a write: the command runs on to its
 // end or its timeout rather than blocking on a pipe nobody reads.
 type capped struct {
+	name  string // the stream, for the error
 	buf   bytes.Buffer
 	limit int
 	over  bool
