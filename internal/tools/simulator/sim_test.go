@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -302,42 +303,79 @@ func TestReadTrace(t *testing.T) {
 	}
 }
 
-// TestGPUFraction: a trace's share of a GPU gets the MIG device, of the
-// fleet's configs, with the fewest compute slices that cover it (to the thousandth, as public
-// traces give shares), a whole GPU for 1; a job of no GPU or several is
-// left out, with one note for the trace.
+// TestGPUFraction: a trace's share of a GPU gets the smallest device
+// that serves it (to the thousandth, as public traces give shares) of
+// 1g.10gb, 2g.20gb, 3g.40gb and 7g.80gb, a 3g.40gb serving up to 4/7 (the
+// thresholds public traces are mapped with: 143, 286, 571 thousandths);
+// never a 4g.40gb or a 1g.20gb where the configs offer them; a whole GPU
+// for 1. A job of no GPU or several is left out, with one note for the
+// trace.
 func TestGPUFraction(t *testing.T) {
 	o := testOptions()
 	f, err := loadFleet(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		share string
-		want  string
-	}{
-		{"0.1", "h100_1g.10gb"},
-		{"0.143", "h100_1g.10gb"}, // one seventh, in thousandths
-		{"0.15", "h100_2g.20gb"},
-		{"0.286", "h100_2g.20gb"},
-		{"0.3", "h100_3g.40gb"},
-		{"0.429", "h100_3g.40gb"},
-		{"0.5", "h100_7g.80gb"}, // testdata/h100-configs.yaml has no 4g.40gb
-		{"0.6", "h100_7g.80gb"},
-		{"0.999", "h100_7g.80gb"},
-		{"1", "h100"},
-		{"1.0", "h100"},
-		{"25%", "h100_2g.20gb"},
-		{"14.3 %", "h100_1g.10gb"},
-		{"100%", "h100"},
-	} {
-		typ, ok := f.resolve(c.share)
-		if !ok || f.types[typ] != c.want {
-			got := "none"
-			if ok {
-				got = f.types[typ]
+	// NVIDIA's configs beside the tests' add all-1g.20gb and all-4g.40gb.
+	wide := o
+	wide.migConfig = filepath.Join(t.TempDir(), "wide.yaml")
+	cfg, err := os.ReadFile(o.migConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = append(cfg, []byte(`  all-1g.20gb:
+    - devices: all
+      mig-enabled: true
+      mig-devices:
+        "1g.20gb": 4
+  all-4g.40gb:
+    - devices: all
+      mig-enabled: true
+      mig-devices:
+        "4g.40gb": 1
+`)...)
+	if err := os.WriteFile(wide.migConfig, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fw, err := loadFleet(wide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(fw.types, "h100_4g.40gb") || !slices.Contains(fw.types, "h100_1g.20gb") {
+		t.Fatalf("types %v: want 4g.40gb and 1g.20gb among them", fw.types)
+	}
+	for _, fleet := range []*fleetDef{f, fw} {
+		for _, c := range []struct {
+			share string
+			want  string
+		}{
+			{"0.1", "h100_1g.10gb"},
+			{"0.143", "h100_1g.10gb"}, // one seventh, in thousandths
+			{"0.15", "h100_2g.20gb"},
+			{"0.2", "h100_2g.20gb"},
+			{"0.286", "h100_2g.20gb"},
+			{"0.3", "h100_3g.40gb"},
+			{"0.429", "h100_3g.40gb"},
+			{"0.47", "h100_3g.40gb"}, // Alibaba's most common share below 1
+			{"0.5", "h100_3g.40gb"},
+			{"0.571", "h100_3g.40gb"},
+			{"0.572", "h100_7g.80gb"},
+			{"0.6", "h100_7g.80gb"},
+			{"0.999", "h100_7g.80gb"},
+			{"1", "h100"},
+			{"1.0", "h100"},
+			{"25%", "h100_2g.20gb"},
+			{"14.3 %", "h100_1g.10gb"},
+			{"100%", "h100"},
+		} {
+			typ, ok := fleet.resolve(c.share)
+			if !ok || fleet.types[typ] != c.want {
+				got := "none"
+				if ok {
+					got = fleet.types[typ]
+				}
+				t.Errorf("types %v, share %s: %s, want %s", fleet.types, c.share, got, c.want)
 			}
-			t.Errorf("share %s: %s, want %s", c.share, got, c.want)
 		}
 	}
 	for _, share := range []string{"0", "-0.5", "2", "1.5", "NaN", "Inf", "200%", "%", "0%"} {
@@ -427,7 +465,7 @@ func FuzzParseTrace(f *testing.F) {
 // public trace's rows.
 func TestJSONContract(t *testing.T) {
 	o := testOptions()
-	o.trace, o.json, o.loadSet, o.nodes, o.seed = "testdata/shares-trace.csv", true, true, 4, 1
+	o.trace, o.json, o.loadSet, o.nodes, o.seed = "testdata/shares-trace.csv", true, true, 8, 1
 	o.warmup, o.measure, o.cooldown, o.start = -1, -1, -1, "static-best"
 	o.dyn.long = 1440
 	var out strings.Builder
