@@ -292,6 +292,29 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 			if err != nil {
 				return err
 			}
+			drained := slurmconf.HasStateWord(st.State, "DRAIN")
+			switch {
+			case e.Step == StepRollback && drained && strings.HasPrefix(st.Reason, failedReason(e.Config)):
+				// fail drains the node before it saves the failed step:
+				// a run killed between the two left this.
+				if err := c.next(e, StepFailed); err != nil {
+					return err
+				}
+				continue
+			case drained && !c.ours(e, st) && e.Step == StepApply && e.Attempts == 0:
+				// Drained by someone else before anything changed: as
+				// in the wait step, the node is theirs.
+				c.say(e.Node, e.Step, "left", "drained for another reason: its state is "+st.State+", Reason="+st.Reason)
+				out.Abandoned = append(out.Abandoned, e.Node)
+				return c.Store.Remove(e.Node)
+			case drained && !c.ours(e, st):
+				// The layout may be half made, so the change is kept; but
+				// their drain is neither overwritten nor lifted, and the
+				// command does not run until they resume the node.
+				c.say(e.Node, e.Step, "waiting", "drained for another reason, Reason="+st.Reason+": the change goes on once the node is resumed")
+				out.Waiting = append(out.Waiting, e.Node)
+				return nil
+			}
 			// A killed run may have left the change made, and the
 			// command may have resumed the node: it is not run again
 			// on a node where jobs may run now.
@@ -306,7 +329,7 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 			// failed after it, or a kill, leaves the node in service,
 			// where jobs may start. It is drained again, and the command
 			// runs only once no job runs there.
-			if !slurmconf.HasStateWord(st.State, "DRAIN") {
+			if !drained {
 				if err := c.Slurm.Drain(e.Node, Reason(config)); err != nil {
 					return err
 				}
@@ -381,10 +404,17 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 			if err != nil {
 				return err
 			}
-			if !c.ours(e, st) {
-				// An admin has taken the node over.
-				c.say(e.Node, e.Step, "cleared", "no longer drained for slurm-mig: its state is "+st.State)
+			if !slurmconf.HasStateWord(st.State, "DRAIN") {
+				// An admin has resumed the node: theirs now.
+				c.say(e.Node, e.Step, "cleared", "no longer drained: its state is "+st.State)
 				return c.Store.Remove(e.Node)
+			}
+			if !c.ours(e, st) {
+				// Drained for another reason: theirs, and kept; the
+				// failure stands until the node is resumed.
+				c.say(e.Node, e.Step, "failed", e.Why+" (left drained for Reason="+st.Reason+")")
+				out.Failed = append(out.Failed, e.Node)
+				return nil
 			}
 			if !strings.HasPrefix(st.Reason, failedReason(e.Config)) {
 				// A run killed between the step and the drain.
@@ -410,12 +440,26 @@ func (c *Controller) fail(e *Entry, why string) error {
 		c.say(e.Node, e.Step, "change failed", why)
 		return c.next(e, StepRollback)
 	}
+	// A rollback run again after a kill says its own failure, once.
+	e.Why, _, _ = strings.Cut(e.Why, "; back to ")
 	e.Why += "; back to " + e.WasConfig + ": " + why
 	c.say(e.Node, e.Step, "rollback failed", why)
-	if err := c.next(e, StepFailed); err != nil {
+	// The why is saved, then the node drained, then the step: a run
+	// killed before the step is saved finds the failed drain (advance).
+	// A drain of someone else's is left as it is.
+	if err := c.Store.Save(e); err != nil {
 		return err
 	}
-	return c.Slurm.Drain(e.Node, failedReason(e.Config))
+	st, err := c.Slurm.Node(e.Node)
+	if err != nil {
+		return err
+	}
+	if !slurmconf.HasStateWord(st.State, "DRAIN") || c.ours(e, st) {
+		if err := c.Slurm.Drain(e.Node, failedReason(e.Config)); err != nil {
+			return err
+		}
+	}
+	return c.next(e, StepFailed)
 }
 
 // finish records the node's layout as made, so that the resume follows.

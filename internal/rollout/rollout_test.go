@@ -276,6 +276,55 @@ func TestRolloutKilledAnywhere(t *testing.T) {
 	}
 }
 
+// TestRolloutKilledAnywhereFails: as TestRolloutKilledAnywhere, for the
+// faults whose change and rollback both fail. Wherever the run is
+// killed, the next ones leave the node drained as failed, never in
+// service with a layout the change did not confirm.
+func TestRolloutKilledAnywhereFails(t *testing.T) {
+	for _, fault := range []string{"slurmd will not start", "no SlurmdStartTime"} {
+		setup := func(w *world) {
+			w.slurmdBroken = fault == "slurmd will not start"
+			w.startMissing = fault == "no SlurmdStartTime"
+		}
+		clean := newWorld(t)
+		setup(clean)
+		var events []string
+		clean.run(&events)
+		for k := 1; k <= clean.ticks; k++ {
+			w := newWorld(t)
+			setup(w)
+			w.killAt = k
+			var events []string
+			if _, wasKilled := w.run(&events); !wasKilled {
+				t.Fatalf("%s kill point %d of %d: not reached", fault, k, clean.ticks)
+			}
+			out := w.settle(5, &events)
+			e, kept := w.entries["gpu01"]
+			if !kept || e.Step != StepFailed || !slices.Equal(out.Failed, []string{"gpu01"}) || !w.drained ||
+				!strings.HasPrefix(w.reason, failedReason("all-balanced")) || strings.Count(e.Why, "; back to ") != 1 || len(w.violations) > 0 {
+				t.Errorf("%s killed before action %d of %d: entry kept %v, step %q, Why %q, outcome %+v, drained %v (%q), violations %v\n%s",
+					fault, k, clean.ticks, kept, e.Step, e.Why, out, w.drained, w.reason, w.violations, strings.Join(events, "\n"))
+			}
+		}
+	}
+}
+
+// TestRolloutFailedDrainIsTheStep: a run killed after a failed
+// rollback's drain, before its step was saved, left the rollback step in
+// the journal; the next run takes the drain for the failure, and does
+// not roll back again.
+func TestRolloutFailedDrainIsTheStep(t *testing.T) {
+	w := newWorld(t)
+	w.drained, w.reason = true, failedReason("all-balanced")
+	w.entries["gpu01"] = Entry{Change: toBalanced, Step: StepRollback, Started: w.now, Since: w.now, Attempts: 1,
+		Why: "to all-balanced: broken; back to all-1g: broken"}
+	var events []string
+	out, _ := w.controller(&events).Run(nil)
+	if e := w.entries["gpu01"]; e.Step != StepFailed || w.changeRuns != 0 || !slices.Equal(out.Failed, []string{"gpu01"}) || e.Why != "to all-balanced: broken; back to all-1g: broken" {
+		t.Errorf("step %s, %d change runs, outcome %+v, Why %q\n%s", e.Step, w.changeRuns, out, e.Why, strings.Join(events, "\n"))
+	}
+}
+
 func TestRolloutMigPartedFailsRollsBack(t *testing.T) {
 	w := newWorld(t)
 	w.failApply["all-balanced"] = true
@@ -409,6 +458,90 @@ func TestRolloutLeavesOthersDrains(t *testing.T) {
 	if out, _ := c.Run(nil); !slices.Equal(out.Abandoned, []string{"gpu01"}) || w.drained || len(w.entries) != 0 || w.changeRuns != 0 {
 		t.Fatalf("admin's resume: %+v, drained %v, entries %v, runs %d", out, w.drained, w.entries, w.changeRuns)
 	}
+}
+
+// TestRolloutLeavesOthersDrainsMidChange: a node drained by someone else
+// ("bad fan", or slurmctld's "Kill task failed") at the apply or rollback
+// step keeps that drain and its reason. Before any change run the change
+// is dropped; after one, the layout may be half made, so the change
+// waits, the command not run, until the node is resumed. A failed
+// change's last drain does not overwrite theirs either.
+func TestRolloutLeavesOthersDrainsMidChange(t *testing.T) {
+	var events []string
+	check := func(name string, w *world, out Outcome, step Step, runs int) {
+		t.Helper()
+		e, kept := w.entries["gpu01"]
+		if w.changeRuns != runs || !w.drained || w.reason != "bad fan" || len(w.violations) > 0 || (step == "") == kept || kept && e.Step != step {
+			t.Errorf("%s: outcome %+v, %d change runs (want %d), drained %v (%q), entry %v %+v (want step %q), violations %v\n%s",
+				name, out, w.changeRuns, runs, w.drained, w.reason, kept, e, step, w.violations, strings.Join(events, "\n"))
+		}
+	}
+	// At the apply step, before the command ran: dropped.
+	w := newWorld(t)
+	w.drained, w.reason = true, "bad fan"
+	w.entries["gpu01"] = Entry{Change: toBalanced, Step: StepApply, Started: w.now, Since: w.now}
+	out, _ := w.controller(&events).Run(nil)
+	check("apply, no run yet", w, out, "", 0)
+	if !slices.Equal(out.Abandoned, []string{"gpu01"}) {
+		t.Errorf("apply, no run yet: %+v, want abandoned", out)
+	}
+	// At the apply step after a killed run: kept, waiting; hours later
+	// still so; once resumed by the admin, drained again and changed.
+	w = newWorld(t)
+	w.drained, w.reason = true, "bad fan"
+	w.entries["gpu01"] = Entry{Change: toBalanced, Step: StepApply, Started: w.now, Since: w.now, Attempts: 1,
+		SlurmdBefore: w.slurmdStart.Format(slurmconf.TimeLayout)}
+	out, _ = w.controller(&events).Run(nil)
+	check("apply after a killed run", w, out, StepApply, 0)
+	w.now = w.now.Add(10 * time.Hour)
+	out, _ = w.controller(&events).Run(nil)
+	check("apply after a killed run, 10 h on", w, out, StepApply, 0)
+	if !slices.Equal(out.Waiting, []string{"gpu01"}) {
+		t.Errorf("apply after a killed run: %+v, want waiting", out)
+	}
+	w.drained, w.reason = false, ""
+	if out, _ := w.controller(&events).Run(nil); !slices.Equal(out.Done, []string{"gpu01"}) || w.layout != "all-balanced" || len(w.violations) > 0 {
+		t.Errorf("after the admin's resume: %+v, layout %s, violations %v\n%s", out, w.layout, w.violations, strings.Join(events, "\n"))
+	}
+	// At the rollback step, waiting for a job that started after the
+	// command resumed the node: the admin drains it meanwhile.
+	w = newWorld(t)
+	w.startMissing, w.jobsOnResume = true, 1
+	w.run(&events)
+	w.reason, w.jobs, w.jobsOnResume, w.startMissing = "bad fan", 0, 0, false
+	out, _ = w.controller(&events).Run(nil)
+	check("rollback", w, out, StepRollback, 1)
+	// A rollback that fails on a node someone else drained meanwhile:
+	// failed, their reason kept, until the node is resumed.
+	w = newWorld(t)
+	w.slurmdBroken = true
+	w.entries["gpu01"] = Entry{Change: toBalanced, Step: StepRollback, Started: w.now, Since: w.now, Attempts: 2, Why: "to all-balanced: broken"}
+	w.drained, w.reason = true, Reason("all-1g")
+	c := w.controller(&events)
+	c.Slurm = drainsAtFail{w, new(int)}
+	out, _ = c.Run(nil)
+	check("rollback fails", w, out, StepFailed, 0)
+	if !slices.Equal(out.Failed, []string{"gpu01"}) {
+		t.Errorf("rollback fails: %+v, want failed", out)
+	}
+	w.drained, w.reason = false, ""
+	if out, _ := w.controller(&events).Run(nil); len(w.entries) != 0 || len(out.Failed) != 0 {
+		t.Errorf("after the admin's resume: %+v, entries %v", out, w.entries)
+	}
+}
+
+// drainsAtFail is the world with an admin who drains the node for a bad
+// fan just before the second look at it: the failed rollback's.
+type drainsAtFail struct {
+	*world
+	looks *int
+}
+
+func (d drainsAtFail) Node(name string) (slurmhost.Node, error) {
+	if *d.looks++; *d.looks == 2 {
+		d.drained, d.reason = true, "bad fan"
+	}
+	return d.world.Node(name)
 }
 
 // TestRolloutOneNodesErrorHoldsNoOther: a change in the journal whose
