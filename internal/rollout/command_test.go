@@ -151,4 +151,25 @@ func TestJournalRecord(t *testing.T) {
 	if _, err := j.LastChanges(); err == nil || !strings.Contains(err.Error(), changesLog+":1:") {
 		t.Errorf("a bad line: %v", err)
 	}
+	// mig-parted allows a config name with blanks: it is quoted, and
+	// the record stays readable. A last line cut short by a crash (no
+	// newline) is left out.
+	os.Remove(filepath.Join(dir, changesLog))
+	e = Entry{Change: Change{Node: "gpu03", Config: `all "balanced" 2`}, Outcome: "done"}
+	if err := j.Record(&e, t0); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, changesLog), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("2026-11-28T12:00:00Z gpu0")
+	f.Close()
+	data, _ := os.ReadFile(filepath.Join(dir, changesLog))
+	if !strings.Contains(string(data), ` gpu03 "all \"balanced\" 2" done`) {
+		t.Errorf("changes.log:\n%s\nwant the config quoted", data)
+	}
+	if last, err := j.LastChanges(); err != nil || len(last) != 1 || !last["gpu03"].Equal(t0) {
+		t.Errorf("a quoted config and a torn last line: %v, %v", last, err)
+	}
 }

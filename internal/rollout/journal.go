@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"golang.org/x/sys/unix"
 
@@ -146,7 +148,11 @@ const maxChangesLog = 1 << 20
 // there already: a run killed between Record and Remove repeats it.
 func (j *Journal) Record(e *Entry, at time.Time) error {
 	path := filepath.Join(j.Dir, changesLog)
-	line := fmt.Sprintf("%s %s %s %s\n", at.UTC().Format(time.RFC3339), e.Node, e.Config, strings.ReplaceAll(e.Outcome, " ", "_"))
+	config := e.Config
+	if strings.ContainsFunc(config, func(r rune) bool { return unicode.IsSpace(r) || r == '"' }) {
+		config = strconv.Quote(config) // mig-parted allows any name
+	}
+	line := fmt.Sprintf("%s %s %s %s\n", at.UTC().Format(time.RFC3339), e.Node, config, strings.ReplaceAll(e.Outcome, " ", "_"))
 	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
 	if fi, err := os.Stat(path); err == nil && fi.Size() > maxChangesLog {
 		flags |= os.O_TRUNC
@@ -164,6 +170,9 @@ func (j *Journal) Record(e *Entry, at time.Time) error {
 		return fmt.Errorf("journal: %w", err)
 	}
 	_, err = f.WriteString(line)
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -183,16 +192,20 @@ func (j *Journal) LastChanges() (map[string]time.Time, error) {
 	return parseChanges(path, data)
 }
 
-// parseChanges reads the record of changes, named file.
+// parseChanges reads the record of changes, named file. A last line
+// with no newline is an append cut short by a crash, and is left out.
 func parseChanges(file string, data []byte) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
-	for i, line := range strings.Split(string(data), "\n") {
+	lines := strings.Split(string(data), "\n")
+	for i, line := range lines[:len(lines)-1] {
 		f := strings.Fields(line)
 		if len(f) == 0 {
 			continue
 		}
+		// Only the time and the node are read; a quoted config may hold
+		// blanks.
 		t, err := time.Parse(time.RFC3339, f[0])
-		if err != nil || len(f) != 4 {
+		if err != nil || len(f) < 4 {
 			return nil, fmt.Errorf("%s:%d: want TIME NODE CONFIG OUTCOME", file, i+1)
 		}
 		if t.After(out[f[1]]) {
