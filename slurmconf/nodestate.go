@@ -20,8 +20,18 @@ func HasStateWord(state string, prefixes ...string) bool {
 // OutOfService says whether scontrol's State= is one on which no job
 // starts, whoever made it so: drained, down or failed by an admin or by
 // slurmctld, a refused registration, a node that is powered off, not yet
-// up or not responding (a trailing *).
+// up or not responding (sinfo's trailing *, scontrol's NOT_RESPONDING),
+// or a base state other than IDLE, MIXED and ALLOCATED (one this code
+// does not know is taken as out of service).
 func OutOfService(state string) bool {
-	return strings.HasSuffix(state, "*") ||
+	base, _, _ := strings.Cut(strings.TrimSuffix(state, "*"), "+")
+	return NotResponding(state) || (base != "IDLE" && base != "MIXED" && base != "ALLOCATED") ||
 		HasStateWord(state, "DRAIN", "DOWN", "FAIL", "MAINT", "REBOOT", "INVAL", "POWER", "FUTURE", "UNKNOWN")
+}
+
+// NotResponding says whether scontrol's State= is of a node slurmctld
+// hears nothing from: IDLE+NOT_RESPONDING as scontrol prints it from
+// 21.08, IDLE* as sinfo (and scontrol before) does.
+func NotResponding(state string) bool {
+	return strings.HasSuffix(state, "*") || HasStateWord(state, "NOT_RESPONDING")
 }

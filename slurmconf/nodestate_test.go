@@ -26,6 +26,11 @@ func TestOutOfService(t *testing.T) {
 		"MIXED+FAIL":                 true,
 		"IDLE+CLOUD":                 false,
 		"IDLE+PLANNED":               false,
+		"IDLE+NOT_RESPONDING":        true,
+		"MIXED+NOT_RESPONDING":       true,
+		"ERROR":                      true,
+		"BOGUS":                      true,
+		"":                           true,
 	} {
 		if got := OutOfService(state); got != want {
 			t.Errorf("OutOfService(%q) = %v, want %v", state, got, want)

@@ -90,6 +90,8 @@ NodeName=gpu02 CPUAlloc=1 Gres=gpu:a100:1,gpu:a100_1g.10gb:7,gpu:a100_1g.10gb+me
 NodeName=gpu03 CPUAlloc=4 Gres=gpu:h100:1 State=MIXED GresUsed=gpu:h100:0(IDX:N/A) AllocTRES=cpu=4,mem=1G
 NodeName=gpu04 Gres=gpu:h100:1 State=IDLE+DRAIN GresUsed=gpu:h100:0(IDX:N/A) Reason=repartition in progress [root@2026-11-24T10:00:00] AllocTRES=
 NodeName=gpu05 Gres=gpu:h100:1 State=IDLE* GresUsed=gpu:h100:0(IDX:N/A) AllocTRES=
+NodeName=gpu07 Gres=gpu:h100:1 State=IDLE+NOT_RESPONDING GresUsed=gpu:h100:0(IDX:N/A) AllocTRES=
+NodeName=gpu08 Gres=gpu:h100:1 State=BOGUS GresUsed=gpu:h100:0(IDX:N/A) AllocTRES=
 NodeName=gpu06 Gres=gpu:h100:2 State=MIXED GresUsed=gpu:h100:0(IDX:N/A) AllocTRES=cpu=1,gres/gpu=1,gres/gpu:h100=1
 NodeName=cpu01 Gres=(null) State=IDLE AllocTRES=
 `
@@ -100,6 +102,7 @@ NodeName=cpu01 Gres=(null) State=IDLE AllocTRES=
 	want := map[string]string{
 		"gpu01": "", "gpu02": "1 GPUs in use by running jobs", "gpu03": "",
 		"gpu04": "state IDLE+DRAIN", "gpu05": "not responding (IDLE*)", "gpu06": "1 GPUs in use by running jobs", "cpu01": "",
+		"gpu07": "not responding (IDLE+NOT_RESPONDING)", "gpu08": "state BOGUS",
 	}
 	for name, why := range want {
 		s, ok := got[name]
@@ -124,6 +127,13 @@ NodeName=cpu01 Gres=(null) State=IDLE AllocTRES=
 	}
 	if _, err := ParseNodes("nodes.txt", []byte("NodeName=a Gres=gpu:h100:1x State=IDLE GresUsed=gpu:h100:0(IDX:N/A)\n")); err == nil || !strings.HasPrefix(err.Error(), "nodes.txt:1: node a: Gres=gpu:h100:1x: bad count") {
 		t.Errorf("bad Gres: %v", err)
+	}
+	// A GresUsed= count that does not read would make a busy node idle.
+	for _, used := range []string{"gpu:h100:99999999999999999999(IDX:0)", "gpu:h100:x(IDX:0)", "gpu:h100:-1(IDX:0)"} {
+		_, err := ParseNodes("nodes.txt", []byte("NodeName=a Gres=gpu:h100:1 State=MIXED GresUsed="+used+" AllocTRES=\n"))
+		if err == nil || !strings.HasPrefix(err.Error(), "nodes.txt:1: ") || !strings.Contains(err.Error(), "is not a count") {
+			t.Errorf("GresUsed=%s: %v", used, err)
+		}
 	}
 	// Without --details a busy node looks idle: refused.
 	if _, err := ParseNodes("nodes.txt", []byte("NodeName=a Gres=gpu:h100:1 State=MIXED AllocTRES=cpu=1\n")); err == nil ||

@@ -36,7 +36,7 @@ type NodeState struct {
 // planned job, is in service but not to be changed now.
 func (s *NodeState) OutOfService() string {
 	switch {
-	case strings.HasSuffix(s.State, "*"):
+	case slurmconf.NotResponding(s.State):
 		return "not responding (" + s.State + ")"
 	case slurmconf.OutOfService(s.State) || slurmconf.HasStateWord(s.State, "COMPLETING", "RESERVED", "PLANNED", "BLOCKED"):
 		return "state " + s.State
@@ -182,8 +182,12 @@ func gpusInUse(fields nodeFields) (int, error) {
 			continue
 		}
 		var n int
-		if _, err := fmt.Sscan(parts[len(parts)-1], &n); err != nil {
-			continue // gpu:TYPE with no count: not a use
+		if _, err := fmt.Sscan(parts[len(parts)-1], &n); err != nil || n < 0 {
+			if len(parts) == 2 {
+				continue // gpu:TYPE with no count: not a use
+			}
+			// A count that does not read could hide a busy node.
+			return 0, fmt.Errorf("GresUsed %s: %q is not a count", item, parts[len(parts)-1])
 		}
 		used += n
 	}
