@@ -56,20 +56,24 @@ func buildSlurmState(in SlurmInput, w Windows) slurmState {
 		byName[order[i]] = &in.Nodes[i]
 	}
 	slurmconf.SortHostnames(order)
-	// The kind: the Options most nodes share (the first such in hostlist
-	// order on a tie).
-	count := map[*Options]int{}
+	// The kind: the configs and their counts most nodes share (the first
+	// such in hostlist order on a tie). Nodes of the same GPUs in other
+	// MIG layouts have Options of their own, with the same content.
+	count := map[string]int{}
 	var ref *Options
+	refKey := ""
 	for _, name := range order {
 		o := byName[name].Options
 		if o == nil || len(o.Configs) == 0 {
 			continue
 		}
-		count[o]++
-		if ref == nil || count[o] > count[ref] {
-			ref = o
+		k := o.kind()
+		count[k]++
+		if ref == nil || count[k] > count[refKey] {
+			ref, refKey = o, k
 		}
 	}
+	sameKind := func(o *Options) bool { return o != nil && ref != nil && o.kind() == refKey }
 	var out slurmState
 	typeSet := map[string]bool{}
 	if ref != nil {
@@ -146,12 +150,12 @@ func buildSlurmState(in SlurmInput, w Windows) slurmState {
 			why, hint = n.Why, n.Hint
 		case st.OutOfService() != "":
 			why = st.OutOfService()
-		case n.Options != ref:
+		case !sameKind(n.Options):
 			why = fmt.Sprintf("other GPUs than %s's: the policy weighs one kind of node, the kind most nodes are", firstOf(order, byName, ref))
 		case nn.Config < 0:
 			why = fmt.Sprintf("its Gres=%s is none of the allowed configs", slurmconf.GresList(n.Current))
 		}
-		if target, ok := in.Changing[name]; ok && n.Options == ref {
+		if target, ok := in.Changing[name]; ok && sameKind(n.Options) {
 			// Drained for the controller's change: its target's devices
 			// are on their way, and it takes no other change.
 			for k, o := range out.configs {

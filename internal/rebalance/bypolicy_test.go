@@ -191,6 +191,22 @@ func TestProposeByPolicyNoShiftNothing(t *testing.T) {
 	}
 }
 
+// Nodes of the same GPUs in other MIG layouts are of one kind: their
+// Options, each node's own, have the same configs and counts.
+func TestSlurmStateKindByContent(t *testing.T) {
+	in := policyInput(t, 0.5, 0.1, 0.5, 0.1, 0, 0)
+	own := *in.Nodes[2].Options
+	in.Nodes[2].Options = &own
+	if s := buildSlurmState(in, DefaultWindows()); len(s.held) != 0 {
+		t.Errorf("held %+v: want none, the three nodes are of one kind", s.held)
+	}
+	other := Options{Configs: []Option{{Config: "large", Counts: []slurmconf.GresCount{{Name: "gpu", Type: "7g", Count: 4}}}}}
+	in.Nodes[2].Options = &other
+	if s := buildSlurmState(in, DefaultWindows()); len(s.held) != 1 || s.held[0].Node != "gpu03" || !strings.Contains(s.held[0].Why, "other GPUs than gpu01's") {
+		t.Errorf("held %+v: want gpu03, of other GPUs", s.held)
+	}
+}
+
 // Demand shifted six hours ago from 1g to 7g jobs, and 7g jobs queue:
 // the idle small node gpu02 changes to large (not gpu01, whose 1g jobs
 // run on for up to two hours), and the change names the oldest waiting

@@ -70,6 +70,16 @@ type Options struct {
 	Refused []Refused
 }
 
+// kind is the configs and the counts each gives, as one string: nodes
+// whose Options are of one kind take the same changes.
+func (o *Options) kind() string {
+	var b strings.Builder
+	for _, c := range o.Configs {
+		b.WriteString(c.Config + "=" + slurmconf.GresList(c.Counts) + "\n")
+	}
+	return b.String()
+}
+
 // Option is one config and the node's Gres= counts under it.
 type Option struct {
 	Config string
