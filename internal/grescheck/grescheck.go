@@ -138,6 +138,12 @@ func Check(in Inputs) (*Report, error) {
 			} else {
 				nc = checker.Check(n, decl)
 			}
+			if in.SlurmConf == "" && len(in.Nodes) > 0 && len(nc.Records) == 0 && len(nc.Problems) == 0 {
+				// Nothing says the node should have GRES, but a node
+				// asked for by name and given none is most often a typo.
+				nc.Problems = []slurmconf.Problem{{Pos: in.GresConf, Severity: slurmconf.Warning,
+					Message: fmt.Sprintf("no line gives node %s any GRES (its name misspelt?); with slurm.conf it is checked against its declaration", n)}}
+			}
 		}
 		if nc.Records == nil {
 			nc.Records = noRecords
