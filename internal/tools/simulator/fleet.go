@@ -38,6 +38,9 @@ func loadFleet(o options) (*fleetDef, error) {
 		return nil, fmt.Errorf("%s: no GPUs", o.snapshot)
 	}
 	gpu := snap.GPUs[0]
+	if len(gpu.MigProfiles()) == 0 {
+		return nil, fmt.Errorf("%s: GPU %d (%s): its MIG profiles are unknown (a snapshot of schema 1?); take a new snapshot", o.snapshot, gpu.Index, gpu.Name)
+	}
 	snap.GPUs = nil
 	for i := range o.gpus {
 		g := gpu

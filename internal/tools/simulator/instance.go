@@ -70,7 +70,9 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 	first := map[string]int{}
 	outside, outsideLine := 0, 0
 	for _, r := range raw {
-		if share, ok := gpuFraction(r.profile); ok && (share <= 0 || share > 1) {
+		if share, ok := gpuFraction(r.profile); ok && share < 0 {
+			return nil, fmt.Errorf("%s:%d: profile %q: a share of a GPU is not negative", o.trace, r.line, r.profile)
+		} else if ok && (share == 0 || share > 1) {
 			// No GPU, or several: outside a model of one device a job.
 			if outside++; outsideLine == 0 {
 				outsideLine = r.line

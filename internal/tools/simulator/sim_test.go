@@ -228,6 +228,12 @@ func TestReadTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A snapshot of schema 1 has no profile table to read a trace by.
+	old := o
+	old.snapshot = "../../../testdata/demo/snapshot.json"
+	if _, err := loadFleet(old); err == nil || !strings.HasSuffix(err.Error(), "its MIG profiles are unknown (a snapshot of schema 1?); take a new snapshot") {
+		t.Errorf("a snapshot of schema 1: %v", err)
+	}
 	unknown := filepath.Join(dir, "unknown.csv")
 	os.WriteFile(unknown, []byte("submit_min,duration_min,time_limit_min,profile\n1,2,3,5g.50gb\n"), 0o644)
 	o.trace = unknown
@@ -256,6 +262,8 @@ func TestReadTrace(t *testing.T) {
 		{"missing.csv", "submit_min,duration_min,profile\n1,2,h100\n", "missing.csv:1:"},
 		{"twice.csv", "submit_min,duration_min,time_limit_min,profile,profile\n1,2,3,h100,h100\n", "twice.csv:1:"},
 		{"zero.csv", "submit_min,duration_min,time_limit_min,profile\n1,0,0,h100\n2,0,3,1g.10gb\n", "every job runs 0 minutes"},
+		{"negshare.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,2,3,-0.5\n", "negshare.csv:3: profile \"-0.5\": a share of a GPU is not negative"},
+		{"huge.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,1e12,1e12,h100\n", "huge.csv:3: duration_min \"1e12\" is more than a billion minutes"},
 	} {
 		path := filepath.Join(dir, c.name)
 		os.WriteFile(path, []byte(c.body), 0o644)

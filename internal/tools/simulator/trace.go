@@ -138,11 +138,18 @@ func traceMinutes(field string, col int) (float64, error) {
 	if x < 0 && col != 0 {
 		return 0, errors.New("is negative")
 	}
+	if math.Abs(x) > maxMinutes {
+		return 0, errors.New("is more than a billion minutes (1,900 years)")
+	}
 	if limit && x == 0 {
 		return math.Inf(1), nil
 	}
 	return x, nil
 }
+
+// maxMinutes bounds a trace's times: minutes since 1970 are 3e7, and past
+// this the load and the layouts' capacities lose their meaning.
+const maxMinutes = 1e9
 
 // traceColumns are the columns a -trace must name in its header.
 var traceColumns = [4]string{"submit_min", "duration_min", "time_limit_min", "profile"}
