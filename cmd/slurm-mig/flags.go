@@ -108,16 +108,16 @@ func (r *renderFlags) output(file outputPath) (nodegres.Output, error) {
 // outputFlags say where gen and node put what they render.
 type outputFlags struct {
 	Output     outputPath `short:"o" placeholder:"FILE" help:"Write FILE atomically instead of printing (- prints): unchanged content is not rewritten (gen compares records, not its header); a FILE with lines this command does not write is refused; mode, owner and symlinks are kept; concurrent runs wait for each other."`
-	Backup     bool       `help:"With -o or --update, keep the replaced file as FILE.bak."`
+	Backup     bool       `help:"With -o (node: or --update), keep the replaced file as FILE.bak."`
 	AllowEmpty bool       `help:"Write even when no GPU or MIG device was found (by default that is refused: after an NVML failure an empty gres.conf takes a node's GPUs away)."`
-	JSON       bool       `name:"json" help:"With -o or --update, report the result as JSON ({\"path\", \"changed\", \"backup\", \"devices\", \"state\": {\"path\", \"changed\", \"devices\"}}; backup when a file was kept, state when the device state was written)."`
+	JSON       bool       `name:"json" help:"With -o (node: or --update), report the result as JSON ({\"path\", \"changed\", \"backup\", \"devices\", \"state\": {\"path\", \"changed\", \"devices\"}}; backup when a file was kept, state when the device state was written)."`
 }
 
 // stateFlags say where gen and node write the device state that env
 // reads, along with the file they write.
 type stateFlags struct {
-	State   string `type:"nonempty" placeholder:"FILE" help:"With -o or --update, also write the device state that slurm-mig env reads here (default ${state_env}, else ${state_default}; with --from, none unless this flag is given); a state that cannot be written fails the run, the file untouched, and a file that cannot be written puts the state back."`
-	NoState bool   `help:"With -o or --update, do not write the device state."`
+	State   string `type:"nonempty" placeholder:"FILE" help:"With -o (node: or --update), also write the device state that slurm-mig env reads here (default ${state_env}, else ${state_default}; with --from, none unless this flag is given); a state that cannot be written fails the run, the file untouched, and a file that cannot be written puts the state back."`
+	NoState bool   `help:"With -o (node: or --update), do not write the device state."`
 }
 
 // outputPath is -o's value: a file, or "-" for standard output, as Unix
