@@ -235,12 +235,21 @@ func TestEvaluatorFit(t *testing.T) {
 	// one 1g.10gb is too few for job 3): one each, and of those the one
 	// that starts the older job (2 before 3, submitted together) wins.
 	js := []Job{job("1", "h100_4g.40gb", 1, 30), job("2", "h100_2g.20gb", 1, 30), job("3", "h100_1g.10gb", 2, 30)}
-	states := map[string]NodeState{"gpu01": {Name: "gpu01", State: "IDLE"}}
+	states := map[string]NodeState{"gpu01": {Name: "gpu01", State: "IDLE", Gres: cur}}
 	nodes, err := Fleet([]*model.Node{h100Node(t, "gpu01.example")}, nil, states, e)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check(t, Propose(nodes, js, lim), "gpu01=all-balanced[2]")
+	// A node whose counts slurmctld does not hold (an old snapshot, a
+	// slurm.conf not updated) is held: the controller would refuse it.
+	for _, gres := range [][]slurmconf.GresCount{nil, {{Name: "gpu", Type: "h100_1g.10gb", Count: 7}}} {
+		other := map[string]NodeState{"gpu01": {Name: "gpu01", State: "IDLE", Gres: gres}}
+		nodes, _ := Fleet([]*model.Node{h100Node(t, "gpu01")}, nil, other, e)
+		if p := Propose(nodes, js, lim); len(p.Changes) != 0 || len(p.Held) != 1 || !strings.HasPrefix(p.Held[0].Why, "slurmctld holds Gres="+slurmconf.GresList(gres)+", not its snapshot's gpu:h100:1") {
+			t.Errorf("slurmctld holds Gres=%s: changes %v, held %v", slurmconf.GresList(gres), p.Changes, p.Held)
+		}
+	}
 	// A node of the snapshots that slurmctld does not know is held.
 	nodes, _ = Fleet([]*model.Node{h100Node(t, "gpu01"), h100Node(t, "gpu02")}, nil, states, e)
 	p := Propose(nodes, js, lim)
