@@ -913,3 +913,46 @@ func TestRepartitionWaitsForAnAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestRepartitionKeepsAnotherDrain: someone drains gpu01 for a reason of
+// their own while the sequence runs (here as mig-parted applies the
+// layout). The change is made, and the node stays drained for their
+// reason: the last step resumes only a node drained for the
+// repartition. Before, it resumed the node.
+func TestRepartitionKeepsAnotherDrain(t *testing.T) {
+	t.Parallel() // each its own cluster: own ports, own dir
+	requireCluster(t)
+	for name, ansible := range map[string]bool{"script": false, "ansible": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if ansible {
+				Require(t, "munged")
+				testtools.Require(t, "ansible-core", "ansible-playbook")
+			}
+			r := startRepartition(t, ansible)
+			wantB := strings.TrimSpace(runSlurmMig(t, "node", "--root", r.devDir, "--from", r.b, "--node-name", "gpu01"))
+			apply := r.applyCommand() + ` && "$0" update NodeName=gpu01 State=DRAIN Reason="bad fan"`
+			var cmd *exec.Cmd
+			if ansible {
+				cmd = ansibleDriver(r, t)
+				vars, err := json.Marshal(map[string]any{"mig_parted_apply": []string{"/bin/sh", "-c", apply, r.lookPath(t, "scontrol")}})
+				must(t, err)
+				cmd.Args = append(cmd.Args, "-e", string(vars))
+			} else {
+				cmd = scriptDriver(r, t)
+				cmd.Env = append(cmd.Env, `APPLY=`+strings.Replace(apply, `"$0"`, `"$SCONTROL"`, 1))
+			}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s\n%s", err, out, r.daemonLogs())
+			}
+			st := r.waitNodeNamed("gpu01", registered, "to register")
+			if !strings.Contains(st.state, "DRAIN") || !strings.HasPrefix(st.reason, "bad fan") {
+				t.Errorf("gpu01 is %s (Reason=%s), want drained for the bad fan\n%s", st.state, st.reason, out)
+			}
+			if got := nodeLineCounts(t, "NodeName=gpu01 Gres="+st.gres); !maps.Equal(got, nodeLineCounts(t, wantB)) {
+				t.Errorf("gpu01: Gres=%s, want B's %s", st.gres, wantB)
+			}
+		})
+	}
+}

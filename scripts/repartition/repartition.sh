@@ -22,7 +22,8 @@
 #                whose counts must be those of step 1, else stop here
 #   7. restart   slurmctld, then scontrol reconfigure for the other nodes
 #   8. start     slurmd, which registers the new devices
-#   9. resume    once slurmctld has them
+#   9. resume    once slurmctld has them (a drain for another reason
+#                meanwhile, an admin's, stays)
 #
 # It runs on the GPU node, as root, with SLURM_CONF the controller's
 # slurm.conf (a shared /etc/slurm, or a copy: SLURM_CONF_COPIES). Like
@@ -189,6 +190,20 @@ if [ "$(counts "$(field "$line" Gres)")" != "$want_gres" ]; then
   exit 1
 fi
 
-# 9. resume.
+# 9. resume, unless someone drained the node for another reason while
+# this ran (an admin's "bad fan", slurmctld's "Kill task failed"): that
+# drain is theirs, and stays.
+line=$(node_line)
+case $(field "$line" State) in
+*DRAIN*)
+  case $line in
+  *" Reason=$REASON "* | *" Reason=$REASON") ;;
+  *)
+    say "$NODE has Gres=$want_gres, left drained: drained for another reason meanwhile (Reason=${line#* Reason=})"
+    exit 0
+    ;;
+  esac
+  ;;
+esac
 "$SCONTROL" update NodeName="$NODE" State=RESUME
 say "$NODE resumed with Gres=$want_gres"
