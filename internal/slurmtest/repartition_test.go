@@ -664,6 +664,7 @@ func scriptDriver(r *repartition, t *testing.T) *exec.Cmd {
 		"SLURMD_START="+r.slurmdCommand("gpu01"),
 		"SLURMCTLD_RESTART="+r.ctldRestart,
 		"TIMEOUT=30",
+		"LOCK="+filepath.Join(r.dir, "repartition.lock"),
 	)
 	if r.configless {
 		env = append(env, "FRAGMENTS="+filepath.Join(r.dir, "frags"), "CLUSTER_GRES_CONF="+filepath.Join(r.dir, "gres.conf"))
@@ -954,5 +955,43 @@ func TestRepartitionKeepsAnotherDrain(t *testing.T) {
 				t.Errorf("gpu01: Gres=%s, want B's %s", st.gres, wantB)
 			}
 		})
+	}
+}
+
+// TestRepartitionOneRunAtATime: while another run holds the node's lock
+// (one the controller gave up on, going on there), a run waits for it;
+// past TIMEOUT it does nothing, the node not even drained. Once the lock
+// is free, the run goes through.
+func TestRepartitionOneRunAtATime(t *testing.T) {
+	t.Parallel() // each its own cluster: own ports, own dir
+	requireCluster(t)
+	r := startRepartition(t, false)
+	cmd := scriptDriver(r, t)
+	var lock string
+	for _, kv := range cmd.Env {
+		if v, ok := strings.CutPrefix(kv, "LOCK="); ok {
+			lock = v
+		}
+	}
+	f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR, 0o600)
+	must(t, err)
+	defer f.Close()
+	must(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+	cmd.Env = append(cmd.Env, "TIMEOUT=2")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "another run on this node still holds "+lock+" after 2s: nothing done") {
+		t.Fatalf("a run while another holds the lock: %v\n%s", err, out)
+	}
+	if st := r.waitNodeNamed("gpu01", registered, "shown"); st.state != "IDLE" {
+		t.Errorf("gpu01 is %s (Reason=%s) after a run that waited for the lock, want IDLE, untouched", st.state, st.reason)
+	}
+	must(t, syscall.Flock(int(f.Fd()), syscall.LOCK_UN))
+	if out, err := scriptDriver(r, t).CombinedOutput(); err != nil {
+		t.Fatalf("with the lock free: %v\n%s\n%s", err, out, r.daemonLogs())
+	}
+	wantB := strings.TrimSpace(runSlurmMig(t, "node", "--root", r.devDir, "--from", r.b, "--node-name", "gpu01"))
+	st := r.waitNodeNamed("gpu01", func(n nodeState) bool { return n.state == "IDLE" }, "IDLE")
+	if got := nodeLineCounts(t, "NodeName=gpu01 Gres="+st.gres); !maps.Equal(got, nodeLineCounts(t, wantB)) {
+		t.Errorf("gpu01: Gres=%s, want B's %s", st.gres, wantB)
 	}
 }

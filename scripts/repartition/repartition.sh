@@ -25,6 +25,8 @@
 #   9. resume    once slurmctld has them (a drain for another reason
 #                meanwhile, an admin's, stays)
 #
+# One run at a time on a node (LOCK, flock): a second waits for the first.
+#
 # It runs on the GPU node, as root, with SLURM_CONF the controller's
 # slurm.conf (a shared /etc/slurm, or a copy: SLURM_CONF_COPIES). Like
 # mig-parted's hooks, it uses absolute paths, each a variable; the
@@ -73,6 +75,22 @@ TIMEOUT=${TIMEOUT:-600}
 REASON="slurm-mig repartition to $SELECT"
 
 say() { echo "repartition: $*"; }
+
+# One run at a time on the node. The controller may give up on a run (its
+# --change-timeout kills ssh, not what ssh started here) and start the
+# rollback: that waits for this run to end, up to TIMEOUT, rather than
+# switch the layout under it. flock -o holds the lock itself, so that
+# slurmd and the other daemons started below do not inherit it.
+LOCK=${LOCK:-/run/lock/slurm-mig-repartition.lock}
+if [ "${SLURM_MIG_REPARTITION_LOCK:-}" != "$LOCK" ]; then
+  export SLURM_MIG_REPARTITION_LOCK="$LOCK"
+  rc=0
+  flock -o -w "$TIMEOUT" -E 75 "$LOCK" /bin/sh "$0" "$@" || rc=$?
+  if [ "$rc" = 75 ]; then
+    say "another run on this node still holds $LOCK after ${TIMEOUT}s: nothing done" >&2
+  fi
+  exit "$rc"
+fi
 
 # wait_until SECONDS CMD...: polls CMD every half second.
 wait_until() {
