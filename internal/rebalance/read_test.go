@@ -58,6 +58,7 @@ func TestParseQueueErrors(t *testing.T) {
 		{"101 2026-11-24T09:30:00 x N/A\n", `q.txt:1: node count "x"`},
 		{"101 2026-11-24T09:30:00 1 gpu:a100:x\n", `q.txt:1: GRES "gpu:a100:x": count "x" is not a number`},
 		{"101 2026-11-24T09:30:00 1 gpu:a100:0\n", `q.txt:1: GRES "gpu:a100:0": count must be at least 1`},
+		{"101 2026-11-24T09:30:00 1 N/A\n102_1 2026-11-24T09:30:00 1 N/A\n101 2026-11-24T09:30:00 1 N/A\n", `q.txt:3: job 101 is given twice (first at line 1)`},
 	} {
 		_, err := ParseQueue("q.txt", []byte(tc.text), time.UTC)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {

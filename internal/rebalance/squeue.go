@@ -49,6 +49,7 @@ type Request struct {
 // said are the queue's.
 func ParseQueue(file string, data []byte, loc *time.Location) ([]Job, error) {
 	var jobs []Job
+	first := map[string]int{} // job id -> its line: squeue lists a job once
 	err := eachLine(file, data, func(num int, line string) error {
 		f := strings.Fields(line)
 		if len(f) != 4 {
@@ -73,6 +74,10 @@ func ParseQueue(file string, data []byte, loc *time.Location) ([]Job, error) {
 		if err != nil {
 			return fmt.Errorf("%s:%d: %v", file, num, err)
 		}
+		if at, dup := first[f[0]]; dup {
+			return fmt.Errorf("%s:%d: job %s is given twice (first at line %d)", file, num, f[0], at)
+		}
+		first[f[0]] = num
 		jobs = append(jobs, Job{ID: f[0], Submit: submit, Nodes: nodes, GPU: gpu, Line: num})
 		return nil
 	})
