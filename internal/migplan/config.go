@@ -210,12 +210,13 @@ func (c *Config) entries(doc *yaml.Node) error {
 }
 
 // cleanError drops the wrapping sigs.k8s.io/yaml puts around the message
-// of the type that refused the value.
+// of the type that refused the value, and the ": <nil>" mig-parted
+// v0.10.0 ends a refused count with (it wraps a nil error).
 func cleanError(err error) string {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "error unmarshaling JSON: ")
 	msg = strings.TrimPrefix(msg, "while decoding JSON: ")
-	return msg
+	return strings.TrimSuffix(msg, ": <nil>")
 }
 
 func contains(list []string, s string) bool {

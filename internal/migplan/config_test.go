@@ -178,13 +178,14 @@ func TestConfigErrors(t *testing.T) {
 		{"devices", "version: v1\nmig-configs:\n  a:\n    - devices: some\n      mig-enabled: false\n", `mig.yaml:4: config "a": entry 1: invalid string input for 'devices': some`},
 		{"no devices", "version: v1\nmig-configs:\n  a:\n    - mig-enabled: false\n", `mig.yaml:4: config "a": entry 1: missing required field: devices`},
 		{"profile", "version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {\"3g40gb\": 1}\n", `mig.yaml:4: config "a": entry 1: error validating values in 'mig-devices' field`},
+		{"negative count", "version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {\"1g.10gb\": -1}\n", `mig.yaml:4: config "a": entry 1: error validating values in 'mig-devices' field: invalid count for '-1'`},
 		{"devices with MIG off", "version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: false\n      mig-devices: {\"3g.40gb\": 1}\n", `mig.yaml:4: config "a": entry 1: MIG devices included when 'mig-enabled' is false`},
 		{"empty config", "version: v1\nmig-configs:\n  a: []\n", `mig.yaml:3: config "a": needs at least one entry`},
 		{"empty", "", "mig.yaml:1: empty"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ParseConfig("mig.yaml", []byte(c.text))
-			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.HasSuffix(err.Error(), "<nil>") {
 				t.Errorf("got  %v\nwant %s...", err, c.want)
 			}
 		})
