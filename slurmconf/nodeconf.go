@@ -273,7 +273,23 @@ func UpdateNodeGresFile(path, node, gpus string) ([]byte, error) {
 		return ng.Gres, err
 	}
 	updated, err := UpdateNodeGres(text, path, node, gpus, inherited)
+	var none *noNodeLineError
+	if errors.As(err, &none) {
+		// The node's line may be in an Included file: say which.
+		if n, rerr := ReadSlurmNode(path, node); rerr == nil && !strings.HasPrefix(n.Pos, path+":") {
+			return nil, advice.Hinted(fmt.Errorf("%s: no NodeName=%s line of its own; %s declares it, in an Included file, which is not edited", path, node, n.Pos),
+				"; update that file instead")
+		}
+	}
 	return []byte(updated), err
+}
+
+// noNodeLineError is a slurm.conf's text with no NodeName= line of the
+// node's own, not even in a hostlist.
+type noNodeLineError struct{ file, node string }
+
+func (e *noNodeLineError) Error() string {
+	return fmt.Sprintf("%s: no NodeName=%s line (an Included file is not edited)", e.file, e.node)
 }
 
 // UpdateNodeGres returns slurm.conf data with the gpu items of node's own
@@ -330,7 +346,7 @@ func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, err
 		return "", advice.Hinted(fmt.Errorf("%s: %s is declared only in %s, together with other nodes", name, node, strings.Join(shared, ", ")),
 			fmt.Sprintf("; give it a NodeName=%s line of its own (taking it out of that hostlist), or set Gres= for the whole group by hand", node))
 	case len(own) == 0:
-		return "", fmt.Errorf("%s: no NodeName=%s line (an Included file is not edited)", name, node)
+		return "", &noNodeLineError{file: name, node: node}
 	}
 	h := own[0]
 	// Slurm takes the last Gres= of a line ("specified more than once,
