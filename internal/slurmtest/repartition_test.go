@@ -856,63 +856,53 @@ func copyFile(t *testing.T, from, to string) {
 // running job. Now each waits, and at its timeout leaves the node
 // drained, slurmd running and the layout as it was.
 func TestRepartitionWaitsForAnAnswer(t *testing.T) {
-	t.Parallel() // each its own cluster: own ports, own dir
-	requireCluster(t)
-	for name, ansible := range map[string]bool{"script": false, "ansible": true} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
+	bothDrivers(t, func(t *testing.T, r *repartition, ansible bool) {
+		layout := readFile(t, r.snapshotPath("gpu01"))
+		job := r.sbatchWaiting(t, "gpu01", "gpu:h100_1g.10gb:1", filepath.Join(r.dir, "release-gpu01"))
+		failing := filepath.Join(r.dir, "squeue-fails")
+		must(t, os.WriteFile(failing, []byte("#!/bin/sh\necho 'slurm_load_jobs error: Socket timed out on send/recv operation' >&2\nexit 1\n"), 0o755))
+		for _, c := range []struct {
+			name, squeue, env string
+		}{
+			{"squeue fails", failing, ""},
+			{"SQUEUE_PARTITION=other", "", "SQUEUE_PARTITION=other"},
+		} {
+			var cmd *exec.Cmd
+			var gaveUp, wentOn string
 			if ansible {
-				Require(t, "munged")
-				testtools.Require(t, "ansible-core", "ansible-playbook")
+				cmd = ansibleDriver(r, t)
+				cmd.Args = append(cmd.Args, "-e", "timeout_seconds=3")
+				if c.squeue != "" {
+					cmd.Args = append(cmd.Args, "-e", "squeue="+c.squeue)
+				}
+				gaveUp, wentOn = "FAILED - RETRYING: [gpu01 -> ctl]: Wait for the node's jobs to end", "TASK [Stop slurmd]"
+			} else {
+				cmd = scriptDriver(r, t)
+				cmd.Env = append(cmd.Env, "TIMEOUT=3")
+				if c.squeue != "" {
+					cmd.Env = append(cmd.Env, "SQUEUE="+c.squeue)
+				}
+				gaveUp, wentOn = "gave up after 3s waiting for: no_jobs", "drained, no jobs"
 			}
-			r := startRepartition(t, ansible)
-			layout := readFile(t, r.snapshotPath("gpu01"))
-			job := r.sbatchWaiting(t, "gpu01", "gpu:h100_1g.10gb:1", filepath.Join(r.dir, "release-gpu01"))
-			failing := filepath.Join(r.dir, "squeue-fails")
-			must(t, os.WriteFile(failing, []byte("#!/bin/sh\necho 'slurm_load_jobs error: Socket timed out on send/recv operation' >&2\nexit 1\n"), 0o755))
-			for _, c := range []struct {
-				name, squeue, env string
-			}{
-				{"squeue fails", failing, ""},
-				{"SQUEUE_PARTITION=other", "", "SQUEUE_PARTITION=other"},
-			} {
-				var cmd *exec.Cmd
-				var gaveUp, wentOn string
-				if ansible {
-					cmd = ansibleDriver(r, t)
-					cmd.Args = append(cmd.Args, "-e", "timeout_seconds=3")
-					if c.squeue != "" {
-						cmd.Args = append(cmd.Args, "-e", "squeue="+c.squeue)
-					}
-					gaveUp, wentOn = "FAILED - RETRYING: [gpu01 -> ctl]: Wait for the node's jobs to end", "TASK [Stop slurmd]"
-				} else {
-					cmd = scriptDriver(r, t)
-					cmd.Env = append(cmd.Env, "TIMEOUT=3")
-					if c.squeue != "" {
-						cmd.Env = append(cmd.Env, "SQUEUE="+c.squeue)
-					}
-					gaveUp, wentOn = "gave up after 3s waiting for: no_jobs", "drained, no jobs"
-				}
-				if c.env != "" {
-					cmd.Env = append(cmd.Env, c.env)
-				}
-				out, err := cmd.CombinedOutput()
-				if err == nil || !strings.Contains(string(out), gaveUp) || strings.Contains(string(out), wentOn) {
-					t.Errorf("%s: went past the wait for gpu01's job %s: %v\n%s", c.name, job, err, out)
-				}
-				if got := readFile(t, r.snapshotPath("gpu01")); got != layout {
-					t.Errorf("%s: gpu01's layout changed under job %s", c.name, job)
-				}
-				st := r.waitNodeNamed("gpu01", func(nodeState) bool { return true }, "shown")
-				if !strings.Contains(st.state, "DRAIN") || !strings.HasPrefix(st.reason, "slurm-mig repartition to all-balanced") {
-					t.Errorf("%s: gpu01 is %s (Reason=%s), want drained for the repartition", c.name, st.state, st.reason)
-				}
-				if line := r.waitJob(job, "RUNNING"); !strings.Contains(line, "NodeList=gpu01") {
-					t.Errorf("%s: job %s: %s", c.name, job, line)
-				}
+			if c.env != "" {
+				cmd.Env = append(cmd.Env, c.env)
 			}
-		})
-	}
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), gaveUp) || strings.Contains(string(out), wentOn) {
+				t.Errorf("%s: went past the wait for gpu01's job %s: %v\n%s", c.name, job, err, out)
+			}
+			if got := readFile(t, r.snapshotPath("gpu01")); got != layout {
+				t.Errorf("%s: gpu01's layout changed under job %s", c.name, job)
+			}
+			st := r.waitNodeNamed("gpu01", func(nodeState) bool { return true }, "shown")
+			if !strings.Contains(st.state, "DRAIN") || !strings.HasPrefix(st.reason, "slurm-mig repartition to all-balanced") {
+				t.Errorf("%s: gpu01 is %s (Reason=%s), want drained for the repartition", c.name, st.state, st.reason)
+			}
+			if line := r.waitJob(job, "RUNNING"); !strings.Contains(line, "NodeList=gpu01") {
+				t.Errorf("%s: job %s: %s", c.name, job, line)
+			}
+		}
+	})
 }
 
 // TestRepartitionKeepsAnotherDrain: someone drains gpu01 for a reason of
@@ -921,41 +911,31 @@ func TestRepartitionWaitsForAnAnswer(t *testing.T) {
 // reason: the last step resumes only a node drained for the
 // repartition. Before, it resumed the node.
 func TestRepartitionKeepsAnotherDrain(t *testing.T) {
-	t.Parallel() // each its own cluster: own ports, own dir
-	requireCluster(t)
-	for name, ansible := range map[string]bool{"script": false, "ansible": true} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			if ansible {
-				Require(t, "munged")
-				testtools.Require(t, "ansible-core", "ansible-playbook")
-			}
-			r := startRepartition(t, ansible)
-			wantB := strings.TrimSpace(runSlurmMig(t, "node", "--root", r.devDir, "--from", r.b, "--node-name", "gpu01"))
-			apply := r.applyCommand() + ` && "$0" update NodeName=gpu01 State=DRAIN Reason="bad fan"`
-			var cmd *exec.Cmd
-			if ansible {
-				cmd = ansibleDriver(r, t)
-				vars, err := json.Marshal(map[string]any{"mig_parted_apply": []string{"/bin/sh", "-c", apply, r.lookPath(t, "scontrol")}})
-				must(t, err)
-				cmd.Args = append(cmd.Args, "-e", string(vars))
-			} else {
-				cmd = scriptDriver(r, t)
-				cmd.Env = append(cmd.Env, `APPLY=`+strings.Replace(apply, `"$0"`, `"$SCONTROL"`, 1))
-			}
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("%v\n%s\n%s", err, out, r.daemonLogs())
-			}
-			st := r.waitNodeNamed("gpu01", registered, "to register")
-			if !strings.Contains(st.state, "DRAIN") || !strings.HasPrefix(st.reason, "bad fan") {
-				t.Errorf("gpu01 is %s (Reason=%s), want drained for the bad fan\n%s", st.state, st.reason, out)
-			}
-			if got := nodeLineCounts(t, "NodeName=gpu01 Gres="+st.gres); !maps.Equal(got, nodeLineCounts(t, wantB)) {
-				t.Errorf("gpu01: Gres=%s, want B's %s", st.gres, wantB)
-			}
-		})
-	}
+	bothDrivers(t, func(t *testing.T, r *repartition, ansible bool) {
+		wantB := strings.TrimSpace(runSlurmMig(t, "node", "--root", r.devDir, "--from", r.b, "--node-name", "gpu01"))
+		apply := r.applyCommand() + ` && "$0" update NodeName=gpu01 State=DRAIN Reason="bad fan"`
+		var cmd *exec.Cmd
+		if ansible {
+			cmd = ansibleDriver(r, t)
+			vars, err := json.Marshal(map[string]any{"mig_parted_apply": []string{"/bin/sh", "-c", apply, r.lookPath(t, "scontrol")}})
+			must(t, err)
+			cmd.Args = append(cmd.Args, "-e", string(vars))
+		} else {
+			cmd = scriptDriver(r, t)
+			cmd.Env = append(cmd.Env, `APPLY=`+strings.Replace(apply, `"$0"`, `"$SCONTROL"`, 1))
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s\n%s", err, out, r.daemonLogs())
+		}
+		st := r.waitNodeNamed("gpu01", registered, "to register")
+		if !strings.Contains(st.state, "DRAIN") || !strings.HasPrefix(st.reason, "bad fan") {
+			t.Errorf("gpu01 is %s (Reason=%s), want drained for the bad fan\n%s", st.state, st.reason, out)
+		}
+		if got := nodeLineCounts(t, "NodeName=gpu01 Gres="+st.gres); !maps.Equal(got, nodeLineCounts(t, wantB)) {
+			t.Errorf("gpu01: Gres=%s, want B's %s", st.gres, wantB)
+		}
+	})
 }
 
 // TestRepartitionOneRunAtATime: while another run holds the node's lock
@@ -993,5 +973,23 @@ func TestRepartitionOneRunAtATime(t *testing.T) {
 	st := r.waitNodeNamed("gpu01", func(n nodeState) bool { return n.state == "IDLE" }, "IDLE")
 	if got := nodeLineCounts(t, "NodeName=gpu01 Gres="+st.gres); !maps.Equal(got, nodeLineCounts(t, wantB)) {
 		t.Errorf("gpu01: Gres=%s, want B's %s", st.gres, wantB)
+	}
+}
+
+// bothDrivers runs test on the script's cluster (classic) and the
+// playbook's (configless, for which it is written), each its own
+// cluster, in parallel.
+func bothDrivers(t *testing.T, test func(t *testing.T, r *repartition, ansible bool)) {
+	t.Parallel() // each its own cluster: own ports, own dir
+	requireCluster(t)
+	for name, ansible := range map[string]bool{"script": false, "ansible": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if ansible {
+				Require(t, "munged")
+				testtools.Require(t, "ansible-core", "ansible-playbook")
+			}
+			test(t, startRepartition(t, ansible), ansible)
+		})
 	}
 }
