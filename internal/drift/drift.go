@@ -409,13 +409,18 @@ func verdict(r *Report, devices int) (string, advice.Fix) {
 		}
 		parts = append(parts, msg)
 	}
+	fix := advice.Fix(0)
 	if sd := r.Slurmd; sd != nil && !sd.Same {
 		w := sd.Why[0]
-		who := "slurmd"
+		who, rules := "slurmd", ""
 		if sd.Release != "" {
 			who += " " + sd.Release
+		} else {
+			// Releases read some lines otherwise (MultipleFiles= beside
+			// mps or shard): the newest one's reading may not be this node's.
+			rules, fix = "; slurmd's release is not known here, so the newest one's rules were taken", advice.SlurmVersion
 		}
-		parts = append(parts, fmt.Sprintf("%s reads other devices than the node has (%s: %s)", who, w.Pos, w.Message))
+		parts = append(parts, fmt.Sprintf("%s reads other devices than the node has (%s: %s)%s", who, w.Pos, w.Message, rules))
 	}
 	if st := r.State; st != nil && !st.Same {
 		n := fmt.Sprintf("%d differences", len(st.Problems))
@@ -425,7 +430,7 @@ func verdict(r *Report, devices int) (string, advice.Fix) {
 		parts = append(parts, fmt.Sprintf("device state %s is stale (%s)", st.Path, n))
 		return "different: " + strings.Join(parts, "; "), advice.StateStale
 	}
-	return "different: " + strings.Join(parts, "; "), 0
+	return "different: " + strings.Join(parts, "; "), fix
 }
 
 func sources(r *Report) string {
