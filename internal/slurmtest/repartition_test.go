@@ -905,35 +905,51 @@ func TestRepartitionWaitsForAnAnswer(t *testing.T) {
 	})
 }
 
-// TestRepartitionKeepsAnotherDrain: someone drains gpu01 for a reason of
-// their own while the sequence runs (here as mig-parted applies the
-// layout). The change is made, and the node stays drained for their
-// reason: the last step resumes only a node drained for the
-// repartition. Before, it resumed the node.
+// TestRepartitionKeepsAnotherDrain: a drain for a reason not the
+// sequence's is kept, and the node left drained with its new layout:
+// someone's drain as mig-parted applies the layout, one from before the
+// run (the script's own drain does not overwrite it), and the
+// controller's failed reason, which begins with the sequence's. Before,
+// the last step resumed the node in each case.
 func TestRepartitionKeepsAnotherDrain(t *testing.T) {
 	bothDrivers(t, func(t *testing.T, r *repartition, ansible bool) {
 		wantB := strings.TrimSpace(runSlurmMig(t, "node", "--root", r.devDir, "--from", r.b, "--node-name", "gpu01"))
-		apply := r.applyCommand() + ` && "$0" update NodeName=gpu01 State=DRAIN Reason="bad fan"`
-		var cmd *exec.Cmd
-		if ansible {
-			cmd = ansibleDriver(r, t)
-			vars, err := json.Marshal(map[string]any{"mig_parted_apply": []string{"/bin/sh", "-c", apply, r.lookPath(t, "scontrol")}})
-			must(t, err)
-			cmd.Args = append(cmd.Args, "-e", string(vars))
-		} else {
-			cmd = scriptDriver(r, t)
-			cmd.Env = append(cmd.Env, `APPLY=`+strings.Replace(apply, `"$0"`, `"$SCONTROL"`, 1))
-		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%v\n%s\n%s", err, out, r.daemonLogs())
-		}
-		st := r.waitNodeNamed("gpu01", registered, "to register")
-		if !strings.Contains(st.state, "DRAIN") || !strings.HasPrefix(st.reason, "bad fan") {
-			t.Errorf("gpu01 is %s (Reason=%s), want drained for the bad fan\n%s", st.state, st.reason, out)
-		}
-		if got := nodeLineCounts(t, "NodeName=gpu01 Gres="+st.gres); !maps.Equal(got, nodeLineCounts(t, wantB)) {
-			t.Errorf("gpu01: Gres=%s, want B's %s", st.gres, wantB)
+		failed := "slurm-mig repartition to all-balanced failed: see the journal"
+		for _, c := range []struct{ name, before, during string }{
+			{"drained as mig-parted applies", "", "bad fan"},
+			{"drained before", "bad fan", ""},
+			{"failed as mig-parted applies", "", failed},
+		} {
+			if c.before != "" {
+				must(t, r.command(context.Background(), "scontrol", "update", "NodeName=gpu01", "State=DRAIN", "Reason="+c.before).Run())
+			}
+			apply := r.applyCommand()
+			if c.during != "" {
+				apply += ` && "$0" update NodeName=gpu01 State=DRAIN Reason="` + c.during + `"`
+			}
+			var cmd *exec.Cmd
+			if ansible {
+				cmd = ansibleDriver(r, t)
+				vars, err := json.Marshal(map[string]any{"mig_parted_apply": []string{"/bin/sh", "-c", apply, r.lookPath(t, "scontrol")}})
+				must(t, err)
+				cmd.Args = append(cmd.Args, "-e", string(vars))
+			} else {
+				cmd = scriptDriver(r, t)
+				cmd.Env = append(cmd.Env, `APPLY=`+strings.Replace(apply, `"$0"`, `"$SCONTROL"`, 1))
+			}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s\n%s", c.name, err, out, r.daemonLogs())
+			}
+			want := c.before + c.during
+			st := r.waitNodeNamed("gpu01", registered, "to register")
+			if !strings.Contains(st.state, "DRAIN") || !strings.HasPrefix(st.reason, want+" [") {
+				t.Errorf("%s: gpu01 is %s (Reason=%s), want drained for %q\n%s", c.name, st.state, st.reason, want, out)
+			}
+			if got := nodeLineCounts(t, "NodeName=gpu01 Gres="+st.gres); !maps.Equal(got, nodeLineCounts(t, wantB)) {
+				t.Errorf("%s: gpu01: Gres=%s, want B's %s", c.name, st.gres, wantB)
+			}
+			must(t, r.command(context.Background(), "scontrol", "update", "NodeName=gpu01", "State=RESUME").Run())
 		}
 	})
 }

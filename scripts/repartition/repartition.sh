@@ -22,8 +22,8 @@
 #                whose counts must be those of step 1, else stop here
 #   7. restart   slurmctld, then scontrol reconfigure for the other nodes
 #   8. start     slurmd, which registers the new devices
-#   9. resume    once slurmctld has them (a drain for another reason
-#                meanwhile, an admin's, stays)
+#   9. resume    once slurmctld has them (a drain for another reason,
+#                an admin's, stays; step 2 keeps it too)
 #
 # One run at a time on a node (LOCK, flock): a second waits for the first.
 #
@@ -110,6 +110,13 @@ node_line() { "$SCONTROL" show node -o "$NODE"; }
 field() { # field LINE KEY: KEY= of a line of scontrol show -o
   printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
+# drained_by_others LINE: the node is drained for a reason not this
+# script's (an admin's, slurmctld's, the controller's "... failed"): that
+# drain is theirs. Slurm ends a reason with " [user@time]".
+drained_by_others() {
+  case $(field "$1" State) in *DRAIN*) ;; *) return 1 ;; esac
+  case $1 in *" Reason=$REASON ["* | *" Reason=$REASON") return 1 ;; esac
+}
 # No job runs on the node: squeue answered, and listed none. A squeue
 # that failed (slurmctld not answering) printed nothing and proves
 # nothing, so the wait goes on.
@@ -136,8 +143,13 @@ planned=$("$SLURM_MIG" plan $SLURM_MIG_FLAGS --mig-config "$MIG_CONFIG" --select
 say "planned: $planned"
 want_gres=$(counts "${planned#*Gres=}")
 
-# 2. drain, and wait for the node's jobs.
-"$SCONTROL" update NodeName="$NODE" State=DRAIN Reason="$REASON"
+# 2. drain, and wait for the node's jobs. A node drained already for
+# another reason keeps that drain, and is left drained at the end.
+if drained_by_others "$(node_line)"; then
+  say "drained already for another reason: that drain is kept"
+else
+  "$SCONTROL" update NodeName="$NODE" State=DRAIN Reason="$REASON"
+fi
 wait_until "$TIMEOUT" no_jobs
 say "drained, no jobs"
 
@@ -208,20 +220,13 @@ if [ "$(counts "$(field "$line" Gres)")" != "$want_gres" ]; then
   exit 1
 fi
 
-# 9. resume, unless someone drained the node for another reason while
-# this ran (an admin's "bad fan", slurmctld's "Kill task failed"): that
-# drain is theirs, and stays.
+# 9. resume, unless the node is drained for another reason, from before
+# this ran or since (an admin's "bad fan", slurmctld's "Kill task
+# failed", the controller's failed change): that drain is theirs.
 line=$(node_line)
-case $(field "$line" State) in
-*DRAIN*)
-  case $line in
-  *" Reason=$REASON "* | *" Reason=$REASON") ;;
-  *)
-    say "$NODE has Gres=$want_gres, left drained: drained for another reason meanwhile (Reason=${line#* Reason=})"
-    exit 0
-    ;;
-  esac
-  ;;
-esac
+if drained_by_others "$line"; then
+  say "$NODE has Gres=$want_gres, left drained: drained for another reason (Reason=${line#* Reason=})"
+  exit 0
+fi
 "$SCONTROL" update NodeName="$NODE" State=RESUME
 say "$NODE resumed with Gres=$want_gres"
