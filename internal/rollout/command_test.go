@@ -172,4 +172,13 @@ func TestJournalRecord(t *testing.T) {
 	if last, err := j.LastChanges(); err != nil || len(last) != 1 || !last["gpu03"].Equal(t0) {
 		t.Errorf("a quoted config and a torn last line: %v, %v", last, err)
 	}
+	// The next line does not join the torn one: it goes first.
+	e.Node = "gpu04"
+	if err := j.Record(&e, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if last, err := j.LastChanges(); err != nil || len(last) != 2 || !last["gpu04"].Equal(t0.Add(time.Minute)) {
+		data, _ := os.ReadFile(filepath.Join(dir, changesLog))
+		t.Errorf("a line recorded after a torn one: %v, %v\n%s", last, err, data)
+	}
 }

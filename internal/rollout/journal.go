@@ -164,6 +164,13 @@ func (j *Journal) Record(e *Entry, at time.Time) error {
 		if bytes.HasPrefix(data, []byte(line)) || bytes.Contains(data, []byte("\n"+line)) {
 			return nil
 		}
+		// A last line cut short by a crash goes, or the line appended
+		// now would join it into one that no reading takes.
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			if err := os.Truncate(path, int64(bytes.LastIndexByte(data, '\n')+1)); err != nil {
+				return fmt.Errorf("journal: %w", err)
+			}
+		}
 	}
 	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {

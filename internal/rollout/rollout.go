@@ -174,7 +174,7 @@ func (c *Controller) Run(changes []Change) (Outcome, error) {
 		switch {
 		case len(errs) > 0:
 			why = "a change in the journal could not go on: no new change starts"
-		case failed > 0:
+		case len(out.Failed) > 0: // from the journal, or a change of this run
 			why = "a failed change waits for an admin: no new change starts"
 		case busy >= c.Limits.MaxNodes:
 			why = fmt.Sprintf("%d nodes in change already, the most at once", busy)
@@ -301,10 +301,10 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 					return err
 				}
 				continue
-			case drained && !c.ours(e, st) && e.Step == StepApply && e.Attempts == 0:
-				// Drained by someone else before anything changed: as
-				// in the wait step, the node is theirs.
-				c.say(e.Node, e.Step, "left", "drained for another reason: its state is "+st.State+", Reason="+st.Reason)
+			case e.Step == StepApply && e.Attempts == 0 && (!drained || !c.ours(e, st)):
+				// Resumed, or drained by someone else, before anything
+				// changed: as in the wait step, the node is theirs.
+				c.say(e.Node, e.Step, "left", "no longer drained for slurm-mig: its state is "+st.State+", Reason="+st.Reason)
 				out.Abandoned = append(out.Abandoned, e.Node)
 				return c.Store.Remove(e.Node)
 			case drained && !c.ours(e, st):
@@ -334,6 +334,12 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 					return err
 				}
 				c.say(e.Node, e.Step, "drained", Reason(config)+" (it was in service)")
+				// The wait for its jobs, and its timeout, start now: the
+				// node may have been held, resumed, for hours.
+				e.Since = c.Now()
+				if err := c.Store.Save(e); err != nil {
+					return err
+				}
 				if st, err = c.Slurm.Node(e.Node); err != nil {
 					return err
 				}

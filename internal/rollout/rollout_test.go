@@ -626,3 +626,89 @@ func TestSameCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestRolloutHoldDoesNotSpendTheTimeout: a rollback held for hours by
+// someone else's drain, then resumed by them with a job starting there:
+// the wait for that job starts when the node is drained again, so the
+// step waits, and rolls back once the job ends, rather than failing at
+// once for the hours of the hold.
+func TestRolloutHoldDoesNotSpendTheTimeout(t *testing.T) {
+	w := newWorld(t)
+	var events []string
+	w.drained, w.reason = true, "bad fan"
+	w.entries["gpu01"] = Entry{Change: toBalanced, Step: StepRollback, Started: w.now, Since: w.now, Attempts: 1,
+		SlurmdBefore: w.slurmdStart.Format(slurmconf.TimeLayout), Why: "to all-balanced: broken"}
+	if out, _ := w.controller(&events).Run(nil); !slices.Equal(out.Waiting, []string{"gpu01"}) {
+		t.Fatalf("held: %+v", out)
+	}
+	w.now = w.now.Add(2 * time.Hour)
+	w.drained, w.reason, w.jobs = false, "", 1
+	out, _ := w.controller(&events).Run(nil)
+	if e := w.entries["gpu01"]; !slices.Equal(out.Waiting, []string{"gpu01"}) || e.Step != StepRollback || !w.drained || w.changeRuns != 0 {
+		t.Fatalf("resumed with a job after a 2 h hold: %+v, step %s, drained %v, %d runs\n%s", out, e.Step, w.drained, w.changeRuns, strings.Join(events, "\n"))
+	}
+	w.jobs = 0
+	if out, _ := w.controller(&events).Run(nil); !slices.Equal(out.RolledBack, []string{"gpu01"}) || w.changeRuns != 1 || len(w.violations) > 0 {
+		t.Errorf("the job ended: %+v, %d runs, violations %v\n%s", out, w.changeRuns, w.violations, strings.Join(events, "\n"))
+	}
+}
+
+// TestRolloutApplyLeftIfResumed: at the apply step before the command
+// first ran, a node someone resumed is theirs, as at the wait step: the
+// change is dropped, the node not drained again.
+func TestRolloutApplyLeftIfResumed(t *testing.T) {
+	w := newWorld(t)
+	var events []string
+	w.entries["gpu01"] = Entry{Change: toBalanced, Step: StepApply, Started: w.now, Since: w.now}
+	out, _ := w.controller(&events).Run(nil)
+	if !slices.Equal(out.Abandoned, []string{"gpu01"}) || w.drained || w.changeRuns != 0 || len(w.entries) != 0 {
+		t.Errorf("%+v, drained %v, %d runs, entries %v\n%s", out, w.drained, w.changeRuns, w.entries, strings.Join(events, "\n"))
+	}
+}
+
+// TestRolloutFailureInTheRunStopsTheNext: a change that fails in a run
+// stops the changes after it in that run, as one failed in the journal
+// does.
+func TestRolloutFailureInTheRunStopsTheNext(t *testing.T) {
+	f := &failingFleet{states: map[string]*slurmhost.Node{}, entries: map[string]Entry{}}
+	var changes []Change
+	for _, n := range []string{"gpu01", "gpu02"} {
+		f.states[n] = &slurmhost.Node{Gres: counts["all-1g"], State: "IDLE", SlurmdStart: "2026-11-01T00:00:00"}
+		ch := toBalanced
+		ch.Node = n
+		changes = append(changes, ch)
+	}
+	c := &Controller{Store: f, Slurm: f, Changer: f, Now: time.Now, Limits: Limits{MaxNodes: 2, DrainTimeout: time.Hour, MaxAttempts: 1}}
+	out, err := c.Run(changes)
+	if err != nil || !slices.Equal(out.Failed, []string{"gpu01"}) || !slices.Equal(out.Skipped, []string{"gpu02"}) || !slices.Equal(f.runs, []string{"gpu01", "gpu01"}) {
+		t.Errorf("%v, %+v, change runs %v: want gpu01 failed, gpu02 skipped", err, out, f.runs)
+	}
+}
+
+// failingFleet is nodes whose change command always fails, and a
+// journal in memory.
+type failingFleet struct {
+	states  map[string]*slurmhost.Node
+	entries map[string]Entry
+	runs    []string
+}
+
+func (f *failingFleet) Node(name string) (slurmhost.Node, error) { return *f.states[name], nil }
+func (f *failingFleet) Drain(name, reason string) error {
+	f.states[name].State, f.states[name].Reason = "IDLE+DRAIN", reason
+	return nil
+}
+func (f *failingFleet) Resume(name string) error {
+	f.states[name].State, f.states[name].Reason = "IDLE", ""
+	return nil
+}
+func (f *failingFleet) Change(node, config string) error {
+	f.runs = append(f.runs, node)
+	return fmt.Errorf("exit status 1")
+}
+func (f *failingFleet) Entries() ([]Entry, error) {
+	return slices.SortedFunc(maps.Values(f.entries), func(a, b Entry) int { return strings.Compare(a.Node, b.Node) }), nil
+}
+func (f *failingFleet) Save(e *Entry) error                 { f.entries[e.Node] = *e; return nil }
+func (f *failingFleet) Remove(node string) error            { delete(f.entries, node); return nil }
+func (f *failingFleet) Record(e *Entry, at time.Time) error { return nil }
