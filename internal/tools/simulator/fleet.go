@@ -21,9 +21,8 @@ import (
 type fleetDef struct {
 	types   []string // Slurm GRES types, lower case
 	configs []config
-	// sizes are the types' shares of a GPU, for a trace that asks for a
-	// fraction of one.
-	sizes []size
+	// shares are the types a trace's share of a GPU may get.
+	shares shareTypes
 }
 
 func loadFleet(o options) (*fleetDef, error) {
@@ -82,7 +81,7 @@ func loadFleet(o options) (*fleetDef, error) {
 			}
 		}
 	}
-	f.sizes = sizesOf(f.types, gpu.MigProfiles())
+	f.shares = sharesOf(f.types, gpu.MigProfiles())
 	for _, op := range opts.Configs {
 		c := config{name: op.Config, counts: make([]int, len(f.types))}
 		for _, g := range op.Counts {
