@@ -59,21 +59,28 @@ func buildSlurmState(in SlurmInput, w Windows) slurmState {
 	// The kind: the configs and their counts most nodes share (the first
 	// such in hostlist order on a tie). Nodes of the same GPUs in other
 	// MIG layouts have Options of their own, with the same content.
+	kinds := map[*Options]string{} // nodes of one snapshot share their Options
+	kindOf := func(o *Options) string {
+		k, ok := kinds[o]
+		if !ok {
+			k = o.kind()
+			kinds[o] = k
+		}
+		return k
+	}
 	count := map[string]int{}
 	var ref *Options
-	refKey := ""
 	for _, name := range order {
 		o := byName[name].Options
 		if o == nil || len(o.Configs) == 0 {
 			continue
 		}
-		k := o.kind()
-		count[k]++
-		if ref == nil || count[k] > count[refKey] {
-			ref, refKey = o, k
+		count[kindOf(o)]++
+		if ref == nil || count[kindOf(o)] > count[kindOf(ref)] {
+			ref = o
 		}
 	}
-	sameKind := func(o *Options) bool { return o != nil && ref != nil && o.kind() == refKey }
+	sameKind := func(o *Options) bool { return o != nil && ref != nil && kindOf(o) == kindOf(ref) }
 	var out slurmState
 	typeSet := map[string]bool{}
 	if ref != nil {
