@@ -26,7 +26,7 @@ func HasStateWord(state string, prefixes ...string) bool {
 func OutOfService(state string) bool {
 	base, _, _ := strings.Cut(strings.TrimSuffix(state, "*"), "+")
 	return NotResponding(state) || (base != "IDLE" && base != "MIXED" && base != "ALLOCATED") ||
-		HasStateWord(state, "DRAIN", "DOWN", "FAIL", "MAINT", "REBOOT", "INVAL", "POWER", "FUTURE", "UNKNOWN")
+		HasStateWord(state, "DRAIN", "FAIL", "MAINT", "REBOOT", "INVAL", "POWER")
 }
 
 // NotResponding says whether scontrol's State= is of a node slurmctld
