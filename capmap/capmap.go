@@ -19,7 +19,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 
 	"github.com/slurm-mig/slurm-mig/internal/hostfs"
 )
@@ -162,30 +161,18 @@ func (m *Map) put(key ciKey, isCI bool, minor uint32) (old uint32, dup bool) {
 // errNoEntries is the reason given when a source lists no GI or CI at all.
 const errNoEntries = "no MIG capability entries"
 
-// Load reads MigMinorsPath under root ("/" on the node itself); when that file does not
-// exist it falls back to the per-capability tree at CapabilitiesDir. When
-// neither exists the error names both paths (under the root) and wraps
-// fs.ErrNotExist. Any other read error is returned wrapped with the path.
+// Load reads MigMinorsPath under root ("/" on the node itself), within
+// hostfs's bound, or else the older tree at CapabilitiesDir. Its errors
+// name the path; with neither there, both, wrapping fs.ErrNotExist.
 func Load(root string) (*Map, error) {
 	host := hostfs.FS(root)
 	minorsPath := host.Path(MigMinorsPath)
-	f, err := os.Open(minorsPath)
+	data, err := hostfs.ReadFileNoStat(minorsPath)
 	if err == nil {
-		defer f.Close()
-		// Read it whole, bounded (procfs reports no size to check first),
-		// into a buffer that fits a 32-GPU driver's file in one go.
-		buf := bytes.NewBuffer(make([]byte, 0, migMinorsBufBytes))
-		if _, err := buf.ReadFrom(io.LimitReader(f, maxMigMinorsBytes+1)); err != nil {
-			return nil, fmt.Errorf("reading MIG minors: %w", err)
-		}
-		data := buf.Bytes()
-		if len(data) > maxMigMinorsBytes {
-			return nil, fmt.Errorf("%s: larger than %d MiB: not a mig-minors file", minorsPath, maxMigMinorsBytes>>20)
-		}
 		return Parse(bytes.NewReader(data), minorsPath)
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("reading MIG minors: %w", err) // *PathError names the path
+		return nil, err // it names the path
 	}
 	capDir := host.Path(CapabilitiesDir)
 	m, missing, err := loadTree(capDir)
@@ -195,14 +182,6 @@ func Load(root string) (*Map, error) {
 	}
 	return m, err
 }
-
-// maxMigMinorsBytes bounds the mig-minors file: the driver's lists 135
-// entries of under 30 bytes per GPU, 107 KiB for its 32 GPUs. A file far
-// larger is not a mig-minors file (or a runaway one).
-const (
-	maxMigMinorsBytes = 16 << 20
-	migMinorsBufBytes = 128 << 10
-)
 
 // Parse reads mig-minors lines "<name> <minor>" from r; errors start with
 // "name:LINE:", and Source returns name. Names other than
