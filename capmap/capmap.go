@@ -1,14 +1,8 @@
-// Package capmap maps MIG GPU-instance and compute-instance capability names
-// to the minors of their NVIDIA capability device files
-// (/dev/nvidia-caps/nvidia-cap<M>).
-//
-// The minors are read from the driver's /proc/driver/nvidia-caps/mig-minors
-// file or, on older setups that lack it, from the per-capability tree under
-// /proc/driver/nvidia/capabilities. The numbering is never computed: today's
-// drivers follow a fixed layout, but that is an observation, not a contract.
-//
-// In both sources "gpuN" is the GPU's device minor (the N of /dev/nvidiaN,
-// NVML Device.GetMinorNumber), not its NVML index.
+// Package capmap maps MIG GI and CI capability names to the minors of their
+// /dev/nvidia-caps/nvidia-cap<M> files, read from the driver's mig-minors
+// file or, on older drivers, the per-capability tree; never computed, as
+// the driver's layout is an observation, not a contract. "gpuN" is the GPU's
+// device minor (/dev/nvidiaN, NVML GetMinorNumber), not its NVML index.
 package capmap
 
 import (
@@ -183,10 +177,9 @@ func Load(root string) (*Map, error) {
 	return m, err
 }
 
-// Parse reads mig-minors lines "<name> <minor>" from r; errors start with
-// "name:LINE:", and Source returns name. Names other than
-// gpu<N>/gi<X>[/ci<Y>]/access are skipped. A malformed line or MIG name, an
-// entry given two different minors, or no MIG entry at all is an error.
+// Parse reads mig-minors lines "<name> <minor>" from r, skipping names other
+// than gpu<N>/gi<X>[/ci<Y>]/access. A malformed line, an entry given two
+// minors, or no MIG entry is an error starting "name:LINE:".
 func Parse(r io.Reader, name string) (*Map, error) {
 	p := parser{m: newMap(name, sizeHint(r))}
 
@@ -412,10 +405,9 @@ func parseName(name []byte) (kind nameKind, key ciKey, bad string) {
 	return nameCI, key, ""
 }
 
-// fastLine parses a GI or CI line exactly as the driver writes it
-// ("gpu0/gi0/ci0/access 4"), in one pass; sp is the index of the space after
-// the name. ok is false for any other line, which the general path then
-// handles; where fastLine succeeds, the general path gives the same answer.
+// fastLine parses a GI or CI line written exactly as the driver writes it
+// ("gpu0/gi0/ci0/access 4"); sp is the index of the space after the name.
+// Any other line gives ok false and goes the general way, to the same answer.
 func fastLine(b []byte) (kind nameKind, key ciKey, sp int, minor uint32, ok bool) {
 	const access = "access "
 	if len(b) < len("gpu0/gi0/access 0") || b[0] != 'g' || b[1] != 'p' || b[2] != 'u' {

@@ -6,12 +6,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
-// Resolve fills in every MIG device's GI and CI cap minors that are not
-// yet known, from the host's mig-minors, which load reads. The file is
-// read only when some device needs it: a snapshot taken with its minors
-// reads no host file. A device with no entry is an error naming the
-// device: a minor is never guessed. The node is checked again only when
-// minors were added, as only they can clash with what was checked before.
+// Resolve fills in the GI and CI cap minors a MIG device lacks, calling
+// load only if one does (a snapshot with its minors reads no host file).
+// A device with no entry is an error naming it: a minor is never guessed.
 func Resolve(n *model.Node, load func() (*Map, error)) error {
 	var caps *Map
 	for i := range n.GPUs {

@@ -15,10 +15,9 @@ import (
 // deviceFileMinorKey starts the line of a capability file that holds its minor.
 const deviceFileMinorKey = "DeviceFileMinor:"
 
-// loadTree reads the older per-capability tree, whose files
-// dir/gpu<N>/mig/gi<X>[/ci<Y>]/access each hold "DeviceFileMinor: <m>";
-// missing reports that dir does not exist (err is nil then). Other names and
-// GPUs without mig are skipped; a bad or unreadable access file is an error.
+// loadTree reads the older tree, dir/gpu<N>/mig/gi<X>[/ci<Y>]/access each
+// holding "DeviceFileMinor: <m>"; missing says dir does not exist. Other
+// names are skipped; a bad or unreadable access file is an error.
 func loadTree(dir string) (m *Map, missing bool, err error) {
 	gpus, err := os.ReadDir(dir)
 	if err != nil {
