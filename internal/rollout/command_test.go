@@ -1,11 +1,14 @@
 package rollout
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestCommand(t *testing.T) {
@@ -180,5 +183,58 @@ func TestJournalRecord(t *testing.T) {
 	if last, err := j.LastChanges(); err != nil || len(last) != 2 || !last["gpu04"].Equal(t0.Add(time.Minute)) {
 		data, _ := os.ReadFile(filepath.Join(dir, changesLog))
 		t.Errorf("a line recorded after a torn one: %v, %v\n%s", last, err, data)
+	}
+}
+
+// TestJournalRecordCompacts: past its bound the record keeps its newest
+// lines and every node's last one, which the dwell reads, and its mode.
+func TestJournalRecordCompacts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "journal")
+	j, err := OpenJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	b.WriteString(t0.Format(time.RFC3339) + " gpu-once all-balanced done\n")
+	at := t0
+	for i := 0; b.Len() <= maxChangesLog; i++ {
+		at = at.Add(time.Minute)
+		fmt.Fprintf(&b, "%s gpu%02d all-1g.10gb done\n", at.Format(time.RFC3339), i%50)
+	}
+	path := filepath.Join(dir, changesLog)
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, err := j.LastChanges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Entry{Change: Change{Node: "gpu99", Config: "all-balanced"}, Outcome: "done"}
+	if err := j.Record(&e, at.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	after, err := j.LastChanges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before["gpu99"] = at.Add(time.Minute)
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("each node's last change (-before +after):\n%s", diff)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > maxChangesLog*3/4+100 || fi.Size() < maxChangesLog/2-100 {
+		t.Errorf("changes.log is %d bytes after compaction; want about half to three quarters of %d", fi.Size(), maxChangesLog)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("changes.log mode %v, want 0600", fi.Mode().Perm())
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.HasSuffix(string(data), " gpu99 all-balanced done\n") {
+		t.Errorf("the new line is not last:\n...%s", data[len(data)-200:])
 	}
 }

@@ -140,8 +140,8 @@ func (j *Journal) OutputPath(node string) string { return j.path(node, ".out") }
 // "TIME NODE CONFIG OUTCOME".
 const changesLog = "changes.log"
 
-// maxChangesLog bounds the record: past it, it starts again (the dwell
-// needs only the last few hours).
+// maxChangesLog bounds the record. Past it, the record keeps its newest
+// lines within half of it and each node's last line, which the dwell reads.
 const maxChangesLog = 1 << 20
 
 // Record appends a finished change to the record, unless its line is
@@ -153,26 +153,30 @@ func (j *Journal) Record(e *Entry, at time.Time) error {
 		config = strconv.Quote(config) // mig-parted allows any name
 	}
 	line := fmt.Sprintf("%s %s %s %s\n", at.UTC().Format(time.RFC3339), e.Node, config, strings.ReplaceAll(e.Outcome, " ", "_"))
-	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	if fi, err := os.Stat(path); err == nil && fi.Size() > maxChangesLog {
-		flags |= os.O_TRUNC
-	} else if err == nil {
-		data, err := fileio.ReadFile(path, 2*maxChangesLog, "the journal's record of changes")
+	data, err := fileio.ReadFile(path, 2*maxChangesLog, "the journal's record of changes")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if bytes.HasPrefix(data, []byte(line)) || bytes.Contains(data, []byte("\n"+line)) {
+		return nil
+	}
+	// A last line cut short by a crash goes, or the line appended now
+	// would join it into one that no reading takes.
+	whole := data[:bytes.LastIndexByte(data, '\n')+1]
+	if len(whole)+len(line) > maxChangesLog {
+		kept, err := compactChanges(path, whole)
 		if err != nil {
 			return err
 		}
-		if bytes.HasPrefix(data, []byte(line)) || bytes.Contains(data, []byte("\n"+line)) {
-			return nil
-		}
-		// A last line cut short by a crash goes, or the line appended
-		// now would join it into one that no reading takes.
-		if len(data) > 0 && data[len(data)-1] != '\n' {
-			if err := os.Truncate(path, int64(bytes.LastIndexByte(data, '\n')+1)); err != nil {
-				return fmt.Errorf("journal: %w", err)
-			}
+		_, err = atomicfile.Write(path, append(kept, line...), atomicfile.Options{})
+		return err
+	}
+	if len(whole) < len(data) {
+		if err := os.Truncate(path, int64(len(whole))); err != nil {
+			return fmt.Errorf("journal: %w", err)
 		}
 	}
-	f, err := os.OpenFile(path, flags, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
@@ -184,6 +188,36 @@ func (j *Journal) Record(e *Entry, at time.Time) error {
 		err = cerr
 	}
 	return err
+}
+
+// compactChanges keeps, of the record data (named file), its newest lines
+// within half of maxChangesLog and, within three quarters, each node's last.
+func compactChanges(file string, data []byte) ([]byte, error) {
+	if _, err := parseChanges(file, data); err != nil {
+		return nil, err
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	keep := make([]bool, len(lines))
+	seen := map[string]bool{}
+	size := 0
+	for i := len(lines) - 1; i >= 0; i-- {
+		f := strings.Fields(lines[i])
+		if len(f) < 2 {
+			continue
+		}
+		last := !seen[f[1]]
+		seen[f[1]] = true
+		if n := size + len(lines[i]); n <= maxChangesLog/2 || last && n <= maxChangesLog*3/4 {
+			keep[i], size = true, n
+		}
+	}
+	out := make([]byte, 0, size)
+	for i, l := range lines {
+		if keep[i] {
+			out = append(out, l...)
+		}
+	}
+	return out, nil
 }
 
 // LastChanges reads when each node last finished a change.
