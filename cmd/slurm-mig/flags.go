@@ -99,6 +99,8 @@ func (r *renderFlags) output(file outputPath) (nodegres.Output, error) {
 		return out, errors.New("--backup and --json go with -o FILE (or node --update)")
 	case out.ToStdout() && out.State != "":
 		return out, errors.New("--state goes with -o FILE (or node --update): printed output writes no device state")
+	case out.ToStdout() && out.NoState:
+		return out, errors.New("--no-state goes with -o FILE (or node --update): printed output writes no device state")
 	case out.State != "" && out.NoState:
 		return out, errors.New("--state and --no-state exclude each other")
 	}
