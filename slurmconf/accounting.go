@@ -7,11 +7,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/advice"
 )
 
-// Accounting is what a slurm.conf says of how jobs are accounted and
-// billed: AccountingStorageTRES, PriorityFlags and each partition's
-// TRESBillingWeights, as slurmctld reads them (the last value of a key
-// wins; a partition without TRESBillingWeights of its own takes that of
-// the last PartitionName=DEFAULT line before it).
+// Accounting is how a slurm.conf accounts and bills jobs, as slurmctld
+// reads it: the last value of a key wins, and a partition without its own
+// TRESBillingWeights takes the last PartitionName=DEFAULT line's before it.
 type Accounting struct {
 	TRES          string // AccountingStorageTRES, "" when not set
 	TRESPos       string // its file:line, "" when not set

@@ -207,10 +207,9 @@ func differingFields(a, b Unit) []string {
 	return out
 }
 
-// bareList is a Cores= value without the brackets and blanks slurmd
-// allows around its ranges. Not a strings.Replacer: building one costs
-// more than the rest of a record's check, and env checks every record of
-// the node before each task.
+// BareList is a Cores= value without the brackets and blanks slurmd allows
+// around its ranges. Not a strings.Replacer: building one costs more than
+// the rest of a record's check, which env runs before each task.
 func BareList(s string) string {
 	if !strings.ContainsAny(s, "[] ") {
 		return s

@@ -10,10 +10,9 @@ import (
 	"strings"
 )
 
-// GresRecord is one gres.conf line. Exactly one of File and MultipleFiles
-// is set: File names one device file, or a range of them, each one unit of
-// the GRES; MultipleFiles names files that together are one unit (a MIG
-// device is its GPU's /dev/nvidiaN plus its GI and CI caps).
+// GresRecord is one gres.conf line; exactly one of File and MultipleFiles
+// is set. Each File= file is one unit of the GRES; MultipleFiles= files are
+// one unit together (a MIG device's /dev/nvidiaN and its GI and CI caps).
 type GresRecord struct {
 	NodeName      string // empty: the line applies to every node reading it
 	Name          string
@@ -102,9 +101,8 @@ func FormatGresConf(comments []string, recs []GresRecord) string {
 }
 
 // Compact merges records that differ only in a single-file File= into one
-// record whose File= is a Slurm range (/dev/nvidia[0-1]). A merged record
-// takes the place of the first of its records; MultipleFiles= records are
-// kept as they are, since each is one unit.
+// record, at the first one's place, whose File= is a Slurm range
+// (/dev/nvidia[0-1]). MultipleFiles= records are kept, each being one unit.
 func Compact(recs []GresRecord) []GresRecord {
 	type key struct{ node, name, typ, cores, links, flags string }
 	files := map[key][]string{}
@@ -195,10 +193,9 @@ func GresList(counts []GresCount) string {
 	return b.String()
 }
 
-// NodeLine renders the slurm.conf line declaring a node's GRES:
-// "NodeName=n1 Gres=gpu:a100:2". With no node name it is only "Gres=...";
-// with no counts there is no Gres= at all. attrs (key=value words, as
-// slurmd -C prints the hardware) go between NodeName= and Gres=.
+// NodeLine renders the slurm.conf line "NodeName=n1 Gres=gpu:a100:2"; with
+// no node it is only "Gres=...", with no counts it has no Gres=. attrs
+// (key=value words, as slurmd -C prints them) go between the two.
 func NodeLine(node string, counts []GresCount, attrs ...string) string {
 	var parts []string
 	if node != "" {

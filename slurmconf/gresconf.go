@@ -33,9 +33,8 @@ type GresConf struct {
 	AutoDetect    string // the node's AutoDetect=, else the global one, if any
 	AutoDetectPos string // file:line of that AutoDetect=
 	// Named says some line's NodeName= names the node; Others are the
-	// names on lines for other nodes. A file none of whose lines names
-	// the node was most likely written for it under another name
-	// (gpu01.cluster.example where Slurm says gpu01).
+	// names on other lines. A file that never names the node most likely
+	// names it otherwise (gpu01.cluster.example where Slurm says gpu01).
 	Named  bool
 	Others OtherNodes
 	// Problems are what slurmd logs of the node's lines and goes on

@@ -207,10 +207,9 @@ func (f *GresFile) hostlist(expr string) hostSet {
 	return hs
 }
 
-// Index expands every NodeName= hostlist once, so that Node reads only
-// the lines of the node asked for and those of every node: for reading
-// many nodes of a cluster's file. Node then no longer notes the names of
-// the other nodes' lines (GresConf.Others).
+// Index expands every NodeName= hostlist once, so that Node reads only the
+// lines of its node and of every node, for reading many nodes of one file.
+// Node then no longer notes the other nodes' names (GresConf.Others).
 func (f *GresFile) Index() {
 	f.index = map[string][]int{}
 	f.common = f.common[:0]
@@ -336,10 +335,9 @@ func (c *GresConf) problem(pos string, sev Severity, format string, args ...any)
 	c.Problems = append(c.Problems, Problem{Pos: pos, Severity: sev, Message: fmt.Sprintf(format, args...)})
 }
 
-// checkNode finds what slurmd of release v dies of in the node's records
-// taken together (Slurm's gres.c, after reading gres.conf): a GRES whose
-// records have files and records without, or a type and none; two
-// records without files of one GRES and type.
+// CheckLines finds what slurmd of release v dies of in the node's records
+// taken together (Slurm's gres.c): a GRES with records both with and
+// without files or a type; two records without files of one GRES and type.
 func (c *GresConf) CheckLines(v Version) error {
 	type has struct {
 		files, none    string // the first record with files, without
@@ -425,10 +423,9 @@ func (c *GresConf) CheckEnvFlags(v Version) error {
 // envFlagsSince: the *_env flags came in 21.08.
 var envFlagsSince = Version{21, 8, -1}
 
-// explicitFlagsSince, explicitFlagsUntil: the releases whose slurmd
-// takes any Flags= as the record's whole set of *_env flags, so that
-// Flags=CountOnly says "none" and not "the default" (seen in 24.11.5;
-// 22.05.8 and 26.05.5 do not).
+// explicitFlagsSince, explicitFlagsUntil: the releases whose slurmd takes
+// any Flags= as the record's whole set of *_env flags, so Flags=CountOnly
+// says "none", not "the default" (seen in 24.11.5, not 22.05.8 or 26.05.5).
 var (
 	explicitFlagsSince = Version{24, 11, -1}
 	explicitFlagsUntil = Version{26, 5, -1}

@@ -41,17 +41,14 @@ func ExpandHostlist(expr string) ([]string, error) {
 	return expandHostlist(expr, maxHostlistNames, "")
 }
 
-// maxRunNames is what all the hostlists of one run may expand to, in all
-// (NameBudget): each alone may name Slurm's million, but a few 60-byte
-// lines of a million names each would cost a run minutes and gigabytes,
-// and the largest clusters have tens of thousands of nodes.
+// maxRunNames bounds all the hostlists of one run together (NameBudget):
+// a few short lines of a million names each would cost minutes and
+// gigabytes, and the largest clusters have tens of thousands of nodes.
 const maxRunNames = 1 << 18
 
-// NameBudget bounds the names all the hostlists of one run expand to
-// (check's slurm.conf and gres.conf, merge's fragments, plan's
-// --hardware and --assign), on top of each hostlist's own bound. A nil
-// NameBudget bounds each hostlist alone.
-// It may be shared by goroutines (merge reads fragments several at a time).
+// NameBudget bounds the names all the hostlists of one run expand to, on
+// top of each hostlist's own bound; a nil NameBudget bounds each alone.
+// It may be shared by goroutines.
 type NameBudget struct {
 	left atomic.Int64
 	err  atomic.Pointer[error] // the first refusal
@@ -431,11 +428,9 @@ func joins(tail, hr *hostRange) bool {
 		tail.prefix == hr.prefix && widthsCompatible(tail.lo, tail.width, hr.lo, hr.width)
 }
 
-// widthsCompatible is Slurm's _width_equiv: numbers n and m, written with
-// widths wn and wm, may share one width if the widths are equal or if
-// either number is padded alike under both widths. Slurm then copies one
-// width over the other; for the ranges CompressHostlist builds the copy
-// never changes how any number prints, so this function need not do it.
+// widthsCompatible is Slurm's _width_equiv: n and m, wn and wm wide, may
+// share a width if wn == wm or either pads alike under both. It skips
+// Slurm's copy of one width over the other, a no-op for CompressHostlist.
 func widthsCompatible(n uint64, wn int, m uint64, wm int) bool {
 	return wn == wm || zeroPad(n, wn) == zeroPad(n, wm) || zeroPad(m, wm) == zeroPad(m, wn)
 }
@@ -458,10 +453,9 @@ func numDigits(n uint64) int {
 // NodeName= values are: ExpandHostlist gives back just expr.
 func OneHost(expr string) bool { return expr != "" && !strings.ContainsAny(expr, "[], \t") }
 
-// SortHostnames sorts node names so that CompressHostlist makes the
-// fewest ranges of them: by the text before the trailing number, then by
-// the number, then by its width (n1 before n01). A name without a
-// trailing number comes before the numbered names of its prefix.
+// SortHostnames orders names so that CompressHostlist makes the fewest
+// ranges: by the text before the trailing number, then number, then width
+// (n1 before n01); a name without a number precedes those of its prefix.
 func SortHostnames(names []string) {
 	type named struct {
 		hostRange

@@ -5,11 +5,9 @@ import (
 	"strings"
 )
 
-// Slurm's config files (slurm.conf, gres.conf) are read as Slurm's
-// parse_config.c reads them: an unescaped '#' starts a comment, a line
-// ending in an odd number of '\' continues on the next one, and "\\" and
-// "\#" stand for '\' and '#'. A logical line is a run of key=value words;
-// keys are compared without regard to case.
+// Slurm's config files are read as its parse_config.c reads them: an
+// unescaped '#' starts a comment, an odd number of trailing '\' continues
+// the line, "\\" and "\#" stand for '\' and '#', and keys ignore case.
 
 // logicalLine is one line after comments and continuations are dealt with.
 type logicalLine struct {
@@ -34,10 +32,9 @@ func (l *logicalLine) fileOffset(pos int) int {
 	return 0
 }
 
-// scanLines calls visit with each non-empty logical line of data, in
-// order, until visit returns false. The text of a line without
-// continuations is a substring of data: a cluster-wide file is read
-// without copying it line by line.
+// scanLines calls visit with each non-empty logical line of data, in order,
+// until visit returns false. A line without continuations is a substring of
+// data, so a cluster-wide file is not copied line by line.
 func scanLines(data string, visit func(l *logicalLine) bool) {
 	var cur logicalLine
 	var joined []byte // the text so far of a continued line
@@ -150,11 +147,9 @@ type word struct {
 	start, end int // offsets of the whole word, quotes included
 }
 
-// words splits a logical line into key=value words, appending to out. A
-// value may be double-quoted to hold blanks. A word without '=' gets an
-// empty key and the word as value (Include lines, or syntax errors for the
-// caller). Its errors say what is wrong, not where: the caller, which
-// knows the file, puts "file:line: " in front.
+// words appends a logical line's key=value words to out; a value may be
+// double-quoted to hold blanks, and a word without '=' has an empty key.
+// Its errors say what is wrong, not where: the caller adds "file:line: ".
 func words(l *logicalLine, out []word) ([]word, error) {
 	s := l.text
 	for i := 0; i < len(s); {

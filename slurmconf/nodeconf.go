@@ -86,11 +86,9 @@ func walkConf(path string, chain []string, visit func(l *logicalLine, file strin
 	return walkConfIn(path, chain, &budget, visit)
 }
 
-// maxIncludeBudget is what one walk of a config and its Includes may
-// read: every file read counts its bytes, and at least minIncludeCost,
-// so that reading the same small file over and over ends too. A
-// 10,000-node cluster's configs are a few MiB; what is read is also kept
-// (check's records), so the budget bounds memory as well as time.
+// maxIncludeBudget bounds what one walk of a config and its Includes reads,
+// each file counting its bytes but at least minIncludeCost, so rereading a
+// small file ends too. What is read is kept, so it bounds memory as well.
 const (
 	maxIncludeBudget = 64 << 20
 	minIncludeCost   = 16 << 10
@@ -181,10 +179,9 @@ func includeLoop(chain []string, inc string) *includeLoopError {
 	return nil
 }
 
-// ParseGresList reads a Gres= value, from slurm.conf
-// ("gpu:a100:2,gpu:a100_1g.10gb:14") or from scontrol, which adds socket
-// bindings ("gpu:a100:2(S:0-1)"); "(null)" is empty. Counts of the same
-// name and type (compared without case) are added up.
+// ParseGresList reads a Gres= value, from slurm.conf ("gpu:a100:2") or
+// scontrol, which adds socket bindings ("gpu:a100:2(S:0-1)"); "(null)" is
+// empty. Counts of one name and type (compared without case) are added up.
 func ParseGresList(s string) ([]GresCount, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "(null)" {
@@ -259,10 +256,9 @@ func addCount(counts []GresCount, c GresCount) []GresCount {
 	return append(counts, c)
 }
 
-// UpdateNodeGresFile is the slurm.conf at path with the gpu items of the
-// Gres= of node's own NodeName= line set to gpus, every other byte kept
-// (UpdateNodeGres). A line without Gres= of its own inherits
-// NodeName=DEFAULT's, which ReadNodeGres finds, Includes followed.
+// UpdateNodeGresFile is the slurm.conf at path with the gpu items of node's
+// own NodeName= line's Gres= set to gpus, every other byte kept. A line
+// without Gres= inherits NodeName=DEFAULT's, found through Includes.
 func UpdateNodeGresFile(path, node, gpus string) ([]byte, error) {
 	text, _, err := readConfInto(path, new([]byte))
 	if err != nil {
@@ -380,10 +376,9 @@ func UpdateNodeGres(data, name, node, gpus string, inherited func() (string, err
 	return data[:at] + " Gres=" + setGpuItems(from, gpus) + data[at:], nil
 }
 
-// setGpuItems is the Gres= value old, as written, with its gpu items
-// replaced by gpus: they take the place of the first gpu item of old, or
-// come first when it has none. Every other item stays as written, in its
-// order.
+// setGpuItems is the Gres= value old with its gpu items replaced by gpus,
+// at the first gpu item's place or first where there is none; every other
+// item stays as written, in its order.
 func setGpuItems(old, gpus string) string {
 	var out []string
 	placed := false

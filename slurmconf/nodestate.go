@@ -2,10 +2,9 @@ package slurmconf
 
 import "strings"
 
-// HasStateWord says whether scontrol's State= (IDLE+DRAIN, DOWN*,
-// MIXED+INVALID_REG) has a word that begins with one of prefixes: DRAIN
-// covers DRAINING and DRAINED, POWER 21.08's POWERED_DOWN and
-// POWERING_UP.
+// HasStateWord says whether scontrol's State= (IDLE+DRAIN, DOWN*) has a
+// word that begins with one of prefixes: DRAIN covers DRAINING and
+// DRAINED, POWER 21.08's POWERED_DOWN and POWERING_UP.
 func HasStateWord(state string, prefixes ...string) bool {
 	for _, w := range strings.Split(strings.TrimSuffix(state, "*"), "+") {
 		for _, p := range prefixes {
@@ -17,12 +16,9 @@ func HasStateWord(state string, prefixes ...string) bool {
 	return false
 }
 
-// OutOfService says whether scontrol's State= is one on which no job
-// starts, whoever made it so: drained, down or failed by an admin or by
-// slurmctld, a refused registration, a node that is powered off, not yet
-// up or not responding (sinfo's trailing *, scontrol's NOT_RESPONDING),
-// or a base state other than IDLE, MIXED and ALLOCATED (one this code
-// does not know is taken as out of service).
+// OutOfService says whether scontrol's State= is one on which no job starts,
+// whoever made it so: drained, down, failed, registration refused, powered
+// off or not responding, or any base state but IDLE, MIXED and ALLOCATED.
 func OutOfService(state string) bool {
 	base, _, _ := strings.Cut(strings.TrimSuffix(state, "*"), "+")
 	return NotResponding(state) || (base != "IDLE" && base != "MIXED" && base != "ALLOCATED") ||

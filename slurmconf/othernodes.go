@@ -5,10 +5,9 @@ import (
 	"strings"
 )
 
-// OtherNodes are what a config's NodeName= lines name when they do not
-// name the node read for: said when none names it, as a node named
-// otherwise in the file (gpu01.cluster.example where Slurm says gpu01)
-// is the usual reason, and slurmd, matching names exactly, misses it too.
+// OtherNodes are the names a config's NodeName= lines give other than the
+// node's, said when none names it: most often the node is named otherwise
+// (gpu01.cluster.example), and slurmd, matching exactly, misses it too.
 type OtherNodes struct {
 	// Names are the NodeName= values as written, each once, in the
 	// order first read: at most maxOtherNodes, More set when there were
@@ -24,10 +23,9 @@ type OtherNodes struct {
 // file uses, never a cluster's worth.
 const maxOtherNodes = 4
 
-// note notes the NodeName= hostlist of a line that does not name node.
-// Its names are looked through for an alias of node only where one of
-// the two has a domain and the other none, as only then can they differ
-// by it: a cluster's file of short names is never expanded twice.
+// note notes the NodeName= hostlist of a line that does not name node. It
+// looks for an alias of node only where just one of the two has a domain,
+// so a cluster's file of short names is never expanded twice.
 func (o *OtherNodes) note(nodes, node string) error {
 	switch {
 	case slices.Contains(o.Names, nodes):

@@ -7,9 +7,8 @@ import (
 )
 
 // A writer that replaces a whole file (gen -o, node -o, merge -o) loses
-// every line it does not write itself. ReadOwnGpuRecords, ForeignGresLine
-// and ForeignNodeLine find such a line before the writer replaces the
-// file, so that it can refuse rather than drop it.
+// every line it does not write. ReadOwnGpuRecords, ForeignGresLine and
+// ForeignNodeLine find such a line first, so that the writer can refuse.
 
 // ForeignLine is a line of a config file that its writer does not write,
 // and so would drop if it replaced the file.
@@ -91,11 +90,9 @@ func ForeignGresLine(path string, own func(num int, line string) bool, names map
 	})
 }
 
-// firstForeign walks data, a config read from file, and returns the
-// first error, in file order, of its comments and its lines: a comment
-// that accept does not take (num counts from 1; top says the line is in
-// the run of comment lines the file starts with) is a *ForeignLine, and
-// each logical line is given to line.
+// firstForeign returns the first error, in file order, in data, read from
+// file: a comment accept does not take (num from 1; top: among the file's
+// opening comments) is a *ForeignLine, and line is given each logical line.
 func firstForeign(data, file string, accept func(num int, line string, top bool) bool, line func(l *logicalLine) error) error {
 	comment := foreignComment(data, accept)
 	var err error

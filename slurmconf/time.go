@@ -6,7 +6,6 @@ package slurmconf
 const TimeLayout = "2006-01-02T15:04:05"
 
 // StandardTimes is the environment setting that makes Slurm's commands
-// print times as TimeLayout. SLURM_TIME_FORMAT, which a profile may set
-// (relative, or a strftime format), changes how every command prints
-// them.
+// print times as TimeLayout, whatever SLURM_TIME_FORMAT a profile set
+// (relative, or a strftime format).
 const StandardTimes = "SLURM_TIME_FORMAT=standard"

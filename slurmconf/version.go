@@ -71,9 +71,8 @@ func (v Version) String() string {
 var (
 	// MultipleFilesSince: the MultipleFiles= key (ff4bf3e085, 20.11.0).
 	MultipleFilesSince = Version{20, 11, -1}
-	// SharedFilesSince: MultipleFiles= records may share a file, as the
-	// MIG devices of one GPU share its /dev/nvidiaN (be4b014db8, "GRES:
-	// Don't do dup check on MultipleFile files", 21.08.0). Before it,
+	// SharedFilesSince: MultipleFiles= records may share a file, as a GPU's
+	// MIG devices share its /dev/nvidiaN (be4b014db8, 21.08.0); before it
 	// slurmd fails with "gpu duplicate device file name".
 	SharedFilesSince = Version{21, 8, -1}
 )
@@ -84,9 +83,8 @@ type flagWord struct {
 	since Version
 }
 
-// flagSince is the first release whose gres.conf parser knows each
-// Flags= word (gres.c, gres_flags_parse and its forerunners). Slurm
-// matches the words as substrings and ignores the rest: a word it does
+// flagSince is the first release whose gres.conf parser knows each Flags=
+// word (gres_flags_parse). Slurm matches words as substrings; one it does
 // not know is dropped, and with it every *_env flag of the line.
 var flagSince = []flagWord{
 	{"CountOnly", Version{}},
@@ -126,11 +124,9 @@ func refused(v Version, format string, args ...any) *RefusedError {
 	return &RefusedError{Version: v, Problem: fmt.Sprintf(format, args...)}
 }
 
-// CheckGres returns why the slurmd of release v would refuse records, or
-// read them otherwise than written (a *RefusedError); nil when it reads
-// them as they are, or v is not known. It checks what differs between
-// releases: the MultipleFiles= key, files shared between records, and
-// Flags= words.
+// CheckGres returns why slurmd of release v would refuse records, or read
+// them otherwise than written (a *RefusedError): MultipleFiles=, shared
+// files or Flags= words. nil when it reads them as written or v is unknown.
 func CheckGres(v Version, recs []GresRecord) error {
 	if !v.Known() {
 		return nil
@@ -148,11 +144,9 @@ func CheckGres(v Version, recs []GresRecord) error {
 	return checkSharedFiles(v, recs)
 }
 
-// CheckSharing returns why slurmd of release v, where slurm.conf
-// configures mps or shard, reads records otherwise than written (a
-// *RefusedError): before 23.02.7 it splits each MultipleFiles= record
-// into one GPU per file. nil where v is not known: the caller then
-// writes what every release reads.
+// CheckSharing returns a *RefusedError for v before 23.02.7, whose slurmd,
+// with mps or shard, splits each MultipleFiles= record into one GPU per
+// file. nil where v is not known: the caller writes what every release reads.
 func CheckSharing(v Version, recs []GresRecord) error {
 	if !BeforeMicro(v, MultipleFilesKeptSince) {
 		return nil
@@ -215,11 +209,9 @@ func checkFlags(v Version, flags string) error {
 	return nil
 }
 
-// checkSharedFiles finds a device file that two records of one node name,
-// where slurmd of release v refuses that: a File= in two records always;
-// a MultipleFiles= file in two records before SharedFilesSince. slurmd
-// checks each node's records of one GRES name; a record without NodeName=
-// belongs to every node.
+// checkSharedFiles finds a device file in two records of one node and GRES
+// name, which slurmd of release v refuses: always for File=, for
+// MultipleFiles= before SharedFilesSince. No NodeName= means every node.
 func checkSharedFiles(v Version, recs []GresRecord) error {
 	shared := !v.Before(SharedFilesSince)
 	type key struct{ node, name, file string }
@@ -304,10 +296,9 @@ func checkSharedFiles(v Version, recs []GresRecord) error {
 	return nil
 }
 
-// Refusal gives what a message about the refusal needs, through an
-// interface that callers can name without this package: the release,
-// the command that said it ("" where the user named it), and whether a
-// File= of each MIG device's CI cap is what that release reads.
+// Refusal gives what a message needs, through an interface callers name
+// without this package: the release, the command that said it ("" where the
+// user named it), and whether that release reads a File= of each CI cap.
 func (e *RefusedError) Refusal() (release, from string, ciFilesRead bool) {
 	return e.Version.String(), e.From, e.CIFilesRead
 }
