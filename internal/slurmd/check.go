@@ -28,30 +28,27 @@ type SlurmdRecord struct {
 	multiple, splitLater bool
 }
 
-// NodeCheck is what slurmd of one release makes of a node's gres.conf
-// lines, and what slurmctld of its slurm.conf line: the records slurmd
-// -G prints, in its order, and every problem, each with its severity.
-// A fatal problem comes last: slurmd reads no further.
+// NodeCheck is what slurmd of one release makes of a node's gres.conf and
+// slurmctld of its slurm.conf line: slurmd -G's records, in its order, and
+// every problem by severity; a fatal one comes last, as slurmd stops there.
 type NodeCheck struct {
 	Node     string
 	Records  []SlurmdRecord
 	Problems []slurmconf.Problem
 	// GPUs are the node's GPU indices, as slurmd numbers them (GPUs).
 	GPUs []GPUIndex
-	// Misread are the problems, among Problems, where slurmd reads the
-	// lines as other devices than they are written: a record split,
-	// records ignored, a GPU record dropped. A job's indices then name
-	// devices that the lines do not.
+	// Misread are the Problems where slurmd reads the lines as other
+	// devices than written (a record split or ignored, a GPU record
+	// dropped), so that a job's indices name devices the lines do not.
 	Misread []slurmconf.Problem
 	// Decl is the node's slurm.conf line; nil where none was given.
 	Decl *slurmconf.SlurmNode
 	// Elsewhere, where gres.conf has no line for the node but lines
 	// for others, says which names those lines use (OtherNodes.Said).
 	Elsewhere string
-	// ReleaseMatters, where the release was not known and slurmd reads
-	// the lines otherwise on some releases than on others (MultipleFiles=
-	// beside mps or shard), is the file:line of the first such record;
-	// the records are the newest releases'.
+	// ReleaseMatters, where v was not known and releases read the lines
+	// differently (MultipleFiles= beside mps or shard), is the first such
+	// record's file:line; Records are then the newest releases'.
 	ReleaseMatters string
 	// AutoDetect is the node's AutoDetect= (GresConf.AutoDetect).
 	AutoDetect string
@@ -144,12 +141,9 @@ func checkDecl(decl *slurmconf.SlurmNode) error {
 // shard declared than gres.conf gives (22.05.8; 20.11.4 does not).
 var sharedCountsSince = slurmconf.Version{Major: 22, Minor: 5, Micro: -1}
 
-// checkGresTypes: slurmd ignores, with an error each, the gres.conf
-// records and the Gres= items of a GRES that slurm.conf's GresTypes=
-// does not name ("Ignoring gres.conf record, invalid name", "Invalid
-// GRES configured on node"). That is one mistake, said once a name, at
-// GresTypes=. It returns decl with those items left out of Gres=, as
-// slurmd reads it on.
+// checkGresTypes: slurmd ignores, with an error each, the records and
+// Gres= items of a GRES that GresTypes= does not name; said once a name,
+// at GresTypes=. It returns decl less those items, as slurmd reads on.
 func checkGresTypes(out *NodeCheck, conf *slurmconf.GresConf, decl *slurmconf.SlurmNode) *slurmconf.SlurmNode {
 	known := func(name string) bool {
 		for _, t := range strings.Split(decl.GresTypes, ",") {
@@ -235,10 +229,9 @@ func gresTypesLack(name, gresTypes string) string {
 	return fmt.Sprintf("Name=%s is not in slurm.conf's GresTypes=%s", name, gresTypes)
 }
 
-// checkSharedCounts: where gres.conf has mps or shard lines and the
-// node's Gres= declares more of it than they give, slurmd adds a record
-// without files for the rest and dies ("_build_shared_list: ...
-// multiple configurations").
+// checkSharedCounts: where gres.conf has mps or shard lines and Gres=
+// declares more than they give, slurmd adds a record without files for the
+// rest and dies ("_build_shared_list: ... multiple configurations").
 func checkSharedCounts(c *slurmconf.GresConf, decl *slurmconf.SlurmNode) error {
 	for _, name := range []string{"mps", "shard"} {
 		counts, _ := slurmconf.GresTypeCounts(decl.Gres, name)
@@ -286,10 +279,9 @@ func checkAutoDetect(out *NodeCheck, conf *slurmconf.GresConf, v slurmconf.Versi
 		Message: fmt.Sprintf("AutoDetect=%s: slurmd %s logs \"unknown autodetect flag\" and ignores it (it knows %s)", conf.AutoDetect, v, strings.Join(known, ", "))})
 }
 
-// slurmdRecords are the node's records as slurmd -G prints them: those for
-// every node first, GPU records without files dropped, GPUs merged with the
-// slurm.conf line's Gres= where there is one, and read device by device
-// where mps or shard is configured. The error is what slurmd dies of.
+// slurmdRecords are the node's records as slurmd -G prints them: every
+// node's first, GPUs without files dropped, merged with Gres= where given,
+// and per device with mps or shard. The error is what slurmd dies of.
 func slurmdRecords(out *NodeCheck, conf *slurmconf.GresConf, v slurmconf.Version, decl *slurmconf.SlurmNode) ([]SlurmdRecord, error) {
 	perDevice, split := true, false
 	if decl != nil {
@@ -404,12 +396,9 @@ func slurmdRecords(out *NodeCheck, conf *slurmconf.GresConf, v slurmconf.Version
 	return append(gpus, others...), nil
 }
 
-// spreadShared spreads each mps or shard record over the GPUs it shares,
-// as slurmd -G prints them where GPUs are read device by device: a record
-// with File= gives each of its files an equal part of its count and the
-// node's other GPUs none, a record without gives each GPU one; each part
-// takes its GPU's type. The remainder goes to the last ones. slurmd
-// prints these among the GPUs; here they follow them.
+// spreadShared splits each mps or shard record over the GPUs, as slurmd -G
+// does per device, each part of its GPU's type: over a File= record's files
+// (rest to the last), else one each; listed after the GPUs, not among them.
 func spreadShared(others, gpus []SlurmdRecord) []SlurmdRecord {
 	var out []SlurmdRecord
 	for _, r := range others {
@@ -484,10 +473,9 @@ func checkSharedGresFiles(out *NodeCheck, conf *slurmconf.GresConf, gpus []Slurm
 	}
 }
 
-// checkDuplicateFiles: slurmd dies where two of the node's GPUs name one
-// device file ("gpu duplicate device file name"), except the files of
-// MultipleFiles= records, which it leaves out of that check even once
-// split, from SharedFilesSince (all: it checks those too).
+// checkDuplicateFiles: slurmd dies where two GPUs name one device file
+// ("gpu duplicate device file name"), save MultipleFiles= records' files,
+// even split, from SharedFilesSince (all: it checks those too).
 func checkDuplicateFiles(gpus []SlurmdRecord, all bool) error {
 	seen := make(map[string]string, len(gpus))
 	for _, g := range gpus {
@@ -504,11 +492,9 @@ func checkDuplicateFiles(gpus []SlurmdRecord, all bool) error {
 	return nil
 }
 
-// checkListedTwice: two MultipleFiles= records that end in the same file
-// (a MIG device's CI cap, the one file that is its own) offer one device
-// as two GPUs. slurmd reads them without a word from 21.08 (it leaves
-// MultipleFiles= out of its duplicate check), and a job given both runs
-// on one device; merge refuses it.
+// checkListedTwice: two MultipleFiles= records ending in one CI cap offer
+// one device as two GPUs. slurmd reads them silently from 21.08, and a job
+// given both runs on one device, so merge refuses it.
 func checkListedTwice(out *NodeCheck, gpus []SlurmdRecord) {
 	seen := map[string]string{}
 	for _, g := range gpus {
@@ -525,10 +511,9 @@ func checkListedTwice(out *NodeCheck, gpus []SlurmdRecord) {
 	}
 }
 
-// mergeDeclared orders the GPU records as slurmd merges them with the node's
-// Gres=: each type in turn takes untaken records of that type (any case, or
-// any type for gpu:N) up to its count. Leftovers are reported as slurmd's
-// warning in out; where perDevice, a type left short is an error in out.
+// mergeDeclared orders GPU records as slurmd merges them with Gres=: each
+// type takes up to its count of untaken records of it (any case; gpu:N any
+// type). Leftovers warn in out; where perDevice, a short type is an error.
 func mergeDeclared(out *NodeCheck, gpus []SlurmdRecord, decl *slurmconf.SlurmNode, perDevice bool) []SlurmdRecord {
 	counts, err := slurmconf.GresTypeCounts(decl.Gres, "gpu")
 	if err != nil {
@@ -659,10 +644,9 @@ func checkCounts(out *NodeCheck, recs []SlurmdRecord, decl *slurmconf.SlurmNode)
 	}
 }
 
-// A Checker checks many nodes of one GresFile for one release. Nodes
-// that read the same lines of the file and the same slurm.conf line
-// (most nodes of a cluster share both) get the same NodeCheck, worked out
-// once: checking 10,000 nodes must take no longer than one slurmd -G.
+// A Checker checks many nodes of one GresFile for one release. Nodes that
+// read the same lines and slurm.conf line share one NodeCheck, worked out
+// once, so a whole cluster takes about as long as one slurmd -G.
 type Checker struct {
 	f     *slurmconf.GresFile
 	v     slurmconf.Version

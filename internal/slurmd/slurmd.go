@@ -12,10 +12,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// GPUIndex is one index of the node's GPUs as slurmd numbers them: the
-// global GRES index that SLURM_JOB_GPUS, SLURM_STEP_GPUS and `scontrol
-// show job -d` (IDX:) name, with the device files slurmd gives a job
-// for it.
+// GPUIndex is one of the node's GPU indices as slurmd numbers them: the
+// global GRES index that SLURM_JOB_GPUS, SLURM_STEP_GPUS and `scontrol show
+// job -d` (IDX:) name, with the device files slurmd gives a job for it.
 type GPUIndex struct {
 	Index int
 	Type  string   // as slurmd prints it; "" for a Gres=gpu:N without type
@@ -23,11 +22,9 @@ type GPUIndex struct {
 	Pos   string   // file:line of its gres.conf record
 }
 
-// gpuIndices numbers the GPU records as slurmd's GRES bitmap does: a
-// record takes as many indices as its count, in record order; a
-// MultipleFiles= record (kept whole) is one index with all its files,
-// each file of a File= record one index, a record without files its
-// count of indices with none.
+// gpuIndices numbers GPU records as slurmd's GRES bitmap does, in record
+// order: a MultipleFiles= record is one index with all its files, a File=
+// record one per file, and a record without files its count, with none.
 func gpuIndices(recs []SlurmdRecord) []GPUIndex {
 	var out []GPUIndex
 	for _, r := range recs {
@@ -50,12 +47,9 @@ func gpuIndices(recs []SlurmdRecord) []GPUIndex {
 	return out
 }
 
-// ReadNode reads node as slurmd of release v reads it (v not known: the
-// newest rules, with ReleaseMatters set where an older release reads it
-// otherwise): its records from the gres.conf at gresPath, its Gres= from
-// the slurm.conf at slurmPath ("" for none). The error is a file that
-// cannot be read, or a slurm.conf that declares the node not once (see
-// ReadSlurmNode); what slurmd dies of is the NodeCheck's Fatal problem.
+// ReadNode reads node from gresPath and slurmPath ("" for none) as slurmd
+// of release v does (unknown: the newest, see ReleaseMatters). The error is
+// an unreadable file or a node not declared once, never what slurmd dies of.
 func ReadNode(gresPath, slurmPath, node string, v slurmconf.Version) (NodeCheck, error) {
 	type read struct {
 		f   *slurmconf.GresFile
