@@ -19,9 +19,8 @@ import (
 const JobGPUTimeout = 10 * time.Second
 
 // JobGPUs runs `scontrol show job -d -o ID` and returns the job's GPU
-// indices on node (IDX: of its GRES=), sorted. An scontrol that has not
-// answered in JobGPUTimeout is killed, with any child it started, and
-// that is the error.
+// indices on node (IDX: of its GRES=), sorted. An scontrol silent for
+// JobGPUTimeout is killed, with its children, and that is the error.
 func JobGPUs(id, node string) ([]int, error) {
 	return jobGPUs(id, node, JobGPUTimeout)
 }
@@ -39,12 +38,9 @@ func jobGPUs(id, node string, timeout time.Duration) ([]int, error) {
 // and index otherwise and are left out.
 var gpuIdx = regexp.MustCompile(`(?:^|,)gpu(?::[^,()]*)*\(IDX:([^)]*)\)`)
 
-// ParseJobGPUs reads the answer of `scontrol show job -d -o ID`: after
-// the job's fields, a "Nodes=HOSTLIST CPU_IDs=... Mem=... GRES=..."
-// group per set of nodes alike, whose GRES= holds each type's indices
-// (GRES=gpu:a100_1g.10gb:1(IDX:4),gpu:a100:1(IDX:3)). It returns the
-// GPU indices of the group that names node, sorted; none when no group
-// does or its GRES= has no gpu.
+// ParseJobGPUs reads `scontrol show job -d -o ID`: a "Nodes=HOSTLIST ...
+// GRES=gpu:a100:1(IDX:3),..." group per set of nodes alike. It returns the
+// GPU indices of node's group, sorted; none where no group or gpu is there.
 func ParseJobGPUs(id, node, out string) ([]int, error) {
 	var idx []int
 	inNode := false

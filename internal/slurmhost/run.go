@@ -27,10 +27,9 @@ const (
 	maxStderr = 64 << 10
 )
 
-// runBounded runs path with args, with no shell, and returns its stdout and
-// stderr, bounded as RunBounded runs a command and in size: more than
-// maxStdout or maxStderr is an error (fileio.TooLargeError, naming the
-// command).
+// runBounded runs path with args, without a shell, as RunBounded does, and
+// returns its stdout and stderr; more than maxStdout or maxStderr is a
+// fileio.TooLargeError naming the command.
 func runBounded(path string, args []string, timeout time.Duration) (stdout, stderr []byte, err error) {
 	cmd := exec.Command(path, args...)
 	// Slurm's commands print times as SLURM_TIME_FORMAT says, and an
@@ -69,10 +68,9 @@ func (c *capped) Write(p []byte) (int, error) {
 	return c.buf.Write(p)
 }
 
-// RunBounded runs cmd in a process group of its own. At the timeout it
-// kills the whole group (a child left holding the pipes would stall the
-// read) and returns an error that says so; the wait for the pipes after
-// exit is bounded by the timeout too.
+// RunBounded runs cmd in its own process group and at the timeout kills the
+// group, as a child holding the pipes would stall the read; the wait for the
+// pipes after exit is bounded too. A timeout's error says so.
 func RunBounded(cmd *exec.Cmd, timeout time.Duration) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = timeout

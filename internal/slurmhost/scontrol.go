@@ -33,9 +33,8 @@ type Node struct {
 }
 
 // ShowNode runs `scontrol show node -o NAME` and reads its answer. An
-// scontrol that has not answered in a minute (a slurmctld that takes the
-// connection and never replies, a hung munge) is killed, with any child
-// it started, and that is the error: diff --running never waits for ever.
+// scontrol silent for a minute (a hung slurmctld or munge) is killed, with
+// its children, and that is the error: diff --running never waits for ever.
 func ShowNode(name string) (Node, error) {
 	return showNode(name, time.Minute)
 }
@@ -63,10 +62,9 @@ func Resume(name string) error {
 	return err
 }
 
-// scontrol runs scontrol with args and returns its output. One that is
-// not installed is an error with advice; one that fails says, after
-// what, what it printed, and one that has not answered in timeout is
-// killed, with any child it started.
+// scontrol runs scontrol with args and returns its output. A missing one is
+// an error with advice, a failed one says after what and what it printed,
+// and one silent for timeout is killed with its children.
 func scontrol(timeout time.Duration, what string, args ...string) (string, error) {
 	path, err := lookScontrol()
 	if err != nil {
@@ -84,12 +82,9 @@ func scontrol(timeout time.Duration, what string, args ...string) (string, error
 	return string(stdout), nil
 }
 
-// scontrolMessage makes one readable line of what a failed scontrol
-// printed on stderr: a line a step, each "scontrol: error: ...", the
-// last the one that ended it ("scontrol: fatal: Could not establish a
-// configuration source"). That conclusion comes first, the steps that led
-// to it after it in parentheses, each without the "scontrol: " and
-// "error: " that every line repeats.
+// scontrolMessage makes one line of a failed scontrol's stderr: the last
+// line, which ended it, then the earlier ones in parentheses, each without
+// the "scontrol: ", "error: " and "fatal: " that every line repeats.
 func scontrolMessage(stderr string) string {
 	var lines []string
 	for _, line := range strings.Split(stderr, "\n") {
@@ -148,9 +143,8 @@ func ParseNode(name, out string) (Node, error) {
 var gresCountReason = regexp.MustCompile(`count (reported lower than configured|too low) \(\d+ < \d+\)`)
 
 // RegistrationRefused reports whether slurmctld refused the node's
-// registration: State= INVAL (22.05 on say INVALID_REG), or DRAIN with
-// slurmctld's reason for a GRES count below slurm.conf's, which is all
-// 20.11 says. An admin's drain, with a reason of the admin's, is not.
+// registration: State= INVAL (INVALID_REG from 22.05), or DRAIN with
+// slurmctld's low GRES count reason, not an admin's, which is all 20.11 says.
 func (n Node) RegistrationRefused() bool {
 	return strings.Contains(n.State, "INVAL") ||
 		strings.Contains(n.State, "DRAIN") && gresCountReason.MatchString(n.Reason)
