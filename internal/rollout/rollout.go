@@ -139,12 +139,9 @@ type Controller struct {
 	Report func(Event)
 }
 
-// Run advances the journal's changes, then starts those of changes that
-// fit the limit. A failed change in the journal stops new ones: an
-// admin looks first. An error is an I/O error of the journal or of
-// slurmctld; the journal then still says where each node stands. One
-// node's error does not hold back the others' changes in the journal,
-// but no new change starts in that run.
+// Run advances every change in the journal, then starts those of changes
+// within the limit unless one failed (an admin looks first) or erred. An
+// error is journal or slurmctld I/O; the journal still says where all stand.
 func (c *Controller) Run(changes []Change) (Outcome, error) {
 	var out Outcome
 	entries, err := c.Store.Entries()
@@ -325,10 +322,9 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 				}
 				continue
 			}
-			// The command resumes the node when it is done: a check that
-			// failed after it, or a kill, leaves the node in service,
-			// where jobs may start. It is drained again, and the command
-			// runs only once no job runs there.
+			// The command resumes the node when done, so a failed check or a
+			// kill after it leaves the node where jobs may start: drain it
+			// again, and run the command only once no job runs there.
 			if !drained {
 				if err := c.Slurm.Drain(e.Node, Reason(config)); err != nil {
 					return err
@@ -504,10 +500,9 @@ func (c *Controller) check(e *Entry, gres string) error {
 	return nil
 }
 
-// registered says whether st has the counts gres from a slurmd that is
-// up and started after e.SlurmdBefore. Both times are the node's clock,
-// so no clock skew enters; a time that merely differs proves nothing,
-// since slurmctld's restart may show None.
+// registered says whether st has the counts gres from a slurmd up and
+// started after e.SlurmdBefore, both on the node's clock, so skew cannot
+// enter; a time that merely differs proves nothing (a restart shows None).
 func registered(e *Entry, st slurmhost.Node, gres string) bool {
 	// Not NOT_RESPONDING: slurmctld, just restarted, says so of a node
 	// that has registered until its next ping (seen on 22.05).
@@ -520,10 +515,9 @@ func registered(e *Entry, st slurmhost.Node, gres string) bool {
 	}
 	before, err := time.ParseInLocation(slurmconf.TimeLayout, e.SlurmdBefore, time.Local)
 	if err != nil {
-		// slurmctld knew no start then (None: restarted, or slurmd
-		// down): the step's start stands in, on the controller's clock,
-		// which a slurmd from before the step passes only if the node's
-		// clock is ahead by more than that slurmd's age.
+		// slurmctld knew no start (None: restarted, or slurmd down): the
+		// step's start stands in, on the controller's clock, passed by an
+		// old slurmd only if the node's clock is ahead by more than its age.
 		before = e.Since
 	}
 	return now.After(before)
