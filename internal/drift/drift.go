@@ -79,9 +79,8 @@ type CountsReport struct {
 	// drains it; automation fails on this, not on any difference.
 	Drains bool `json:"drains"`
 	// State and Reason are slurmctld's, with --running. A node whose
-	// registration slurmctld refused (INVAL; on 20.11 DRAIN with its
-	// count reason: slurmhost.Node.RegistrationRefused) is never "same": its Gres=
-	// is then what the node reported, and Reason says what is wrong.
+	// registration was refused (slurmhost.Node.RegistrationRefused) is never
+	// "same": its Gres= is what it reported, and Reason says what is wrong.
 	State  string `json:"state,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	// refused: slurmctld refused the node's registration, as read once
@@ -255,10 +254,9 @@ func compareGresConf(path, node string, generated []slurmconf.GresRecord) (*slur
 	return f, &GresConfReport{Path: path, Same: d.Same(), AutoDetect: conf.AutoDetect, AutoDetectPos: conf.AutoDetectPos, Problems: conf.Problems, GresDiff: d}, nil
 }
 
-// compareSlurmd: the files are the node's devices as slurmd reads them
-// only where slurmd starts, reads no line otherwise than written (splits
-// none, ignores none), and gives one GPU index to each device that
-// would be generated, and to nothing else.
+// compareSlurmd: the files are the node's devices as slurmd reads them only
+// where slurmd starts, splits or ignores no line, and gives one GPU index
+// to each device that would be generated and to nothing else.
 func compareSlurmd(nc slurmd.NodeCheck, generated []slurmconf.GresRecord, v slurmconf.Version) *SlurmdReport {
 	r := &SlurmdReport{Same: true}
 	if v.Known() {
@@ -316,11 +314,9 @@ func declPos(nc slurmd.NodeCheck) string {
 	return ""
 }
 
-// missingGresConf compares a gres.conf that does not exist yet, a node's
-// before its first gen: a difference, every device to add, as a diff of
-// an empty file says, and not trouble, as a file that cannot be read is.
-// An Include that does not exist stays an error: it names a file the
-// admin meant to be there.
+// missingGresConf compares a gres.conf not yet written, before a node's
+// first gen, as a diff with an empty file: every device to add, not trouble.
+// A missing Include stays an error: it names a file the admin meant to exist.
 func missingGresConf(path string, generated []slurmconf.GresRecord) (*GresConfReport, error) {
 	gen, err := slurmconf.SplitUnits(generated)
 	if err != nil {
@@ -331,9 +327,8 @@ func missingGresConf(path string, generated []slurmconf.GresRecord) (*GresConfRe
 }
 
 // notNamed is the error that no line of the gres.conf at path names node
-// though some name others, most often by a full name against a short one,
-// which slurmd does not match either. Its advice gives the fix, naming the
-// file's alias for the node where there is one.
+// though some name others, most often a full name against a short one,
+// which slurmd does not match either; its advice names the file's alias.
 func notNamed(path, node string, conf *slurmconf.GresConf) error {
 	err := fmt.Errorf("%s: no line names node %s%s", path, node, conf.Others.Said(node))
 	if alias := conf.Others.Alias; alias != "" {
@@ -343,8 +338,7 @@ func notNamed(path, node string, conf *slurmconf.GresConf) error {
 }
 
 // CompareCounts compares the Gres= in force at source (a file:line, or
-// "scontrol") with the counts generated for the node: diff's comparison,
-// which plan's fleet diff shares, so that both say the same of a node.
+// "scontrol") with the node's generated counts, for diff and plan alike.
 // Only gpu counts are compared; Drains says whether the node would drain.
 func CompareCounts(source, gres string, generated []slurmconf.GresCount) (*CountsReport, error) {
 	current, err := slurmconf.ParseGresList(gres)
