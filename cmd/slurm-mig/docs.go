@@ -20,8 +20,7 @@ func (d *docsCmd) Run(e *env, ctx *kong.Context) error {
 	return docgen.Write(e.stdout, d.Format, ctx.Model, page)
 }
 
-// manText holds the man page's sections that the model does not: exit
-// status, environment, files, examples.
+// manText is the man page's exit status, environment, files and examples.
 //
 //go:embed man.txt
 var manText string

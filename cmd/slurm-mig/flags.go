@@ -139,13 +139,9 @@ func (p *outputPath) Decode(ctx *kong.DecodeContext) error {
 	return nil
 }
 
-// nonemptyMapper decodes the string flags tagged type:"nonempty": those
-// that name a file or directory, and those whose absence means a default
-// (--node-name, --slurm-version). It refuses an empty value, as -o does:
-// that is a script's unset variable (--from "$SNAPSHOT"), and taken for
-// the flag's absence it would read NVML, the default gres.conf or device
-// state, files under the current directory, or this host's name, instead
-// of what the script meant.
+// nonemptyMapper decodes string flags tagged type:"nonempty", which name a
+// file or whose absence means a default. It refuses "" as -o does: a script's
+// unset variable, taken for no flag, would read NVML or this host instead.
 type nonemptyMapper struct{}
 
 func (nonemptyMapper) Decode(ctx *kong.DecodeContext, target reflect.Value) error {

@@ -9,9 +9,8 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// readHardware reads the --hardware NODES=SNAPSHOT declarations that
-// rebalance and plan take, one way for both: the hostlist expanded, the
-// snapshot read, and the declaration named as it was given.
+// readHardware reads the --hardware NODES=SNAPSHOT declarations of rebalance
+// and plan: hostlist expanded, snapshot read, declaration named as given.
 // Their hostlists count against names, the run's budget.
 func readHardware(specs []string, names *slurmconf.NameBudget) ([]migplan.Hardware, error) {
 	var hw []migplan.Hardware

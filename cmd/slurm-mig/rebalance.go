@@ -228,9 +228,8 @@ func (p proposal) WriteText(w io.Writer) error {
 }
 
 // writeWhy says what kept nodes and jobs out of the proposal, as --json
-// does: the nodes held, nodes of one reason on one line under a hostlist
-// (a fleet of busy nodes is a few lines), and the types waiting jobs ask
-// for that no node offers.
+// does: held nodes, those of one reason on one line under a hostlist, and
+// the types waiting jobs ask for that no node offers.
 func (p proposal) writeWhy(w io.Writer) error {
 	var reasons []string
 	nodes := map[string][]string{}

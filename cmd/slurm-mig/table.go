@@ -36,10 +36,9 @@ func writeTable(w io.Writer, node *model.Node) error {
 	return tw.Flush()
 }
 
-// listing is list --json's form of a node: what the table shows, for
-// scripts. Its keys are the snapshot's where they mean the same, and its
-// lists are never null, so that a script need not tell an absent list
-// from an empty one.
+// listing is list --json's form of a node, for scripts: its keys are the
+// snapshot's where they mean the same, and its lists are never null, so a
+// script need not tell an absent list from an empty one.
 type listing struct {
 	Hostname string       `json:"hostname"`
 	GPUs     []listingGPU `json:"gpus"`
