@@ -7,10 +7,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// Check warns, for check, of what a slurm.conf's accounting lines leave out
-// where some partition weighs a GRES/gpu TRES: gres/gpu or a declared gpu
-// type that AccountingStorageTRES does not track, a weight slurmctld would
-// refuse, and partitions whose weights leave out a type they hold.
+// Check warns, where a partition weighs a GRES/gpu TRES, of gres/gpu or a
+// declared type that AccountingStorageTRES does not track, a weight
+// slurmctld would refuse, and partition weights missing a type they hold.
 func Check(nodes []slurmconf.SlurmNode, a *slurmconf.Accounting) []slurmconf.Problem {
 	bills := false
 	for _, p := range a.Partitions {

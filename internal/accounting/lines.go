@@ -56,10 +56,9 @@ type Billing struct {
 	bill    *big.Rat
 }
 
-// Make works out the accounting lines for nodes. conf is the site's
-// slurm.conf as slurmconf.ReadAccounting reads it, or nil: then the weights
-// are one PartitionName=DEFAULT line, with CPU=1. A type name that two of the
-// nodes' GPUs bill differently is an error: Slurm has one weight a type.
+// Make works out the accounting lines for nodes under conf (as read by
+// slurmconf.ReadAccounting; nil: one PartitionName=DEFAULT line, CPU=1).
+// A type two GPUs bill differently is an error: Slurm has one weight a type.
 func Make(nodes []Node, o Options, conf *slurmconf.Accounting) (*Lines, error) {
 	if o.Basis == "" {
 		o.Basis = Compute
@@ -171,12 +170,9 @@ func addTRES(have, order []string, bills map[string]*Billing) []string {
 	return out
 }
 
-// weights is a partition's new TRESBillingWeights: its items other than
-// gpu ones as they are (CPU=1 where it had none at all, what Slurm bills
-// by without weights), then GRES/gpu and each gpu type. A type already
-// weighted keeps its billing unless the nodes give it a new one, so
-// that one node's update leaves the partition's other types billed as
-// they were.
+// weights is a partition's new TRESBillingWeights: its non-gpu items (CPU=1,
+// Slurm's unweighted billing, if none), then GRES/gpu and each type. A type
+// keeps its old weight unless these nodes bill it anew.
 func weights(have []string, had bool, mine []Billing, max bool) (string, error) {
 	var keep []string
 	base := new(big.Rat)

@@ -1,21 +1,11 @@
-// Package accounting works out the slurm.conf lines that make Slurm bill
-// and account a MIG device by its size rather than as a whole GPU:
-// AccountingStorageTRES with every GPU type of the nodes, and each
-// partition's TRESBillingWeights, where each type weighs its share of its
-// GPU times the weight the site gives that GPU. It also says what a
-// site's existing lines leave out (Check). Its functions are pure: the
-// command line reads the files and writes the results.
-//
-// A job that asks for a type is counted by Slurm twice: under gres/gpu
-// and under gres/gpu:<type>. A job that asks for any GPU (--gres=gpu:1)
-// is counted under gres/gpu only (slurm.conf(5), AccountingStorageTRES).
-// So the weights are written as a base and a rest: GRES/gpu weighs the
-// smallest billing of the partition's types, and each GRES/gpu:<type> the
-// rest of its own. A typed job then bills exactly its share, an untyped
-// one the smallest share: never twice, never nothing. Under
-// PriorityFlags=MAX_TRES, where Slurm takes the largest of a node's
-// weighted TRES instead of their sum, each type weighs its whole billing
-// and GRES/gpu the smallest, which the max never picks over a type's.
+// Package accounting works out, as pure functions, the slurm.conf lines that
+// make Slurm bill a MIG device by its share of its GPU times the GPU's
+// weight: AccountingStorageTRES with every GPU type, and each partition's
+// TRESBillingWeights; Check says what a site's lines leave out. Slurm counts
+// a typed job under gres/gpu and gres/gpu:<type>, an untyped one under
+// gres/gpu only, so GRES/gpu weighs the smallest billing of a partition's
+// types and each type the rest of its own: never twice, never nothing. Under
+// PriorityFlags=MAX_TRES each type weighs its whole billing instead.
 package accounting
 
 import (
@@ -111,10 +101,9 @@ func shareWords(t Type) string {
 // compute slices and its GPU instance's profile (3g.40gb).
 var ciProfile = regexp.MustCompile(`^([0-9]+)c\.(.+)$`)
 
-// MigShare is a MIG device's share of its GPU by compute and by memory
-// slices, from the GPU's profile table: a GI's slices over the most any
-// profile or placement has, and a CI's c/g of its GI's share in both (a
-// 1c.3g.40gb device has 1/3). Without a profile table it is an error.
+// MigShare is a MIG device's compute and memory share of its GPU, by the
+// profile table (an error without one): a GI's slices over the most of any
+// profile or placement, and a CI c/g of its GI's share in both.
 func MigShare(g *model.GPU, profile string) (compute, memory *big.Rat, err error) {
 	if g.Profiles == nil {
 		return nil, nil, advice.Hinted(fmt.Errorf("no MIG profile table to size %s by (a snapshot of schema 1?)", profile), "; take it again with this slurm-mig's snapshot")

@@ -6,12 +6,9 @@ import (
 	"strings"
 )
 
-// ShareLine is how gen notes a type's share in its gres.conf, after
-// "# share: ", for merge to read back: "a100_1g.10gb model=a100
-// compute=1/7 memory=1/8". A fragment carries its GPUs' shares because
-// its records name types, not profiles, and one type name may be two
-// sizes on two models (1g.10gb is 1/8 of an 80 GB A100's memory and 2/8
-// of a 40 GB one's).
+// ShareLine is how gen notes a type's share in gres.conf, after "# share: ",
+// for merge: "a100_1g.10gb model=a100 compute=1/7 memory=1/8". Records name
+// types, and one type name may be two sizes on two models.
 func ShareLine(t Type) string {
 	return fmt.Sprintf("%s model=%s compute=%s memory=%s", t.Name, t.Model, t.Compute.RatString(), t.Memory.RatString())
 }
