@@ -1,17 +1,11 @@
 // Package atomicfile replaces config files so that a reader, or a crash,
-// never sees anything but the old or the new content: write a temporary
-// file in the same directory, fsync it, rename it over the target, fsync
-// the directory. Writers of one file serialize on a lock file beside it,
-// which exists only while a writer holds it.
-//
-// Root runs this on paths other users may share (a sticky /tmp, a
-// directory of a group), so every step works on descriptors: the path is
-// resolved one component at a time, following a symlink only when root
-// or this user owns it (as the kernel's protected_symlinks would, and
-// whatever that sysctl says), and the file's content, mode and owner are
-// read from one open descriptor. A symlink another user plants cannot
-// redirect the write, and a swap between a check and a use cannot mix
-// one file's owner with another's content.
+// never sees anything but the old or the new content: a synced temporary
+// file renamed over the target, under a lock file that exists only while
+// a writer holds it. Root runs this on paths other users may share, so
+// every step works on descriptors: a symlink is followed only when root or
+// this user owns it, whatever protected_symlinks says, and content, mode
+// and owner come from one descriptor, so that neither a planted link nor a
+// swap between check and use can redirect or mix a write.
 package atomicfile
 
 import (
@@ -42,11 +36,8 @@ type Options struct {
 	LockTimeout time.Duration
 }
 
-// Result says what Write did.
-//
-// It is also what the commands that write files report, as text
-// (Changes) or as JSON, so that gen -o, node --update, state and merge -o
-// say the same of a write.
+// Result says what Write did. Every command that writes a file reports it,
+// as text (Changes) or as JSON, so that all say the same of a write.
 type Result struct {
 	Path    string `json:"path"`             // the file written: the target, or where its symlink led
 	Changed bool   `json:"changed"`          // false when the file already held the content
@@ -64,10 +55,9 @@ func (r Result) Changes() string {
 // newFileMode is the mode of a file that did not exist before.
 const newFileMode = 0o644
 
-// Write makes path hold data, replacing it atomically and keeping its mode
-// and owner; a file already holding data is left untouched. A symlink on the
-// way is followed only when root or this user owns it. On error the old file
-// is left as it was, and the error names the file.
+// Write atomically makes path hold data, keeping its mode and owner; a file
+// already holding data is left untouched, and a symlink followed only when
+// root or this user owns it. An error names the file and leaves it as it was.
 func Write(path string, data []byte, opts Options) (Result, error) {
 	res := Result{Path: path}
 	if err := update(&res, path, data, opts); err != nil {
@@ -142,12 +132,9 @@ type place struct {
 
 func (p *place) path() string { return filepath.Join(p.dir.Name(), p.name) }
 
-// locate resolves path by safepath's walk: one component at a time from
-// descriptors, a symlink, wherever it is met, followed only when root or
-// this user (the effective uid) owns it. Another user's link in a shared
-// directory could point anywhere, and resolving it in user space, as
-// filepath.EvalSymlinks does, would bypass the kernel's own guard. The
-// file itself may not exist yet; its directory must.
+// locate resolves path by safepath's walk, following a symlink only when
+// root or this user owns it: another user's link in a shared directory
+// could point anywhere. The file may not exist yet; its directory must.
 func locate(path string) (*place, error) {
 	p, err := safepath.Walk(path, safepath.Options{UID: -1})
 	if err != nil {
@@ -180,10 +167,9 @@ type current struct {
 	info os.FileInfo
 }
 
-// read returns the file's content, mode and owner, all from one
-// descriptor, or nil when there is no file. The file is opened without
-// following a symlink (locate followed any the path named), and without
-// blocking on a FIFO put in its place.
+// read returns the file's content, mode and owner from one descriptor, or
+// nil when there is none. It opens without following a symlink (locate has)
+// or blocking on a FIFO put in the file's place.
 func (p *place) read() (*current, error) {
 	fd, err := unix.Openat(int(p.dir.Fd()), p.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	switch {
@@ -213,10 +199,9 @@ func (p *place) read() (*current, error) {
 	return &current{data: data, info: info}, nil
 }
 
-// maxOldBytes bounds the file replaced, which is read to compare and to
-// back up: the configs and states slurm-mig writes are a few MiB at most,
-// and a file planted in its place (a shared directory) must not make root
-// read gigabytes.
+// maxOldBytes bounds the file replaced, read to compare and to back up:
+// slurm-mig's files are a few MiB at most, and one planted in its place (a
+// shared directory) must not make root read gigabytes.
 const maxOldBytes = 256 << 20
 
 // ownedSafely reports whether a file of this stat is one that only its
@@ -233,12 +218,9 @@ func ownedSafely(info os.FileInfo) bool {
 
 const tempInfix = ".tmp-"
 
-// replace writes data to a temporary file in dir and renames it over
-// name there. like, when not nil, gives the mode and group to keep. The
-// new file is always its writer's: root never gives a file it writes to
-// another user, who could then change it (a user's gres.conf planted in a
-// sticky directory that root's gen -o replaces), nor leaves it writable
-// by group or others.
+// replace renames a temporary file of data over name in dir, keeping like's
+// mode and group when like is not nil. The file is always its writer's and
+// never writable by group or others, so no user can change what root wrote.
 func replace(dir *os.File, name string, data []byte, like os.FileInfo) (err error) {
 	tmp, err := createTemp(dir, name)
 	if err != nil {
@@ -307,10 +289,9 @@ func createTemp(dir *os.File, name string) (*os.File, error) {
 	}
 }
 
-// lock takes an exclusive flock on the lock file name in dir, waiting up to
-// timeout (0 means 60s), and returns its release, which removes the file
-// while still holding it. A flock counts only while name still names the
-// locked file, so a writer that finds it replaced starts again.
+// lock flocks the lock file name in dir, waiting up to timeout (0: 60s),
+// and returns its release, which removes the file while holding it. A
+// writer that finds name no longer the file it locked starts again.
 func lock(dir *os.File, name string, timeout time.Duration) (func(), error) {
 	if timeout == 0 {
 		timeout = 60 * time.Second
@@ -329,10 +310,9 @@ func lock(dir *os.File, name string, timeout time.Duration) (func(), error) {
 			return nil, fmt.Errorf("cannot lock it against other writers: %w", err)
 		}
 		f := os.NewFile(uintptr(fd), filepath.Join(dir.Name(), name))
-		// A lock file of another user (a shared directory) is none of a
-		// writer's: anyone may flock a file they made and keep it for
-		// ever. Root removes it and makes its own; a user cannot, and
-		// refuses at once rather than wait for it.
+		// Another user's lock file could be flocked and kept for ever, so
+		// root removes it and makes its own; a user cannot, and refuses at
+		// once rather than wait.
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			f.Close()

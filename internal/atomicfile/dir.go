@@ -5,20 +5,16 @@ import (
 	"time"
 )
 
-// Lock takes the exclusive lock named name in dir, as Write takes the
-// lock of the one file it writes, waiting up to timeout (0: 60 s), and
-// returns what releases it. It is for a writer whose one change spans
-// several files of a directory (jobmap's per-device files): every writer
-// of them takes the same name, and then writes each file with ReplaceAt.
-// The lock file exists only while it is held.
+// Lock takes the exclusive lock name in dir, waiting up to timeout (0: 60 s),
+// for a change spanning several files of dir: every writer of them takes it,
+// then writes each file with ReplaceAt. The lock file exists only while held.
 func Lock(dir *os.File, name string, timeout time.Duration) (unlock func(), err error) {
 	return lock(dir, name, timeout)
 }
 
-// ReplaceAt atomically makes name in dir (open for reading) hold data, via a
-// synced temporary file renamed over it; a symlink at name is replaced, not
-// followed. The new file keeps like's mode (less group and other write, for
-// root) and group, else mode 0644. The caller holds Lock and resolved dir.
+// ReplaceAt atomically makes name in dir hold data, replacing a symlink
+// there rather than following it. The file keeps like's group and mode (for
+// root, less group and other write), else 0644. The caller holds Lock.
 func ReplaceAt(dir *os.File, name string, data []byte, like os.FileInfo) error {
 	removeStaleTemps(dir, name) // only a killed writer leaves these, and the caller holds the lock
 	return replace(dir, name, data, like)
