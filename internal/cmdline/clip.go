@@ -20,11 +20,9 @@ const (
 	keptWord = 64
 )
 
-// Clip cuts every word of msg (a run of characters other than white
-// space) longer than maxWord bytes to its first keptWord bytes, followed
-// by how long it was: "aaaa...[3000000 bytes]". Messages quote the input
-// they refuse, and a 3 MB line echoed whole floods a terminal or a
-// hook's log and hides the message itself.
+// Clip cuts every word of msg longer than maxWord bytes to its first
+// keptWord bytes and its length, "aaaa...[3000000 bytes]": messages quote
+// the input they refuse, and a huge word would hide the message itself.
 func Clip(msg string) string {
 	if len(msg) <= maxWord {
 		return msg

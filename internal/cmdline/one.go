@@ -11,10 +11,9 @@ import (
 // ParseFunc parses args into target, a pointer to a kong CLI struct.
 type ParseFunc func(target any, args []string) (*kong.Context, error)
 
-// One parses args into whole (a pointer to a kong CLI struct) with a model of
-// only its global flags and the command args name, sets those fields, and
-// calls whole's Validate if any. On anything else (help, --version, an error,
-// a whole:"" command) it returns an error; the caller reparses with the whole.
+// One parses args into whole (a pointer to a kong CLI struct) by a model of
+// its global flags and the named command only, then calls its Validate. Its
+// error (help, --version, whole:"", a failure) means: reparse with the whole.
 func One(whole any, args []string, parse ParseFunc) (*kong.Context, error) {
 	wv := reflect.ValueOf(whole).Elem()
 	named := Named(args, wv.Interface())
@@ -47,10 +46,9 @@ func One(whole any, args []string, parse ParseFunc) (*kong.Context, error) {
 	return ctx, nil
 }
 
-// Named is the first word of args before -- that names a command of cli
-// (a kong CLI struct; a command's name is its field's, in lower case);
-// "" if none, if a help or version flag (-V) comes before --, or if the
-// command is tagged whole:"".
+// Named is the first word of args before -- that names a command of cli (a
+// kong CLI struct; a command is named after its field, in lower case), or ""
+// if none, if a help or version flag comes first, or if tagged whole:"".
 func Named(args []string, cli any) string {
 	commands := map[string]bool{}
 	for _, f := range reflect.VisibleFields(reflect.TypeOf(cli)) {

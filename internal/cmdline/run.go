@@ -1,10 +1,8 @@
-// Package cmdline parses and runs a kong command line, the way every
-// command of slurm-mig is run: parsed with the model of the one command it
-// names where that will do (One), since building kong's model of every
-// command is the largest part of a short run's work (a third of the CPU
-// of a `free` call, and the TaskProlog `env` runs before every task); its
-// error printed on one line; and its exit status given back, not taken by
-// os.Exit, so that tests run it in process.
+// Package cmdline parses and runs a kong command line as every command of
+// slurm-mig is run: parsed with the model of only the command it names where
+// that will do (One), since building the whole model is most of a short
+// run's work; its error printed on one line; and its exit status returned,
+// not taken by os.Exit, so that tests run it in process.
 package cmdline
 
 import (
@@ -48,11 +46,9 @@ const (
 	statusError = 2
 )
 
-// Run parses args into cli, a pointer to a kong CLI struct (with the
-// model of one command where One takes it, else the whole model), calls
-// ready, and runs the command. It returns the exit status: 0; kong's, after
-// --help or --version; a Status's; else, having printed the error on one
-// line to Stderr, the ExitCode() of an error that has one, or 2.
+// Run parses args into cli (a pointer to a kong CLI struct), calls ready and
+// runs the command. It returns 0, kong's status after --help or --version, a
+// Status's, or, having printed the error on one line, its ExitCode() or 2.
 func (a App) Run(cli any, args []string, ready func()) (status int) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -137,9 +133,8 @@ func PrintReport(w io.Writer, r Report, asJSON bool) error {
 }
 
 // noValue and flagValue match kong's errors for a flag given no value, and
-// for a flag where its value should be ("--output: expected file value but
-// got "--json" (long flag); ..."). kong's error type is not exported, so its
-// text is matched; TestRunStatuses pins it for the kong in go.mod.
+// for a flag where its value should be. kong's error type is not exported,
+// so its text is matched; TestRunStatuses pins it for the kong in go.mod.
 var (
 	noValue   = regexp.MustCompile(`^--([\w-]+): (?:expected [\w ]+ value but got "EOL" \(<EOL>\)|missing value, expecting ".*")$`)
 	flagValue = regexp.MustCompile(`^--([\w-]+): expected [\w ]+ value but got "(-[^"]*)" \((?:long|short) flag\); perhaps try .*$`)
@@ -151,12 +146,9 @@ var (
 	notACommand   = regexp.MustCompile(`^\[?<command>\]? must be one of .* but got "(.*)"$`)
 )
 
-// usage says a parse error (usageError) and points at the help that
-// answers it: the help of the command given, which lists its flags, else
-// the program's. Given no command, the error is said for what a new user
-// most likely meant: a word that names no command is told the commands
-// there are, and a flag of a command given before the command ("--from X
-// gen") is told that it goes after it.
+// usage says a parse error and points at the help of the command given, else
+// the program's. Given no command, it tells a word that names none the
+// commands there are, and a flag given before its command to go after it.
 func (a App) usage(cli any, args []string, err error) string {
 	msg := usageError(err).Error()
 	help := a.Name + " --help"
@@ -243,10 +235,9 @@ func usageError(err error) error {
 	return fmt.Errorf("%s needs a value, and %s", flag, given)
 }
 
-// flagName names f as --help does, "-o, --output=FILE", with the
-// placeholder only where the flag has one of its own: kong's default one
-// is the default value (--timeout=60s), which reads as if given. A flag
-// of a few words lists them.
+// flagName names f as --help does, "-o, --output=FILE", with a placeholder
+// only where the flag has its own: kong's default one is the default value,
+// which reads as if given. A flag of a few words lists them.
 func flagName(f *kong.Flag) string {
 	name := "--" + f.Name
 	if f.PlaceHolder != "" {
