@@ -16,11 +16,9 @@ import (
 // keeps CPU ids in 16 bits.
 const MaxID = 1<<16 - 1
 
-// Parse parses the Linux cpulist format ("0-3,8,10-11") used in sysfs
-// and by NVML-derived affinity strings. Surrounding white space (sysfs files
-// end in a newline) is ignored, and an empty list is the empty set. The ids
-// come back sorted, without duplicates. Items must be N or N-M with N <= M and
-// M <= 65535; the kernel's stride form (N-M:S/G) is not accepted.
+// Parse parses a Linux cpulist ("0-3,8,10-11") into sorted, distinct ids,
+// ignoring surrounding white space; "" is the empty set. Items are N or N-M
+// with N <= M <= 65535; the kernel's stride form (N-M:S/G) is refused.
 func Parse(s string) ([]int, error) {
 	ids := []int{}
 	err := eachRange(s, func(first, last int) {
