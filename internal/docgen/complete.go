@@ -10,10 +10,9 @@ import (
 	"github.com/alecthomas/kong"
 )
 
-// Bash writes a bash completion script for app: commands, the flags each
-// accepts (its own and its ancestors'), enum values, and file or
-// directory names where a flag takes one. It needs no bash-completion
-// package.
+// Bash writes a bash completion script for app, needing no bash-completion
+// package: commands, each one's flags and its ancestors', enum values, and
+// file or directory names where a flag takes one.
 func Bash(w io.Writer, app *kong.Application) error {
 	bw := bufio.NewWriter(w)
 	fn := "_" + ident(app.Name)

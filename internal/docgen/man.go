@@ -15,10 +15,9 @@ type Page struct {
 	Extra   []Section // sections after COMMANDS (EXIT STATUS, SEE ALSO, ...)
 }
 
-// Section is a man page section of plain text; blank lines separate
-// paragraphs, lines that start with a space are shown as typed, and a
-// line followed by one that starts with ": " is a term (an environment
-// variable, a file) that the lines after it describe, indented below it.
+// Section is a man page section of plain text: blank lines part paragraphs,
+// lines starting with a space are shown as typed, and a line followed by one
+// starting with ": " is a term that the lines after it describe.
 type Section struct {
 	Title string
 	Text  string
@@ -163,10 +162,9 @@ func (m *roff) text(s string) {
 	}
 }
 
-// paragraphs writes plain text: a blank line starts a paragraph, lines
-// indented with a space are shown as typed (examples), and a term (see
-// Section) starts a tagged paragraph (.TP), which the next term or a
-// blank line before other text ends.
+// paragraphs writes plain text as Section describes it, a term starting a
+// tagged paragraph (.TP) that the next term, or a blank line before other
+// text, ends.
 func (m *roff) paragraphs(s string) {
 	lines := strings.Split(strings.Trim(s, "\n"), "\n")
 	verbatim := false
