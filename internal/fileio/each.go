@@ -6,10 +6,9 @@ import (
 	"sync/atomic"
 )
 
-// Each calls do(w, i) for every i in [0, n) on up to GOMAXPROCS goroutines
-// and returns when all are done. Each goroutine makes its worker w once with
-// newWorker and takes the next index as it finishes one; do should keep its
-// results by index, as calls finish in any order.
+// Each calls do(w, i) for every i in [0, n) on up to GOMAXPROCS goroutines,
+// each with its own worker from newWorker, and returns when all are done.
+// Calls finish in any order, so do should keep its results by index.
 func Each[W any](n int, newWorker func() W, do func(w W, i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup

@@ -20,18 +20,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ReadFile reads the whole file at path, refusing one larger than limit
-// bytes; what names what the file should be, for the refusal ("a snapshot").
-// A file that cannot be opened gives its *fs.PathError; other errors name
-// the file. A FIFO is read by the pipe rule (see ReadOpen).
+// ReadFile reads the file at path whole, refusing one over limit bytes in
+// words naming what ("a snapshot"). An open error is its *fs.PathError, other
+// errors name the file, and a FIFO is read by the pipe rule (see ReadOpen).
 func ReadFile(path string, limit int64, what string) ([]byte, error) {
 	return ReadFileInto(nil, path, limit, what)
 }
 
 // ReadFileInto is ReadFile into buf's memory where it is large enough, for
-// a caller that reads many files in turn and is done with each before the
-// next (plan reads 10,000 snapshots of 50 kB): the bytes returned are
-// buf's, or a new buffer's that the caller passes on next time.
+// a caller done with each file before it reads the next: the bytes returned
+// are buf's, or a new buffer's that the caller passes on next time.
 func ReadFileInto(buf []byte, path string, limit int64, what string) ([]byte, error) {
 	f, err := Open(path)
 	if err != nil {
@@ -41,10 +39,9 @@ func ReadFileInto(buf []byte, path string, limit int64, what string) ([]byte, er
 	return readOpen(buf, f, limit, what, nil)
 }
 
-// ReadTrusted is ReadFile of a file whose content decides what is done
-// for other users (the device state env and jobmap map jobs' devices by):
-// it must be root's or uid's, and writable by nobody else (Trusted),
-// judged on the descriptor that is read.
+// ReadTrusted is ReadFile of a file that decides what is done for other
+// users (the device state of env and jobmap): it must be root's or uid's
+// and writable by nobody else (Trusted), as judged on the descriptor read.
 func ReadTrusted(path string, limit int64, what string, uid int) ([]byte, error) {
 	f, err := Open(path)
 	if err != nil {
@@ -92,20 +89,16 @@ func Open(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// ReadOpen reads the open file f whole, within limit bytes, as ReadFile
-// does. A regular file larger than limit is refused by its size, before
-// a byte is read. A pipe or FIFO is read by the pipe rule: no wait for
-// data longer than PipeIdle, nor for the whole longer than PipeTotal, so
-// that a FIFO nobody writes (planted where a file was expected) cannot
-// keep a reader for ever. Anything else (a device, a socket) is refused.
+// ReadOpen reads the open file f whole within limit bytes, as ReadFile does.
+// A pipe or FIFO is read by the pipe rule (PipeIdle, PipeTotal), so that one
+// nobody writes cannot hold a reader for ever; a device or socket is refused.
 func ReadOpen(f *os.File, limit int64, what string) ([]byte, error) {
 	return readOpen(nil, f, limit, what, nil)
 }
 
-// ReadStream reads r (standard input: the caller's own, waited for as
-// long as it takes) to its end, refusing more than limit bytes as
-// ReadFile refuses a larger file: never a part taken for the whole.
-// name names it in errors.
+// ReadStream reads r, named name in errors, to its end with no time limit
+// (it is the caller's own standard input), refusing more than limit bytes
+// as ReadFile refuses a larger file: never a part taken for the whole.
 func ReadStream(r io.Reader, name string, limit int64, what string) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
@@ -117,10 +110,9 @@ func ReadStream(r io.Reader, name string, limit int64, what string) ([]byte, err
 	return data, nil
 }
 
-// ReadStdin reads standard input, named name in errors, to its end
-// within limit bytes, as ReadRaw reads a path: tooLarge makes the refusal
-// of a redirected file of size bytes, or (-1) of a stream that went past
-// limit. stream says it was not a regular file (a pipe, a terminal).
+// ReadStdin reads standard input, named name in errors, within limit bytes
+// as ReadRaw reads a path: tooLarge(size) makes the refusal (-1: a stream
+// past limit). stream says it was not a regular file (a pipe, a terminal).
 func ReadStdin(name string, limit int64, tooLarge func(size int64) error) (data []byte, stream bool, err error) {
 	info, err := os.Stdin.Stat()
 	if err != nil {
@@ -181,9 +173,8 @@ func readOpen(buf []byte, f *os.File, limit int64, what string, check func(fs.Fi
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	// A buffer of the file's size takes it in one read, where io.ReadAll
-	// would grow its buffer from 512 bytes a copy at a time. The size
-	// only sizes the buffer; what is read, up to the limit, is what the
-	// file holds.
+	// grows from 512 bytes. The size only sizes the buffer: what is read,
+	// up to the limit, is what the file holds.
 	b := bytes.NewBuffer(buf[:0])
 	b.Grow(int(min(info.Size(), limit)) + bytes.MinRead)
 	_, err = b.ReadFrom(io.LimitReader(f, limit+1))
@@ -275,11 +266,9 @@ func readPipe(buf []byte, f *os.File, limit int64, what string) ([]byte, error) 
 // ErrPipeTimeout is why a pipe read by the pipe rule was given up.
 var ErrPipeTimeout = errors.New("a pipe with no data: nothing was written to it in time (a FIFO nobody writes?)")
 
-// WaitReadable waits until the FIFO or pipe fd (O_NONBLOCK) has data or
-// its writers have all closed, by the pipe rule: PipeIdle at most, and
-// never past deadline. A read of a FIFO with no writer returns 0 at once,
-// as at its end, even before the first writer has opened it; poll does
-// not report that hang-up until a writer has come and gone.
+// WaitReadable waits until the O_NONBLOCK FIFO or pipe fd has data or its
+// writers have gone, for PipeIdle at most and never past deadline. A FIFO
+// no writer has opened reads as ended, but poll waits on it until one has.
 func WaitReadable(fd int, deadline time.Time) error {
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for {
@@ -301,10 +290,9 @@ func WaitReadable(fd int, deadline time.Time) error {
 	}
 }
 
-// RetryEINTR repeats call for as long as a signal interrupts it (EINTR).
-// Go's runtime sends signals of its own (preemption), so a raw system
-// call that blocks (flock, poll, read of a FIFO, connect) can return
-// EINTR at any time and must simply be made again.
+// RetryEINTR repeats call for as long as a signal interrupts it (EINTR):
+// Go's runtime preempts with signals, so a blocking raw system call (flock,
+// poll, read of a FIFO, connect) can return EINTR at any time.
 func RetryEINTR(call func() error) error {
 	for {
 		if err := call(); !errors.Is(err, syscall.EINTR) {
@@ -323,12 +311,9 @@ func UnwrapPath(err error) error {
 	return err
 }
 
-// ReadRaw reads path, a regular file or a FIFO, within limit bytes into
-// *buf, which it grows and keeps for the next call; data lies in *buf, and
-// fifo says path was a pipe. tooLarge makes the refusal of size bytes (-1: a
-// pipe past limit). It opens O_NONBLOCK and reads a FIFO by the pipe rule.
-// It uses plain system calls because os.Open registers every file with the
-// poller, which costs over a walk of many small files.
+// ReadRaw reads path, a regular file or a FIFO (by the pipe rule), within
+// limit bytes into *buf, kept for the next call; tooLarge(size) makes the
+// refusal (-1: a pipe past limit). It avoids os.Open's per-file poller cost.
 func ReadRaw(path string, buf *[]byte, limit int64, tooLarge func(size int64) error) (data []byte, fifo bool, err error) {
 	var fd int
 	err = RetryEINTR(func() (err error) {
@@ -397,10 +382,9 @@ func ReadRaw(path string, buf *[]byte, limit int64, tooLarge func(size int64) er
 	return b[:n], fifo, nil
 }
 
-// Expand lists the files a command line's FILE and DIR arguments name: a
-// file as given, a directory as its entries with the suffix (not those
-// whose names start with '.'), in name order. A directory with none is an
-// error naming it and kind ("*.json snapshots").
+// Expand lists the files that FILE and DIR arguments name: a file as given,
+// a directory as its non-dot entries with the suffix, in name order. A
+// directory with none is an error naming it and kind ("*.json snapshots").
 func Expand(args []string, suffix, kind string) ([]string, error) {
 	var files []string
 	for _, arg := range args {
