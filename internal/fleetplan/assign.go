@@ -52,10 +52,9 @@ func NewAssign(cfg *migplan.Config, deflt string) (*Assign, error) {
 	return &Assign{cfg: cfg, deflt: sel, configs: map[string]*migplan.Selected{deflt: sel}, names: slurmconf.NewNameBudget()}, nil
 }
 
-// Read reads an assignment file, whose lines each give a node or Slurm
-// hostlist the named config of the mig-parted file instead of the default;
-// blank lines and # comments are allowed. A node named twice, an unknown
-// config, or a line that is not two words is an error naming file and line.
+// Read reads an assignment file, each line giving a node or hostlist a named
+// mig-parted config instead of the default, with blank and # comment lines.
+// A node twice, an unknown config or a bad line is an error naming the line.
 func (a *Assign) Read(path string) error {
 	data, err := fileio.ReadFile(path, maxAssignBytes, "an assignment file")
 	if err != nil {
@@ -114,10 +113,9 @@ func (a *Assign) For(node string) *migplan.Selected {
 	return a.deflt
 }
 
-// checkGiven refuses an assignment line that names a node no snapshot is
-// of: a typo in a hostlist, or a node whose snapshot is missing, which
-// would leave the node out of the lines printed, and so out of the
-// slurm.conf made of them.
+// checkGiven refuses an assignment line naming a node no snapshot is of (a
+// typo, a missing snapshot), which would leave the node out of the lines
+// printed, and so out of the slurm.conf made of them.
 func (a *Assign) checkGiven(nodes map[string]bool) error {
 	for _, l := range a.lines {
 		names, _ := slurmconf.ExpandHostlist(l.nodes) // Read expanded it

@@ -18,11 +18,9 @@ type Diff struct {
 	Verdict   string     `json:"verdict"`
 }
 
-// NodeDiff compares one node's Gres= in the slurm.conf with its plan,
-// as diff --slurm-conf compares it with what the node has now: Counts
-// lists the types whose counts differ, and Drains says whether the node
-// would drain once it comes up with its new layout under this
-// slurm.conf (it declares more of a type than the node will offer).
+// NodeDiff compares one node's Gres= in the slurm.conf with its plan: Counts
+// lists the types whose counts differ, and Drains says whether the node would
+// drain with its new layout (slurm.conf declares more of a type than it has).
 type NodeDiff struct {
 	Node    string `json:"node"`
 	Planned string `json:"planned"` // the planned Gres= value
