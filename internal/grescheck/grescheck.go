@@ -181,10 +181,9 @@ func (r *Report) note(p slurmconf.Problem, node string) {
 	r.counts[p.Severity]++
 }
 
-// namesDiffer: where the two files name the nodes otherwise (gres.conf
-// gpu[1-4], slurm.conf gpu[001-004]), slurmd, matching names exactly,
-// reads no gres.conf line of its own on nodes slurm.conf declares. Said
-// once, with the names each file gives, as diff says it of one node.
+// namesDiffer says, once, where the two files name nodes otherwise
+// (gpu[1-4], gpu[001-004]): slurmd matches names exactly and reads no
+// gres.conf line of its own on the nodes slurm.conf declares.
 func namesDiffer(in Inputs, f *slurmconf.GresFile, declared []string) *slurmconf.Problem {
 	if in.SlurmConf == "" || len(declared) == 0 {
 		return nil
