@@ -13,17 +13,14 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
 )
 
-// FS is the root under which the node's /proc and /sys are read.
-//
-// Unlike procfs.NewFS, nothing checks the root when the value is made: a
-// run whose snapshot carries everything reads no host file at all, and
-// each read that does happen names the whole path when it fails.
+// FS is the root under which the node's /proc and /sys are read. Nothing
+// checks it when made, unlike procfs.NewFS: a run whose snapshot carries
+// everything reads no host file, and each read names the whole path.
 type FS string
 
 // ThisHost reports whether the root is this machine's own /, the default
-// of --root. Any other root is a tree of the node the run describes (a
-// copy of a GPU node's /sys and /proc, a chroot): what it holds is that
-// node's, where this host's would not be.
+// of --root. Any other root is a tree of the node the run describes, whose
+// files are that node's, not this host's.
 func (fs FS) ThisHost() bool { return filepath.Clean(string(fs)) == "/" }
 
 // Path is the file at the node path elems (relative to /, as
@@ -32,11 +29,9 @@ func (fs FS) Path(elems ...string) string {
 	return filepath.Join(append([]string{string(fs)}, elems...)...)
 }
 
-// NodePath is the inverse of Path: the node path ("/dev/nvidia0") of a
-// file named under the root ("ROOT/dev/nvidia0"), and whether it was
-// under the root at all. Config files of a test cluster name the device
-// nodes that live in its root, and the TaskProlog must read them as the
-// node's /dev files, as every other command does under --root.
+// NodePath is the inverse of Path: the node path ("/dev/nvidia0") of a file
+// under the root ("ROOT/dev/nvidia0"), and whether it was under it: a test
+// cluster's configs name device nodes in its root, read as the node's /dev.
 func (fs FS) NodePath(p string) (string, bool) {
 	root := strings.TrimSuffix(string(fs), "/")
 	if root == "" {
@@ -53,11 +48,9 @@ func (fs FS) NodePath(p string) (string, bool) {
 // file that slurm-mig reads comes near it.
 const maxNoStat = 1 << 20
 
-// ReadFileNoStat reads the /proc, /sys or /dev file at path whole, within
-// 1 MiB, without a stat (such files say size 0), as procfs's function of
-// that name does: fileio's bounded read of a stream. The error of a file
-// that cannot be opened is the *fs.PathError; a larger file is refused,
-// naming path.
+// ReadFileNoStat reads the /proc, /sys or /dev file at path whole within
+// 1 MiB without a stat, since such files say size 0. An open error is the
+// *fs.PathError; a larger file is refused, naming path.
 func ReadFileNoStat(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
