@@ -23,10 +23,9 @@ const (
 	maxCapMinor = 1<<20 - 1
 )
 
-// Check finds what cannot be true of one node: duplicate GPUs or MIG
-// devices, MIG devices on a GPU with MIG disabled, cap minors used twice,
-// MIG UUIDs naming another GPU; and then a GPU or MIG device without a
-// UUID in NVML's form. Every error names the GPU or device.
+// Check finds what cannot be true of one node (duplicates, MIG devices
+// with MIG off, a cap minor used twice, a UUID of another GPU or not in
+// NVML's form), and names the GPU or device in its error.
 func (n *Node) Check() error {
 	if err := n.checkLayout(); err != nil {
 		return err

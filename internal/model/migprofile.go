@@ -8,10 +8,9 @@ import (
 	"sync"
 )
 
-// MemorySlices is how many memory slices a MIG-capable GPU is cut into:
-// 8 on every part NVIDIA has made so far (A100, H100, H200, B200), whose
-// whole-GPU profile (7g) is placed at 0:8. A placement outside them is
-// corrupt.
+// MemorySlices is how many memory slices a MIG-capable GPU is cut into: 8
+// on every part so far (A100, H100, H200, B200), whose 7g profile is placed
+// at 0:8. A placement outside them is corrupt.
 const MemorySlices = 8
 
 // pciDeviceIDForm is mig-parted's form of a device id: its DeviceID.String
@@ -19,12 +18,9 @@ const MemorySlices = 8
 // NVIDIA GPU (device ids are 0x1000 and up).
 var pciDeviceIDForm = regexp.MustCompile(`^0x[0-9A-F]{1,8}$`)
 
-// checkMigProfiles finds what no GPU's profile table can hold: a PCI
-// device id not in mig-parted's form, a name not in nvidia-smi's, a
-// profile of no instance or slice, a placement outside the GPU's memory
-// slices, or two profiles with one id or one name. plan decides layouts
-// from this table, so a corrupt one would be a wrong answer, not a
-// refusal.
+// checkMigProfiles refuses a profile table no GPU can have: a malformed PCI
+// id or name, an empty profile, a placement outside the slices, a repeated
+// id or name. plan would make a corrupt one a wrong answer, not a refusal.
 func checkMigProfiles(g *GPU, checked checkedTables) error {
 	if g.PCIDeviceID != "" && !pciDeviceIDForm.MatchString(g.PCIDeviceID) {
 		return fmt.Errorf("pci_device_id %q: want 0x and up to 8 hex digits, as mig-parted's device-filter names it (0x233010DE)", g.PCIDeviceID)

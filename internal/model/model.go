@@ -22,10 +22,9 @@ type Node struct {
 	// Hardware is the node's CPU and memory layout as slurmd -C gives it
 	// (for node --full); nil until read from the node's sysfs.
 	Hardware *Hardware
-	// Snapshot is the file the node was read from, empty when it was
-	// read through NVML. A snapshot's node is another host's: what it
-	// lacks is never filled in from this one (nodeload), and messages
-	// about it name this file.
+	// Snapshot is the file the node was read from, empty if from NVML.
+	// A snapshot's node is another host's: what it lacks is never filled
+	// in from this one, and messages about it name this file.
 	Snapshot string
 }
 
@@ -54,10 +53,9 @@ type GPU struct {
 	// mig-parted's device-filter uses ("0x233010DE" for an H100 80GB
 	// HBM3); empty where it is not known (a snapshot of schema 1).
 	PCIDeviceID string
-	// Profiles is the GPU's MIG profile table, whether MIG is on or off:
-	// what a layout may be made of (plan). Nil for a GPU without MIG and
-	// where not known (schema 1). Shared and read only: equal tables are
-	// one pointer (Tables).
+	// Profiles is the GPU's MIG profile table, whether MIG is on or off;
+	// nil without MIG or where unknown (schema 1). Shared and read only:
+	// equal tables are one pointer (Tables).
 	Profiles *ProfileTable
 }
 

@@ -6,11 +6,9 @@ import (
 	"strings"
 )
 
-// ValidProfile checks a profile name against the nvidia-smi grammar:
-// [<c>c.]<g>g.<gb>gb with an optional +attr or -attr suffix, where attr is
-// lower-case letters and digits with inner dots (me, me.all, gfx). Anything
-// else is refused rather than passed on as a Slurm type: a ',' or ':' there
-// would break Gres= parsing.
+// ValidProfile checks a profile name against nvidia-smi's grammar,
+// [<c>c.]<g>g.<gb>gb then an optional +attr or -attr (me, me.all, gfx).
+// Anything else is refused, as a ',' or ':' in a Slurm type breaks Gres=.
 func ValidProfile(p string) error {
 	body, attr := p, ""
 	if i := strings.IndexAny(p, "+-"); i >= 0 {

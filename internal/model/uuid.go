@@ -6,10 +6,9 @@ import (
 	"strings"
 )
 
-// ValidUUID checks a device UUID in NVML's forms: "GPU-<uuid>", or for a MIG
-// device (mig) "MIG-<uuid>" or, before driver 470.42.01,
-// "MIG-GPU-<uuid>/<gi>/<ci>". Anything else is refused where it is read,
-// since env hands it to jobs as CUDA_VISIBLE_DEVICES.
+// ValidUUID checks a UUID in NVML's forms: "GPU-<uuid>", or with mig
+// "MIG-<uuid>" or (before driver 470.42.01) "MIG-GPU-<uuid>/<gi>/<ci>".
+// Anything else is refused: env hands UUIDs to jobs as CUDA_VISIBLE_DEVICES.
 func ValidUUID(uuid string, mig bool) error {
 	if uuid == "" {
 		return fmt.Errorf("no uuid")
