@@ -97,10 +97,9 @@ func (r *Reader) Parse(data []byte) (*model.Node, error) {
 	return node, nil
 }
 
-// anySchema holds the keys of every schema this package reads, schema
-// 3's node-wide tables and schema 2's tables on each GPU: what
-// encoding/json reads a snapshot of any of them into, for the words of a
-// refusal, and what decodeOnePass must agree with.
+// anySchema holds the keys of every schema this package reads (schema 3's
+// node-wide tables, schema 2's per GPU), for encoding/json to read any
+// snapshot into for a refusal's words; decodeOnePass must agree with it.
 type anySchema struct {
 	v2.Node
 	ProfileTables map[string][]v3.GIProfile `json:"profile_tables"`
@@ -168,10 +167,9 @@ func (r *Reader) decode(data []byte) (*model.Node, error) {
 	return r.fromV2(w)
 }
 
-// decodeOnePass decodes data as encoding/json decodes it into anySchema, but
-// in one pass with encoding/json/v2, decoding each node-wide table once and
-// sharing equal ones. It accepts what encoding/json accepts, into the same
-// values (FuzzOnePassAgreesWithEncodingJSON); its errors are worded otherwise.
+// decodeOnePass decodes data as encoding/json does into anySchema, to the
+// same values (FuzzOnePassAgreesWithEncodingJSON), but in one pass with
+// encoding/json/v2, sharing equal node-wide tables; errors are worded anew.
 func (r *Reader) decodeOnePass(data []byte) (*v2.Node, map[string]*model.ProfileTable, error) {
 	w := onePass{ProfileTables: tableSet{r: r}}
 	if err := jsonv2.Unmarshal(data, &w, v1Semantics); err != nil {

@@ -89,10 +89,9 @@ func wireProfiles(ps []model.GIProfile) []v3.GIProfile {
 	return out
 }
 
-// Files expands a command line's FILE and DIR arguments into the snapshot
-// files to read, as merge expands its fragments: a file as given, a
-// directory as its *.json files (not those starting with '.'), in name
-// order. plan and rebalance take their arguments this way.
+// Files expands FILE and DIR arguments into the snapshot files to read: a
+// file as given, a directory as its *.json files (not those starting with
+// '.'), in name order.
 func Files(args []string) ([]string, error) {
 	return fileio.Expand(args, ".json", "*.json snapshots")
 }
