@@ -16,10 +16,9 @@ import (
 // model holds it.
 type NodeHardware = model.Hardware
 
-// Hardware computes the hardware part of `slurmd -C` (Slurm 22.05, hwloc 2)
-// from the topology and proc/meminfo under host: online CPUs, one board,
-// packages as sockets, cores and threads by integer division, and RealMemory
-// as slurmd's get_memory reckons it with this process's page size.
+// Hardware computes `slurmd -C`'s hardware (Slurm 22.05, hwloc 2) under
+// host: online CPUs, one board, packages as sockets, cores and threads by
+// integer division, RealMemory as get_memory reckons it with our page size.
 func (t *Topology) Hardware(host hostfs.FS) (NodeHardware, error) {
 	memKiB, err := readMemTotalKiB(host)
 	if err != nil {

@@ -1,40 +1,11 @@
-// Package topology reads a node's CPU topology from sysfs and converts OS CPU
-// lists into the abstract core ids that Slurm's gres.conf Cores= expects.
-//
-// Every reader takes the node's files as a hostfs.FS ("/" on a live node, a
-// fixture tree in tests) and reads sys/devices/system/cpu/... and
-// proc/meminfo under its root.
-//
-// # How Slurm numbers abstract cores
-//
-// slurmd builds its CPU map from hwloc (SchedMD/slurm
-// src/slurmd/common/xcpuinfo.c, xcpuinfo_hwloc_topo_get): it walks the
-// sockets in hwloc logical order and, inside each, the cores in hwloc logical
-// order, numbering the cores 0, 1, 2, ... across the whole node. Abstract
-// core N is therefore hwloc's logical core index N. xcpuinfo_mac_to_abs (used
-// by NVML autodetect) sets a core when any one of its threads is in the OS
-// CPU list, and xcpuinfo_abs_to_mac (used on gres.conf Cores=) expands a core
-// back to all of its threads.
-//
-// hwloc's logical order is the order of its object tree, and hwloc keeps the
-// children of every object sorted by their first (lowest) OS CPU id
-// (open-mpi/hwloc hwloc/topology.c, hwloc___insert_object_by_cpuset and
-// hwloc__object_cpusets_compare_first). So the numbering is: packages by
-// lowest CPU id, then dies within a package by lowest CPU id, then cores
-// within a die by lowest CPU id. That usually equals sorting by
-// (physical_package_id, core_id), but not always: package ids need not grow
-// with CPU ids, and core_ids need not either. This package sorts by lowest CPU
-// id, as hwloc does, never by the ids themselves.
-//
-// # Where Slurm 22.05 disagrees with itself
-//
-// slurmd's map has one slot per online CPU and assumes every core has
-// CPUs/cores threads. On a node whose offline CPUs leave online ids at or
-// above the online count (online "0-5,8-15"), or whose cores have different
-// thread counts (Intel P- and E-cores), it leaves some CPUs out of the map
-// (slurmd -vvvvvv logs the map as "CPU map[abs]=>os"). This package still
-// gives those CPUs hwloc's core numbers: the only consistent answer, and what
-// hwloc-calc prints.
+// Package topology reads a node's CPU topology from sysfs under a hostfs.FS
+// and maps OS CPU lists to the abstract core ids of gres.conf Cores=.
+// slurmd numbers cores in hwloc's logical order (xcpuinfo.c), and hwloc
+// sorts each object's children by lowest OS CPU id: so cores go by package,
+// die and core, each by lowest CPU id, never by physical_package_id or
+// core_id, which need not grow with CPU ids. Where Slurm 22.05's own map
+// leaves CPUs out (offline holes, P- and E-cores), this package still
+// numbers them as hwloc does, and as hwloc-calc prints.
 package topology
 
 import (
@@ -74,10 +45,9 @@ type Topology struct {
 	sockets int         // number of sockets
 }
 
-// Load reads sys/devices/system/cpu/online under the root of host and, for each online CPU N,
-// cpuN/topology/{physical_package_id,core_id,die_id}. die_id is optional
-// (kernels before 5.2 and non-x86 lack it); the other two are required.
-// Offline CPUs are ignored. Errors name the file.
+// Load reads the online CPUs under host and, for each, its cpuN/topology
+// physical_package_id, core_id and die_id (optional: kernels before 5.2 and
+// non-x86 lack it). Offline CPUs are ignored. Errors name the file.
 func Load(host hostfs.FS) (*Topology, error) {
 	dir := host.Path(cpuDir)
 	onlinePath := filepath.Join(dir, "online")
@@ -117,9 +87,8 @@ func Load(host hostfs.FS) (*Topology, error) {
 }
 
 // checkSiblings refuses CPUs that share (package, die, core_id) but are not
-// thread siblings by thread_siblings_list: hwloc, and so Slurm, builds cores
-// from those lists and would number them otherwise. A CPU without the list
-// is not checked.
+// thread siblings by thread_siblings_list, from which hwloc, and so Slurm,
+// builds cores. A CPU without the list is not checked.
 func checkSiblings(dir string, cpus []CPU) error {
 	byKey := map[coreKey][]int{}
 	for _, c := range cpus {
@@ -234,11 +203,9 @@ func (t *Topology) CPUs() []CPU {
 	return slices.Clone(t.cpus)
 }
 
-// AbstractCores maps an OS CPU list ("0-15,32-47", the Linux cpulist format)
-// to the sorted abstract core ids Slurm uses in gres.conf Cores=. A core is
-// included when any of its CPUs is in the list, as in Slurm's
-// xcpuinfo_mac_to_abs. CPUs in the list that are not online are ignored, so
-// the result may be empty. A malformed list is an error.
+// AbstractCores maps an OS CPU list ("0-15,32-47") to the sorted abstract
+// core ids of gres.conf Cores=, taking a core when any of its CPUs is listed
+// (xcpuinfo_mac_to_abs). Offline CPUs are ignored; a bad list is an error.
 func (t *Topology) AbstractCores(cpuList string) ([]int, error) {
 	ids, err := cpulist.Parse(cpuList)
 	if err != nil {
