@@ -53,12 +53,9 @@ const retryFor = 2 * time.Second
 // a machine that a burst of calls keeps busy.
 const patience = 50 * time.Millisecond
 
-// Take claims count devices among uuids that no live claim holds: the
-// first ones without any claim file, then the first ones whose files are
-// all stale. When fewer are free it claims nothing and returns who holds
-// the others, by UUID. wait bounds (as retryFor does) how long it tries
-// again while that may change: a claim found held is ending, or another
-// claimant is choosing a device this one wants.
+// Take claims count of uuids that no live claim holds, those without claim
+// files first. With fewer free it claims nothing and returns the holders by
+// UUID; it tries again, for at most wait and retryFor, while that may change.
 func (d *Dir) Take(uuids []string, count int, info Info, wait time.Duration) (*Claim, map[string]Holder, error) {
 	deadline := time.Now().Add(min(wait, retryFor))
 	for attempt := 0; ; attempt++ {
@@ -75,10 +72,9 @@ func (d *Dir) Take(uuids []string, count int, info Info, wait time.Duration) (*C
 	}
 }
 
-// takeOnce is one attempt: it claims count of uuids, those without claim
-// files first, in uuids' order (at random after the first attempt), testing
-// claim files only as needed. With too few free it claims nothing and returns
-// the holders, and whether that may change in a moment (retry).
+// takeOnce is one attempt of Take, choosing in uuids' order (at random after
+// the first attempt) and testing claim files only as needed; retry says
+// whether, with too few free, that may change in a moment.
 func (d *Dir) takeOnce(uuids []string, count int, info Info, attempt int, deadline time.Time) (*Claim, map[string]Holder, bool, error) {
 	names, err := d.list(uuids, nil)
 	if err != nil {
@@ -144,10 +140,9 @@ func (d *Dir) takeOnce(uuids []string, count int, info Info, attempt int, deadli
 	return nil, held, true, nil
 }
 
-// claim makes claim files for uuids, then tests others' claims of them: it
-// keeps all where there are none, and gives all up, returning the holders,
-// where one is made or a still-choosing rival's file name sorts first; else
-// it tests again until deadline, at most patience from now.
+// claim makes claim files for uuids and keeps them all if no one else claims
+// any. It gives all up, returning the holders, on finding a claim made, a
+// choosing rival whose name sorts first, or at deadline (patience at most).
 func (d *Dir) claim(uuids []string, info Info, deadline time.Time) (*Claim, map[string]Holder, error) {
 	if p := time.Now().Add(patience); p.Before(deadline) {
 		deadline = p

@@ -1,30 +1,11 @@
 // Package claim hands MIG devices to jobs on nodes whose scheduler knows
 // only whole GPUs, so that concurrent jobs never get the same device.
 //
-// A claim is a file in a claims directory that its claimant created and
-// holds an OFD write lock on (fcntl(2) F_OFD_SETLK). The lock is the
-// claim: the kernel drops it when the last process holding the file open
-// ends, however it ends (SIGKILL included), so there is no lease and
-// nothing to clean up for a claim to end. A write lock needs a descriptor
-// open for writing, which only the file's owner (and root) can have: no
-// other user can hold, keep or fake a claim of theirs. What the file says
-// (uid, job, time) is only informational; a stale or corrupt file, whose
-// lock nobody holds, never counts.
-//
-// One file per claim, named <device>.<random>, rather than one file per
-// device: in a directory all users write (mode 1777) only a file's owner
-// may remove it, so a shared per-device file could be removed by the user
-// who created it, while another user holds its lock, and then re-created
-// and locked again: two jobs on one device. A claimant here only ever
-// locks a file it has just created itself, which nobody else can remove.
-//
-// There is no lock on the directory, which any user could take and keep.
-// A claimant makes and locks its files first, then looks for others'
-// claims of the same devices, and gives its own up where it finds any,
-// claims made or claimants still choosing: of two that choose a device at
-// once, the one that looks last sees the other's file (see Dir.claim).
-// Both may give up, and try again a random moment later; never both keep
-// it. Holding a claim needs nothing but its file's descriptor.
+// A claim is a file <device>.<random> in a sticky claims directory that its
+// claimant made and holds an OFD write lock on: the kernel drops the lock
+// when the last process with the file open ends, and no other user can hold,
+// remove or fake it. A claimant locks its files, then gives them up if it
+// finds other claims of its devices: two may both give up, never both keep.
 package claim
 
 import (
@@ -64,10 +45,9 @@ type Dir struct {
 	probed, swept int
 }
 
-// OpenDir opens, making it if missing, the claims directory at path. It
-// refuses a directory another user controls, one anyone may write that is
-// not sticky, and a path through such a directory or another user's symlink,
-// since others could replace its files; all is done through descriptors.
+// OpenDir opens, making it if missing, the claims directory at path. Since
+// others could replace its files, it refuses one that another user controls,
+// is writable by all but not sticky, or is reached through such a path.
 func OpenDir(path string) (*Dir, error) {
 	uid := os.Geteuid()
 	abs, err := filepath.Abs(path)
@@ -122,10 +102,9 @@ type cannotCreateError struct{ err error }
 func (e *cannotCreateError) Error() string { return "cannot create: " + e.err.Error() }
 func (e *cannotCreateError) Unwrap() error { return e.err }
 
-// openClaimsDir opens the claims directory name in parent, making it
-// where it is missing: mode 0700 at first, then 1777 (whatever the umask)
-// by its descriptor, once it is known to be the directory just made and
-// not a symlink put in its place.
+// openClaimsDir opens the claims directory name in parent, making it if
+// missing: mode 0700, then 1777 (whatever the umask) by its descriptor, so
+// that a symlink put in its place meanwhile is never the one changed.
 func openClaimsDir(parent int, name string, uid int) (int, error) {
 	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	fd, err := unix.Openat(parent, name, flags, 0)
@@ -144,9 +123,8 @@ func openClaimsDir(parent int, name string, uid int) (int, error) {
 		unix.Close(fd)
 		return -1, err
 	}
-	// Only root and this user may change the parent (safepath's walk
-	// made sure), so
-	// the directory of this user here is the one just made.
+	// Only root and this user may change the parent (safepath's walk made
+	// sure), so the directory of this user here is the one just made.
 	if int(st.Uid) == uid {
 		if err := unix.Fchmod(fd, 0o777|unix.S_ISVTX); err != nil {
 			unix.Close(fd)
@@ -194,10 +172,9 @@ func claimName(name string) (key string, legacy, ok bool) {
 	return key, len(suffix) == legacySuffixLen, true
 }
 
-// A claim file's OFD write lock from byte claimFrom to the end is its claim,
-// held from creation until the claim ends; byte stageByte is write-locked
-// while its claimant is choosing and read-locked once the claim is made.
-// Read locks alone never count: anyone who may read the file can take them.
+// A claim is the OFD write lock on a claim file from claimFrom to its end;
+// stageByte is write-locked while choosing, read-locked once made. Read
+// locks never count alone, since anyone who may read the file can take them.
 const (
 	stageByte = 0
 	claimFrom = 1
@@ -248,10 +225,9 @@ func (h *Holder) jobGone() bool {
 	return err == nil && !alive
 }
 
-// probe tests the claim file name of the device uuid: whether a claim holds
-// it, and whose. It fails closed: what keeps it from telling is an error, and
-// a file it may not read despite its mode counts as claimed. A non-regular
-// file, or one that does not name the device, is no claim.
+// probe reports whether a claim holds the file name of uuid, and whose;
+// a file not regular or not naming uuid holds none. It fails closed: an
+// error where it cannot tell, claimed where unreadable despite its mode.
 func (d *Dir) probe(uuid, name string) (stage, Holder, error) {
 	d.probed++
 	var h Holder
@@ -315,11 +291,9 @@ func (d *Dir) probe(uuid, name string) (stage, Holder, error) {
 	return s, h, nil
 }
 
-// openClaim opens the claim file name for probe. Where it returns no
-// descriptor (-1) and no error, the file is no claim to test (it has
-// gone, it is a symlink or a socket, or it is not yet one that others may
-// see), or it counts as claimed by its owner (h.UID) without being read
-// (unclaimed says which).
+// openClaim opens the claim file name for probe. With -1 and no error, true
+// means no claim to test (gone, a symlink or socket, not yet readable by
+// others); false, that it counts as its owner's (h.UID) claim, unread.
 func (d *Dir) openClaim(name string, h *Holder) (int, bool, error) {
 	for try := 0; ; try++ {
 		fd, err := unix.Openat(d.fd(), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
@@ -339,10 +313,9 @@ func (d *Dir) openClaim(name string, h *Holder) (int, bool, error) {
 			return -1, false, d.probeError(name, err)
 		}
 		h.UID = int(st.Uid)
-		// A file others may not read yet is still 0600, not yet a claim
-		// (see create); one whose mode changed since the open is tried once
-		// more. One unreadable despite its mode (an ACL, a lease) counts as
-		// its owner's claim: failing would let any user make every call fail.
+		// A file others may not read is not yet a claim (see create); one
+		// whose mode changed since the open is tried again. One unreadable
+		// despite its mode is its owner's, lest anyone make every call fail.
 		switch {
 		case st.Mode&0o004 == 0 && errors.Is(err, unix.EACCES):
 			return -1, true, nil
@@ -400,10 +373,9 @@ func (h *Holder) readInfo(fd int) (device string, err error) {
 // could lock it: a sweep of the same user or root (see sweep).
 var errLost = errors.New("claim file taken by a sweep")
 
-// create makes a claim file for the device uuid, named with a fresh random
-// suffix and mode 0600 so nobody else can open it first; it locks the file
-// whole (claiming, and choosing by byte 0), writes info, and only then makes
-// it 0644. Dir.claim looks for others' claims after that.
+// create makes a claim file for uuid with a fresh random name, mode 0600 so
+// nobody else opens it first; it locks it whole (claiming and choosing),
+// writes info, and only then makes it 0644.
 func (d *Dir) create(uuid string, info []byte) (*os.File, error) {
 	for tries := 0; ; tries++ {
 		var suffix [suffixLen / 2]byte
@@ -475,12 +447,9 @@ func (d *Dir) giveUp(c *Claim) {
 // make another (see create), again and again in a burst of claims.
 const sweepAge = time.Second
 
-// sweep removes the claim file name if no claim holds it, and this user
-// may: it is theirs, or they are root. It first takes the file's whole
-// OFD write lock (and for a legacy file its flock): while it has them,
-// no claim can hold the file, and a claimant that made it just now and
-// has not locked it yet finds it taken, and makes another (see create).
-// Removing a file without that could remove a claim made meanwhile.
+// sweep removes the claim file name if no claim holds it and it is this
+// user's, or they are root. It locks the file whole first (and flocks a
+// legacy one): removing it unlocked could remove a claim made meanwhile.
 func (d *Dir) sweep(name string) {
 	d.swept++
 	fd, err := unix.Openat(d.fd(), name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
@@ -514,16 +483,14 @@ type found struct {
 	first  string // of the files of claimants still choosing, the first name (see Dir.claim)
 }
 
-// floodWarn is how many files named as claims of one device, that no
-// claim holds, one user may have before test names them. A user's own
-// calls remove theirs as they pass, so more are a flood: each file is
-// tested, so a flood slows every call down, but stops none.
+// floodWarn is how many unheld files named as claims of a device a user may
+// have before test names them: their own calls sweep theirs, so more are a
+// flood, which slows every call down but stops none.
 const floodWarn = 64
 
-// list reads the directory for the claim files of uuids, except those
-// named in mine, and returns their names by UUID. It reads a chunk at a
-// time, and keeps only names of claims of uuids: other files, however
-// many, cost only their reading.
+// list returns the names of the claim files of uuids by UUID, less those in
+// mine. It reads a chunk at a time and keeps only those names, so other
+// files, however many, cost only their reading.
 func (d *Dir) list(uuids []string, mine map[string]bool) (map[string][]string, error) {
 	byKey := make(map[string]string, len(uuids))
 	for _, uuid := range uuids {
@@ -549,21 +516,17 @@ func (d *Dir) list(uuids []string, mine map[string]bool) (map[string][]string, e
 	}
 }
 
-// floodCap bounds the files of one device and one user, held by no claim,
-// that a call tests; past it the device counts as that user's unless a
-// tested file held a claim, since an untested file might be one. sweepMost
-// bounds the files a call removes (see sweep).
+// floodCap bounds one user's unheld files of one device that a call tests;
+// past it the device counts as theirs (unless claimed), since an untested
+// file might be a claim. sweepMost bounds the files a call removes.
 const (
 	floodCap  = 4096
 	sweepMost = 256
 )
 
-// test tests the claim files names of the device uuid: whether a claim
-// holds it (or a claimant is choosing it), and whose. Files that no claim
-// holds are removed where this user may (see sweep), sweepMost at most;
-// a user with more than floodCap of them makes the device count as held
-// by them (see floodCap); with warn, a user with more than floodWarn of
-// them is named to Warn.
+// test reports whether a claim holds the device uuid (or a claimant is
+// choosing it), and whose, from its claim files names. It sweeps unheld
+// files, sweepMost at most; with warn, Warn hears of users over floodWarn.
 func (d *Dir) test(uuid string, names []string, warn bool) (found, error) {
 	f := found{files: len(names)}
 	idle := map[int]int{} // files no claim holds, by owner

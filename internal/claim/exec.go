@@ -40,10 +40,9 @@ func LookPath(args []string) (string, error) {
 	return path, nil
 }
 
-// Exec runs the command at path in place of this process (execve: it keeps
-// this pid, and its exit status is the run's), with CUDA_VISIBLE_DEVICES set
-// to the claimed devices, and returns only on failure. A holder keeps the
-// claim files, close-on-exec, until job, this process, ends.
+// Exec replaces this process (execve) with the command at path, with
+// CUDA_VISIBLE_DEVICES set to the claimed devices, and returns only on
+// failure. A holder keeps the claim files until job, this process, ends.
 func Exec(c *Claim, job Job, argv0, path string, args []string) error {
 	h, err := holder.StartApart(c.Files, job, argv0)
 	if err != nil {

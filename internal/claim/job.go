@@ -27,10 +27,9 @@ type Job struct {
 // subshells; shells nest them one or two deep.
 const maxHops = 8
 
-// FindJob names the job of `free`: pid when given (the caller's own process,
-// unless root), else slurm-mig's parent, skipping up past subshells (forks
-// with their parent's executable and command line, which may end as soon as
-// slurm-mig does) to the shell that runs until the job script ends.
+// FindJob names the job of `free`: pid when given (the caller's own unless
+// root), else slurm-mig's parent or, past forked subshells that may end with
+// slurm-mig, the shell that runs until the job script ends.
 func FindJob(pid int) (Job, error) {
 	if pid != 0 {
 		return ownJob(pid)
@@ -53,8 +52,8 @@ func FindJob(pid int) (Job, error) {
 	return Job{PID: p, Start: start}, nil
 }
 
-// ownJob checks the process given as the job's: a process of the caller (or any, for root), so
-// that a user cannot tie a claim to a process that lives for ever.
+// ownJob checks the process given as the job's: the caller's (any, for
+// root), so that a user cannot tie a claim to one that lives for ever.
 func ownJob(pid int) (Job, error) {
 	if pid <= 1 {
 		return Job{}, advice.Wrap(errors.New("not a job's process"), advice.JobProcess, pid)
@@ -156,19 +155,17 @@ func processUID(pid int) (int, error) {
 	return 0, errors.New("no Uid in " + procPath(pid, "status"))
 }
 
-// Alive reports whether the job may still be running: a job that /proc
-// cannot tell about (no descriptor left, say) counts as running, so that
-// a holder polling for its job's end keeps the claims rather than give
-// devices away while the job may still use them; it asks again later.
+// Alive reports whether the job may still be running. One /proc cannot tell
+// about (no descriptor left, say) counts as running, so that a polling holder
+// keeps its claims rather than give away devices the job may still use.
 func (j Job) Alive() bool {
 	alive, err := j.alive()
 	return alive || err != nil
 }
 
 // alive is Alive where a guess will not do: an error where /proc cannot
-// tell (no descriptor left, say), not "ended". Where /proc hides other
-// users' processes (hidepid), a process with the job's pid counts as the
-// job: its start cannot be read.
+// tell. Where /proc hides others' processes (hidepid), any process with
+// the job's pid counts as the job, since its start cannot be read.
 func (j Job) alive() (bool, error) {
 	start, err := startTime(j.PID)
 	switch {
@@ -192,11 +189,9 @@ func (j Job) alive() (bool, error) {
 // ID is the job's pid and start time, which name it to its holder.
 func (j Job) ID() (pid int, start uint64) { return j.PID, j.Start }
 
-// Pidfd returns a pidfd for the job, or nil where there is none to
-// be had: kernels before 5.3 (ENOSYS) and seccomp profiles that refuse
-// pidfd_open (EPERM), where the holder polls instead. It checks, after
-// opening, that the pid still names the job (not a process that reused
-// its pid).
+// Pidfd returns a pidfd for the job, checked to name it and not a reuse of
+// its pid; or nil where kernels before 5.3 (ENOSYS) or seccomp (EPERM) give
+// none, and the holder polls instead.
 func (j Job) Pidfd() (*os.File, error) {
 	fd, err := unix.PidfdOpen(j.PID, 0)
 	switch {

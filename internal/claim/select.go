@@ -73,12 +73,9 @@ type Device struct {
 	Mig *model.MigDevice
 }
 
-// Candidates returns the MIG devices the job may use, in GPU index and
-// (GI, CI) order: every MIG device of the GPUs CUDA_VISIBLE_DEVICES names
-// (by index or GPU- UUID, as schedulers set it) and the MIG devices it
-// names by MIG- UUID; with it unset, every MIG device. Like CUDA, it reads
-// the list up to its first entry that names nothing here, and UUIDs may be
-// given by a unique prefix. The warnings say what CUDA would ignore.
+// Candidates returns, in GPU index and (GI, CI) order, the MIG devices that
+// CUDA_VISIBLE_DEVICES names, or whose GPUs it names (all if unset), read as
+// CUDA reads it; the warnings say what CUDA would ignore.
 func Candidates(node *model.Node, req Request) (devs []Device, warnings []string, err error) {
 	if len(node.GPUs) == 0 {
 		return nil, nil, fmt.Errorf("no GPU on this node")
@@ -370,12 +367,9 @@ func who(uid int) string {
 	return "uid " + strconv.Itoa(uid)
 }
 
-// quoted is a string that another user chose (the job id in their claim
-// file, a file name in the claims directory) as it may be printed to this
-// user's terminal: as it is where it is one plain word, else quoted with
-// Go's escapes. So no control character or escape sequence of theirs
-// reaches the terminal, and no text of theirs passes for the message's
-// own ("; nobody else: 0").
+// quoted is a string another user chose (a claim's job id, a file name) as
+// it may be printed to this user: as is if one plain word, else Go-quoted,
+// so none of their escapes reaches the terminal or passes for our own text.
 func quoted(s string) string {
 	for _, r := range s {
 		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("._-[]:@+/=", r)) {
