@@ -19,10 +19,9 @@ type Request struct {
 	Narrowed bool
 }
 
-// Decide reads the task's GPUs through lookup: the global GRES indices of
-// SLURM_STEP_GPUS, or SLURM_JOB_GPUS in the batch step, never the maybe-local
-// ones of CUDA_VISIBLE_DEVICES. A task without GPUs, or whose
-// CUDA_VISIBLE_DEVICES names UUIDs, is left alone; unreadable is an error.
+// Decide reads the task's global GRES indices from SLURM_STEP_GPUS, or
+// SLURM_JOB_GPUS in the batch step, never CUDA_VISIBLE_DEVICES (maybe
+// local). A task without GPUs or already given UUIDs there is left alone.
 func Decide(lookup func(string) (string, bool)) (Request, error) {
 	// Slurm never sets these empty; an empty one is taken for unset.
 	getenv := func(k string) (string, bool) {
@@ -62,11 +61,9 @@ func Decide(lookup func(string) (string, bool)) (Request, error) {
 	return Request{Node: node, From: from, Indices: indices, Narrowed: narrowed}, nil
 }
 
-// isBatchStep reports whether the task is a batch script: Slurm (before
-// 26.05) sets SLURM_STEP_ID only for numbered steps (env.c setup_env: stepid >= 0),
-// so the batch step, and salloc's interactive step, have none (seen with
-// 22.05: a batch task has SLURM_JOB_GPUS and no SLURM_STEP_ID, a step
-// launched by srun in it SLURM_STEP_ID=0, 1, ...).
+// isBatchStep reports whether the task is a batch script: Slurm before 26.05
+// sets SLURM_STEP_ID only for numbered steps (env.c setup_env), so the batch
+// step and salloc's interactive step have none.
 func isBatchStep(getenv func(string) (string, bool)) bool {
 	id, ok := getenv("SLURM_STEP_ID")
 	if !ok {
@@ -77,11 +74,9 @@ func isBatchStep(getenv func(string) (string, bool)) bool {
 	return !ok || strings.HasPrefix(id, "-")
 }
 
-// hasGPUEnv reports whether Slurm set this step's GPU variables: it sets
-// SLURM_GPUS_ON_NODE (whatever the gres.conf Flags=) and, by default,
-// CUDA_VISIBLE_DEVICES for a step with GPUs, the batch step included, and
-// unsets both in a step without (gres_common.c gres_common_gpu_set_env).
-// A task with only the inherited SLURM_JOB_GPUS is such a step.
+// hasGPUEnv reports whether Slurm set this step's GPU variables. It sets
+// SLURM_GPUS_ON_NODE and (by default) CUDA_VISIBLE_DEVICES in a step with
+// GPUs and unsets both in one without, which may inherit SLURM_JOB_GPUS.
 func hasGPUEnv(getenv func(string) (string, bool)) bool {
 	_, on := getenv("SLURM_GPUS_ON_NODE")
 	_, cvd := getenv("CUDA_VISIBLE_DEVICES")

@@ -14,16 +14,14 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// otherGPUVars are the variables Slurm's gres/gpu also sets, by default, to
-// the indices of CUDA_VISIBLE_DEVICES, for non-NVIDIA runtimes. Lines unsets
-// those equal to CUDA_VISIBLE_DEVICES, so that no tool takes a GRES index for
-// a device number.
+// otherGPUVars are the variables Slurm's gres/gpu also sets to the GRES
+// indices, for non-NVIDIA runtimes. Lines unsets those equal to
+// CUDA_VISIBLE_DEVICES, so that no tool takes an index for a device number.
 var otherGPUVars = []string{"GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"}
 
-// Lines maps the request's indices through the node's index map to the
-// UUIDs in the state and returns the TaskProlog's lines: the export of
-// CUDA_VISIBLE_DEVICES, then unsets of otherGPUVars. A narrowed task gets
-// the devices its device cgroup grants (probe), which Slurm misnames then.
+// Lines returns the TaskProlog's lines: CUDA_VISIBLE_DEVICES exported as the
+// state's UUIDs of the request's indices, then unsets of otherGPUVars. A
+// narrowed task gets what its cgroup grants (probe), since Slurm misnames it.
 func Lines(req Request, n *Node, getenv func(string) (string, bool), probe Probe) ([]string, error) {
 	picked, err := n.Pick(req.From, req.Indices)
 	if err != nil {
@@ -59,10 +57,9 @@ func Lines(req Request, n *Node, getenv func(string) (string, bool), probe Probe
 // device cgroup denies it (EPERM).
 type Probe func(file string) (bool, error)
 
-// grantedDevices probes each device of the node by the file its cgroup
-// rule names (the CI cap of a MIG device, /dev/nvidiaN of a whole GPU)
-// and returns those granted, in index order; nil when every device is
-// granted (no device cgroup in force).
+// grantedDevices probes each device by the file its cgroup rule names (a MIG
+// device's CI cap, a GPU's /dev/nvidiaN) and returns those granted, in index
+// order; nil when all are (no device cgroup in force).
 func grantedDevices(devs []Device, st *State, probe Probe) ([]*StateDevice, error) {
 	var granted []*StateDevice
 	denied := false
@@ -126,10 +123,9 @@ func indexRange(n int) string {
 	return "indices 0-" + strconv.Itoa(n-1)
 }
 
-// CheckState refuses a state that is not this node's or not of this
-// boot; a state of an earlier boot carries the fix, to write it anew. An
-// empty node or boot id (a state made from a snapshot, a host without a
-// boot id) is not checked.
+// CheckState refuses a state of another node or boot (the latter's error
+// hints to write it anew). An empty node or boot id, as from a snapshot or
+// a host without one, is not checked.
 func CheckState(st *State, path, node, bootID string) error {
 	if st.Node != "" && node != "" && st.Node != node {
 		return fmt.Errorf("%s was written for node %s, but this task runs on %s", path, st.Node, node)
@@ -146,11 +142,9 @@ type Paths struct {
 	GresConf  string
 }
 
-// defaultSlurmConfs are where a task's slurm.conf is, when SLURM_CONF
-// does not say: Slurm's default, then the configless cache that slurmd
-// (22.05+) links at /run/slurm/conf. slurmstepd always sets SLURM_CONF
-// in a task's environment (env.c setup_env), to the cache's slurm.conf on
-// configless nodes, so these are for runs by hand.
+// defaultSlurmConfs are where slurm.conf is without SLURM_CONF: Slurm's
+// default, then slurmd's configless cache (22.05+). Only runs by hand need
+// them: slurmstepd always sets SLURM_CONF for a task (env.c setup_env).
 var defaultSlurmConfs = []string{"/etc/slurm/slurm.conf", "/run/slurm/conf/slurm.conf"}
 
 // resolvePaths picks slurm.conf (the flag, $SLURM_CONF, else the first of
@@ -178,10 +172,9 @@ func resolvePaths(slurmFlag, gresFlag string, getenv func(string) (string, bool)
 	return p, nil
 }
 
-// nodeIndexMap reads the node as slurmd does (slurmd.ReadNode) and returns
-// its GPU indices, the number of GPU types of its Gres= and where they come
-// from. It refuses configs slurmd dies of or misreads, and AutoDetect;
-// release is asked only where the reading depends on it.
+// nodeIndexMap reads the node as slurmd does and returns its GPU indices,
+// its Gres= GPU type count and where they come from. It refuses AutoDetect
+// and configs slurmd dies of or misreads; release is asked only if needed.
 func nodeIndexMap(p Paths, node string, release func() (slurmconf.Version, error)) ([]Device, int, string, error) {
 	nc, err := slurmd.ReadNode(p.GresConf, p.SlurmConf, node, slurmconf.Version{})
 	if err != nil {
@@ -214,10 +207,9 @@ func nodeIndexMap(p Paths, node string, release func() (slurmconf.Version, error
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("%s: %w", ng.Pos, err)
 	}
-	// A gres.conf that names other nodes only gives this one no GPU; the
-	// error that a task's GPU is none of the node's then says why: most
-	// often the node is named otherwise there (gpu01.cluster.example
-	// where Slurm says gpu01).
+	// A gres.conf naming only other nodes gives this one no GPU; the error
+	// that a task's GPU is none of the node's then says why, most often a
+	// name spelt otherwise (gpu01.cluster.example for gpu01).
 	gres := p.GresConf
 	if nc.Elsewhere != "" {
 		gres += fmt.Sprintf(", where no line names node %s%s", node, nc.Elsewhere)

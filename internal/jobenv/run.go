@@ -38,10 +38,9 @@ func Run(opts Options, getenv func(string) (string, bool)) ([]string, error) {
 	return Lines(req, n, getenv, openProbe(opts.Root))
 }
 
-// Device is one GPU index of a node, as slurmd numbers it
-// (slurmd.ReadNode): the global GRES index that SLURM_JOB_GPUS,
-// SLURM_STEP_GPUS and `scontrol show job -d` (IDX:) name, with its
-// device files.
+// Device is one GPU index of a node as slurmd numbers it, with its device
+// files: the global GRES index that SLURM_JOB_GPUS, SLURM_STEP_GPUS and
+// `scontrol show job -d` (IDX:) name.
 type Device = slurmd.GPUIndex
 
 // Node is what maps a node's GPU indices to its devices: slurmd's index
@@ -85,10 +84,9 @@ func Load(opts Options, node string, getenv func(string) (string, bool)) (*Node,
 	return &Node{Devices: underRoot(devs, opts.Root), Types: types, State: st, Context: ctx}, nil
 }
 
-// Pick returns the devices at indices, in their order. from names the
-// variable the indices came from, for errors. An index beyond the node's
-// GPUs, or one whose files are no device of the state, is an error: the
-// device a job got is never guessed.
+// Pick returns the devices at indices, in order; from names their variable,
+// for errors. An index beyond the node's GPUs or whose files are no device
+// of the state is an error: the device a job got is never guessed.
 func (n *Node) Pick(from string, indices []int) ([]*StateDevice, error) {
 	picked := make([]*StateDevice, 0, len(indices))
 	for _, i := range indices {

@@ -22,10 +22,9 @@ import (
 // StateVersion is the state file format this package reads and writes.
 const StateVersion = 1
 
-// DefaultStatePath is where gen -o, node -o/--update and state write the
-// device state, and where env reads it: node-local (configless nodes
-// have no gres.conf of their own to sit beside), on tmpfs, so that it
-// goes away at a reboot together with the MIG devices it describes.
+// DefaultStatePath is the device state's default home: node-local, since
+// configless nodes have no gres.conf to sit beside, and on tmpfs, so that a
+// reboot clears it with the MIG devices it describes.
 const DefaultStatePath = "/run/slurm-mig/devices.json"
 
 // StatePathEnv names another default state path: for sites that keep it
@@ -67,21 +66,18 @@ type State struct {
 	Path string `json:"-"`
 }
 
-// StateDevice is one device with its UUID. A whole GPU has only GPU; a
-// MIG device has its GPU's file and its GI and CI caps. A GPU in MIG
-// mode is listed too, with MIG set: it is no device of its own for CUDA,
-// and a gres.conf that offers it whole is refused.
+// StateDevice is one device with its UUID: a whole GPU has only GPU, a MIG
+// device its GPU's file and GI and CI caps. A GPU in MIG mode has MIG set:
+// it is no CUDA device, and a gres.conf offering it whole is refused.
 type StateDevice struct {
 	UUID  string `json:"uuid"`
 	GPU   string `json:"gpu"`              // /dev/nvidiaN
 	GICap string `json:"gi_cap,omitempty"` // /dev/nvidia-caps/nvidia-capM
 	CICap string `json:"ci_cap,omitempty"`
 	MIG   bool   `json:"mig_enabled,omitempty"`
-	// Index is the GPU's NVML index (a MIG device's: its GPU's), what
-	// dcgm-exporter calls gpu and jobstats the ordinal; GI is a MIG
-	// device's GPU instance id (dcgm-exporter's GPU_I_ID). The job map
-	// names its files by them. Both are nil in a state written by a
-	// slurm-mig that did not record them, which env still reads.
+	// Index is the NVML index of the GPU (a MIG device's parent), which
+	// dcgm-exporter calls gpu; GI is a MIG device's GPU instance id. The job
+	// map names files by them. Both are nil in a state that lacks them.
 	Index *int `json:"index,omitempty"`
 	GI    *int `json:"gpu_instance_id,omitempty"`
 }
@@ -164,10 +160,9 @@ func LoadState(path string) (*State, error) {
 	return loadStateFile(path, data, err)
 }
 
-// LoadTrustedState is LoadState for the readers that hand devices out by
-// it (env, jobmap): the state must be root's, or this user's, and
-// writable by nobody else. Anyone else who could write it could misroute
-// every job's devices, its generation being a hash anyone can recompute.
+// LoadTrustedState is LoadState for readers that hand devices out by it:
+// the file must be root's or this user's and writable by nobody else, as
+// whoever could write it could misroute every job's devices.
 func LoadTrustedState(path string) (*State, error) {
 	data, err := fileio.ReadTrusted(path, MaxStateBytes, "a slurm-mig state", os.Geteuid())
 	return loadStateFile(path, data, err)
@@ -243,11 +238,9 @@ func ParseState(data []byte) (*State, error) {
 	return &s, nil
 }
 
-// Lookup finds the device a gres.conf unit names by its files: a whole
-// GPU by its /dev/nvidiaN alone; a MIG device by its CI cap, alone
-// (--files ci) or with its GPU's file and GI cap (MultipleFiles=). Files
-// that belong to no such device, or to two, are an error: env never
-// guesses which device a job got.
+// Lookup finds the device a gres.conf unit names by its files: a GPU by its
+// /dev/nvidiaN alone, a MIG device by its CI cap, with or without its other
+// files. Files of no such device, or of two, are an error: env never guesses.
 func (s *State) Lookup(files []string) (*StateDevice, error) {
 	var dev *StateDevice
 	for i := range s.Devices {
@@ -290,11 +283,9 @@ type StateReport struct {
 	Problems   []string `json:"problems"`             // one line each
 }
 
-// CompareState reads the state file at path and compares it with want,
-// the state of the GPUs now: a repartition that keeps the layout changes
-// only UUIDs, and env would then hand jobs UUIDs that no longer exist.
-// A file that cannot be read or parsed is an error naming it, not a
-// difference: a mistyped path is trouble, not a state to rewrite.
+// CompareState compares the state file at path with want, the GPUs' state
+// now, UUIDs included, since a repartition may change only those. A file
+// it cannot read or parse is an error, not a difference to rewrite.
 func CompareState(path string, want *State) (*StateReport, error) {
 	got, err := LoadState(path)
 	if err != nil {

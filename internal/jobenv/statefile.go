@@ -60,10 +60,9 @@ func (f StateFile) Write(n *model.Node, name, writtenBy string) (*State, atomicf
 	return st, res, nil
 }
 
-// makeDir makes the state's directory where it is missing, by safepath's
-// walk through directories only root or this user may change, so that no
-// other user's link or directory on the way leads the mkdir elsewhere. A
-// directory that exists is left to atomicfile's own walk.
+// makeDir makes the state's directory where missing, through directories
+// only root or this user may change (safepath), so no other user's link
+// leads the mkdir elsewhere; one that exists is left to atomicfile.
 func makeDir(dir string) error {
 	d, err := safepath.Dir(dir, safepath.Options{UID: -1})
 	if err == nil {
