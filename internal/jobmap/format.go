@@ -1,9 +1,8 @@
 package jobmap
 
-// This file is what the two exporters read: the name of each device's
-// file and the job's line in it. Their reading code is restated, and the
-// directory read through it, in format_test.go; docs/jobmap.md quotes the
-// releases.
+// This file is what the two exporters read: each device's file name and
+// the job's line in it. format_test.go restates their reading code, and
+// docs/jobmap.md quotes the releases.
 
 import (
 	"errors"
@@ -20,11 +19,9 @@ import (
 type Format int
 
 const (
-	// DCGM is dcgm-exporter's --hpc-job-mapping-dir: a file "<index>" for
-	// a whole GPU and "<index>.<gpu instance id>" for a MIG device, the
-	// index NVML's (its metrics' gpu label), the GPU instance id its
-	// GPU_I_ID label; each line of a file, whole, becomes one hpc_job
-	// label, so a line holds the job id alone.
+	// DCGM is dcgm-exporter's --hpc-job-mapping-dir: a file "<index>" per
+	// GPU and "<index>.<gpu instance id>" per MIG device, NVML's index; each
+	// line, whole, becomes one hpc_job label, so it holds the job id alone.
 	DCGM Format = iota
 	// Jobstats is Princeton's jobstats (/run/gpustat): a file "<ordinal>"
 	// (NVML's index) for a whole GPU and "MIG-<UUID>" for a MIG device, as
@@ -55,10 +52,9 @@ func (f Format) line(j Job) string {
 	return j.ID + " " + j.UID
 }
 
-// unaddressed refuses a state that does not say the devices' NVML
-// indices and GPU instance ids: one written before slurm-mig recorded
-// them, by a release whose job map named files by UUID. The advice says
-// to write it again.
+// unaddressed refuses a state that does not say the devices' NVML indices
+// and GPU instance ids, which name the job map's files; its advice is to
+// write the state again.
 func unaddressed(st *jobenv.State) error {
 	return advice.Wrap(fmt.Errorf("%s records no NVML index or GPU instance id of its devices (written by an older slurm-mig), which name the job map's files", st.Path), advice.StateStale)
 }
@@ -125,10 +121,9 @@ func (f Format) ownName(name string) bool {
 	return strings.HasPrefix(name, "MIG-")
 }
 
-// foreignName says why a file of the directory is of another format
-// than f, or "" when it is not. A site that switches formats, or points
-// both jobmaps at one directory, would otherwise have the exporter read
-// stale or half the lines.
+// foreignName says why a file of the directory is of another format than
+// f, or "" when it is not: mixing formats would have the exporter read
+// stale lines, or only half of them.
 func (f Format) foreignName(name string) string {
 	switch {
 	case f == DCGM && (strings.HasPrefix(name, "MIG-") || strings.HasPrefix(name, "GPU-")):

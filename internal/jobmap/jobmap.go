@@ -1,15 +1,10 @@
-// Package jobmap keeps the GPU-to-job map that an exporter reads:
-// dcgm-exporter's --hpc-job-mapping-dir or Princeton jobstats'
-// /run/gpustat, a directory with one file per device and a line per job
-// that has the device, in that exporter's format (format.go). Slurm's
-// Prolog adds a job's line to the files of its devices, and its Epilog
-// takes it out again.
-//
-// The job's devices are found exactly as the TaskProlog (jobenv) finds
-// them: the same index map, the same state file, the same refusals. A
-// Prolog that shell scripts in the wild run instead reads
-// CUDA_VISIBLE_DEVICES or SLURM_JOB_GPUS as device numbers, which on a
-// MIG node name no device at all.
+// Package jobmap keeps the GPU-to-job map that an exporter reads
+// (dcgm-exporter's --hpc-job-mapping-dir, Princeton jobstats' /run/gpustat):
+// a directory with a file per device and a line per job that has it.
+// Slurm's Prolog adds a job's line to its devices' files; its Epilog takes
+// it out. The devices are found exactly as the TaskProlog (jobenv) finds
+// them, not as shell Prologs do: they read CUDA_VISIBLE_DEVICES or
+// SLURM_JOB_GPUS as device numbers, which name no device on a MIG node.
 package jobmap
 
 import (
@@ -48,19 +43,14 @@ type Options struct {
 	JobGPUs func(id, node string) ([]int, error)
 }
 
-// lockName is the lock that every jobmap of a directory takes while it
-// reads and rewrites its files, so that Prologs of jobs that share a
-// device (shard, mps, OverSubscribe) lose none of each other's lines. It
-// exists only while held, and its name, like the temporary files',
-// starts with a dot and is no UUID: readers of the map skip it.
+// lockName is the lock every jobmap of a directory holds while it reads and
+// rewrites its files, so that Prologs of jobs sharing a device lose none of
+// each other's lines. Readers skip it: it starts with a dot, as no UUID does.
 const lockName = ".slurm-mig-jobmap.lock"
 
-// Run adds the job's line to the files of its devices (the Prolog) or
-// takes it out (the Epilog, opts.Remove), from the job's environment. A
-// job without GPUs on this node changes nothing. Every device is mapped
-// and every file read and checked before any is written, so a refusal
-// leaves the directory as it was. The warnings say what could not be
-// asked short of a refusal (a controller that does not answer).
+// Run adds the job's line to its devices' files (Prolog) or takes it out
+// (opts.Remove, Epilog). All is checked before any write, so a refusal
+// changes nothing; warnings are trouble short of one (a silent controller).
 func Run(opts Options, getenv func(string) (string, bool)) (warnings []error, err error) {
 	job, err := ReadJob(getenv)
 	if err != nil || job.Indices == nil {
@@ -103,10 +93,9 @@ func Run(opts Options, getenv func(string) (string, bool)) (warnings []error, er
 		return warnings, err
 	}
 	defer dir.Close()
-	// A file that is refused (a symlink, a FIFO, one of the other
-	// format) is refused before the lock is taken, whose file would change
-	// the directory's mtime; under the lock every file is read and checked
-	// again.
+	// Files to refuse (a symlink, a FIFO, the other format's) are refused
+	// before the lock is taken, as its file changes the directory's mtime;
+	// under the lock every file is read and checked again.
 	if err := checkNames(dir, opts.Format); err != nil {
 		return warnings, err
 	}
@@ -137,10 +126,9 @@ func Run(opts Options, getenv func(string) (string, bool)) (warnings []error, er
 	return warnings, update(dir, names, job, opts.Format, opts.Remove)
 }
 
-// moreGPUs are the job's devices that SLURM_JOB_GPUS leaves out: Slurm gives
-// the Prolog and Epilog one GPU type's indices only, so on a node whose
-// Gres= has several types the Prolog asks the controller for the job's. A
-// controller that does not answer gives a warning, not an error.
+// moreGPUs are the job's devices SLURM_JOB_GPUS leaves out: Slurm gives a
+// Prolog one GPU type's indices only, so on a node of several types it asks
+// the controller, whose silence is a warning, not an error.
 func (o Options) moreGPUs(job Job, n *jobenv.Node) (more []*jobenv.StateDevice, warnings []error, err error) {
 	if o.Remove || n.Types < 2 || o.JobGPUs == nil {
 		return nil, nil, nil
@@ -259,10 +247,9 @@ func update(dir *os.File, names []string, job Job, f Format, remove bool) error 
 	return nil
 }
 
-// openDir opens the job map directory for reading and syncing, making it and
-// its parents (mode 0755) where missing, by safepath's walk. It must be
-// root's or this user's and writable by nobody else: root's Prolog writes
-// in it and the exporters trust what it holds.
+// openDir opens the job map directory for reading and syncing, making it
+// and its parents (mode 0755) where missing. It must be root's or this
+// user's and writable by nobody else, since exporters trust what it holds.
 func openDir(path string) (*os.File, error) {
 	if path == "" {
 		return nil, errors.New("no job map directory given")
@@ -290,11 +277,9 @@ const removeIt = " (remove it)"
 // dozen bytes each.
 const maxMapBytes = 1 << 20
 
-// readEntry reads the map file name in dir: its content and stat, or nil
-// when there is none. Only a regular file is read. A symlink is refused,
-// whoever made it and wherever it leads: following it would have root
-// read a file outside the directory into a world-readable one, or write
-// there. Nothing else (a FIFO, a device) is opened either.
+// readEntry reads the map file name in dir: content and stat, nil if none.
+// It opens only a regular file, and refuses a symlink wherever it leads:
+// following it would have root read or write a file outside the directory.
 func readEntry(dir *os.File, name string) ([]byte, os.FileInfo, error) {
 	path := filepath.Join(dir.Name(), name)
 	var st unix.Stat_t
@@ -332,11 +317,9 @@ func readEntry(dir *os.File, name string) ([]byte, os.FileInfo, error) {
 	return data, info, nil
 }
 
-// withJob returns the file's content with the job's line, and whether
-// that differs from old (nil: no file). A file that already holds
-// exactly that line for the job is left as it is, so a Prolog run twice
-// adds nothing; other lines of the job (another uid) give way to it.
-// Every other line stays, byte for byte, in its place.
+// withJob returns old with the job's one line in place of any others of
+// the job, and whether that changed it (nil old: no file). Other lines stay,
+// byte for byte, in place; a Prolog run twice adds nothing.
 func withJob(old []byte, id, line string) ([]byte, bool) {
 	lines, own := split(old, id)
 	if len(own) == 1 && own[0] == line {
@@ -372,10 +355,9 @@ func withoutJob(old []byte, id string) ([]byte, bool) {
 	return out, true
 }
 
-// split cuts a map file into its lines, those of other jobs (and any
-// other line) apart from the job's own. A line is the job's when its
-// first field is the job id: "JOBID" or "JOBID UID", as the readers take
-// them.
+// split cuts a map file into the job's own lines and all others. A line
+// is the job's when its first field is the job id ("JOBID" or "JOBID UID",
+// as the readers take them).
 func split(data []byte, id string) (others, own []string) {
 	text := strings.TrimSuffix(string(data), "\n")
 	if text == "" && len(data) <= 1 {
@@ -403,10 +385,9 @@ type Job struct {
 	Indices []int
 }
 
-// ReadJob reads the job from the Prolog's or Epilog's environment, which
-// slurmd builds (SLURM_JOB_ID, SLURM_JOB_UID, SLURM_JOB_GPUS,
-// SLURMD_NODENAME). A job without GPUs on this node has no
-// SLURM_JOB_GPUS, or an empty one; anything else unreadable is an error.
+// ReadJob reads the job from the environment slurmd gives the Prolog and
+// Epilog. A job without GPUs on this node has SLURM_JOB_GPUS unset or empty
+// (nil Indices); anything else unreadable is an error.
 func ReadJob(lookup func(string) (string, bool)) (Job, error) {
 	getenv := func(k string) string { v, _ := lookup(k); return v }
 	list := getenv(jobGPUs)
