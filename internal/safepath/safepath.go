@@ -1,22 +1,11 @@
-// Package safepath is the one walk of a path that root (or any user)
-// takes where other users may have a hand in the path: the directories
-// written by gen -o, the claims directory, the job map directory.
-//
-// A path is walked one name at a time from open directories, never handed
-// to the kernel whole: a symlink, as a directory on the way or as the
-// last name, is followed only when root or the caller owns it, as the
-// kernel's protected_symlinks does in sticky directories, here wherever
-// it is and whatever that sysctl says. Another user's link could point
-// anywhere, and resolving it would put root's write there. With
-// TrustDirs, every directory on the way must also be root's or the
-// caller's, and sticky where others may write it: then nobody else can
-// rename, replace or add an entry on the way, so a directory made there
-// is the one that is then opened, and may be given its mode by its
-// descriptor.
-//
-// Not os.Root: a Root keeps a walk inside one directory but follows any
-// link that stays there, whoever made it; here the owner of the link
-// decides, and a root-owned link may lead anywhere.
+// Package safepath walks a path where other users may have a hand in it
+// (gen -o's directories, the claims and job map directories), so that
+// root's writes go nowhere another user chose. It walks one name at a time
+// from open directories and follows a symlink only when root or the caller
+// owns it, wherever it is. With TrustDirs every directory on the way must
+// also be root's or the caller's, and sticky where others may write it, so
+// that a directory made on the way is the one then opened. Unlike os.Root,
+// the owner of a link, not where it leads, decides whether it is followed.
 package safepath
 
 import (
@@ -59,12 +48,9 @@ func (o Options) uid() int {
 	return o.UID
 }
 
-// Place is where a walk ended: the directory holding the last name, held
-// open (O_PATH, named by its path for messages), and that name there,
-// with its stat (nil when nothing has the name yet). A trusted symlink as
-// the last name has been followed (Linked); anything else there (a
-// regular file, a directory, a FIFO, another user's symlink) is the
-// caller's to judge, from Stat.
+// Place is where a walk ended: the last name's directory, open O_PATH, and
+// the name, with its stat (nil if nothing has it yet). A trusted symlink
+// there has been followed (Linked); anything else is the caller's to judge.
 type Place struct {
 	Dir    *os.File
 	Name   string
@@ -157,10 +143,9 @@ func Walk(path string, o Options) (*Place, error) {
 	return nil, fmt.Errorf("%s names a directory", path)
 }
 
-// Dir opens the directory path by the walk, for reading its entries and
-// syncing it (O_RDONLY), making it where Mkdir says and it is missing.
-// With TrustDirs it, too, must be root's or the caller's, and sticky
-// where others may write it; the caller judges its mode further.
+// Dir opens the directory path by the walk, O_RDONLY for reading and
+// syncing, making it if missing and Mkdir says so. With TrustDirs it too
+// must be root's or the caller's, and sticky where others may write it.
 func Dir(path string, o Options) (*os.File, error) {
 	uid := o.uid()
 	if clean := filepath.Clean(path); clean == "/" || clean == "." {
@@ -241,11 +226,9 @@ func openDirAt(dir *os.File, name, at string, o Options, uid int) (*os.File, err
 	return f, nil
 }
 
-// mkdirAt makes the directory name in dir, whose entries only root and
-// the caller may change (TrustDirs), opens it, and gives it DirMode by
-// that descriptor: mkdir's mode went through the umask. The directory
-// opened is the one made, or one made meanwhile by root or the caller.
-// Only one the caller owns is chmodded.
+// mkdirAt makes and opens the directory name in dir, which only root and
+// the caller may change (TrustDirs), so the one opened is theirs. It gives
+// one it made DirMode by its descriptor: mkdir's mode went through the umask.
 func mkdirAt(dir *os.File, name, at string) (*os.File, error) {
 	made := unix.Mkdirat(int(dir.Fd()), name, 0o700)
 	if made != nil && !errors.Is(made, unix.EEXIST) {
@@ -297,9 +280,8 @@ func trusted(f *os.File, uid int) error {
 func Trusted(f *os.File, uid int) error { return trusted(f, uid) }
 
 // readLink returns where the symlink name in dir points, if root or uid
-// owns it (st is its lstat). The link is opened O_PATH and its owner
-// checked again on that descriptor, so that a link swapped meanwhile is
-// not read in its place.
+// owns it (st is its lstat). Its owner is checked again on an O_PATH
+// descriptor, so that a link swapped meanwhile is not read in its place.
 func readLink(dir *os.File, name, at string, st *unix.Stat_t, uid int) (string, error) {
 	if st.Uid != 0 && int(st.Uid) != uid {
 		return "", fmt.Errorf("%s is a symlink of uid %d, neither root's nor this user's; not following it", at, st.Uid)
