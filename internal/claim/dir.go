@@ -6,6 +6,7 @@
 // when the last process with the file open ends, and no other user can hold,
 // remove or fake it. A claimant locks its files, then gives them up if it
 // finds other claims of its devices: two may both give up, never both keep.
+// Why a file per claim and no directory lock: docs/claims.md.
 package claim
 
 import (

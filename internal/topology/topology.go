@@ -5,7 +5,7 @@
 // die and core, each by lowest CPU id, never by physical_package_id or
 // core_id, which need not grow with CPU ids. Where Slurm 22.05's own map
 // leaves CPUs out (offline holes, P- and E-cores), this package still
-// numbers them as hwloc does, and as hwloc-calc prints.
+// numbers them as hwloc does, and as hwloc-calc prints (docs/gen.md).
 package topology
 
 import (
