@@ -11,11 +11,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// Slurm's view, for the policy: what the rebalance command proposes
-// with. buildSlurmState builds Decide's state from the queue, the node
-// states and sacct's history through History.State, the builder the
-// simulator runs; ProposeByPolicy turns Decide's moves into a Proposal
-// of the shape Propose gives.
+// Slurm's view, for the policy: buildSlurmState builds Decide's state from
+// the queue, the node states and sacct's history through History.State, as
+// the simulator does; ProposeByPolicy turns Decide's moves into a Proposal.
 
 // SlurmInput is what Slurm says now.
 type SlurmInput struct {
@@ -44,10 +42,9 @@ func clock(t time.Time) float64 {
 	return float64(t.UnixNano()) / 60e9
 }
 
-// buildSlurmState builds Decide's state for one kind of node, the kind most
-// nodes are; nodes of other kinds, out of service, unknown to slurmctld, or
-// whose Gres= is none of the kind's configs are held. Without the journal's
-// Changing and LastChange, no node is draining and none changed lately.
+// buildSlurmState builds Decide's state for the kind most nodes are. Held:
+// nodes of other kinds, out of service, unknown to slurmctld or in none of
+// its configs. Without the journal, no node is draining or changed lately.
 func buildSlurmState(in SlurmInput, w Windows) slurmState {
 	order := make([]string, len(in.Nodes))
 	byName := make(map[string]*Node, len(in.Nodes))
@@ -269,9 +266,8 @@ func firstOf(order []string, byName map[string]*Node, o *Options) string {
 }
 
 // ProposeByPolicy is Decide's proposal as a Proposal: each move a Change
-// (with the pending jobs, oldest first, its gained devices serve), the node
-// lines after the changes, and the nodes held. A history whose GPU jobs name
-// none of the nodes' types is an error: the forecast would see no demand.
+// with the pending jobs, oldest first, its gained devices serve. A history
+// whose GPU jobs name none of the nodes' types is an error: no demand shows.
 func ProposeByPolicy(in SlurmInput, w Windows, lim PolicyLimits, minWait time.Duration) (*Proposal, error) {
 	s := buildSlurmState(in, w)
 	gpuJobs, typed := 0, 0

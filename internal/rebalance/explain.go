@@ -64,9 +64,8 @@ func slicesOf(typ string, slices map[string]int) int {
 }
 
 // Explain says why each pending job that asks one node for one MIG type
-// waits, from slurmctld's node states (Gres=, GresUsed=, state), counting
-// each node's idle devices of other MIG types in memory slices (slices, by
-// profile). A type slices does not know is no MIG type and is left out.
+// waits, from slurmctld's node states, counting idle devices of other types
+// in memory slices (slices, by profile; a type it lacks is no MIG type).
 func Explain(states map[string]NodeState, jobs []Job, slices map[string]int) []Explanation {
 	type nodeView struct {
 		name       string

@@ -17,9 +17,8 @@ import (
 )
 
 // Evaluator works out, with migplan, the configs each node may take and
-// the Gres= counts each gives it, as plan prints them. Nodes whose GPUs
-// are alike (the same models, profile tables and layouts) are one kind,
-// worked out once: a fleet of 10,000 nodes has a handful of kinds.
+// the Gres= counts each gives it, as plan prints them. Nodes whose GPUs are
+// alike (models, profile tables, layouts) are one kind, worked out once.
 type Evaluator struct {
 	Configs []*migplan.Selected
 	Gres    gresgen.Options
@@ -77,10 +76,9 @@ func (e *Evaluator) Node(n *model.Node) ([]slurmconf.GresCount, *Options, error)
 	return k.current, k.options, nil
 }
 
-// Kind is what the evaluator makes of a snapshot that stands for several
-// nodes of the same hardware (migplan.Hardware): the configs whose counts
-// do not depend on a node's own layout, and the layouts such a node may
-// be in now, keyed by layoutKey: the snapshot's own and each config's.
+// Kind is the evaluator's view of a snapshot standing for several nodes of
+// one hardware (migplan.Hardware): the configs whose counts do not depend on
+// a node's layout, and the layouts (by layoutKey) such a node may be in now.
 type Kind struct {
 	Options *Options
 	layouts map[string]bool
@@ -196,10 +194,9 @@ func (e *Evaluator) nodeKind(n *model.Node) string {
 	return string(b)
 }
 
-// Fleet is the nodes Propose weighs: one per snapshot (its host's short
-// name), each Hardware's nodes, and slurmctld's other GPU nodes, held. Also
-// held: snapshot nodes slurmctld lacks, Hardware nodes whose Gres= is no
-// layout of their kind; unknown Hardware nodes and duplicates are errors.
+// Fleet is the nodes Propose weighs: snapshots', Hardware's and slurmctld's
+// other GPU nodes, held, as are snapshot nodes it lacks and Hardware nodes
+// of no layout. A Hardware node it lacks, or a duplicate, is an error.
 func Fleet(snaps []*model.Node, hw []migplan.Hardware, states map[string]NodeState, e *Evaluator) ([]Node, error) {
 	nodes := make([]Node, 0, len(snaps))
 	from := map[string]string{}
@@ -304,11 +301,9 @@ func Refusals(nodes []Node, named []string) []Refusal {
 	return out
 }
 
-// ReadSnapshots reads the snapshots args name (snapshot.Files),
-// several at a time: a fleet's snapshots are most of what rebalance
-// reads (10,000 nodes of 8 GPUs are about 500 MB of JSON, indented as
-// snapshot writes it). An error names the file; with several bad files
-// it is the first in the order given.
+// ReadSnapshots reads the snapshots args name (snapshot.Files), several at
+// a time, for they are most of what rebalance reads. An error names the
+// file; of several bad files, it is the first in the order given.
 func ReadSnapshots(args []string) ([]*model.Node, error) {
 	files, err := snapshot.Files(args)
 	if err != nil {

@@ -1,11 +1,8 @@
 package rebalance
 
-// The builder of PolicyState: History takes the jobs' arrivals, starts
-// and ends as they happen (the simulator's events, or sacct's records
-// replayed in time order), and State makes of it, with the fleet now,
-// what Decide decides from. The simulator and the rebalance command
-// (given a history) both build their state here, so that what the
-// benchmark measures is what the command proposes.
+// The builder of PolicyState: History takes jobs' arrivals, starts and ends
+// in time order, and State makes Decide's state of them. The simulator and
+// the rebalance command share it, so the benchmark measures what is proposed.
 
 // Windows are the minutes arrival rates are counted over: Recent for
 // the shift (PolicyState.Rate), Long for the long-run rates, the mean
@@ -20,12 +17,9 @@ func DefaultWindows() Windows {
 	return Windows{Recent: 60, Long: 1440}
 }
 
-// History is the jobs seen of each type over time. Times are minutes
-// on one clock; events come in time order (each type's arrivals in
-// order of their times, and the starts and ends of all types in order,
-// for the hourly peaks), none after the time State is asked for. A History is read as its windows slide: State
-// at a time forgets what is older than the long window, so its times
-// must not go back.
+// History is the jobs seen of each type, in minutes on one clock. Events
+// come in time order, none after the time State is asked for; State forgets
+// what is older than the long window, so its times must not go back.
 type History struct {
 	// Since is when the history begins: a window that reaches further
 	// back is counted over what the history covers.
@@ -100,10 +94,9 @@ type NodeNow struct {
 	Held       bool
 }
 
-// State is what Decide decides from at now: each type's arrival rate
-// over the recent and the long window, its mean run time over the long
-// window (60 minutes when none ended), its peak over the long window,
-// the backlog of pending jobs of each type and the nodes.
+// State is what Decide decides from at now: each type's arrival rate over
+// the recent and long windows, its mean run time (60 when none ended) and
+// peak over the long window, its backlog, and the nodes.
 func (h *History) State(now float64, w Windows, types []string, configs [][]int, backlog []int, nodes []NodeNow) PolicyState {
 	nt := len(types)
 	covered := now - h.Since

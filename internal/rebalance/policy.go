@@ -2,10 +2,9 @@ package rebalance
 
 import "math"
 
-// The forecasting policy decides, from what Slurm knows (arrival rates per
-// job type, the backlog, running jobs' time limits), which nodes to drain
-// and give another config, scoring each change by the waiting it saves over
-// a horizon. Decide is pure: the simulator and a controller call it alike.
+// The forecasting policy picks, from what Slurm knows (arrival rates, the
+// backlog, jobs' time limits), which nodes to drain and give another config,
+// scoring each change by the waiting it saves over a horizon. Decide is pure.
 
 // PolicyLimits bound what Decide does.
 type PolicyLimits struct {
@@ -31,19 +30,17 @@ type PolicyLimits struct {
 	// wait rises more vetoes the change), beyond StarveSlack minutes.
 	Starve      float64
 	StarveSlack float64
-	// LongLoad is the most a type that loses devices may be loaded, at
-	// its long-run rate, after a change: a demand that paused (a phase
-	// of other jobs) comes back, and a node is slow to win back once
-	// busy.
+	// LongLoad is the most a type that loses devices may be loaded, at its
+	// long-run rate, after a change: a demand that paused comes back, and a
+	// busy node is slow to win back.
 	LongLoad float64
 	// Blend is how fast (minutes) the forecast rate moves from the
 	// recent rate to the long-run one over the horizon: demand that
 	// shifted may shift back. 0 keeps the recent rate throughout.
 	Blend float64
-	// Undo is how long (minutes) a change is reckoned to last: a change
-	// must save more than the waiting it adds over that long should
-	// demand go back to its long-run rates (a busy fleet is slow to
-	// change back).
+	// Undo is how long (minutes) a change is reckoned to last: it must save
+	// more than the waiting it adds over that long should demand go back to
+	// its long-run rates, for a busy fleet is slow to change back.
 	Undo float64
 	// SameCount lets a node change only to a config of as many devices:
 	// for a unit that is one GPU of a live node, since slurmctld kills
@@ -117,12 +114,9 @@ type segment struct {
 	c    int
 }
 
-// Decide picks the changes: again and again, the drain of an eligible
-// node to another config that saves the most forecast waiting, while it
-// saves at least the minimum and no type's forecast wait rises beyond
-// Starve; at most MaxDraining nodes drain at once. With demand that the
-// layout already serves as well as any change would, the forecasts
-// barely differ and nothing moves.
+// Decide picks the changes: again and again, the drain of an eligible node
+// to the config that saves the most forecast waiting, while that is at least
+// the minimum, no type's wait rises beyond Starve and MaxDraining allows.
 func Decide(s PolicyState, lim PolicyLimits) []Move {
 	nt := len(s.Types)
 	// Each type's capacity over the horizon: the devices of nodes in
@@ -144,11 +138,9 @@ func Decide(s PolicyState, lim PolicyLimits) []Move {
 			}
 		}
 	}
-	// With no shift in demand (every type's recent count within chance
-	// of its long-run rate) and a layout that carries the long-run
-	// rates, a backlog is the queues' own noise, which the layout chosen
-	// for that demand absorbs: a change for it takes devices from a type
-	// whose turn comes next.
+	// With no shift in demand and a layout that carries the long-run rates,
+	// a backlog is the queues' own noise, which that layout absorbs: a change
+	// for it takes devices from a type whose turn comes next.
 	if !shifted(s) && !math.IsInf(steadyWaiting(s, segs), 1) {
 		return nil
 	}
@@ -334,10 +326,9 @@ func forecast(s PolicyState, segs [][]segment, lim PolicyLimits) (float64, []flo
 	return total, waits
 }
 
-// shiftedType says whether type t's recent count is beyond chance of
-// its long-run rate: three standard deviations of a Poisson count. With
-// no long-run rate or window to test against, every rate is taken as
-// a shift (the recent rates stand).
+// shiftedType says whether type t's recent count is beyond chance of its
+// long-run rate: three standard deviations of a Poisson count. Without a
+// long-run rate or window to test against, every rate is a shift.
 func shiftedType(s PolicyState, t int) bool {
 	if s.LongRate == nil || s.Window <= 0 {
 		return true
@@ -384,9 +375,8 @@ func rateSteps(s PolicyState, t int, lim PolicyLimits) []rateStep {
 }
 
 // typeCost is one type's waiting over the horizon: a fluid backlog that
-// drains at the rate the devices free beyond arrivals (or grows where
-// they cannot keep up), and, while no backlog stands, arrivals waiting
-// as in an M/M/c queue (Erlang C).
+// drains at the rate the devices free beyond arrivals (or grows where they
+// cannot keep up), plus arrivals waiting as in an M/M/c queue (Erlang C).
 func typeCost(rates []rateStep, mean, backlog float64, segs []segment, horizon float64) float64 {
 	if mean <= 0 {
 		mean = 60
@@ -440,10 +430,9 @@ func typeCost(rates []rateStep, mean, backlog float64, segs []segment, horizon f
 			cost += q * (q / r) / 2
 			q = 0
 		}
-		// Arrivals wait besides as in an M/M/c queue (Erlang C). That is
-		// a steady state; a segment waits at most half its length on
-		// average, and an overloaded one that much. Fewer devices never
-		// forecast less waiting.
+		// Arrivals wait besides as in an M/M/c queue (Erlang C), a steady
+		// state, capped at half the segment's length, which an overloaded
+		// one waits; so fewer devices never forecast less waiting.
 		cost += rate * d * min(erlangWait(rate, mean, max(c, 0)), d/2)
 		now = end
 	}

@@ -1,38 +1,11 @@
 // Package rebalance proposes MIG layouts for a Slurm fleet from its
-// pending queue: for nodes whose GPUs are all idle, the config of the
-// site's mig-parted file that lets the most waiting jobs start. It
-// decides and nothing else: Propose is pure, reads nothing and changes
-// nothing; the readers of squeue's and scontrol's text beside it take
-// the text they are given.
-//
-// The decision, in order:
-//
-//  1. The demand is the pending jobs that ask one node for gpu GRES of
-//     one type. Jobs on several nodes, of several types or of any type
-//     are left out: no one node's layout decides whether they start.
-//  2. A node may change only when slurmctld says its GPUs are all idle
-//     and it is in service (NodeState.Why).
-//  3. Hysteresis: an idle node whose layout offers a type that any
-//     pending job asks for is held as it is, so a layout chosen for a
-//     demand is not switched away while that demand still waits. The
-//     pending jobs are fitted into the held nodes' room first, oldest
-//     first; what is left and has waited longer than the minimum is the
-//     unmet demand. Room is counted per type over the held nodes
-//     together, which is exact for jobs of one device (most MIG jobs)
-//     and may count a job of several devices as met where the room is
-//     split over nodes.
-//  4. Then, at most MaxNodes times, the change that starts the most
-//     unmet jobs is taken: a free node, one of its configs (as
-//     migplan counts it), the jobs it would start. A change never takes
-//     the fleet's count of a type below Keep of the most the fleet could
-//     offer of it (each node now or under any of its configs). Of
-//     changes that start as many jobs, the one that starts the oldest
-//     job wins, then the node first in hostlist order, then the config
-//     first by name, so the same input gives the same proposal.
-//
-// Applied, a proposal is stable: the nodes it changes now offer types
-// the pending jobs ask for, so step 3 holds them, and an unchanged queue
-// gives nothing more to do (TestStable).
+// pending queue: for in-service nodes whose GPUs are all idle, the config
+// of the site's mig-parted file that lets the most waiting jobs start.
+// Propose is pure: it reads nothing and changes nothing. Its demand is the
+// jobs that ask one node for one GPU type. Idle nodes offering a wanted type
+// are held, so an applied proposal is stable; then, at most MaxNodes times,
+// it takes the change that starts the most unmet jobs, never leaving a type
+// below Keep of the most the fleet could offer.
 package rebalance
 
 import (
@@ -121,10 +94,9 @@ type Proposal struct {
 	Unserved []string `json:"unserved"`
 	// Held are the nodes that may not change, and why.
 	Held []Held `json:"held"`
-	// Unoffered are the types that waiting jobs ask for and that no node
-	// offers, now or under an allowed config, sorted. No change can serve
-	// them: most often the queue names types otherwise than the nodes'
-	// snapshots are read (gen's type style and type map).
+	// Unoffered are the types waiting jobs ask for that no node offers, now
+	// or under an allowed config, sorted. Most often the queue names types
+	// otherwise than the snapshots are read (gen's type style and type map).
 	Unoffered []string `json:"unoffered,omitempty"`
 }
 
@@ -170,7 +142,9 @@ type demandJob struct {
 	seq    int // the place in the queue
 }
 
-// Propose works out the changes. nodes may be in any order.
+// Propose works out the changes; nodes may be in any order. Of changes that
+// start as many jobs, the one starting the oldest job wins, then the node
+// first in hostlist order, then the config first by name.
 func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 	p := &Proposal{Pending: len(jobs), Changes: []Change{}, Unserved: []string{}, Held: []Held{}}
 	demand := demandOf(jobs, lim)
@@ -191,10 +165,9 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 	}
 	slurmconf.SortHostnames(order)
 
-	// Step 3: hold idle nodes offering a wanted type and fit the demand
-	// into their room, oldest first: per type, jobs are taken while the held
-	// nodes' room of that type holds the next; the rest are unmet demand.
-	// Stopping at the first misfit keeps the next run from finding more.
+	// Step 3: hold idle nodes offering a wanted type; per type, fit the
+	// demand, oldest first, into their room summed over them (exact for jobs
+	// of one device) up to the first misfit, so the next run finds no more.
 	var free []*Node
 	room := map[string]int{}   // type -> room on held nodes
 	totals := map[string]int{} // type -> the fleet's count now
@@ -400,8 +373,6 @@ func offersAny(counts []slurmconf.GresCount, wanted map[string]bool) bool {
 	return false
 }
 
-// sameCounts says whether two Gres= lists count the same devices,
-// whatever their order.
 // keeps says whether changing a node from cur to next leaves every type
 // at or above its floor.
 func keeps(next, cur []slurmconf.GresCount, totals, floor map[string]int) bool {
@@ -420,11 +391,9 @@ func keeps(next, cur []slurmconf.GresCount, totals, floor map[string]int) bool {
 	return true
 }
 
-// serve is the unmet jobs a node with counts would let start, oldest
-// first: per type, the jobs at the head of the unmet demand that the
-// room of the held nodes and the node's own count hold. With update, the
-// node is counted as held: its room is added, and the jobs it serves are
-// taken out of the unmet demand.
+// serve is the unmet jobs, oldest first per type, that the held nodes' room
+// and a node with counts would let start. With update, the node is counted
+// as held: its room is added and the jobs it serves leave the unmet demand.
 func serve(counts []slurmconf.GresCount, unmet map[string][]int, demand []demandJob, room map[string]int, update bool) []int {
 	var out []int
 	for _, c := range counts {
@@ -445,10 +414,9 @@ func serve(counts []slurmconf.GresCount, unmet map[string][]int, demand []demand
 	return out
 }
 
-// mostOf is the most of each type the node could offer: now, or under
-// any of its configs. Keep is a share of the fleet's sum of these, which
-// no change alters, so that a second run does not allow what the first
-// refused.
+// mostOf is the most of each type the node could offer, now or under any
+// of its configs. Keep is a share of the fleet's sum of these, which no
+// change alters, so that a second run does not allow what the first refused.
 func mostOf(n *Node, cache map[*Options]map[string]int) map[string]int {
 	opt, ok := cache[n.Options]
 	if !ok {

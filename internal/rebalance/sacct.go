@@ -11,10 +11,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// HistoryFormat is the sacct command whose output ParseHistory reads: one
-// job allocation a line, of every user over the last day, fields split by
-// "|" (testdata/sacct-22.05.8.txt). A GPU's type shows in ReqTRES and
-// AllocTRES only where AccountingStorageTRES lists it.
+// HistoryFormat is the sacct command whose output ParseHistory reads: the
+// job allocations of every user over the last day, one a line. A GPU's type
+// shows in ReqTRES and AllocTRES only where AccountingStorageTRES lists it.
 const HistoryFormat = "sacct --allusers --allocations --noheader --parsable2 --starttime=now-1day --format=JobID,Submit,Start,End,TimeLimit,NodeList,State,ReqTRES,AllocTRES"
 
 // Record is one job of the history.

@@ -7,11 +7,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// NodesFormat is the command whose output ParseNodes reads: one node a
-// line, every field key=value. --details adds GresUsed=, the one field
-// that says which GPUs jobs hold: AllocTRES= counts gres/gpu only where
-// AccountingStorageTRES lists it (seen with 22.05: a running GPU job,
-// AllocTRES=cpu=1,mem=1M).
+// NodesFormat is the command whose output ParseNodes reads, one node a line.
+// --details adds GresUsed=, the one field that says which GPUs jobs hold:
+// AllocTRES= counts gres/gpu only where AccountingStorageTRES lists it.
 const NodesFormat = "scontrol --details --oneliner show node"
 
 // NodeState is what slurmctld says of a node: whether rebalance may
@@ -30,10 +28,9 @@ type NodeState struct {
 	Line int
 }
 
-// OutOfService says why no job starts on the node, or why rebalance
-// leaves it alone ("" when neither): its state, whatever its GPUs. A
-// node still cleaning up after a job, or held for a reservation or a
-// planned job, is in service but not to be changed now.
+// OutOfService says, from its state alone, why no job starts on the node or
+// why rebalance leaves it alone ("" when neither): a node completing a job,
+// or held for a reservation or planned job, is in service but left as it is.
 func (s *NodeState) OutOfService() string {
 	switch {
 	case slurmconf.NotResponding(s.State):
@@ -102,12 +99,9 @@ func (f nodeFields) get(k string) string {
 	return ""
 }
 
-// splitFields finds the fields of a line of scontrol's key=value fields
-// that want names. A value may hold spaces (Reason=, OS=): a word
-// without "=" belongs to the value before it. Only the wanted fields are
-// kept: a node's line has some 40, and a fleet 10,000 lines. The first
-// of a name wins: scontrol prints each once, and free text an admin
-// wrote (Reason=, near the end) may hold words such as State=IDLE.
+// splitFields sets the wanted fields of a line of scontrol's key=value
+// fields; a word without "=" belongs to the value before it (Reason=, OS=).
+// The first of a name wins: an admin's Reason= text may hold State=IDLE.
 func splitFields(line string, want nodeFields) {
 	for k := range want {
 		want[k] = nil
@@ -159,10 +153,9 @@ func usedByType(gresUsed string) []slurmconf.GresCount {
 	return out
 }
 
-// gpusInUse counts the gpu GRES a node has allocated. AllocTRES counts
-// "gres/gpu=N" (and per type "gres/gpu:TYPE=N", the same devices again);
-// GresUsed, where printed, "gpu:TYPE:N(IDX:...)". The larger wins, so a
-// node is busy when either says so.
+// gpusInUse counts the gpu GRES a node has allocated: the larger of
+// AllocTRES's "gres/gpu=N" (its typed items count the same devices again)
+// and GresUsed's "gpu:TYPE:N(IDX:...)", so a node is busy if either says so.
 func gpusInUse(fields nodeFields) (int, error) {
 	alloc := 0
 	for _, item := range strings.Split(fields.get("AllocTRES"), ",") {

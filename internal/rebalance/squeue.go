@@ -13,11 +13,8 @@ import (
 )
 
 // QueueFormat is the squeue command whose output ParseQueue reads: one
-// pending job (array tasks one by one, -r) a line, with its id, its
-// submit time, its node count and its GRES request per node (%b,
-// tres_per_node). Every release from 20.11 to 26.05 prints these four
-// fields; what changed is only how %b spells a GRES: "gpu:a100:2" up to
-// 21.08, "gres:gpu:a100:2" from 21.08, "gres/gpu:a100:2" in later ones.
+// pending job (array tasks one by one) a line, with its id, submit time,
+// node count and GRES per node, as every release from 20.11 to 26.05 prints.
 const QueueFormat = "squeue --noheader --array --states=PD --format='%i %V %D %b'"
 
 // timeFormatHint follows a time that is not slurmconf.TimeLayout: every
@@ -43,10 +40,9 @@ type Request struct {
 	Count int
 }
 
-// ParseQueue reads the output of QueueFormat, the file named file. A
-// line it cannot read is an error naming the file and the line; a job
-// with no GPU request is kept, with no GPU requests, so that the counts
-// said are the queue's.
+// ParseQueue reads the output of QueueFormat, the file named file. A line
+// it cannot read is an error naming the file and line; a job with no GPU
+// request is kept, so that the counts said are the queue's.
 func ParseQueue(file string, data []byte, loc *time.Location) ([]Job, error) {
 	var jobs []Job
 	first := map[string]int{} // job id -> its line: squeue lists a job once
@@ -87,10 +83,9 @@ func ParseQueue(file string, data []byte, loc *time.Location) ([]Job, error) {
 	return jobs, nil
 }
 
-// ParseTresPerNode reads squeue's %b: "N/A" or empty for none, else a
-// comma list of GRES, each "name[:type][:count]", with the prefix
-// "gres:" or "gres/" of newer releases. It returns the gpu ones; a count
-// left out is 1, as Slurm reads --gres=gpu.
+// ParseTresPerNode reads squeue's %b: "N/A" or empty for none, else a comma
+// list of "name[:type][:count]", prefixed "gres:" or "gres/" from 21.08. It
+// returns the gpu ones; a count left out is 1, as Slurm reads --gres=gpu.
 func ParseTresPerNode(s string) ([]Request, error) {
 	if s == "" || s == "N/A" || s == "(null)" {
 		return nil, nil
