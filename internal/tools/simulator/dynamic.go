@@ -68,9 +68,8 @@ type dynResult struct {
 }
 
 // dynamic runs the jobs on nodes starting in layout (a config index per
-// node), the policy deciding every tick. Jobs of a type start first come
-// first served on any node in service with a free device of it; a
-// draining node starts none and changes once empty.
+// node), the policy deciding every tick. Jobs start first come first served
+// per type; a draining node starts none and changes once empty.
 func dynamic(jobs []job, types []string, configs []config, layout []int, win window, p dynParams) dynResult {
 	nt := len(types)
 	nodes := make([]simNode, len(layout))
@@ -88,9 +87,8 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 	}
 	if !p.noPolicy && len(jobs) > 0 {
 		// The policy's ticks fall on multiples of tick from the first
-		// tick after the first arrival (jobs are in submit order): a
-		// trace whose clock starts late (minutes since 1970) costs no
-		// ticks before it.
+		// after the first arrival, so a trace whose clock starts late
+		// (minutes since 1970) costs no ticks before it.
 		first := (math.Floor(jobs[0].submit/p.tick) + 1) * p.tick
 		*ev = append(*ev, event{at: first, kind: 3})
 	}

@@ -141,10 +141,9 @@ func profileOf(typ string) string {
 	return typ
 }
 
-// resolve maps a trace's profile to a type of the fleet: the type
-// itself, its profile (1g.10gb), a generator's prefix (1g.: the
-// smallest such profile), a whole GPU's model name, or a share of one
-// GPU from 0 to 1 (byFraction).
+// resolve maps a trace's profile to a type of the fleet: the type, its
+// profile (1g.10gb), a generator's prefix (1g.: the smallest such), a whole
+// GPU's model name, or a share of one GPU from 0 to 1 (byFraction).
 func (f *fleetDef) resolve(profile string) (int, bool) {
 	if share, ok := gpuFraction(profile); ok {
 		if share <= 0 || share > 1 {
@@ -170,12 +169,9 @@ func (f *fleetDef) resolve(profile string) (int, bool) {
 // migProfilePattern is a MIG profile's name: compute slices, then memory.
 var migProfilePattern = regexp.MustCompile(`^[1-9]g\.[0-9]+gb`)
 
-// migProfile strips what other tools write before a MIG profile:
-// Kubernetes' resource name (nvidia.com/mig-1g.10gb), the device
-// plugin's (mig-1g.10gb) and nvidia-smi -L's ("MIG 1g.10gb"). Kubernetes
-// names a profile with media extensions 1g.10gb.me, since a resource
-// name has no '+': it is nvidia-smi's 1g.10gb+me. The profile is in
-// lower case.
+// migProfile strips what other tools write before a MIG profile (Kubernetes'
+// nvidia.com/mig-, the device plugin's mig-, nvidia-smi -L's "MIG "), and
+// reads Kubernetes' 1g.10gb.me as 1g.10gb+me. The profile is in lower case.
 func migProfile(p string) string {
 	for _, prefix := range []string{"nvidia.com/", "mig-", "mig "} {
 		p = strings.TrimPrefix(p, prefix)

@@ -12,26 +12,18 @@ import (
 // in thousandths (Alibaba's gpu_milli), so 0.143 is one seventh.
 const milli = 0.0005
 
-// shareTypes are the fleet's types a trace's share of a GPU may get,
-// worked out once from the profile table: the devices of NVIDIA's
-// all-balanced config (1, 2 and 3 compute slices, the least memory of
-// each: 1g.10gb, 2g.20gb and 3g.40gb on an H100) and the whole GPU's
-// instance (7g.80gb), smallest first, each with the largest share it
-// serves; and the whole GPU (MIG off), -1 where no config offers it.
-// Others are left out: a 4g.40gb comes only from all-4g.40gb, which
-// leaves three slices of each GPU idle, and a 1g.20gb's memory would
-// serve a share its compute does not.
+// shareTypes are the types a trace's share of a GPU may get, smallest first,
+// each with the largest share it serves: the all-balanced config's devices,
+// the 7g instance and the whole GPU (-1 if none); docs/rebalance.md says why.
 type shareTypes struct {
 	types []int
 	cover []float64
 	whole int
 }
 
-// sharesOf works out the shareTypes of types. A device serves a share
-// up to the larger of its compute and its memory, the memory rounded up
-// to compute slices: a 3g.40gb holds half of an H100's memory, so it
-// serves up to 4/7, as the thresholds public traces are mapped with
-// (1/7, 2/7, 4/7) have it.
+// sharesOf works out the shareTypes of types. A device serves a share up to
+// the larger of its compute and memory, the memory rounded up to compute
+// slices: a 3g.40gb serves up to 4/7, as public traces are mapped.
 func sharesOf(types []string, table []model.GIProfile) shareTypes {
 	var full int
 	var mem uint64

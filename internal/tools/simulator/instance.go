@@ -44,10 +44,9 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 		if raw, err = generate(o.workload, seed, jobs, o.mean, per); err != nil {
 			return nil, err
 		}
-		// With real periods, the periods are counted in minutes at the
-		// rate the load gives (jobs a minute). That rate depends on the
-		// average mix, which depends on how the periods fall: a few
-		// draws of the same seed settle it.
+		// With real periods, periods are minutes at the rate the load
+		// gives, which depends on the mix, which depends on how the periods
+		// fall: a few draws of the same seed settle it.
 		for range 8 {
 			if !o.realPeriods {
 				break
@@ -133,9 +132,8 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 		return nil, fmt.Errorf("%s: every job runs 0 minutes: there is no load to measure", nameOf(o))
 	}
 	// The run's clock starts at the first arrival, whatever the trace's
-	// origin (minutes since 1970, or negative ones before a reference):
-	// the window, the policy's history and the printed minutes count
-	// from there.
+	// origin (minutes since 1970, or negative before a reference); the
+	// window, the policy's history and the printed minutes count from it.
 	t0 := in.jobs[0].submit
 	for i := range in.jobs {
 		in.jobs[i].submit -= t0
@@ -178,10 +176,9 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 	in.win = window{from: warm, to: warm + meas, end: warm + meas + cool}
 	measured := in.measuredJobs()
 	if measured == 0 && o.trace != "" && o.warmup < 0 && o.measure < 0 {
-		// Jobs that all arrive at once, or a few far apart: the default
-		// shares of the span hold none of them. Every job is measured, and
-		// the run lasts, unless -cooldown says, until each could have
-		// started one after another.
+		// Jobs that arrive at once, or a few far apart, fit none of the
+		// default shares of the span: every job is measured, and the run
+		// lasts, unless -cooldown says, until each could start in turn.
 		last := in.jobs[len(in.jobs)-1].submit
 		if o.cooldown < 0 {
 			cool = work

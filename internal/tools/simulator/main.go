@@ -1,25 +1,11 @@
-// Command simulate is the benchmark of rebalance's policy: it replays a
-// MIG job trace (a CSV file or a built-in generator) through an event
-// model of a fleet, for the best static layout, every uniform static
-// layout, and the policy (rebalance.Decide) starting from the best
-// static layout, and prints their waits over the measured jobs
-// (docs/rebalance.md says how to read them).
-//
-//	go run ./internal/tools/simulator -workload phases -load 0.8 -seeds 10
-//	go run ./internal/tools/simulator -trace jobs.csv -json
-//
-// The model:
-//   - N nodes, each the snapshot's first GPU -gpus times over; a node's
-//     devices under each config of the mig-parted file are migplan's.
-//   - A job asks one node for one device of one type and runs its
-//     duration. Jobs of a type start first come first served on any
-//     node in service with a free device of that type.
-//   - Load is of what the best layout can serve: 1 is the largest
-//     arrival rate of the trace's average mix that any fractional layout
-//     (a linear programme) could carry.
-//   - Jobs submitted in the measured window count; arrivals go on
-//     through the cooldown, and a measured job still waiting at the end
-//     is unstarted (a size with more than 0.5% unstarted fails the run).
+// Command simulate is the benchmark of rebalance's policy: it replays a MIG
+// job trace (a CSV file or a built-in generator) through an event model of
+// a fleet, for the best static layout, every uniform one, and the policy
+// (rebalance.Decide) starting from the best, and prints their waits over
+// the measured jobs (docs/rebalance.md says how to read them). A job asks
+// one node for one device of one type; load 1 is the most of the trace's
+// mix that any fractional layout could carry; a size with more than 0.5% of
+// its measured jobs unstarted fails the run.
 package main
 
 import (
@@ -45,10 +31,9 @@ type options struct {
 	dyn                                         dynParams
 	json                                        bool
 	oracle                                      float64
-	// granularity is what changes its layout at once: "node", or "gpu"
-	// (one GPU drains and changes while the node's others run on). At
-	// gpu, the fleet is modelled as nodes*gpus units of one GPU, and
-	// unit says how many make a node, for the per-node figures.
+	// granularity is what changes its layout at once: "node", or "gpu" (one
+	// GPU changes while the node's others run on), modelled as nodes*gpus
+	// units of one GPU, unit of them a node, for the per-node figures.
 	granularity string
 	unit        int
 	// notes is where a note on the trace goes (stderr; nil: nowhere).

@@ -27,11 +27,9 @@ type typeStats struct {
 	unstarted int
 }
 
-// statics evaluates static layouts. With no change of layout, a type's
-// jobs see only that type's devices, first come first served: each type
-// is a queue of its own with as many servers as the fleet has devices of
-// it, so a layout's waits are the sum of its types' and each type's are
-// worked out once per device count.
+// statics evaluates static layouts. With no change of layout, each type is
+// a queue of its own, first come first served, with as many servers as the
+// fleet has devices of it, so its waits are worked out once per count.
 type statics struct {
 	byType [][]int // each type's jobs, in submit order
 	jobs   []job
@@ -161,10 +159,9 @@ func distinctConfigs(configs []config, wanted []bool) []config {
 	return out
 }
 
-// searchStatic finds the best static layout of nodes nodes: a local
-// search (moving one node, or two at once, to other configs) from every
-// uniform layout, from the LP's layout for the average mix, and from
-// restarts at random layouts; the best end point wins.
+// searchStatic finds the best static layout of nodes nodes: a local search
+// (moving one or two nodes to other configs) from every uniform layout, the
+// LP's layout and random restarts; the best end point wins.
 func (s *statics) searchStatic(configs []config, nodes int, lp []float64, seed uint64, restarts int) ([]int, score) {
 	k := len(configs)
 	var starts [][]int
@@ -296,11 +293,9 @@ func roundLayout(frac []float64, nodes int) []int {
 	return x
 }
 
-// capacityLP is the linear programme of the best layout for a mix:
-// maximise f such that some fractional layout of nodes nodes offers
-// every type at least f times its demand (mean busy devices). It
-// returns f and the layout. The load of a trace is 1/f: the share of
-// what the best layout can serve that it asks for.
+// capacityLP is the linear programme of the best layout for a mix: it
+// returns the largest f for which a fractional layout of nodes nodes offers
+// every type f times its demand (mean busy devices), and that layout.
 func capacityLP(configs []config, demand []float64, nodes int) (float64, []float64) {
 	k, nt := len(configs), len(demand)
 	// Variables x_0..x_{k-1}, f; constraints f*d_t - sum_k x_k a_kt <= 0
@@ -402,12 +397,9 @@ func simplex(rows [][]float64, rhs, obj []float64) []float64 {
 	return x
 }
 
-// oracleBound is a bound on what any policy that changes whole nodes
-// could reach: the measured window cut into slots of slot minutes, each
-// slot served by the best static layout for its own jobs, switched
-// instantly and starting empty (no drain, no backlog carried over). It
-// returns the mean wait of the measured jobs that started, and how many
-// did not.
+// oracleBound bounds what any policy changing whole nodes could reach: each
+// slot of the window gets the best static layout for its jobs, at once and
+// empty. It returns the started jobs' mean wait and how many did not start.
 func oracleBound(jobs []job, ntypes int, win window, configs []config, nodes int, slot float64, seed uint64) (float64, int) {
 	sum, started, unstarted := 0.0, 0, 0
 	for from := win.from; from < win.to; from += slot {

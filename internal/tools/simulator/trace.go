@@ -39,12 +39,9 @@ func readTrace(path string) ([]traceJob, error) {
 	return parseTrace(f, path)
 }
 
-// parseTrace parses a -trace CSV whose header names submit_min,
-// duration_min, time_limit_min and profile, in any order, among any
-// others. It is read as CSV (quoted fields may hold
-// commas, as a GPU's model name can), with a UTF-8 byte order mark,
-// CRLF line ends, blank lines and # comments allowed. A bad line is an
-// error naming the file (path) and line.
+// parseTrace parses a -trace CSV whose header names submit_min, duration_min,
+// time_limit_min and profile, in any order, among others; a BOM, CRLF, blank
+// lines and # comments are allowed. A bad line's error names path and line.
 func parseTrace(r io.Reader, path string) ([]traceJob, error) {
 	br := bufio.NewReader(r)
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
@@ -117,12 +114,9 @@ func parseTrace(r io.Reader, path string) ([]traceJob, error) {
 	return out, nil
 }
 
-// traceMinutes reads field of minutes in column col of traceColumns:
-// a finite number. A submit time may be negative (a trace's clock may
-// start anywhere; the run's starts at the first arrival); a run and a
-// limit may not. A time limit may also be none, as Slurm writes it
-// (UNLIMITED, Partition_Limit, or 0 as --time=0 means) or as a trace
-// leaves it (empty, inf): +Inf, a job that runs until it ends.
+// traceMinutes reads field, minutes in column col of traceColumns: a finite
+// number, negative only for a submit time. A limit may also be none, as Slurm
+// or a trace writes it (UNLIMITED, Partition_Limit, 0, empty, inf): +Inf.
 func traceMinutes(field string, col int) (float64, error) {
 	limit := col == 2
 	if limit {
@@ -201,14 +195,9 @@ var (
 	mixed     = []float64{0.30, 0.30, 0.30, 0.10}
 )
 
-// generate makes a trace of the named workload over minutes, with mean
-// run mean, at one job a minute on average (the rate is scaled to the
-// load afterwards). Profiles are genSizes' prefixes; resolve maps them.
-// The periods of the mix (a phase's 8 h, a random mix's 6 h, the day)
-// are per minutes of the trace's own clock: they last as long once the
-// time is rescaled only when per is the rate (jobs a minute) the
-// rescaled trace will have; per 1 leaves them in arrivals (480 jobs a
-// phase).
+// generate makes a trace of workload name over minutes, one job a minute
+// on average, of mean run mean and genSizes' prefixes. Its periods (8 h
+// phases, 6 h mixes, the day) last so long once rescaled to per jobs a minute.
 func generate(name string, seed uint64, minutes, mean, per float64) ([]traceJob, error) {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	var out []traceJob
