@@ -62,9 +62,8 @@ type GPU struct {
 	// HBM3); empty gives 0.
 	PCIDeviceID string `json:"pci_device_id,omitempty"`
 	// MigProfiles is the GPU-instance profile table, as nvidia-smi mig
-	// -lgip and -lgipp show it: GetGpuInstanceProfileInfo answers the
-	// profile indices listed and NOT_SUPPORTED for the others, as for a
-	// GPU without MIG when there are none.
+	// -lgip and -lgipp show it; GetGpuInstanceProfileInfo answers
+	// NOT_SUPPORTED for the indices it lacks, as a GPU without MIG does.
 	MigProfiles []GIProfile `json:"mig_profiles,omitempty"`
 	// Errors makes device calls fail: method name -> return code name.
 	Errors map[string]string `json:"errors,omitempty"`
@@ -172,11 +171,9 @@ func New(f *Fixture) (nvml.Interface, error) {
 	return lib, nil
 }
 
-// The fake's types embed the nvml interface they implement, left nil: a
-// call the fake does not cover panics, so tests catch unplanned calls.
-// (go-nvml's generated mocks would do the same, but each mock device
-// carries locks and call records, which benchmarks would measure
-// instead of discovery.)
+// The fake's types embed the nvml interface they implement, left nil: a call
+// the fake does not cover panics. go-nvml's mocks would too, but benchmarks
+// would then measure their locks and call records, not discovery.
 
 // library is the fake nvml.Interface.
 type library struct {

@@ -11,12 +11,9 @@ import (
 // FleetLayouts is how many node layouts a synthetic fleet has.
 const FleetLayouts = 4
 
-// FleetLayout is the layout of node i of a synthetic fleet, of
-// FleetLayouts: six nodes in ten have eight whole H100s (layout 0), two
-// have four A100s of seven 1g.10gb each (1), one has four whole H100s and
-// four split into 3g, 2g and two 1g devices (2), and one has the A100 split
-// of layout 1 with GPU instance 10 destroyed and 14 made on the odd GPUs,
-// as real nodes show after a repartition (3).
+// FleetLayout is node i's layout, of FleetLayouts: of ten nodes, six have
+// eight whole H100s (0), two four A100s of seven 1g.10gb (1), one four whole
+// and four split H100s (2), and one layout 1 as a repartition leaves it (3).
 func FleetLayout(i int) int {
 	switch i % 10 {
 	case 6, 7:
@@ -82,10 +79,9 @@ func FleetRecords(i int, dev string) []slurmconf.GresRecord {
 	return recs
 }
 
-// WriteFleetFragment writes node i's gres.conf as `slurm-mig gen` writes
-// it: its header, with the slurm.conf line, and its records. The header
-// is gresgen.Config.GresConf's, written out here because gresgen's own
-// benchmarks import synth, which therefore cannot import gresgen.
+// WriteFleetFragment writes node i's gres.conf as `slurm-mig gen` does: its
+// header, with the slurm.conf line, and its records. The header copies
+// gresgen.Config.GresConf's, since gresgen's benchmarks import synth.
 func WriteFleetFragment(w io.Writer, i int, dev string) error {
 	recs := FleetRecords(i, dev)
 	counts, err := slurmconf.CountGres(recs)

@@ -8,10 +8,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/internal/model"
 )
 
-// H100Profiles is the MIG profile table of an H100 80GB HBM3, as the
-// snapshot of the real H100 in testdata/real/h100-snapshot-v2 has it
-// (TestH100ProfilesAreReal holds them equal), so that a synthetic
-// fleet's snapshots are as large as real ones and take as long to read.
+// H100Profiles is an H100 80GB HBM3's MIG profile table, equal to the real
+// one in testdata/real/h100-snapshot-v2 (TestH100ProfilesAreReal), so that
+// synthetic snapshots are as large as real ones and as slow to read.
 func H100Profiles() []model.GIProfile {
 	every := func(n, size int) []model.Placement {
 		p := make([]model.Placement, n)
@@ -43,10 +42,8 @@ func H100Profiles() []model.GIProfile {
 }
 
 // PlanSnapshot is node i of a synthetic fleet for plan, as slurm-mig
-// snapshot (schema 2) writes it: eight H100s joined by NVSwitch, each
-// with its PCI device id and profile table. The nodes PlanLayout puts on
-// all-1g.10gb have that layout already (seven 1g.10gb a GPU, cap minors
-// as driver 580 numbers them); the others have MIG off.
+// snapshot (schema 2) writes it: eight H100s on NVSwitch, MIG off unless
+// PlanLayout puts it on all-1g.10gb, which it then has (driver 580's minors).
 func PlanSnapshot(i int) *model.Node {
 	n := &model.Node{Hostname: ClusterNode(i) + ".cluster.example", DriverVersion: "580.159.04"}
 	h100 := &model.ProfileTable{Profiles: H100Profiles()}

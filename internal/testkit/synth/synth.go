@@ -58,13 +58,9 @@ func Snapshot(gpus, migs int) *model.Node {
 // ClusterNode is the name of node i of a synthetic cluster.
 func ClusterNode(i int) string { return fmt.Sprintf("gpu%05d", i) }
 
-// WriteClusterGresConf writes a gres.conf for nodes nodes, mixing the two
-// ways sites write them: every tenth node is a MIG node with per-node lines
-// (4 GPUs of 7 1g.10gb each), and the other nodes of each block of 100
-// share one hostlist line (gpu[00000-00008,00010-00018,...]) of whole
-// GPUs. The file grows linearly with nodes. The last node, ClusterNode(
-// nodes-1), is a MIG node whose lines come last, so a reader has to get
-// through the whole file.
+// WriteClusterGresConf writes a gres.conf for nodes nodes, every tenth a MIG
+// node of per-node lines and the rest of each 100 on one hostlist line, as
+// sites write them. The last node's lines end it: a reader must read it all.
 func WriteClusterGresConf(w io.Writer, nodes int) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# synthetic gres.conf for %d nodes\nAutoDetect=off\n", nodes)

@@ -2,12 +2,10 @@
 // standard input and prints one line, "LABEL: N passed, M failed", for
 // scripts/slurm-versions.sh. It exits 1 when a test failed.
 //
-// Every test counts once: a test with subtests counts through its
-// subtests, and itself only when it failed with all of them passing (a
-// failure of its own). A skipped test counts as failed, named on standard
-// error: the matrix exists to run every test against every release. So
-// does a package that failed without a failing test (a build error, a
-// TestMain that gave up).
+// Every test counts once: a test with subtests through its subtests, and
+// itself only for a failure of its own. A skipped test counts as failed,
+// named on standard error, as does a package that failed without a failing
+// test: the matrix exists to run every test against every release.
 package main
 
 import (

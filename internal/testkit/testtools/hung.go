@@ -13,10 +13,8 @@ import (
 )
 
 // Hung is a shell script that never answers, and whose child holds its
-// output as a hung slurmd, scontrol or munge's would: what runs it must
-// give up at its timeout and kill both, since killing the script alone
-// leaves the child holding the pipe. Each process writes its pid to a
-// temporary directory, so that the test can see both are gone.
+// output as a hung slurmd's, scontrol's or munge's would: what runs it must
+// kill both at its timeout, as the child of a killed script holds the pipe.
 type Hung struct {
 	Script string // the script's lines, without a #! line
 	pids   string
@@ -65,17 +63,15 @@ func (h *Hung) Command(t testing.TB, name string) {
 }
 
 // Started says whether both processes of the script have run and written
-// their pids. On a loaded machine a short timeout can end the script
-// before that: the test should then run it again with a longer one, as
-// it can tell nothing of a child that was never started.
+// their pids. If a short timeout on a loaded machine ended the script first,
+// the test learns nothing and should run it again with a longer timeout.
 func (h *Hung) Started() bool {
 	return h.pid("child") > 0 && h.pid("grandchild") > 0
 }
 
-// CheckKilled fails t unless both processes ran and neither runs now
-// (reaped or not, a killed process is gone or a zombie). A process sent
-// SIGKILL is not gone at once, least of all on a loaded machine, so each
-// is watched for up to 10 seconds before it counts as running.
+// CheckKilled fails t unless both processes ran and neither runs now (gone
+// or a zombie). A process sent SIGKILL is not gone at once on a loaded
+// machine, so each is watched for up to 10 seconds first.
 func (h *Hung) CheckKilled(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

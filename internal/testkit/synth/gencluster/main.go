@@ -1,15 +1,10 @@
 // Command gencluster writes the synthetic inputs of the cluster-scale
 // benchmarks (scripts/bench-cluster.sh): a cluster-wide gres.conf, the
 // snapshot of its last node, and that node's slurm.conf line. With -fleet
-// it writes instead what each node's `slurm-mig gen` would, one file a
-// node under DIR/fragments, for scripts/bench-merge.sh. With -plan it
-// writes each node's snapshot (schema 2) under DIR/snapshots, with the
-// mig-parted config DIR/mig.yaml and the assignment DIR/assign.txt, for
-// scripts/bench-plan.sh.
-//
-//	go run ./internal/testkit/synth/gencluster -nodes 10000 -dir /tmp/bench
-//	go run ./internal/testkit/synth/gencluster -fleet -nodes 10000 -dir /tmp/bench
-//	go run ./internal/testkit/synth/gencluster -plan -nodes 10000 -dir /tmp/bench
+// it writes instead each node's `slurm-mig gen` output under
+// DIR/fragments, for scripts/bench-merge.sh; with -plan, each node's
+// snapshot (schema 2) under DIR/snapshots, with DIR/mig.yaml and
+// DIR/assign.txt, for scripts/bench-plan.sh.
 package main
 
 import (
