@@ -68,10 +68,9 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	if err := c.walk(&doc); err != nil {
 		return nil, err
 	}
-	// The whole file as mig-parted reads it, and the entries as it
-	// decodes them. Only a file it refuses is decoded again entry by
-	// entry, to say on which line the entry it refuses stands; what that
-	// does not find is still refused, without a line.
+	// The whole file as mig-parted reads it. Only a file it refuses is
+	// decoded again entry by entry, to say on which line the refused entry
+	// stands; what that does not find is still refused, without a line.
 	var spec v1.Spec
 	if err := sigsyaml.Unmarshal(data, &spec); err != nil {
 		if err := c.entries(&doc); err != nil {
@@ -181,10 +180,9 @@ func (c *Config) config(key, value *yaml.Node) (*Selected, error) {
 	return sel, nil
 }
 
-// entries decodes each entry alone, as YAML again, as mig-parted decodes
-// it, and returns the error of the first it refuses, at its line. The
-// scalars keep their style, so "yes" is still the YAML 1.1 boolean that
-// sigs.k8s.io/yaml reads.
+// entries decodes each entry alone, as YAML again, as mig-parted does, and
+// returns the error of the first it refuses, at its line. Scalars keep their
+// style, so "yes" is still the YAML 1.1 boolean sigs.k8s.io/yaml reads.
 func (c *Config) entries(doc *yaml.Node) error {
 	configs := doc.Content[0]
 	for i := 0; i+1 < len(configs.Content); i += 2 {

@@ -28,11 +28,9 @@ type Unfit struct {
 
 func (u *Unfit) Error() string { return u.Profile + ": " + u.Reason }
 
-// splitProfile cuts a mig-parted profile name into its compute slices
-// and the name of its GPU-instance profile: "1c.3g.40gb" is 1 and
-// "3g.40gb"; "3g.40gb" is the whole of "3g.40gb" (0: the GI's own
-// slices); "1g.10gb+me" is 0 and "1g.10gb+me". mig-parted's types have
-// checked the form already (MigConfig.AssertValidFormat).
+// splitProfile cuts a mig-parted profile name into compute slices and GI
+// profile: "1c.3g.40gb" is 1 and "3g.40gb"; "3g.40gb" is 0 (all the GI's)
+// and itself. MigConfig.AssertValidFormat has checked the form already.
 func splitProfile(name string) (ci int, gi string, err error) {
 	first, rest, _ := strings.Cut(name, ".")
 	if !strings.HasSuffix(first, "c") {
@@ -137,12 +135,9 @@ func profileNames(g *model.GPU) string {
 	return strings.Join(names, ", ")
 }
 
-// fit decides whether the GPU can hold the requested MIG devices, as
-// mig-parted makes them. mig-parted creates the compute instances of one
-// GI profile in the GI it made last while they fit there, else in a new
-// GI, and tries every order of the devices until one works; so a layout
-// can be made when the compute instances pack into few enough GIs of
-// each profile, and those GIs get placements of which no two overlap.
+// fit decides whether the GPU can hold the requested MIG devices. As
+// mig-parted fills its last GI before it makes another, trying every order,
+// they fit if the fewest GIs holding the CIs can be placed without overlap.
 func fit(reqs []request) error {
 	var gis []*model.GIProfile // one per GPU instance to place
 	for _, gi := range giOrder(reqs) {
@@ -210,12 +205,9 @@ func layoutName(reqs []request) string {
 	return strings.Join(parts, " + ")
 }
 
-// pack is the fewest GIs of profile gi that hold the compute instances
-// items ask for: each GI holds compute slices up to its own, and at most
-// a CI profile's instance count of each CI profile. It is exact (a search
-// over the ways to share them out), since mig-parted tries every order.
-// Which compute slices a CI takes within its GI is not in the profile
-// table; counting slices is what is known of it.
+// pack is the fewest GIs of profile gi that hold the CIs items ask for, each
+// GI up to its compute slices and each CI profile's instance count; exact,
+// as mig-parted tries every order. Of a CI the table gives only its slices.
 func pack(gi *model.GIProfile, items []request) (int, error) {
 	var sizes []int // one per compute instance, largest first
 	total := 0
@@ -270,11 +262,9 @@ func pack(gi *model.GIProfile, items []request) (int, error) {
 	return best, nil
 }
 
-// place reports whether the GIs, from the i-th on, get placements that
-// overlap neither each other nor used (a mask of memory slices). GIs of
-// one profile are alike, so each takes a placement after the one before
-// it (from, the index of that placement, or -1), which keeps the search
-// from trying the same set in every order.
+// place reports whether the GIs from the i-th on get placements overlapping
+// neither each other nor used (a mask of memory slices). Each GI of one
+// profile goes after from, the one before's, so no set is tried twice.
 func place(gis []*model.GIProfile, i int, used uint64, from int) bool {
 	if i == len(gis) {
 		return true
