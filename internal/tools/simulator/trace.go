@@ -197,7 +197,7 @@ var (
 
 // generate makes a trace of workload name over minutes, one job a minute
 // on average, of mean run mean and genSizes' prefixes. Its periods (8 h
-// phases, 6 h mixes, the day) last so long once rescaled to per jobs a minute.
+// phases, 6 h mixes, the day) hold once rescaled to per jobs a minute.
 func generate(name string, seed uint64, minutes, mean, per float64) ([]traceJob, error) {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	var out []traceJob
