@@ -177,9 +177,9 @@ func Load(root string) (*Map, error) {
 	return m, err
 }
 
-// Parse reads mig-minors lines "<name> <minor>" from r, skipping names other
-// than gpu<N>/gi<X>[/ci<Y>]/access. A malformed line, an entry given two
-// minors, or no MIG entry is an error starting "name:LINE:".
+// Parse reads mig-minors lines "<name> <minor>" from r (Source returns name),
+// skipping names but gpu<N>/gi<X>[/ci<Y>]/access. A bad line or an entry of
+// two minors is an error "name:LINE: ..."; no MIG entry at all, "name: ...".
 func Parse(r io.Reader, name string) (*Map, error) {
 	p := parser{m: newMap(name, sizeHint(r))}
 

@@ -7,8 +7,8 @@ import (
 )
 
 // Resolve fills in the GI and CI cap minors a MIG device lacks, calling
-// load only if one does (a snapshot with its minors reads no host file).
-// A device with no entry is an error naming it: a minor is never guessed.
+// load only if one does; a device with no entry is an error (never a guess).
+// Where it added minors it returns n.Check()'s error, as they may clash.
 func Resolve(n *model.Node, load func() (*Map, error)) error {
 	var caps *Map
 	for i := range n.GPUs {

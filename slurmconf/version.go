@@ -144,9 +144,9 @@ func CheckGres(v Version, recs []GresRecord) error {
 	return checkSharedFiles(v, recs)
 }
 
-// CheckSharing returns a *RefusedError for v before 23.02.7, whose slurmd,
-// with mps or shard, splits each MultipleFiles= record into one GPU per
-// file. nil where v is not known: the caller writes what every release reads.
+// CheckSharing, for a slurm.conf with mps or shard, returns a *RefusedError
+// where slurmd of v (before 23.02.7) would split a MultipleFiles= record into
+// one GPU per file; nil where no record has one or v is not known.
 func CheckSharing(v Version, recs []GresRecord) error {
 	if !BeforeMicro(v, MultipleFilesKeptSince) {
 		return nil

@@ -171,8 +171,8 @@ func addTRES(have, order []string, bills map[string]*Billing) []string {
 }
 
 // weights is a partition's new TRESBillingWeights: its non-gpu items (CPU=1,
-// Slurm's unweighted billing, if none), then GRES/gpu and each type. A type
-// keeps its old weight unless these nodes bill it anew.
+// Slurm's unweighted billing, if it had none at all), then GRES/gpu and each
+// type, which keeps its old weight unless these nodes bill it anew.
 func weights(have []string, had bool, mine []Billing, max bool) (string, error) {
 	var keep []string
 	base := new(big.Rat)

@@ -218,9 +218,9 @@ func ownedSafely(info os.FileInfo) bool {
 
 const tempInfix = ".tmp-"
 
-// replace renames a temporary file of data over name in dir, keeping like's
-// mode and group when like is not nil. The file is always its writer's and
-// never writable by group or others, so no user can change what root wrote.
+// replace renames a synced temporary file of data over name in dir, with
+// like's mode and group where given (0644 else). The writer owns it; as root
+// it drops group and other write, so no user can change what root wrote.
 func replace(dir *os.File, name string, data []byte, like os.FileInfo) (err error) {
 	tmp, err := createTemp(dir, name)
 	if err != nil {

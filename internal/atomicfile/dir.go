@@ -12,9 +12,9 @@ func Lock(dir *os.File, name string, timeout time.Duration) (unlock func(), err 
 	return lock(dir, name, timeout)
 }
 
-// ReplaceAt atomically makes name in dir hold data, replacing a symlink
-// there rather than following it. The file keeps like's group and mode (for
-// root, less group and other write), else 0644. The caller holds Lock.
+// ReplaceAt atomically makes name in dir hold data, replacing a symlink there
+// rather than following it, with like's group and mode (root: less group and
+// other write), else 0644. The caller holds Lock and opened dir by safepath.
 func ReplaceAt(dir *os.File, name string, data []byte, like os.FileInfo) error {
 	removeStaleTemps(dir, name) // only a killed writer leaves these, and the caller holds the lock
 	return replace(dir, name, data, like)

@@ -46,9 +46,9 @@ type Dir struct {
 	probed, swept int
 }
 
-// OpenDir opens, making it if missing, the claims directory at path. Since
-// others could replace its files, it refuses one that another user controls,
-// is writable by all but not sticky, or is reached through such a path.
+// OpenDir opens, making it if missing, the claims directory at path. It
+// refuses one another user owns, one group or others may write that is not
+// sticky, a symlink, and a path through another user's symlink or directory.
 func OpenDir(path string) (*Dir, error) {
 	uid := os.Geteuid()
 	abs, err := filepath.Abs(path)

@@ -48,7 +48,7 @@ func One(whole any, args []string, parse ParseFunc) (*kong.Context, error) {
 
 // Named is the first word of args before -- that names a command of cli (a
 // kong CLI struct; a command is named after its field, in lower case), or ""
-// if none, if a help or version flag comes first, or if tagged whole:"".
+// if none, if it is tagged whole:"", or if -h/--help/-V/--version precede --.
 func Named(args []string, cli any) string {
 	commands := map[string]bool{}
 	for _, f := range reflect.VisibleFields(reflect.TypeOf(cli)) {

@@ -267,8 +267,8 @@ func readPipe(buf []byte, f *os.File, limit int64, what string) ([]byte, error) 
 var ErrPipeTimeout = errors.New("a pipe with no data: nothing was written to it in time (a FIFO nobody writes?)")
 
 // WaitReadable waits until the O_NONBLOCK FIFO or pipe fd has data or its
-// writers have gone, for PipeIdle at most and never past deadline. A FIFO
-// no writer has opened reads as ended, but poll waits on it until one has.
+// writers have gone, for PipeIdle at most and never past deadline. A FIFO no
+// writer has opened reads as ended, yet poll waits until one came and went.
 func WaitReadable(fd int, deadline time.Time) error {
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for {

@@ -20,8 +20,8 @@ type Request struct {
 }
 
 // Decide reads the task's global GRES indices from SLURM_STEP_GPUS, or
-// SLURM_JOB_GPUS in the batch step, never CUDA_VISIBLE_DEVICES (maybe
-// local). A task without GPUs or already given UUIDs there is left alone.
+// SLURM_JOB_GPUS in the batch step, never CUDA_VISIBLE_DEVICES (maybe local).
+// No GPUs, or UUIDs there: left alone; a bad list or no SLURMD_NODENAME errs.
 func Decide(lookup func(string) (string, bool)) (Request, error) {
 	// Slurm never sets these empty; an empty one is taken for unset.
 	getenv := func(k string) (string, bool) {

@@ -14,9 +14,9 @@ import (
 	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
-// otherGPUVars are the variables Slurm's gres/gpu also sets to the GRES
-// indices, for non-NVIDIA runtimes. Lines unsets those equal to
-// CUDA_VISIBLE_DEVICES, so that no tool takes an index for a device number.
+// otherGPUVars are the variables Slurm's gres/gpu also sets, by default, to
+// CUDA_VISIBLE_DEVICES's (maybe local) indices, for non-NVIDIA runtimes.
+// Lines unsets those equal to it, so no tool takes an index for a device.
 var otherGPUVars = []string{"GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"}
 
 // Lines returns the TaskProlog's lines: CUDA_VISIBLE_DEVICES exported as the

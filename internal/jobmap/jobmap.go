@@ -317,9 +317,9 @@ func readEntry(dir *os.File, name string) ([]byte, os.FileInfo, error) {
 	return data, info, nil
 }
 
-// withJob returns old with the job's one line in place of any others of
-// the job, and whether that changed it (nil old: no file). Other lines stay,
-// byte for byte, in place; a Prolog run twice adds nothing.
+// withJob returns old less the job's lines, its one line appended, and
+// whether that changed it (nil old: no file); other lines keep their order.
+// Where that line is the job's only one already, old stays: no second line.
 func withJob(old []byte, id, line string) ([]byte, bool) {
 	lines, own := split(old, id)
 	if len(own) == 1 && own[0] == line {

@@ -194,9 +194,9 @@ func (e *Evaluator) nodeKind(n *model.Node) string {
 	return string(b)
 }
 
-// Fleet is the nodes Propose weighs: snapshots', Hardware's and slurmctld's
-// other GPU nodes, held, as are snapshot nodes it lacks and Hardware nodes
-// of no layout. A Hardware node it lacks, or a duplicate, is an error.
+// Fleet is the nodes Propose weighs: the snapshots' and Hardware's, and
+// slurmctld's other GPU nodes, held, as are snapshot nodes it lacks or counts
+// otherwise and Hardware nodes of no layout. Unknown Hardware or twice: errors.
 func Fleet(snaps []*model.Node, hw []migplan.Hardware, states map[string]NodeState, e *Evaluator) ([]Node, error) {
 	nodes := make([]Node, 0, len(snaps))
 	from := map[string]string{}

@@ -144,8 +144,8 @@ func Walk(path string, o Options) (*Place, error) {
 }
 
 // Dir opens the directory path by the walk, O_RDONLY for reading and
-// syncing, making it if missing and Mkdir says so. With TrustDirs it too
-// must be root's or the caller's, and sticky where others may write it.
+// syncing, making it if missing and Mkdir says so. With TrustDirs it must be
+// root's or the caller's, sticky if others may write; callers judge the rest.
 func Dir(path string, o Options) (*os.File, error) {
 	uid := o.uid()
 	if clean := filepath.Clean(path); clean == "/" || clean == "." {

@@ -30,7 +30,7 @@ type SlurmdRecord struct {
 
 // NodeCheck is what slurmd of one release makes of a node's gres.conf and
 // slurmctld of its slurm.conf line: slurmd -G's records, in its order, and
-// every problem by severity; a fatal one comes last, as slurmd stops there.
+// every problem with its severity; a fatal one comes last, as slurmd stops.
 type NodeCheck struct {
 	Node     string
 	Records  []SlurmdRecord
@@ -396,9 +396,9 @@ func slurmdRecords(out *NodeCheck, conf *slurmconf.GresConf, v slurmconf.Version
 	return append(gpus, others...), nil
 }
 
-// spreadShared splits each mps or shard record over the GPUs, as slurmd -G
-// does per device, each part of its GPU's type: over a File= record's files
-// (rest to the last), else one each; listed after the GPUs, not among them.
+// spreadShared splits each mps or shard record over the GPUs as slurmd -G
+// does, a part of each GPU's type, after the GPUs: equal shares over its files
+// (all GPUs without File=), the remainder one each to the last; others 0.
 func spreadShared(others, gpus []SlurmdRecord) []SlurmdRecord {
 	var out []SlurmdRecord
 	for _, r := range others {

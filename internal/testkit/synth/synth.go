@@ -59,8 +59,8 @@ func Snapshot(gpus, migs int) *model.Node {
 func ClusterNode(i int) string { return fmt.Sprintf("gpu%05d", i) }
 
 // WriteClusterGresConf writes a gres.conf for nodes nodes, every tenth a MIG
-// node of per-node lines and the rest of each 100 on one hostlist line, as
-// sites write them. The last node's lines end it: a reader must read it all.
+// node of per-node lines and the rest of each 100 on one hostlist line. The
+// last node is always a MIG node, its lines last: a reader must read it all.
 func WriteClusterGresConf(w io.Writer, nodes int) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# synthetic gres.conf for %d nodes\nAutoDetect=off\n", nodes)
