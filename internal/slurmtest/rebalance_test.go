@@ -119,6 +119,25 @@ func TestRebalanceReadsSlurm(t *testing.T) {
 	if w := why(); w != "" {
 		t.Errorf("idle node: %s", w)
 	}
+	// A node slurmctld hears nothing from is out of service though its
+	// base state is IDLE: slurmd stopped, slurmctld restarted, it shows
+	// the node not responding until SlurmdTimeout (300 s) takes it DOWN.
+	c.stopDaemon("slurmd")
+	c.restart("slurmctld", "-D", "-R")
+	c.waitSlurmctld()
+	silent := func(n nodeState) bool {
+		return strings.Contains(n.state, "NOT_RESPONDING") || strings.HasSuffix(n.state, "*")
+	}
+	quiet := c.waitNode(silent, "to be shown not responding")
+	t.Logf("slurmd stopped, slurmctld restarted: State=%s", quiet.state)
+	if w := why(); !strings.Contains(w, "not responding") {
+		t.Errorf("node in State=%s: Why() says %q, want it out of service for that state", quiet.state, w)
+	}
+	c.start("slurmd", "-D")
+	c.waitNode(func(n nodeState) bool { return registered(n) && !silent(n) }, "to answer again")
+	if w := why(); w != "" {
+		t.Errorf("idle node answering again: %s", w)
+	}
 	submit("--gres=gpu:"+mig+":1", "--wrap=sleep 60")
 	c.waitFor("the GPU job to run", func() (bool, string) {
 		w := why()
