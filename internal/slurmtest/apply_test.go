@@ -126,24 +126,28 @@ func TestRebalanceApply(t *testing.T) {
 		}
 		a.checkOthers(t)
 	})
-	// Something holds the GPU (slurm-mig holders says DCGM): the script
-	// stops before mig-parted, and the rollback, which finds the GPUs
-	// with their old counts, needs no check and brings the node back.
+	// Something holds the GPU (slurm-mig holders says DCGM, or a job's
+	// stuck process): the script stops before mig-parted, and so does the
+	// rollback, though the GPUs kept their counts: gpu01 stays drained
+	// for the failure, never back in service with its GPU held.
 	t.Run("gpu-held", func(t *testing.T) {
 		t.Parallel()
 		a := startApply(t, false)
 		a.holders = `echo "pid 4242 (nv-hostengine: DCGM's host engine (nvidia-dcgm.service)) has /dev/nvidia0 open"; exit 1`
 		code, out := a.run(t)
-		if code != 1 || !strings.Contains(out, "rolled back 1,") || !strings.Contains(out, "nv-hostengine") {
-			t.Fatalf("rebalance --apply: exit %d, want 1, gpu01 rolled back, saying why\n%s\n%s", code, out, a.daemonLogs())
+		if code != 1 || !strings.Contains(out, "failed 1,") || !strings.Contains(out, "nv-hostengine") {
+			t.Fatalf("rebalance --apply: exit %d, want 1, gpu01 failed, saying why\n%s\n%s", code, out, a.daemonLogs())
 		}
 		data, err := os.ReadFile(filepath.Join(a.journal, "gpu01.out"))
 		if err != nil || !strings.Contains(string(data), "the GPUs are held, so mig-parted would fail") || !strings.Contains(string(data), "nv-hostengine") {
 			t.Errorf("the change command's output (%v) does not name the holder:\n%s", err, data)
 		}
-		st := a.waitNodeNamed("gpu01", registered, "to register")
-		if st.state != "IDLE" || !a.sameGres(t, st, "a.json") {
-			t.Errorf("gpu01 %s Gres=%s Reason=%s; want IDLE with its seven 1g.10gb", st.state, st.gres, st.reason)
+		st := a.waitNodeNamed("gpu01", func(n nodeState) bool { return true }, "")
+		if !strings.Contains(st.state, "DRAIN") || !strings.HasPrefix(st.reason, rollout.Reason("all-balanced")+" failed") {
+			t.Errorf("gpu01 %s Reason=%s, want drained for the failure", st.state, st.reason)
+		}
+		if e := a.entry(t); e.Step != rollout.StepFailed || !strings.Contains(e.Why, "back to all-1g.10gb") {
+			t.Errorf("journal: %+v", e)
 		}
 		a.checkOthers(t)
 	})

@@ -157,12 +157,11 @@ say "drained, no jobs"
 # leaves the node drained and slurmd stopped, which is safe: slurmctld
 # keeps the old counts and nothing registers against them.
 sh -c "$SLURMD_STOP"
-# mig-parted cannot change the instances of a GPU that something still
-# holds. A node that has the planned counts already (a rerun, or a
-# rollback to the layout the GPUs kept) needs no change, and no check.
-# shellcheck disable=SC2086
-before=$("$SLURM_MIG" node $SLURM_MIG_FLAGS --node-name "$NODE")
-if [ "$(counts "${before#*Gres=}")" != "$want_gres" ] && ! held=$(sh -c "$HOLDERS"); then
+# Anything that holds a GPU once slurmd stopped and no job is left is a
+# daemon or a job's stuck process (whose "Kill task failed" slurmctld
+# drops under this drain): mig-parted cannot change the GPU, and the node
+# is not put back in service, even when its counts need no change.
+if ! held=$(sh -c "$HOLDERS"); then
   say "the GPUs are held, so mig-parted would fail: left drained, slurmd stopped:" >&2
   printf '%s\n' "$held" >&2
   exit 1
