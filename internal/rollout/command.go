@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
 )
 
@@ -35,7 +37,7 @@ func (c Command) Change(node, config string) error {
 	// Each run is appended, under a line that names it, so that a
 	// rollback's output does not hide the failure's; a file past
 	// maxOutput starts again.
-	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND | unix.O_NOFOLLOW
 	if fi, err := os.Stat(c.Output(node)); err == nil && fi.Size() > maxOutput {
 		flags |= os.O_TRUNC
 	}

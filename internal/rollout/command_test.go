@@ -238,3 +238,53 @@ func TestJournalRecordCompacts(t *testing.T) {
 		t.Errorf("the new line is not last:\n...%s", data[len(data)-200:])
 	}
 }
+
+// TestJournalRefusesOthersHands: root acts on the journal's entries and
+// writes its files, so a journal others may write, or a path through
+// another user's directory, is refused; a new one is made 0700, and a
+// link in place of a file of its own is not followed.
+func TestJournalRefusesOthersHands(t *testing.T) {
+	base := t.TempDir()
+	made := filepath.Join(base, "new", "journal")
+	j, err := OpenJournal(made)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(made); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("a new journal: %v, %v; want mode 0700", fi.Mode().Perm(), err)
+	}
+	victim := filepath.Join(base, "victim")
+	os.WriteFile(victim, []byte("root's\n"), 0o644)
+	os.Symlink(victim, j.OutputPath("gpu01"))
+	os.Symlink(victim, filepath.Join(made, changesLog))
+	c := Command{Shell: "echo applied", Timeout: 10 * time.Second, Hold: j.Lock(), Output: j.OutputPath}
+	if err := c.Change("gpu01", "all-balanced"); err == nil {
+		t.Error("the change command's output followed a link")
+	}
+	e := Entry{Change: Change{Node: "gpu01", Config: "all-balanced"}, Outcome: "done"}
+	if err := j.Record(&e, time.Now()); err == nil {
+		t.Error("changes.log followed a link")
+	}
+	if data, _ := os.ReadFile(victim); string(data) != "root's\n" {
+		t.Errorf("the link's target was written:\n%s", data)
+	}
+	j.Close()
+
+	open := filepath.Join(base, "open")
+	os.Mkdir(open, 0o700)
+	for _, mode := range []os.FileMode{0o777, os.ModeSticky | 0o777, 0o770} {
+		os.Chmod(open, mode)
+		if _, err := OpenJournal(open); err == nil || !strings.Contains(err.Error(), "writable by others") {
+			t.Errorf("a journal of mode %v: %v", mode, err)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the rest needs root, to give a directory to another user")
+	}
+	theirs := filepath.Join(base, "theirs")
+	os.Mkdir(theirs, 0o755)
+	os.Chown(theirs, 65534, 65534)
+	if _, err := OpenJournal(filepath.Join(theirs, "journal")); err == nil {
+		t.Error("a journal in another user's directory was opened")
+	}
+}

@@ -17,8 +17,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/slurm-mig/slurm-mig/internal/advice"
 	"github.com/slurm-mig/slurm-mig/internal/atomicfile"
 	"github.com/slurm-mig/slurm-mig/internal/fileio"
+	"github.com/slurm-mig/slurm-mig/internal/safepath"
 )
 
 // JournalVersion is the version of a journal entry's file format.
@@ -39,16 +41,29 @@ type Journal struct {
 	dir *os.File // open and locked while a run holds it
 }
 
-// OpenJournal makes dir (mode 0700) if missing, and takes its lock
-// without waiting: a second run while one holds it is an error, for the
-// timer to try again later.
+// OpenJournal opens dir by safepath's walk, making it (mode 0700) if
+// missing, and takes its lock without waiting (a second run is an error,
+// for the timer to try again). Root acts on its files: nobody else may write it.
 func OpenJournal(dir string) (*Journal, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("journal %s: %w", dir, fileio.UnwrapPath(err))
-	}
-	f, err := os.Open(dir)
+	_, err := os.Lstat(dir)
+	made := errors.Is(err, fs.ErrNotExist)
+	f, err := safepath.Dir(dir, safepath.Options{UID: -1, TrustDirs: true, Mkdir: true})
 	if err != nil {
-		return nil, fmt.Errorf("journal %s: %w", dir, fileio.UnwrapPath(err))
+		return nil, fmt.Errorf("journal %s: %w", dir, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal %s: %w", dir, err)
+	}
+	if made {
+		err = unix.Fchmod(int(f.Fd()), 0o700)
+	} else if mode := st.Mode & 0o7777; mode&0o022 != 0 {
+		err = advice.Hinted(fmt.Errorf("writable by others than its owner (mode %04o): they could plant entries or links in it", mode), "; chmod 0700 it")
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal %s: %w", dir, err)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
@@ -176,7 +191,7 @@ func (j *Journal) Record(e *Entry, at time.Time) error {
 			return fmt.Errorf("journal: %w", err)
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
