@@ -8,6 +8,7 @@ package rollout
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -203,12 +204,15 @@ func (c *Controller) Run(changes []Change) (Outcome, error) {
 func (c *Controller) start(ch Change, out *Outcome) (bool, error) {
 	st, err := c.Slurm.Node(ch.Node)
 	if err != nil {
+		c.say(ch.Node, StepDrain, "error", err.Error())
 		return false, err
 	}
 	why := ""
 	switch {
 	case ch.WasConfig == "":
 		why = "its layout now is no config of the file: no way back"
+	case !configName.MatchString(ch.Config) || !configName.MatchString(ch.WasConfig):
+		why = fmt.Sprintf("config %q or %q has a character that a shell on the node would read (ssh passes the change command's words to one): name it with letters, digits and . _ + -", ch.Config, ch.WasConfig)
 	case slurmconf.OutOfService(st.State):
 		why = "its state is " + st.State
 	case !sameCounts(st.Gres, ch.WasGres):
@@ -226,6 +230,10 @@ func (c *Controller) start(ch Change, out *Outcome) (bool, error) {
 	}
 	return true, c.advance(&e, out)
 }
+
+// configName is what a config's name may be to reach the node: ssh joins
+// the change command's words into one line for the node's shell.
+var configName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
 
 // advance takes e as far as it goes now: to its end, or to a wait.
 func (c *Controller) advance(e *Entry, out *Outcome) error {
@@ -384,17 +392,20 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 			if err != nil {
 				return err
 			}
+			what, detail := "resumed", e.Outcome
 			if c.ours(e, st) {
 				if err := c.Slurm.Resume(e.Node); err != nil {
 					return err
 				}
+			} else if slurmconf.OutOfService(st.State) {
+				what, detail = "left", e.Outcome+"; its state is "+st.State+", Reason="+st.Reason
 			}
 			// The resume step's start, not now: a run that repeats
 			// the step records the same line, which the store keeps once.
 			if err := c.Store.Record(e, e.Since); err != nil {
 				return err
 			}
-			c.say(e.Node, e.Step, "resumed", e.Outcome)
+			c.say(e.Node, e.Step, what, detail)
 			if e.Outcome == "done" {
 				out.Done = append(out.Done, e.Node)
 			} else {

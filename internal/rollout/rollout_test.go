@@ -585,6 +585,58 @@ func TestRolloutRefusesChangeWithoutWayBack(t *testing.T) {
 	}
 }
 
+// TestRolloutRefusesConfigNamesAShellReads: ssh joins the change
+// command's words into one line for the node's shell, so a config name
+// with a blank or a shell character never reaches the node.
+func TestRolloutRefusesConfigNamesAShellReads(t *testing.T) {
+	for _, bad := range []string{"all balanced", "x;reboot", "$(id)", "-rf", ""} {
+		for _, field := range []string{"Config", "WasConfig"} {
+			w := newWorld(t)
+			var events []string
+			ch := toBalanced
+			if field == "Config" {
+				ch.Config = bad
+			} else {
+				ch.WasConfig = bad
+			}
+			if out, _ := w.controller(&events).Run([]Change{ch}); !slices.Equal(out.Skipped, []string{"gpu01"}) || w.ticks != 0 || w.changeRuns != 0 {
+				t.Errorf("%s %q: %+v, %d actions\n%s", field, bad, out, w.ticks, strings.Join(events, "\n"))
+			}
+		}
+	}
+	w := newWorld(t)
+	var events []string
+	ch := toBalanced
+	ch.Config = "all-1g.10gb+2g_x"
+	counts[ch.Config] = counts["all-balanced"]
+	defer delete(counts, ch.Config)
+	if out, _ := w.controller(&events).Run([]Change{ch}); !slices.Equal(out.Done, []string{"gpu01"}) {
+		t.Errorf("a name of letters, digits and . _ + -: %+v\n%s", out, strings.Join(events, "\n"))
+	}
+}
+
+// TestRolloutSaysWhatItDid: a node someone else drained at the resume
+// step is said to be left so, not resumed; a new change whose node
+// scontrol will not show has an event of its own.
+func TestRolloutSaysWhatItDid(t *testing.T) {
+	w := newWorld(t)
+	w.drained, w.reason = true, "bad fan"
+	w.layout, w.gres = "all-balanced", "all-balanced"
+	w.entries["gpu01"] = Entry{Change: toBalanced, Step: StepResume, Started: w.now, Since: w.now, Outcome: "done"}
+	var events []string
+	out, _ := w.run(&events)
+	got := strings.Join(events, "\n")
+	if !slices.Equal(out.Done, []string{"gpu01"}) || !w.drained || !strings.Contains(got, "gpu01 resume: left done; its state is IDLE+DRAIN, Reason=bad fan") {
+		t.Errorf("outcome %+v, drained %v, events:\n%s", out, w.drained, got)
+	}
+	w = newWorld(t)
+	w.unreachable = "gpu01"
+	events = nil
+	if _, err := w.controller(&events).Run([]Change{toBalanced}); err == nil || !strings.Contains(strings.Join(events, "\n"), "gpu01 drain: error scontrol show node gpu01") {
+		t.Errorf("error %v, events:\n%s", err, strings.Join(events, "\n"))
+	}
+}
+
 // TestRegisteredNeedsAStartSinceTheStep: a step that began when
 // slurmctld knew no slurmd start (None) takes the step's own start as
 // the before, so a slurmd that was up all along is not the change's.
