@@ -397,7 +397,8 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 				if err := c.Slurm.Resume(e.Node); err != nil {
 					return err
 				}
-			} else if slurmconf.OutOfService(st.State) {
+			} else if slurmconf.HasStateWord(st.State, "DRAIN") {
+				// Someone else's drain: a node just not heard from yet is no one's.
 				what, detail = "left", e.Outcome+"; its state is "+st.State+", Reason="+st.Reason
 			}
 			// The resume step's start, not now: a run that repeats

@@ -48,6 +48,7 @@ type world struct {
 	entries      map[string]Entry
 	recorded     []string
 	unreachable  string // a node slurmctld will not show
+	quiet        bool   // slurmctld, just restarted, has not heard from slurmd yet
 	violations   []string
 }
 
@@ -87,6 +88,9 @@ func (w *world) Node(name string) (slurmhost.Node, error) {
 	}
 	if w.slurmdUp && w.layout != w.gres {
 		state += "+INVALID_REG"
+	}
+	if w.quiet {
+		state += "+NOT_RESPONDING"
 	}
 	reason := w.reason
 	if reason != "" {
@@ -628,6 +632,16 @@ func TestRolloutSaysWhatItDid(t *testing.T) {
 	got := strings.Join(events, "\n")
 	if !slices.Equal(out.Done, []string{"gpu01"}) || !w.drained || !strings.Contains(got, "gpu01 resume: left done; its state is IDLE+DRAIN, Reason=bad fan") {
 		t.Errorf("outcome %+v, drained %v, events:\n%s", out, w.drained, got)
+	}
+	// Resumed by the change command, and not yet pinged by a slurmctld
+	// just restarted (seen on 22.05 to 26.05): resumed, no one's drain.
+	w = newWorld(t)
+	w.quiet = true
+	w.layout, w.gres = "all-balanced", "all-balanced"
+	w.entries["gpu01"] = Entry{Change: toBalanced, Step: StepResume, Started: w.now, Since: w.now, Outcome: "done"}
+	events = nil
+	if out, _ := w.run(&events); !slices.Equal(out.Done, []string{"gpu01"}) || !strings.Contains(strings.Join(events, "\n"), "gpu01 resume: resumed done") {
+		t.Errorf("a node not yet heard from: %+v\n%s", out, strings.Join(events, "\n"))
 	}
 	w = newWorld(t)
 	w.unreachable = "gpu01"
