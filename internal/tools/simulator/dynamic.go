@@ -45,11 +45,21 @@ type event struct {
 type events []event
 
 func (e events) Len() int { return len(e) }
+
+// Less orders events of one minute by kind (ends free devices before that
+// minute's arrivals), then by job or node: tied arrivals come in the trace's
+// order, as the static replay starts them.
 func (e events) Less(a, b int) bool {
 	if e[a].at != e[b].at {
 		return e[a].at < e[b].at
 	}
-	return e[a].kind < e[b].kind
+	if e[a].kind != e[b].kind {
+		return e[a].kind < e[b].kind
+	}
+	if e[a].a != e[b].a {
+		return e[a].a < e[b].a
+	}
+	return e[a].b < e[b].b
 }
 func (e events) Swap(a, b int) { e[a], e[b] = e[b], e[a] }
 func (e *events) Push(x any)   { *e = append(*e, x.(event)) }

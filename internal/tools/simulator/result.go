@@ -81,6 +81,13 @@ func summarise(f *fleetDef, in *instance, start func(i int) float64) policyResul
 
 // staticResult is a static layout's result, from the per-type queues.
 func staticResult(f *fleetDef, in *instance, st *statics, counts []int) policyResult {
+	starts := staticStarts(in, st, counts)
+	return summarise(f, in, func(i int) float64 { return starts[i] })
+}
+
+// staticStarts is each job's start (-1 if never) under a static layout of
+// counts devices of each type: its type's queue, first come first served.
+func staticStarts(in *instance, st *statics, counts []int) []float64 {
 	starts := make([]float64, len(in.jobs))
 	for i := range starts {
 		starts[i] = -1
@@ -103,7 +110,7 @@ func staticResult(f *fleetDef, in *instance, st *statics, counts []int) policyRe
 			heap.Fix(&free, 0)
 		}
 	}
-	return summarise(f, in, func(i int) float64 { return starts[i] })
+	return starts
 }
 
 // runSeed runs one seed: every uniform static layout, the best static

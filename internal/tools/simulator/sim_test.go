@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 )
 
 func testOptions() options {
@@ -54,6 +56,73 @@ func TestDynamicWithoutPolicyIsStatic(t *testing.T) {
 	got := summarise(f, in, func(i int) float64 { return dr.start[i] })
 	if math.Abs(got.MeanWait-want.MeanWait) > 1e-6 || got.Unstarted != want.Unstarted {
 		t.Errorf("event model: mean %.4f, %d unstarted; static model: mean %.4f, %d unstarted", got.MeanWait, got.Unstarted, want.MeanWait, want.Unstarted)
+	}
+}
+
+// Jobs that arrive in the same minute start in the trace's order, and a job
+// that ends frees its device for those arriving then, in both models: with
+// no change of layout the event model starts every job when the static
+// replay does, exactly, with no policy or with one that may drain nothing.
+func TestDynamicTiesAsStatic(t *testing.T) {
+	dir := t.TempDir()
+	tie := filepath.Join(dir, "tie.csv")
+	var b strings.Builder
+	b.WriteString("submit_min,duration_min,time_limit_min,profile\n")
+	for i := range 600 {
+		dur := []int{100, 1, 5, 0, 10, 25, 60}[i%7]
+		fmt.Fprintf(&b, "%d,%d,120,%s\n", 5*(i/40), dur, []string{"h100", "1g.10gb", "3g.40gb", "7g.80gb", "2g.20gb"}[i*3/7%5])
+	}
+	os.WriteFile(tie, []byte(b.String()), 0o644)
+	for _, w := range []string{"phases", "random", "stationary", "arrays", tie} {
+		o := testOptions()
+		if w == tie {
+			o.trace, o.nodes, o.warmup, o.measure, o.cooldown = tie, 2, -1, -1, -1
+		} else {
+			o.workload = w
+		}
+		f, err := loadFleet(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := makeInstance(o, f, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := newStatics(in.jobs, len(f.types), in.win)
+		search := distinctConfigs(f.configs, in.wanted)
+		x, _ := st.searchStatic(search, o.nodes, nil, 1, 0)
+		want := staticStarts(in, st, fleetCounts(f, search, x))
+		var layout []int
+		for i, n := range x {
+			for k, c := range f.configs {
+				if c.name == search[i].name {
+					for range n {
+						layout = append(layout, k)
+					}
+				}
+			}
+		}
+		for _, noPolicy := range []bool{true, false} {
+			dp := o.dyn
+			dp.noPolicy, dp.lim = noPolicy, rebalance.DefaultPolicyLimits()
+			dp.lim.MaxDraining = 0
+			dr := dynamic(in.jobs, f.types, f.configs, layout, in.win, dp)
+			if dr.reconfigs != 0 {
+				t.Fatalf("%s: %d reconfigurations with -max-draining 0", filepath.Base(w), dr.reconfigs)
+			}
+			diff := 0
+			for i := range want {
+				if dr.start[i] != want[i] {
+					if diff++; diff <= 3 {
+						t.Errorf("%s, no policy %v: job %d (submit %g, run %g, %s) starts at %g, the static replay at %g", filepath.Base(w),
+							noPolicy, i, in.jobs[i].submit, in.jobs[i].dur, f.types[in.jobs[i].typ], dr.start[i], want[i])
+					}
+				}
+			}
+			if diff > 3 {
+				t.Errorf("%s, no policy %v: %d jobs of %d start otherwise", filepath.Base(w), noPolicy, diff, len(want))
+			}
+		}
 	}
 }
 
