@@ -23,6 +23,9 @@ type fleetDef struct {
 	configs []config
 	// shares are the types a trace's share of a GPU may get.
 	shares shareTypes
+	// model is the snapshot's GPU name (NVIDIA H100 80GB HBM3): a trace
+	// names a whole GPU by it or its short form (h100), nothing else.
+	model string
 }
 
 func loadFleet(o options) (*fleetDef, error) {
@@ -70,7 +73,7 @@ func loadFleet(o options) (*fleetDef, error) {
 	if len(opts.Configs) == 0 {
 		return nil, fmt.Errorf("%s: no config of %s holds the GPUs of %s", path, path, o.snapshot)
 	}
-	f := &fleetDef{}
+	f := &fleetDef{model: gpu.Name}
 	index := map[string]int{}
 	for _, op := range opts.Configs {
 		for _, c := range op.Counts {
@@ -142,8 +145,8 @@ func profileOf(typ string) string {
 }
 
 // resolve maps a trace's profile to a type of the fleet: the type, its
-// profile (1g.10gb), a generator's prefix (1g.: the smallest such), a whole
-// GPU's model name, or a share of one GPU from 0 to 1 (byFraction).
+// profile (1g.10gb), a generator's prefix (1g.: the smallest such), the
+// GPU's model name (whole), or a share of one GPU from 0 to 1 (byFraction).
 func (f *fleetDef) resolve(profile string) (int, bool) {
 	if share, ok := gpuFraction(profile); ok {
 		if share <= 0 || share > 1 {
@@ -151,11 +154,18 @@ func (f *fleetDef) resolve(profile string) (int, bool) {
 		}
 		return f.byFraction(share)
 	}
-	p := migProfile(strings.ToLower(profile))
+	p := strings.ToLower(strings.TrimSpace(profile))
+	if model, _, ok := nvmlMIG(p); ok && !f.isModel(model) {
+		return -1, false // another GPU's MIG device
+	}
+	if f.isModel(p) {
+		p = gresgen.ShortModel(f.model)
+	}
+	p = migProfile(p)
 	best := -1
 	for t, typ := range f.types {
 		switch {
-		case typ == p || profileOf(typ) == p || typ == strings.ToLower(gresgen.ShortModel(profile)):
+		case typ == p || profileOf(typ) == p:
 			return t, true
 		case strings.HasSuffix(p, ".") && strings.HasPrefix(profileOf(typ), p) && !strings.Contains(typ, "+"):
 			if best < 0 || profileOf(typ) < profileOf(f.types[best]) {
@@ -166,13 +176,32 @@ func (f *fleetDef) resolve(profile string) (int, bool) {
 	return best, best >= 0
 }
 
+// isModel says whether name (lower case) is the fleet's GPU: its model name
+// or the short form, exactly; "H100 foo" is not, lest a typo be a whole GPU.
+func (f *fleetDef) isModel(name string) bool {
+	return name == strings.ToLower(strings.TrimSpace(f.model)) || name == gresgen.ShortModel(f.model)
+}
+
+// nvmlMIG splits NVML's name of a MIG device, "<model> mig <profile>" in
+// lower case, into the GPU's model and the profile.
+func nvmlMIG(p string) (model, profile string, ok bool) {
+	i := strings.LastIndex(p, " mig ")
+	if i <= 0 {
+		return "", "", false
+	}
+	return strings.TrimSpace(p[:i]), strings.TrimSpace(p[i+len(" mig "):]), true
+}
+
 // migProfilePattern is a MIG profile's name: compute slices, then memory.
 var migProfilePattern = regexp.MustCompile(`^[1-9]g\.[0-9]+gb`)
 
-// migProfile strips what other tools write before a MIG profile (Kubernetes'
-// nvidia.com/mig-, the device plugin's mig-, nvidia-smi -L's "MIG "), and
-// reads Kubernetes' 1g.10gb.me as 1g.10gb+me. The profile is in lower case.
+// migProfile strips what other tools write before a MIG profile (NVML's
+// "<model> MIG ", Kubernetes' nvidia.com/mig-, the device plugin's mig-,
+// nvidia-smi -L's "MIG "), reads 1g.10gb.me as 1g.10gb+me; p is lower case.
 func migProfile(p string) string {
+	if _, mig, ok := nvmlMIG(p); ok {
+		p = mig
+	}
 	for _, prefix := range []string{"nvidia.com/", "mig-", "mig "} {
 		p = strings.TrimPrefix(p, prefix)
 	}

@@ -380,6 +380,44 @@ func TestReadTrace(t *testing.T) {
 	}
 }
 
+// A whole GPU is named exactly: the snapshot's model name or its short form,
+// in any case. NVML's name of a MIG device ("<model> MIG <profile>") is that
+// profile; a model with other words is an error naming the file and line.
+func TestWholeGPUNameExact(t *testing.T) {
+	o := testOptions()
+	f, err := loadFleet(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{
+		"NVIDIA H100 80GB HBM3": "h100", "nvidia h100 80gb hbm3": "h100", "H100": "h100",
+		"NVIDIA H100 80GB HBM3 MIG 1g.10gb": "h100_1g.10gb", "h100 MIG 3g.40gb": "h100_3g.40gb",
+		// No +me device in these configs; no foo; another GPU's devices.
+		"NVIDIA H100 80GB HBM3 MIG 1g.10gb+me": "none", "NVIDIA H100 80GB HBM3 MIG foo": "none",
+		"NVIDIA H200 MIG 1g.18gb": "none", "NVIDIA A100-SXM4-80GB MIG 1g.10gb": "none",
+		"h100-1g.10gb": "none", "H100 1g.10gb": "none", "H100 foo": "none", "NVIDIA H100 PCIe": "none", "H100 80GB HBM3": "none",
+	} {
+		got := "none"
+		if typ, ok := f.resolve(p); ok {
+			got = f.types[typ]
+		}
+		if got != want {
+			t.Errorf("profile %q resolved to %s, want %s", p, got, want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "model.csv")
+	os.WriteFile(path, []byte("submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,2,3,H100 foo\n"), 0o644)
+	o.trace = path
+	if _, err := makeInstance(o, f, 1); err == nil || !strings.Contains(err.Error(), `model.csv:3: no config offers profile "H100 foo"`) {
+		t.Errorf("H100 foo: %v, want an error naming model.csv:3 and the profile", err)
+	}
+	// Another GPU's MIG device points at -snapshot, as its bare profile does.
+	os.WriteFile(path, []byte("submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,2,3,NVIDIA H200 MIG 1g.18gb\n"), 0o644)
+	if _, err := makeInstance(o, f, 1); err == nil || !strings.Contains(err.Error(), "model.csv:3:") || !strings.Contains(err.Error(), "give -snapshot") {
+		t.Errorf("an H200's MIG device: %v, want an error naming model.csv:3 and the advice to give -snapshot", err)
+	}
+}
+
 // TestGPUFraction: a trace's share of a GPU gets the smallest device
 // that serves it (to the thousandth, as public traces give shares) of
 // 1g.10gb, 2g.20gb, 3g.40gb and 7g.80gb, a 3g.40gb serving up to 4/7 (the
