@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -44,7 +45,7 @@ func printTables(w io.Writer, o options, all [][]policyResult, took time.Duratio
 	worst := 0.0
 	for _, rs := range all {
 		best, pol := rs[0], byPolicy(rs, "rebalance")
-		ratio := pol.MeanWait / best.MeanWait
+		ratio := waitRatio(pol.MeanWait, best.MeanWait)
 		sizeWorst := 0.0
 		for k, s := range best.PerSize {
 			if s.MeanWait > 0 {
@@ -72,17 +73,37 @@ func printTables(w io.Writer, o options, all [][]policyResult, took time.Duratio
 			tg = strings.Join(miss, "; ")
 		}
 		if or := byPolicy(rs, "oracle"); or.Policy != "" {
-			tg += fmt.Sprintf("; oracle bound %.1f (%.3f)", or.MeanWait, or.MeanWait/best.MeanWait)
+			tg += fmt.Sprintf("; oracle bound %.1f (%s)", or.MeanWait, fmtRatio(waitRatio(or.MeanWait, best.MeanWait)))
 		}
-		fmt.Fprintf(w, "| %d | %s | %.1f | %.1f | %.3f | %.2f | %.3f | %s |\n", best.Seed, best.Layout, best.MeanWait, pol.MeanWait, ratio, sizeWorst, pol.Reconfigs, tg)
+		fmt.Fprintf(w, "| %d | %s | %.1f | %.1f | %s | %.2f | %.3f | %s |\n", best.Seed, best.Layout, best.MeanWait, pol.MeanWait, fmtRatio(ratio), sizeWorst, pol.Reconfigs, tg)
 	}
 	if len(ratios) == 0 {
 		fmt.Fprintln(w, "\nevery seed failing: no ratio averaged")
 		return
 	}
 	lo, hi := bootstrapMedian(ratios, 2000, o.seed)
-	fmt.Fprintf(w, "\nratio rebalance/static-best over %d seeds not failing: median %.3f (bootstrap 95%% interval %.3f..%.3f), mean %.3f, worst %.3f\n",
-		len(ratios), median(ratios), lo, hi, mean(ratios), worst)
+	fmt.Fprintf(w, "\nratio rebalance/static-best over %d seeds not failing: median %s (bootstrap 95%% interval %s..%s), mean %s, worst %s\n",
+		len(ratios), fmtRatio(median(ratios)), fmtRatio(lo), fmtRatio(hi), fmtRatio(mean(ratios)), fmtRatio(worst))
+}
+
+// waitRatio is a mean wait over static-best's b: 1 when both are 0 (equal),
+// +Inf when only b is; the targets judge a seed by minutes, not by it.
+func waitRatio(a, b float64) float64 {
+	if b == 0 {
+		if a == 0 {
+			return 1
+		}
+		return math.Inf(1)
+	}
+	return a / b
+}
+
+// fmtRatio prints a ratio to three places, +Inf as inf.
+func fmtRatio(x float64) string {
+	if math.IsInf(x, 1) {
+		return "inf"
+	}
+	return fmt.Sprintf("%.3f", x)
 }
 
 func byPolicy(rs []policyResult, name string) policyResult {

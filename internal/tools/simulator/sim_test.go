@@ -809,3 +809,33 @@ func TestTraceFewJobs(t *testing.T) {
 		t.Errorf("a window of flags that holds no job: %v, want it refused", err)
 	}
 }
+
+// Over seeds, a ratio to a static-best that waits 0 is 1 when rebalance
+// waits 0 too, and inf otherwise, never NaN; the targets then judge by
+// the minutes, max(5%, 2 min).
+func TestSummaryRatioOfNoWait(t *testing.T) {
+	seed := func(s uint64, best, pol float64) []policyResult {
+		per := map[string]sizeResult{"1g.10gb": {MeanWait: best, Jobs: 10}}
+		return []policyResult{{Policy: "static-best", Seed: s, MeanWait: best, PerSize: per},
+			{Policy: "rebalance", Seed: s, MeanWait: pol, PerSize: map[string]sizeResult{"1g.10gb": {MeanWait: pol, Jobs: 10}}},
+			{Policy: "oracle", Seed: s, MeanWait: 0}}
+	}
+	var out strings.Builder
+	o := testOptions()
+	printTables(&out, o, [][]policyResult{seed(1, 0, 0), seed(2, 0, 0.5), seed(3, 0, 3), seed(4, 2, 1)}, 0)
+	got := out.String()
+	for _, want := range []string{
+		"| 1 |  | 0.0 | 0.0 | 1.000 | 0.00 | 0.000 | met; oracle bound 0.0 (1.000) |",
+		"| 2 |  | 0.0 | 0.5 | inf | 0.00 | 0.000 | met; oracle bound 0.0 (1.000) |",
+		"| 3 |  | 0.0 | 3.0 | inf | 0.00 | 0.000 | worse than static; oracle bound 0.0 (1.000) |",
+		"| 4 |  | 2.0 | 1.0 | 0.500 | 0.50 | 0.000 | met; oracle bound 0.0 (0.000) |",
+		"over 4 seeds not failing: median inf (bootstrap 95% interval ", "), mean inf, worst inf",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "NaN") {
+		t.Errorf("NaN in\n%s", got)
+	}
+}
