@@ -180,8 +180,9 @@ func runSeed(o options, f *fleetDef, seed uint64) ([]policyResult, error) {
 	pol.Drained = dr.drained / 60 / float64(max(o.unit, 1))
 	out = append(out, pol)
 	if o.oracle > 0 {
-		r := policyResult{Policy: "oracle", Layout: fmt.Sprintf("best static of each %g min, switched instantly, each from empty", o.oracle)}
-		r.MeanWait, r.Unstarted = oracleBound(in.jobs, len(f.types), in.win, search, o.nodes, o.oracle, seed)
+		starts := oracleBound(in.jobs, len(f.types), in.win, search, o.nodes, o.oracle, seed)
+		r := summarise(f, in, func(i int) float64 { return starts[i] })
+		r.Policy, r.Layout = "oracle", fmt.Sprintf("best static of each %g min, switched instantly, each from empty", o.oracle)
 		out = append(out, r)
 	}
 	for i := range out {

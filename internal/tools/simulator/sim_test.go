@@ -839,3 +839,46 @@ func TestSummaryRatioOfNoWait(t *testing.T) {
 		t.Errorf("NaN in\n%s", got)
 	}
 }
+
+// -oracle's JSON line keeps the per-policy contract: its sizes add up to
+// its jobs and unstarted, which are those every policy measures, and its
+// p95 and failing are of its own waits.
+func TestOracleJSONShape(t *testing.T) {
+	o := testOptions()
+	o.json, o.oracle, o.start = true, 480, "static-best"
+	o.dyn.long = 1440
+	var out strings.Builder
+	if err := run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	var best, or policyResult
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var r policyResult
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		var raw map[string]json.RawMessage
+		json.Unmarshal([]byte(line), &raw)
+		if string(raw["per_size"]) == "null" {
+			t.Errorf("%s: per_size null: %s", r.Policy, line)
+		}
+		switch r.Policy {
+		case "static-best":
+			best = r
+		case "oracle":
+			or = r
+		}
+	}
+	sum, unstarted, failing := 0, 0, false
+	for _, s := range or.PerSize {
+		sum += s.Jobs
+		unstarted += s.Unstarted
+		failing = failing || float64(s.Unstarted) > 0.005*float64(s.Jobs)
+	}
+	if or.Policy != "oracle" || or.Jobs == 0 || or.Jobs != best.Jobs || sum != or.Jobs || unstarted != or.Unstarted || failing != or.Failing {
+		t.Errorf("oracle: jobs %d, unstarted %d, failing %v, its sizes %d, %d, %v; static-best measures %d jobs", or.Jobs, or.Unstarted, or.Failing, sum, unstarted, failing, best.Jobs)
+	}
+	if or.MeanWait <= 0 || or.P95 < or.MeanWait || len(or.PerSize) != len(best.PerSize) {
+		t.Errorf("oracle: mean %.2f, p95 %.2f, %d sizes (static-best %d): want a p95 of its waits and every size", or.MeanWait, or.P95, len(or.PerSize), len(best.PerSize))
+	}
+}

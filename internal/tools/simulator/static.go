@@ -399,33 +399,37 @@ func simplex(rows [][]float64, rhs, obj []float64) []float64 {
 
 // oracleBound bounds what any policy changing whole nodes could reach: each
 // slot of the window gets the best static layout for its jobs, at once and
-// empty. It returns the started jobs' mean wait and how many did not start.
-func oracleBound(jobs []job, ntypes int, win window, configs []config, nodes int, slot float64, seed uint64) (float64, int) {
-	sum, started, unstarted := 0.0, 0, 0
+// empty. It returns each measured job's start there (-1: never, or unmeasured).
+func oracleBound(jobs []job, ntypes int, win window, configs []config, nodes int, slot float64, seed uint64) []float64 {
+	starts := make([]float64, len(jobs))
+	for i := range starts {
+		starts[i] = -1
+	}
 	for from := win.from; from < win.to; from += slot {
 		to := min(from+slot, win.to)
 		var part []job
-		for _, j := range jobs {
+		var index []int // part's jobs in jobs
+		for i, j := range jobs {
 			if j.submit >= from && j.submit < to+slot/2 {
 				part = append(part, j)
+				index = append(index, i)
 			}
 		}
 		w := window{from: from, to: to, end: to + (win.end - win.to)}
 		st := newStatics(part, ntypes, w)
 		x, _ := st.searchStatic(configs, nodes, nil, seed, 2)
+		counts := make([]int, ntypes)
 		for t := range ntypes {
-			c := 0
 			for k, n := range x {
-				c += n * configs[k].counts[t]
+				counts[t] += n * configs[k].counts[t]
 			}
-			ts := st.typeRun(t, c, nil)
-			sum += ts.sumWait
-			started += ts.started
-			unstarted += ts.unstarted
+		}
+		s := staticStarts(&instance{jobs: part, win: w}, st, counts)
+		for k, i := range index {
+			if w.measured(&part[k]) {
+				starts[i] = s[k]
+			}
 		}
 	}
-	if started == 0 {
-		return 0, unstarted
-	}
-	return sum / float64(started), unstarted
+	return starts
 }
