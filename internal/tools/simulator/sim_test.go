@@ -322,6 +322,10 @@ func TestReadTrace(t *testing.T) {
 		{"bom.csv", "\ufeffsubmit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n", ""},
 		{"comma.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,\"NVIDIA H100 80GB HBM3\"\n2,2,3,\"a,b\"\n", "comma.csv:3:"},
 		{"frac.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n\n# a comment\n2,2,3,0.5\n", ""},
+		// Blank lines of spaces and indented comments, quotes in them
+		// too, are skipped, and a later bad line keeps its number.
+		{"blanks.csv", "  \r\nsubmit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n   \n\t\r\n  # a comment, \"quoted\n\t#x\n2,2,3,0.5\n", ""},
+		{"blankbad.csv", "submit_min,duration_min,time_limit_min,profile\n \n  # \"c\n1,x,3,h100\n", "blankbad.csv:4: duration_min"},
 		{"gpus.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,2\n2,2,3,0\n", "no jobs"},
 		{"empty.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,2,3,\n", "empty.csv:3:"},
 		{"fields.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100,1\n", "fields.csv:2:"},

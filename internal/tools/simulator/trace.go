@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -41,13 +42,14 @@ func readTrace(path string) ([]traceJob, error) {
 
 // parseTrace parses a -trace CSV whose header names submit_min, duration_min,
 // time_limit_min and profile, in any order, among others; a BOM, CRLF, blank
-// lines and # comments are allowed. A bad line's error names path and line.
+// lines and # comments, indented too, are allowed. A bad line's error names
+// path and line.
 func parseTrace(r io.Reader, path string) ([]traceJob, error) {
 	br := bufio.NewReader(r)
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
 		br.Discard(3)
 	}
-	cr := csv.NewReader(br)
+	cr := csv.NewReader(&blankLines{r: br})
 	cr.Comment = '#'
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
@@ -112,6 +114,38 @@ func parseTrace(r io.Reader, path string) ([]traceJob, error) {
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].submit < out[b].submit })
 	return out, nil
+}
+
+// blankLines empties each line of only blanks and each indented # comment
+// outside a quoted field, which encoding/csv would read as a record; lines
+// are kept, so that csv's line numbers stay the file's.
+type blankLines struct {
+	r       *bufio.Reader
+	buf     []byte
+	inQuote bool
+	err     error
+}
+
+func (b *blankLines) Read(p []byte) (int, error) {
+	for len(b.buf) == 0 {
+		if b.err != nil {
+			return 0, b.err
+		}
+		var line []byte
+		line, b.err = b.r.ReadBytes('\n')
+		if t := bytes.TrimLeft(line, " \t\r\n"); !b.inQuote && (len(t) == 0 || t[0] == '#') {
+			line = line[:0]
+			if b.err == nil {
+				line = append(line, '\n') // a line of its own still
+			}
+		} else if bytes.Count(line, []byte{'"'})%2 == 1 {
+			b.inQuote = !b.inQuote
+		}
+		b.buf = line
+	}
+	n := copy(p, b.buf)
+	b.buf = b.buf[n:]
+	return n, nil
 }
 
 // traceMinutes reads field, minutes in column col of traceColumns: a finite
