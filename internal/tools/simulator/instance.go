@@ -70,7 +70,7 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 	outside, outsideLine := 0, 0
 	for _, r := range raw {
 		if share, ok := gpuFraction(r.profile); ok && share < 0 {
-			return nil, fmt.Errorf("%s:%d: profile %q: a share of a GPU is not negative", o.trace, r.line, r.profile)
+			return nil, fmt.Errorf("%s:%d: profile %s: a share of a GPU is not negative", o.trace, r.line, quoted(r.profile))
 		} else if ok && (share == 0 || share > 1) {
 			// No GPU, or several: outside a model of one device a job.
 			if outside++; outsideLine == 0 {
@@ -115,7 +115,7 @@ func makeInstance(o options, f *fleetDef, seed uint64) (*instance, error) {
 			// the snapshot's.
 			want = "the profiles are the snapshot's GPUs': give -snapshot a node of the GPUs the trace ran on (testdata/real/h200-snapshot-v2/snapshot.json is an H200's)"
 		}
-		return nil, fmt.Errorf("%s: no config offers profile %q on the GPUs of %s: %s%s", where, p, o.snapshot, want, more)
+		return nil, fmt.Errorf("%s: no config offers profile %s on the GPUs of %s: %s%s", where, quoted(p), o.snapshot, want, more)
 	}
 	if outside > 0 && o.notes != nil && seed == o.seed {
 		fmt.Fprintf(o.notes, "simulator: %s: %d jobs ask for no GPU or for more than one (the first at line %d): left out, a job here runs on one device\n", o.trace, outside, outsideLine)

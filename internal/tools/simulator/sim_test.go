@@ -886,3 +886,36 @@ func TestOracleJSONShape(t *testing.T) {
 		t.Errorf("oracle: mean %.2f, p95 %.2f, %d sizes (static-best %d): want a p95 of its waits and every size", or.MeanWait, or.P95, len(or.PerSize), len(best.PerSize))
 	}
 }
+
+// An error quotes at most some 80 bytes of a trace's field, whatever its
+// size: a field of 20 MB is named by its start and its length.
+func TestTraceErrorsQuoteLittle(t *testing.T) {
+	o := testOptions()
+	f, err := loadFleet(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := strings.Repeat("9", 20<<20)
+	dir := t.TempDir()
+	for _, c := range []struct{ name, body, want string }{
+		{"run.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2," + huge + ",3,h100\n", "run.csv:3: duration_min \"9999"},
+		{"profile.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,2,3,é" + huge + "\n", "profile.csv:3: no config offers profile \"é999"},
+		{"share.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,2,3,-0." + huge + "\n", "share.csv:3: profile \"-0.999"},
+		{"header.csv", "submit_min,duration_min,time_limit_min," + huge + "\n1,2,3,h100\n", "header.csv:1: want a header naming"},
+	} {
+		path := filepath.Join(dir, c.name)
+		os.WriteFile(path, []byte(c.body), 0o644)
+		o.trace = path
+		_, err := readTrace(path)
+		if err == nil {
+			_, err = makeInstance(o, f, 1)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || len(err.Error()) > 400 || !strings.Contains(err.Error(), "...") {
+			msg := fmt.Sprint(err)
+			if len(msg) > 400 {
+				msg = msg[:400] + fmt.Sprintf("... (%d bytes in all)", len(msg))
+			}
+			t.Errorf("%s: %s; want an error of a few hundred bytes naming %s", c.name, msg, c.want)
+		}
+	}
+}

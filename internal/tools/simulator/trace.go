@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // job is one job of a trace: it asks one node for one device of type
@@ -91,7 +92,7 @@ func parseTrace(r io.Reader, path string) ([]traceJob, error) {
 		for i := range v {
 			x, err := traceMinutes(rec[col[i]], i)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %s %q %v", path, num, traceColumns[i], rec[col[i]], err)
+				return nil, fmt.Errorf("%s:%d: %s %s %v", path, num, traceColumns[i], quoted(rec[col[i]]), err)
 			}
 			v[i] = x
 		}
@@ -175,6 +176,20 @@ func traceMinutes(field string, col int) (float64, error) {
 	return x, nil
 }
 
+// quoted is s quoted for an error, at most 80 bytes of it (cut at a rune)
+// and then its length: a field of megabytes would fill the terminal.
+func quoted(s string) string {
+	const most = 80
+	if len(s) <= most {
+		return strconv.Quote(s)
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
+}
+
 // maxMinutes bounds a trace's times: minutes since 1970 are 3e7, and past
 // this the load and the layouts' capacities lose their meaning.
 const maxMinutes = 1e9
@@ -198,7 +213,7 @@ func traceHeader(rec []string) ([4]int, error) {
 			col[i] = j
 		}
 		if col[i] < 0 {
-			return col, fmt.Errorf("want a header naming submit_min,duration_min,time_limit_min,profile, got %q", strings.Join(rec, ","))
+			return col, fmt.Errorf("want a header naming submit_min,duration_min,time_limit_min,profile, got %s", quoted(strings.Join(rec, ",")))
 		}
 	}
 	return col, nil
