@@ -10,6 +10,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -46,6 +47,9 @@ type options struct {
 func main() {
 	var o options
 	lim := rebalance.DefaultPolicyLimits()
+	// A bad flag is one line, as any other error, not the whole usage.
+	flag.CommandLine.Init(os.Args[0], flag.ContinueOnError)
+	flag.CommandLine.SetOutput(io.Discard)
 	flag.StringVar(&o.trace, "trace", "", "a CSV trace: submit_min,duration_min,time_limit_min,profile (in place of -workload)")
 	flag.StringVar(&o.workload, "workload", "phases", "a built-in generator: "+workloadNames())
 	flag.StringVar(&o.snapshot, "snapshot", "testdata/real/h100-snapshot-v2/snapshot.json", "a node snapshot: its first GPU, -gpus times, is each node")
@@ -68,8 +72,12 @@ func main() {
 		{"measure", "`minutes` of the measured window (default 2880, or 80% of a trace; 1 when all its jobs arrive at once)", &o.measure},
 		{"cooldown", "`minutes` after it, arrivals going on (default 480, or the rest of a trace; the sum of its runs when all its jobs arrive at once)", &o.cooldown},
 	} {
-		flag.Func(w.name, w.usage, func(s string) (err error) {
-			*w.v, err = strconv.ParseFloat(s, 64)
+		flag.Func(w.name, w.usage, func(s string) error {
+			v, err := strconv.ParseFloat(s, 64)
+			if err == nil && !(v >= 0) {
+				return errors.New("want minutes, 0 or more") // -1 would read as unset
+			}
+			*w.v = v
 			return err
 		})
 	}
@@ -94,7 +102,14 @@ func main() {
 	flag.BoolVar(&o.realPeriods, "real-periods", false, "a generator's periods (8 h phases, 6 h random mixes, the day) are minutes of the run at the load asked for; without it they are minutes at one arrival a minute, before the load rescales time")
 	flag.BoolVar(&lim.SameCount, "same-count", false, "with -granularity gpu: a GPU changes only to a config of as many devices, as Slurm allows on a live node (a change of the node's GPU count kills its jobs); with -max-busy 0, only idle GPUs change")
 	flag.BoolVar(&o.json, "json", false, "print one JSON object per policy and seed, a line each")
-	flag.Parse()
+	if err := flag.CommandLine.Parse(os.Args[1:]); err == flag.ErrHelp {
+		flag.CommandLine.SetOutput(os.Stderr)
+		flag.Usage()
+		os.Exit(0)
+	} else if err != nil {
+		fmt.Fprintln(os.Stderr, "simulator:", err)
+		os.Exit(2)
+	}
 	flag.Visit(func(f *flag.Flag) { o.loadSet = o.loadSet || f.Name == "load" })
 	o.dyn.lim = lim
 	o.notes = os.Stderr

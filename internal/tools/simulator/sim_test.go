@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +15,15 @@ import (
 
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 )
+
+// TestMain runs main itself when TestFlagErrors asks, in a process of its own.
+func TestMain(m *testing.M) {
+	if os.Getenv("SIMULATOR_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 func testOptions() options {
 	o := options{workload: "phases", snapshot: "../../../testdata/real/h100-snapshot-v2/snapshot.json",
@@ -916,6 +926,40 @@ func TestTraceErrorsQuoteLittle(t *testing.T) {
 				msg = msg[:400] + fmt.Sprintf("... (%d bytes in all)", len(msg))
 			}
 			t.Errorf("%s: %s; want an error of a few hundred bytes naming %s", c.name, msg, c.want)
+		}
+	}
+}
+
+// A bad flag value is one line, the flag package's error, and exit 2, not
+// the whole usage; a negative duration is refused rather than read as the
+// default (-1 means unset). -h still prints the usage, exit 0.
+func TestFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		rc   int
+		want string
+	}{
+		{[]string{"-warmup", "abc"}, 2, `simulator: invalid value "abc" for flag -warmup: `},
+		{[]string{"-warmup", "-1"}, 2, `simulator: invalid value "-1" for flag -warmup: want minutes, 0 or more`},
+		{[]string{"-measure=-0.5"}, 2, `simulator: invalid value "-0.5" for flag -measure: want minutes, 0 or more`},
+		{[]string{"-cooldown", "NaN"}, 2, `simulator: invalid value "NaN" for flag -cooldown: want minutes, 0 or more`},
+		{[]string{"-nodes", "x"}, 2, `simulator: invalid value "x" for flag -nodes: `},
+		{[]string{"-h"}, 0, "Usage of "},
+	} {
+		cmd := exec.Command(os.Args[0], c.args...)
+		cmd.Env = append(os.Environ(), "SIMULATOR_TEST_MAIN=1")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		rc := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			rc = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Count(stderr.String(), "\n")
+		if rc != c.rc || !strings.HasPrefix(stderr.String(), c.want) || (c.rc != 0 && lines != 1) {
+			t.Errorf("%v: exit %d, %d lines: %q; want exit %d and %q", c.args, rc, lines, stderr.String(), c.rc, c.want)
 		}
 	}
 }
