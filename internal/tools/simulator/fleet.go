@@ -176,11 +176,20 @@ func (f *fleetDef) resolve(profile string) (int, bool) {
 	return best, best >= 0
 }
 
-// isModel says whether name (lower case) is the fleet's GPU: its model name
-// or the short form, exactly; "H100 foo" is not, lest a typo be a whole GPU.
+// isModel says whether name (lower case) names the fleet's GPU: any name of
+// its family (NVIDIA H100 PCIe, h100) with no word of a MIG device (mig,
+// 1g.10gb, 1g.), lest a device with a typo be read as a whole GPU.
 func (f *fleetDef) isModel(name string) bool {
-	return name == strings.ToLower(strings.TrimSpace(f.model)) || name == gresgen.ShortModel(f.model)
+	for _, w := range strings.FieldsFunc(name, func(r rune) bool { return r == ' ' || r == '-' || r == '_' }) {
+		if w == "mig" || migWord.MatchString(w) {
+			return false
+		}
+	}
+	return gresgen.ShortModel(name) == gresgen.ShortModel(f.model)
 }
+
+// migWord is a word that begins a MIG profile's name: 1g., 3c.
+var migWord = regexp.MustCompile(`^[1-9][gc]\.`)
 
 // nvmlMIG splits NVML's name of a MIG device, "<model> mig <profile>" in
 // lower case, into the GPU's model and the profile.

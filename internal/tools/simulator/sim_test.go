@@ -394,10 +394,10 @@ func TestReadTrace(t *testing.T) {
 	}
 }
 
-// A whole GPU is named exactly: the snapshot's model name or its short form,
-// in any case. NVML's name of a MIG device ("<model> MIG <profile>") is that
-// profile; a model with other words is an error naming the file and line.
-func TestWholeGPUNameExact(t *testing.T) {
+// A whole GPU is any name of the snapshot's GPU family with no word of a MIG
+// device; NVML's name of a MIG device ("<model> MIG <profile>") is that
+// profile; a model with a profile's word is an error naming the file and line.
+func TestWholeGPUName(t *testing.T) {
 	o := testOptions()
 	f, err := loadFleet(o)
 	if err != nil {
@@ -409,7 +409,9 @@ func TestWholeGPUNameExact(t *testing.T) {
 		// No +me device in these configs; no foo; another GPU's devices.
 		"NVIDIA H100 80GB HBM3 MIG 1g.10gb+me": "none", "NVIDIA H100 80GB HBM3 MIG foo": "none",
 		"NVIDIA H200 MIG 1g.18gb": "none", "NVIDIA A100-SXM4-80GB MIG 1g.10gb": "none",
-		"h100-1g.10gb": "none", "H100 1g.10gb": "none", "H100 foo": "none", "NVIDIA H100 PCIe": "none", "H100 80GB HBM3": "none",
+		"h100-1g.10gb": "none", "H100 1g.10gb": "none", "H100 1g.10g": "none", "h100_mig": "none", "NVIDIA A100-SXM4-80GB": "none",
+		// Other names of the family are the whole GPU.
+		"NVIDIA H100 PCIe": "h100", "H100 80GB HBM3": "h100", "NVIDIA H100": "h100", "Tesla H100-SXM5": "h100",
 	} {
 		got := "none"
 		if typ, ok := f.resolve(p); ok {
@@ -420,10 +422,10 @@ func TestWholeGPUNameExact(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "model.csv")
-	os.WriteFile(path, []byte("submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,2,3,H100 foo\n"), 0o644)
+	os.WriteFile(path, []byte("submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,2,3,H100 1g.10gb\n"), 0o644)
 	o.trace = path
-	if _, err := makeInstance(o, f, 1); err == nil || !strings.Contains(err.Error(), `model.csv:3: no config offers profile "H100 foo"`) {
-		t.Errorf("H100 foo: %v, want an error naming model.csv:3 and the profile", err)
+	if _, err := makeInstance(o, f, 1); err == nil || !strings.Contains(err.Error(), `model.csv:3: no config offers profile "H100 1g.10gb"`) {
+		t.Errorf("H100 1g.10gb: %v, want an error naming model.csv:3 and the profile", err)
 	}
 	// Another GPU's MIG device points at -snapshot, as its bare profile does.
 	os.WriteFile(path, []byte("submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,2,3,NVIDIA H200 MIG 1g.18gb\n"), 0o644)
