@@ -156,8 +156,19 @@ func run(o options, w io.Writer) error {
 	}
 	began := time.Now()
 	var all [][]policyResult
+	var traced *instance // a trace's jobs are the same for every seed: read once
 	for s := range o.seeds {
-		rs, err := runSeed(o, f, o.seed+uint64(s))
+		seed := o.seed + uint64(s)
+		in := traced
+		if in == nil {
+			if in, err = makeInstance(o, f, seed); err != nil {
+				return err
+			}
+			if o.trace != "" {
+				traced = in
+			}
+		}
+		rs, err := runSeed(o, f, in, seed)
 		if err != nil {
 			return err
 		}

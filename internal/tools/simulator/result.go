@@ -113,13 +113,9 @@ func staticStarts(in *instance, st *statics, counts []int) []float64 {
 	return starts
 }
 
-// runSeed runs one seed: every uniform static layout, the best static
-// layout, and the policy.
-func runSeed(o options, f *fleetDef, seed uint64) ([]policyResult, error) {
-	in, err := makeInstance(o, f, seed)
-	if err != nil {
-		return nil, err
-	}
+// runSeed runs one seed of instance in: every uniform static layout, the
+// best static layout, and the policy.
+func runSeed(o options, f *fleetDef, in *instance, seed uint64) ([]policyResult, error) {
 	if err := checkRun(o, in); err != nil {
 		return nil, err
 	}
@@ -159,8 +155,11 @@ func runSeed(o options, f *fleetDef, seed uint64) ([]policyResult, error) {
 				}
 			}
 		}
-	} else if startX, err = parseLayout(o.start, f, o.nodes); err != nil {
-		return nil, err
+	} else {
+		var err error
+		if startX, err = parseLayout(o.start, f, o.nodes); err != nil {
+			return nil, err
+		}
 	}
 	var layout []int
 	for k, n := range startX {
