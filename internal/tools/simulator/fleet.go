@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -24,12 +26,15 @@ type fleetDef struct {
 	// shares are the types a trace's share of a GPU may get.
 	shares shareTypes
 	// model is the snapshot's GPU name (NVIDIA H100 80GB HBM3): a trace
-	// names a whole GPU by it or its short form (h100), nothing else.
+	// names a whole GPU by a name of its family (isModel).
 	model string
 }
 
+// defaultSnapshot is -snapshot's default: the real H100 node of testdata.
+const defaultSnapshot = "testdata/real/h100-snapshot-v2/snapshot.json"
+
 func loadFleet(o options) (*fleetDef, error) {
-	snap, err := snapshot.Load(o.snapshot)
+	snap, err := snapshot.Load(inRepository(o.snapshot))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(o.snapshot) {
 			return nil, fmt.Errorf("%v (a relative -snapshot is read from the current directory: run from the repository root, or give the file)", err)
@@ -110,6 +115,12 @@ func migPartedDir() (string, error) {
 	}
 	cache := os.Getenv("GOMODCACHE")
 	if cache == "" {
+		// go env knows the cache of whoever runs this, wherever it is.
+		if out, err := exec.Command("go", "env", "GOMODCACHE").Output(); err == nil {
+			cache = strings.TrimSpace(string(out))
+		}
+	}
+	if cache == "" {
 		gopath := os.Getenv("GOPATH")
 		if gopath == "" {
 			home, _ := os.UserHomeDir()
@@ -131,9 +142,28 @@ func migPartedDir() (string, error) {
 		return "", fmt.Errorf("no -mig-config, and this build does not say its mig-parted version")
 	}
 	if _, err := os.Stat(dir); err != nil {
-		return "", fmt.Errorf("no -mig-config, and the mig-parted module is not in the module cache (%v)", err)
+		return "", fmt.Errorf("no -mig-config, and the mig-parted module is not in the module cache (%v): go mod download %s fetches it", err, mod)
 	}
 	return dir, nil
+}
+
+// inRepository is the default snapshot, when the current directory is not
+// the repository root, in the repository this was built from (go run).
+func inRepository(path string) string {
+	if path != defaultSnapshot {
+		return path
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return path
+	}
+	if _, src, _, ok := runtime.Caller(0); ok {
+		if alt := filepath.Join(filepath.Dir(src), "..", "..", "..", path); alt != path {
+			if _, err := os.Stat(alt); err == nil {
+				return alt
+			}
+		}
+	}
+	return path
 }
 
 // profileOf is a type's name without the model: the size a trace names.

@@ -52,7 +52,7 @@ func main() {
 	flag.CommandLine.SetOutput(io.Discard)
 	flag.StringVar(&o.trace, "trace", "", "a CSV trace: submit_min,duration_min,time_limit_min,profile (in place of -workload)")
 	flag.StringVar(&o.workload, "workload", "phases", "a built-in generator: "+workloadNames())
-	flag.StringVar(&o.snapshot, "snapshot", "testdata/real/h100-snapshot-v2/snapshot.json", "a node snapshot: its first GPU, -gpus times, is each node")
+	flag.StringVar(&o.snapshot, "snapshot", defaultSnapshot, "a node snapshot: its first GPU, -gpus times, is each node")
 	flag.StringVar(&o.migConfig, "mig-config", "", "mig-parted config file (default: NVIDIA's config-default.yaml of the mig-parted module)")
 	flag.StringVar(&o.start, "start", "static-best", "the policy's starting layout: static-best, a config, or N*CONFIG+M*CONFIG")
 	flag.IntVar(&o.nodes, "nodes", 16, "nodes")

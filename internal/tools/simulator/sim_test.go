@@ -965,3 +965,22 @@ func TestFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// The default snapshot is found from any directory, in the repository the
+// tool was built from; a path given is read as given.
+func TestDefaultSnapshotFromAnywhere(t *testing.T) {
+	o := testOptions()
+	abs, err := filepath.Abs(o.migConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.migConfig, o.snapshot = abs, defaultSnapshot
+	t.Chdir(t.TempDir())
+	if _, err := loadFleet(o); err != nil {
+		t.Errorf("the default snapshot from another directory: %v", err)
+	}
+	o.snapshot = "snapshot.json"
+	if _, err := loadFleet(o); err == nil || !strings.Contains(err.Error(), "run from the repository root, or give the file") {
+		t.Errorf("a relative path given: %v", err)
+	}
+}
