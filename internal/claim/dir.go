@@ -5,8 +5,8 @@
 // claimant made and holds an OFD write lock on: the kernel drops the lock
 // when the last process with the file open ends, and no other user can hold,
 // remove or fake it. A claimant locks its files, then gives them up if it
-// finds other claims of its devices: two may both give up, never both keep.
-// Why a file per claim and no directory lock: docs/claims.md.
+// finds other claims of its devices: two may both give up, never both keep
+// (why a file per claim and no directory lock: docs/claims.md).
 package claim
 
 import (

@@ -42,9 +42,8 @@ func readTrace(path string) ([]traceJob, error) {
 }
 
 // parseTrace parses a -trace CSV whose header names submit_min, duration_min,
-// time_limit_min and profile, in any order, among others; a BOM, CRLF, blank
-// lines and # comments, indented too, are allowed. A bad line's error names
-// path and line.
+// time_limit_min and profile, in any order, among others, with a BOM, CRLF,
+// blank lines or # comments; a bad line's error names path and line.
 func parseTrace(r io.Reader, path string) ([]traceJob, error) {
 	br := bufio.NewReader(r)
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
