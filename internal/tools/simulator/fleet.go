@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -114,12 +113,6 @@ func migPartedDir() (string, error) {
 		}
 	}
 	cache := os.Getenv("GOMODCACHE")
-	if cache == "" {
-		// go env knows the cache of whoever runs this, wherever it is.
-		if out, err := exec.Command("go", "env", "GOMODCACHE").Output(); err == nil {
-			cache = strings.TrimSpace(string(out))
-		}
-	}
 	if cache == "" {
 		gopath := os.Getenv("GOPATH")
 		if gopath == "" {
