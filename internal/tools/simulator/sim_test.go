@@ -311,15 +311,9 @@ func TestReadTrace(t *testing.T) {
 		{"negshare.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,2,3,-0.5\n", "negshare.csv:3: profile \"-0.5\": a share of a GPU is not negative"},
 		{"huge.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,1e12,1e12,h100\n", "huge.csv:3: duration_min \"1e12\" is more than a billion minutes"},
 	} {
-		path := filepath.Join(dir, c.name)
-		os.WriteFile(path, []byte(c.body), 0o644)
-		o.trace = path
-		_, err := readTrace(path)
-		if err == nil {
-			_, err = makeInstance(o, f, 1)
-			if err != nil && strings.Contains(err.Error(), "measured window") {
-				err = nil // a two-line trace measures nothing: read well is all this asks
-			}
+		err := readAsTrace(t, o, f, dir, c.name, c.body)
+		if err != nil && strings.Contains(err.Error(), "measured window") {
+			err = nil // a two-line trace measures nothing: read well is all this asks
 		}
 		switch {
 		case c.want == "" && err != nil:
@@ -878,13 +872,7 @@ func TestTraceErrorsQuoteLittle(t *testing.T) {
 		{"share.csv", "submit_min,duration_min,time_limit_min,profile\n1,2,3,h100\n2,2,3,-0." + huge + "\n", "share.csv:3: profile \"-0.999"},
 		{"header.csv", "submit_min,duration_min,time_limit_min," + huge + "\n1,2,3,h100\n", "header.csv:1: want a header naming"},
 	} {
-		path := filepath.Join(dir, c.name)
-		os.WriteFile(path, []byte(c.body), 0o644)
-		o.trace = path
-		_, err := readTrace(path)
-		if err == nil {
-			_, err = makeInstance(o, f, 1)
-		}
+		err := readAsTrace(t, o, f, dir, c.name, c.body)
 		if err == nil || !strings.Contains(err.Error(), c.want) || len(err.Error()) > 400 || !strings.Contains(err.Error(), "...") {
 			msg := fmt.Sprint(err)
 			if len(msg) > 400 {
@@ -946,4 +934,20 @@ func TestDefaultSnapshotFromAnywhere(t *testing.T) {
 	if _, err := loadFleet(o); err == nil || !strings.Contains(err.Error(), "run from the repository root, or give the file") {
 		t.Errorf("a relative path given: %v", err)
 	}
+}
+
+// readAsTrace writes body to dir/name and reads it as -trace does: the file,
+// then the jobs of seed 1 on fleet f.
+func readAsTrace(t *testing.T, o options, f *fleetDef, dir, name, body string) error {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.trace = path
+	if _, err := readTrace(path); err != nil {
+		return err
+	}
+	_, err := makeInstance(o, f, 1)
+	return err
 }
