@@ -254,18 +254,13 @@ func openDir(path string) (*os.File, error) {
 	if path == "" {
 		return nil, errors.New("no job map directory given")
 	}
-	dir, err := safepath.Dir(path, safepath.Options{UID: -1, TrustDirs: true, Mkdir: true})
+	dir, err := safepath.Dir(path, safepath.Options{UID: -1, TrustDirs: true, Mkdir: true, Private: true})
+	var open *safepath.OpenToOthersError
+	if errors.As(err, &open) {
+		err = advice.Hinted(err, "; chmod 0755 it")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("job map directory %s: %w", path, err)
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(dir.Fd()), &st); err != nil {
-		dir.Close()
-		return nil, fmt.Errorf("job map directory %s: %w", path, err)
-	}
-	if mode := st.Mode & 0o7777; mode&0o022 != 0 {
-		dir.Close()
-		return nil, advice.Hinted(fmt.Errorf("job map directory %s is writable by others than its owner (mode %04o): they could plant lines or links in it", path, mode), "; chmod 0755 it")
 	}
 	return dir, nil
 }

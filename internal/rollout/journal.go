@@ -47,22 +47,17 @@ type Journal struct {
 func OpenJournal(dir string) (*Journal, error) {
 	_, err := os.Lstat(dir)
 	made := errors.Is(err, fs.ErrNotExist)
-	f, err := safepath.Dir(dir, safepath.Options{UID: -1, TrustDirs: true, Mkdir: true})
-	if err != nil {
-		return nil, fmt.Errorf("journal %s: %w", dir, err)
+	f, err := safepath.Dir(dir, safepath.Options{UID: -1, TrustDirs: true, Mkdir: true, Private: true})
+	var open *safepath.OpenToOthersError
+	if errors.As(err, &open) {
+		err = advice.Hinted(err, "; chmod 0700 it")
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("journal %s: %w", dir, err)
-	}
-	if made {
-		err = unix.Fchmod(int(f.Fd()), 0o700)
-	} else if mode := st.Mode & 0o7777; mode&0o022 != 0 {
-		err = advice.Hinted(fmt.Errorf("writable by others than its owner (mode %04o): they could plant entries or links in it", mode), "; chmod 0700 it")
+	if err == nil && made {
+		if err = unix.Fchmod(int(f.Fd()), 0o700); err != nil {
+			f.Close()
+		}
 	}
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("journal %s: %w", dir, err)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {

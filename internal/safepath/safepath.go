@@ -39,6 +39,37 @@ type Options struct {
 	// It needs TrustDirs: only in a directory nobody else may change is
 	// the directory opened after mkdir the one made.
 	Mkdir bool
+	// Private refuses a directory Dir opens that group or others may
+	// write, sticky or not (*OpenToOthersError): they could plant in it.
+	Private bool
+}
+
+// OpenToOthersError is a Private directory that others than its owner may
+// write; the caller adds the mode it wants (advice.Hinted).
+type OpenToOthersError struct {
+	Path string
+	Mode uint32
+}
+
+func (e *OpenToOthersError) Error() string {
+	return fmt.Sprintf("%s is writable by others than its owner (mode %04o): they could plant files or links in it", e.Path, e.Mode)
+}
+
+// private applies Options.Private to the directory f that Dir opened.
+func (o Options) private(f *os.File, err error) (*os.File, error) {
+	if err != nil || !o.Private {
+		return f, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	if mode := st.Mode & 0o7777; mode&0o022 != 0 {
+		f.Close()
+		return nil, &OpenToOthersError{Path: f.Name(), Mode: mode}
+	}
+	return f, nil
 }
 
 func (o Options) uid() int {
@@ -154,7 +185,7 @@ func Dir(path string, o Options) (*os.File, error) {
 			return nil, err
 		}
 		defer f.Close()
-		return reopen(f, clean)
+		return o.private(reopen(f, clean))
 	}
 	p, err := Walk(strings.TrimRight(path, "/"), o)
 	if err != nil {
@@ -171,14 +202,14 @@ func Dir(path string, o Options) (*os.File, error) {
 			return nil, err
 		}
 		defer d.Close()
-		return reopen(d, at)
+		return o.private(reopen(d, at))
 	}
 	d, err := openDirAt(p.Dir, p.Name, at, o, uid)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	return reopen(d, at)
+	return o.private(reopen(d, at))
 }
 
 // reopen opens the directory d (O_PATH) again for reading, named shown.

@@ -1,6 +1,7 @@
 package safepath
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,5 +116,29 @@ func TestDirMkdir(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(hers, "x")); !os.IsNotExist(err) {
 		t.Errorf("%s/x: %v; want none", hers, err)
+	}
+}
+
+// Private refuses the directory Dir opens where group or others may write
+// it, sticky too (TrustDirs already refuses it not sticky), with the mode in
+// a typed error; 0755 is taken.
+func TestDirPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{UID: -1, TrustDirs: true, Private: true}
+	f, err := Dir(dir, o)
+	if err != nil {
+		t.Fatalf("mode 0755: %v", err)
+	}
+	f.Close()
+	for _, mode := range []os.FileMode{os.ModeSticky | 0o775, os.ModeSticky | 0o777} {
+		os.Chmod(dir, mode)
+		_, err := Dir(dir, o)
+		var open *OpenToOthersError
+		if !errors.As(err, &open) || open.Path != dir {
+			t.Errorf("mode %v: %v, want an OpenToOthersError naming %s", mode, err, dir)
+		}
 	}
 }
