@@ -954,6 +954,40 @@ func TestRepartitionKeepsAnotherDrain(t *testing.T) {
 	})
 }
 
+// TestRepartitionHeldStaysDrained: something holds the GPU (a job's process
+// that did not die) on a run whose counts need no change, as a rollback's:
+// the script and the playbook stop there, gpu01 drained and mig-parted not
+// run, never resumed with its GPU held.
+func TestRepartitionHeldStaysDrained(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, r *repartition, ansible bool) {
+		const held = `echo "pid 4242 (python3) has /dev/nvidia0 open"; exit 1`
+		applied := filepath.Join(r.dir, "applied")
+		apply := "touch " + applied // the layout is all-1g.10gb already
+		var cmd *exec.Cmd
+		if ansible {
+			cmd = ansibleDriver(r, t)
+			vars, err := json.Marshal(map[string]any{"mig_config_name": "all-1g.10gb",
+				"holders": []string{"/bin/sh", "-c", held}, "mig_parted_apply": []string{"/bin/sh", "-c", apply}})
+			must(t, err)
+			cmd.Args = append(cmd.Args, "-e", string(vars))
+		} else {
+			cmd = scriptDriver(r, t)
+			cmd.Env = append(cmd.Env, "SELECT=all-1g.10gb", "HOLDERS="+held, "APPLY="+apply)
+		}
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "pid 4242 (python3)") {
+			t.Fatalf("%v, want a failure naming the holder\n%s", err, out)
+		}
+		if _, err := os.Stat(applied); err == nil {
+			t.Errorf("mig-parted ran on a GPU something holds\n%s", out)
+		}
+		st := r.waitNodeNamed("gpu01", func(nodeState) bool { return true }, "")
+		if !strings.Contains(st.state, "DRAIN") || !strings.HasPrefix(st.reason, "slurm-mig repartition to all-1g.10gb") {
+			t.Errorf("gpu01 is %s (Reason=%s), want drained for the repartition\n%s", st.state, st.reason, out)
+		}
+	})
+}
+
 // TestRepartitionOneRunAtATime: while another run holds the node's lock
 // (one the controller gave up on, going on there), a run waits for it;
 // past TIMEOUT it does nothing, the node not even drained. Once the lock
