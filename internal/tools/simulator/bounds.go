@@ -48,7 +48,7 @@ func checkOptions(o options) error {
 			[]flagValue{{"-warmup", o.warmup}, {"-measure", o.measure}, {"-cooldown", o.cooldown}}},
 		{"a number, 0 or more", func(x float64) bool { return x >= 0 },
 			[]flagValue{{"-reconfig-min", lim.Reconfig}, {"-long-load", lim.LongLoad}, {"-blend", lim.Blend}, {"-undo", lim.Undo},
-				{"-horizon", lim.Horizon}, {"-dwell", lim.Dwell}, {"-min-gain", lim.MinGain}, {"-min-gain-share", lim.MinGainShare}, {"-oracle", o.oracle}}},
+				{"-horizon", lim.Horizon}, {"-dwell", lim.Dwell}, {"-min-gain", lim.MinGain}, {"-min-gain-share", lim.MinGainShare}, {"-oracle", o.oracle}, {"-foresight", o.dyn.foresight}}},
 	} {
 		for _, f := range rule.flags {
 			if !finite(f.v) || !rule.ok(f.v) {

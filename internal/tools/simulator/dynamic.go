@@ -4,20 +4,22 @@ import (
 	"container/heap"
 	"math"
 	"math/rand/v2"
+	"sort"
 
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 )
 
 // dynParams are the policy's settings in a run.
 type dynParams struct {
-	lim      rebalance.PolicyLimits
-	tick     float64 // minutes between decisions
-	window   float64 // minutes of arrivals the rates are taken over
-	long     float64 // minutes of the long-run rates
-	fail     float64 // chance that a reconfiguration fails (the node comes back as it was)
-	seed     uint64
-	noPolicy bool // a static run through the event model (tests hold it to statics)
-	noPeak   bool // the policy is not told the peaks
+	lim       rebalance.PolicyLimits
+	tick      float64 // minutes between decisions
+	window    float64 // minutes of arrivals the rates are taken over
+	long      float64 // minutes of the long-run rates
+	fail      float64 // chance that a reconfiguration fails (the node comes back as it was)
+	seed      uint64
+	noPolicy  bool    // a static run through the event model (tests hold it to statics)
+	noPeak    bool    // the policy is not told the peaks
+	foresight float64 // >0: the policy is told the true rates of the next this many minutes (a bound)
 }
 
 type running struct {
@@ -103,6 +105,10 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 		*ev = append(*ev, event{at: first, kind: 3})
 	}
 	heap.Init(ev)
+	var submits [][]float64
+	if p.foresight > 0 {
+		submits = submitsByType(jobs, nt)
+	}
 	queues := make([][]int, nt) // waiting jobs of each type, first come first
 	heads := make([]int, nt)
 	// What sacct would say: the arrivals, starts and ends of each type,
@@ -218,6 +224,9 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 			if p.noPeak {
 				s.Peak = nil
 			}
+			if p.foresight > 0 {
+				foresee(&s, submits, now, p.foresight, p.lim.Undo)
+			}
 			for _, m := range rebalance.Decide(s, p.lim) {
 				nd := &nodes[m.Node]
 				nd.draining, nd.target, nd.drainStart = true, m.Config, now
@@ -234,4 +243,31 @@ func dynamic(jobs []job, types []string, configs []config, layout []int, win win
 		}
 	}
 	return res
+}
+
+// submitsByType is each type's arrival times, in order, for foresee.
+func submitsByType(jobs []job, nt int) [][]float64 {
+	out := make([][]float64, nt)
+	for _, j := range jobs {
+		out[j.typ] = append(out[j.typ], j.submit)
+	}
+	return out
+}
+
+// foresee gives the policy the true rates no controller knows: each type's
+// arrivals over the next ahead minutes as its recent rate, and over the next
+// undo minutes (a change's reckoned life) as its long-run rate.
+func foresee(s *rebalance.PolicyState, submits [][]float64, now, ahead, undo float64) {
+	rate := func(span float64) []float64 {
+		r := make([]float64, len(submits))
+		for t, at := range submits {
+			n := sort.SearchFloat64s(at, now+span) - sort.SearchFloat64s(at, now)
+			r[t] = float64(n) / span
+		}
+		return r
+	}
+	s.Rate = rate(ahead)
+	if undo > 0 && s.LongRate != nil {
+		s.LongRate = rate(undo)
+	}
 }

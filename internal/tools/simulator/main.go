@@ -90,6 +90,7 @@ func main() {
 	flag.Float64Var(&lim.LongLoad, "long-load", lim.LongLoad, "most load, at its long-run rate, a type losing devices may be left with")
 	flag.Float64Var(&lim.Blend, "blend", lim.Blend, "minutes over which the forecast moves from the recent rates to the long-run ones")
 	flag.Float64Var(&lim.Undo, "undo", lim.Undo, "minutes a change is reckoned to last, against its cost should demand go back to its long-run rates")
+	flag.Float64Var(&o.dyn.foresight, "foresight", 0, "a bound: the policy is told each type's true arrival rate over the next this many minutes, and over the next -undo minutes as its long-run rate (0: it forecasts)")
 	flag.BoolVar(&o.dyn.noPeak, "no-peak", false, "let a type lose devices below the most of it in use at once over the long window")
 	flag.Float64Var(&lim.Horizon, "horizon", lim.Horizon, "minutes of waiting the policy forecasts")
 	flag.Float64Var(&lim.MaxBusy, "max-busy", lim.MaxBusy, "largest share of busy devices on a node the policy drains")

@@ -632,6 +632,7 @@ func TestOptionsBounded(t *testing.T) {
 		{"generated jobs", func(o *options) { o.cooldown = 1e12 }, "at most 5000000"},
 		{"ticks", func(o *options) { o.dyn.tick = 0.001 }, "policy decisions at -tick 0.001"},
 		{"oracle slots", func(o *options) { o.oracle = 0.01 }, "-oracle 0.01:"},
+		{"foresight", func(o *options) { o.dyn.foresight = -1 }, "-foresight -1:"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := testOptions()
@@ -950,4 +951,23 @@ func readAsTrace(t *testing.T, o options, f *fleetDef, dir, name, body string) e
 	}
 	_, err := makeInstance(o, f, 1)
 	return err
+}
+
+// TestForesee: the bound tells the policy the arrivals to come, from now on
+// (a job arriving now included, one before it not), per type, and keeps the
+// long-run rate it had when the change's life is not reckoned.
+func TestForesee(t *testing.T) {
+	jobs := []job{{submit: 5, typ: 0}, {submit: 10, typ: 0}, {submit: 12, typ: 1}, {submit: 19.9, typ: 0}, {submit: 20, typ: 0}, {submit: 60, typ: 1}}
+	s := rebalance.PolicyState{Types: []string{"1g.10gb", "7g.80gb"}, Rate: []float64{9, 9}, LongRate: []float64{9, 9}}
+	foresee(&s, submitsByType(jobs, 2), 10, 10, 100)
+	if want := []float64{0.2, 0.1}; !slices.Equal(s.Rate, want) {
+		t.Errorf("rates of the next 10 minutes from minute 10: %v, want %v", s.Rate, want)
+	}
+	if want := []float64{0.03, 0.02}; !slices.Equal(s.LongRate, want) {
+		t.Errorf("rates of the next 100 minutes: %v, want %v", s.LongRate, want)
+	}
+	foresee(&s, submitsByType(jobs, 2), 10, 10, 0)
+	if want := []float64{0.03, 0.02}; !slices.Equal(s.LongRate, want) {
+		t.Errorf("with -undo 0 the long-run rate changed: %v, want %v", s.LongRate, want)
+	}
 }
