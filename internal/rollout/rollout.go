@@ -375,7 +375,13 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 			c.say(e.Node, e.Step, "applying", config)
 			err = c.Changer.Change(e.Node, config)
 			if err == nil {
-				err = c.check(e, gres)
+				// slurmctld not answering (the command may have just
+				// restarted it) is this run's error, not the change's: the
+				// step is kept, and the next run finds the change made.
+				if st, err = c.Slurm.Node(e.Node); err != nil {
+					return err
+				}
+				err = check(e, st, gres)
 			}
 			if err != nil {
 				if err := c.fail(e, err.Error()); err != nil {
@@ -491,13 +497,9 @@ func (c *Controller) next(e *Entry, step Step) error {
 	return c.Store.Save(e)
 }
 
-// check says whether slurmctld holds gres for the node, from a slurmd
-// registered since the step began.
-func (c *Controller) check(e *Entry, gres string) error {
-	st, err := c.Slurm.Node(e.Node)
-	if err != nil {
-		return err
-	}
+// check says whether slurmctld, showing st, holds gres for the node from a
+// slurmd registered since the step began.
+func check(e *Entry, st slurmhost.Node, gres string) error {
 	if st.RegistrationRefused() {
 		return fmt.Errorf("slurmctld refused the node's registration: %s, Reason=%s", st.State, st.Reason)
 	}
