@@ -36,14 +36,9 @@ func (f flakyAfterChange) Node(name string) (slurmhost.Node, error) {
 	return f.world.Node(name)
 }
 
-// TestCheckSlurmctldSilentIsNoFailedChange: check() takes an
-// error of scontrol itself (slurmctld I/O) for the change's failure. A
-// change that was made is rolled back (the change command run a second
-// time, slurmctld restarted again), and a rollback that was made is
-// marked failed, which stops every new change of the fleet until an
-// admin resumes the node. The error should be the run's (exit 2), the
-// step kept, so that the next run finds the change made ("found made by
-// an earlier run") and resumes the node.
+// TestCheckSlurmctldSilentIsNoFailedChange: an scontrol error at the check
+// after the change command (slurmctld just restarted) is the run's error, not
+// the change's failure: the next run finds the change, or the rollback, made.
 func TestCheckSlurmctldSilentIsNoFailedChange(t *testing.T) {
 	for _, c := range []struct {
 		name    string
