@@ -270,6 +270,13 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 				out.Abandoned = append(out.Abandoned, e.Node)
 				return c.Store.Remove(e.Node)
 			}
+			if slurmconf.HasStateWord(st.State, "DOWN") {
+				// Its slurmd is gone: not put back in service, nor changed,
+				// until slurmctld has it back, whatever the drain timeout.
+				c.say(e.Node, e.Step, "waiting", "the node is "+st.State+": the change goes on once slurmctld has it back")
+				out.Waiting = append(out.Waiting, e.Node)
+				return nil
+			}
 			if empty(st.State) {
 				c.say(e.Node, e.Step, "empty", "no job runs there")
 				if err := c.next(e, StepApply); err != nil {
