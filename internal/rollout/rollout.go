@@ -171,7 +171,7 @@ func (c *Controller) Run(changes []Change) (Outcome, error) {
 		why := ""
 		switch {
 		case len(errs) > 0:
-			why = "a change in the journal could not go on: no new change starts"
+			why = "a change could not go on: no new change starts"
 		case len(out.Failed) > 0: // from the journal, or a change of this run
 			why = "a failed change waits for an admin: no new change starts"
 		case busy >= c.Limits.MaxNodes:
@@ -184,7 +184,7 @@ func (c *Controller) Run(changes []Change) (Outcome, error) {
 		}
 		started, err := c.start(ch, &out)
 		if err != nil {
-			return out, err
+			errs = append(errs, fmt.Errorf("node %s: %w", ch.Node, err))
 		}
 		if started {
 			busy++
@@ -196,7 +196,7 @@ func (c *Controller) Run(changes []Change) (Outcome, error) {
 	case 1:
 		return out, errs[0]
 	}
-	return out, fmt.Errorf("%d changes in the journal could not go on (each is logged above); the first: %w", len(errs), errs[0])
+	return out, fmt.Errorf("%d changes could not go on (each is logged above); the first: %w", len(errs), errs[0])
 }
 
 // start takes a new change: the node must be in service with the counts
@@ -226,9 +226,14 @@ func (c *Controller) start(ch Change, out *Outcome) (bool, error) {
 	now := c.Now()
 	e := Entry{Change: ch, Step: StepDrain, Started: now, Since: now}
 	if err := c.Store.Save(&e); err != nil {
+		c.say(ch.Node, StepDrain, "error", err.Error())
 		return false, err
 	}
-	return true, c.advance(&e, out)
+	if err := c.advance(&e, out); err != nil {
+		c.say(e.Node, e.Step, "error", err.Error())
+		return true, err
+	}
+	return true, nil
 }
 
 // configName is what a config's name may be to reach the node: ssh joins
