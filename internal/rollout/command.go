@@ -24,7 +24,7 @@ type Command struct {
 	MigConfig string
 	Timeout   time.Duration
 	// Hold is passed to the command as its fd 3: the journal's lock, held
-	// until the command and all it started are gone.
+	// until the command ends; what it leaves running is killed then.
 	Hold *os.File
 	// Output keeps the output of node's runs (the journal's NODE.out).
 	Output func(node string) string
@@ -47,7 +47,9 @@ func (c Command) Change(node, config string) error {
 	}
 	defer out.Close()
 	fmt.Fprintf(out, "=== %s NODE=%s SELECT=%s\n", time.Now().Format("2006-01-02T15:04:05"), node, config)
-	cmd := exec.Command("/bin/sh", "-c", c.Shell)
+	// A shell that waits for the command's own: a lone command is exec'd by
+	// some shells (bash), and ssh then closes fd 3, the lock, as it starts.
+	cmd := exec.Command("/bin/sh", "-c", `/bin/sh -c "$1"; exit $?`, "sh", c.Shell)
 	cmd.Env = append(os.Environ(), "NODE="+node, "SELECT="+config, "MIG_CONFIG="+c.MigConfig)
 	cmd.Stdout, cmd.Stderr = out, out
 	if c.Hold != nil {

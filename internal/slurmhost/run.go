@@ -68,9 +68,9 @@ func (c *capped) Write(p []byte) (int, error) {
 	return c.buf.Write(p)
 }
 
-// RunBounded runs cmd in its own process group and at the timeout kills the
-// group, as a child holding the pipes would stall the read; the wait for the
-// pipes after exit is bounded too. A timeout's error says so.
+// RunBounded runs cmd in its own process group and kills the group at the
+// timeout, and once cmd exits: nothing it started outlives it, holding its
+// pipes or a lock. The wait for the pipes is bounded too; a timeout says so.
 func RunBounded(cmd *exec.Cmd, timeout time.Duration) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = timeout
@@ -84,6 +84,7 @@ func RunBounded(cmd *exec.Cmd, timeout time.Duration) error {
 	})
 	err := cmd.Wait()
 	timer.Stop()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	if timedOut.Load() {
 		return &timeoutError{timeout}
 	}
