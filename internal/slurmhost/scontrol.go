@@ -117,14 +117,16 @@ func ParseNode(name, out string) (Node, error) {
 	var n Node
 	out = strings.TrimSpace(out)
 	found := false
+	// The first of each: an admin's Reason= (printed after them) may hold
+	// words like State=IDLE.
 	for _, field := range strings.Fields(out) {
-		if v, ok := strings.CutPrefix(field, "Gres="); ok {
+		if v, ok := strings.CutPrefix(field, "Gres="); ok && !found {
 			n.Gres, found = v, true
 		}
-		if v, ok := strings.CutPrefix(field, "State="); ok {
+		if v, ok := strings.CutPrefix(field, "State="); ok && n.State == "" {
 			n.State = v
 		}
-		if v, ok := strings.CutPrefix(field, "SlurmdStartTime="); ok {
+		if v, ok := strings.CutPrefix(field, "SlurmdStartTime="); ok && n.SlurmdStart == "" {
 			n.SlurmdStart = v
 		}
 	}

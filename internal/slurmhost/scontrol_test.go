@@ -63,6 +63,18 @@ func TestParseNodeReasonBeforeOtherKeys(t *testing.T) {
 	}
 }
 
+// An admin's reason may hold key=value words: they are not the node's.
+func TestParseNodeReasonHoldsKeys(t *testing.T) {
+	line := "NodeName=n1 Gres=gpu:h100:8 State=IDLE+DRAIN SlurmdStartTime=2026-01-01T00:00:00 Reason=was State=IDLE Gres=gpu:h100:1 SlurmdStartTime=2030-01-01T00:00:00 [root@2026-01-01T00:00:00]"
+	n, err := ParseNode("n1", line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.State != "IDLE+DRAIN" || n.Gres != "gpu:h100:8" || n.SlurmdStart != "2026-01-01T00:00:00" {
+		t.Errorf("the reason's words taken for the node's: %+v", n)
+	}
+}
+
 func TestParseNodeWithoutGres(t *testing.T) {
 	_, err := ParseNode("n1", "Node n1 not found")
 	if err == nil || err.Error() != "scontrol show node n1: no Gres= in its answer" {
