@@ -131,9 +131,10 @@ counts() { printf '%s\n' "$1" | sed 's/([^)]*)//g' | tr ',' '\n' | sort | paste 
 # The slurmd started at $since or later has registered. A start time
 # that merely differs proves nothing: slurmctld's restart and reconfigure
 # change what it shows (None, or the time saved in its state) before any
-# slurmd registers. Both times are this node's clock, in its time zone.
+# slurmd registers. Both times are this node's clock, in UTC: a local
+# time repeats an hour when the clocks go back.
 registered() {
-  t=$(field "$(node_line)" SlurmdStartTime)
+  t=$(field "$(TZ=UTC0 "$SCONTROL" show node -o "$NODE")" SlurmdStartTime)
   case $t in [0-9]*) [ "$(LC_ALL=C expr "$t" \>= "$since")" = 1 ] ;; *) return 1 ;; esac
 }
 
@@ -202,7 +203,7 @@ sh -c "$SLURMCTLD_RESTART"
 wait_until "$TIMEOUT" "$SCONTROL" ping >/dev/null
 "$SCONTROL" reconfigure
 # 8. slurmd registers the new devices.
-since=$(date +%Y-%m-%dT%H:%M:%S)
+since=$(TZ=UTC0 date +%Y-%m-%dT%H:%M:%S)
 sh -c "$SLURMD_START"
 wait_until "$TIMEOUT" registered
 # slurmctld judged the registration: INVAL when the node offers fewer
