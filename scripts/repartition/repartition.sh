@@ -60,7 +60,9 @@ CLUSTER_GRES_CONF=${CLUSTER_GRES_CONF:-}
 # the updated file before the reconfigure, so that no slurmd reads another
 # slurm.conf than slurmctld's.
 SLURM_CONF_COPIES=${SLURM_CONF_COPIES:-}
-APPLY=${APPLY:-/usr/bin/nvidia-mig-parted apply -f "$MIG_CONFIG" -c "$SELECT"}
+# A shell command; without it, nvidia-mig-parted apply is run directly, its
+# arguments never split again.
+APPLY=${APPLY:-}
 SLURMD_STOP=${SLURMD_STOP:-/bin/systemctl stop slurmd.service}
 # Says what holds the GPUs and exits non-zero when anything does.
 HOLDERS=${HOLDERS:-$SLURM_MIG holders}
@@ -91,6 +93,8 @@ if [ "${SLURM_MIG_REPARTITION_LOCK:-}" != "$LOCK" ]; then
   fi
   exit "$rc"
 fi
+# A step's own exit 75 is not flock's "held by another run".
+trap 'rc=$?; [ "$rc" != 75 ] || exit 1' EXIT
 
 # wait_until SECONDS CMD...: polls CMD every half second.
 wait_until() {
@@ -121,13 +125,20 @@ drained_by_others() {
 # that failed (slurmctld not answering) printed nothing and proves
 # nothing, so the wait goes on.
 no_jobs() {
-  jobs_on_node=$("$SQUEUE" -h -w "$NODE" -t RUNNING,COMPLETING,SUSPENDED -o %i) || return 1
-  [ -z "$jobs_on_node" ]
+  jobs_on_node=$("$SQUEUE" -h -w "$NODE" -t RUNNING,COMPLETING,SUSPENDED,CONFIGURING -o %i) || return 1
+  [ -z "$jobs_on_node" ] || return 1
+  # A job's flags (CONFIGURING while a prolog runs) match no base state of
+  # -t: slurmctld must also show the node's devices free.
+  l=$(node_line) || return 1
+  case $(field "$l" State) in IDLE*) ;; *) return 1 ;; esac
+  case $(field "$l" State) in *COMPLETING*) return 1 ;; esac
 }
-# counts GRES: a Gres= list in one order, without scontrol's socket
-# affinity "(S:0-1)": plan lists the types as the mig-parted config does,
-# node as NVML lists the devices, and only the counts must agree.
-counts() { printf '%s\n' "$1" | sed 's/([^)]*)//g' | tr ',' '\n' | sort | paste -sd, -; }
+# slurmctld answers: 20.11's scontrol ping exits 0 with it DOWN.
+ctld_up() { "$SCONTROL" ping 2>/dev/null | grep -q ' is UP'; }
+# counts GRES: a Gres= list's gpu items (slurm.conf's may hold nic, shard,
+# ...) in one order, without scontrol's socket affinity "(S:0-1)": plan
+# lists the types as the config does, node as NVML lists the devices.
+counts() { printf '%s\n' "$1" | sed 's/([^)]*)//g' | tr ',' '\n' | grep -E '^gpu(:|$)' | sort | paste -sd, -; }
 # The slurmd started at $since or later has registered. A start time
 # that merely differs proves nothing: slurmctld's restart and reconfigure
 # change what it shows (None, or the time saved in its state) before any
@@ -146,7 +157,9 @@ want_gres=$(counts "${planned#*Gres=}")
 
 # 2. drain, and wait for the node's jobs. A node drained already for
 # another reason keeps that drain, and is left drained at the end.
-if drained_by_others "$(node_line)"; then
+# A failed read stops here (set -e): an empty line reads as not drained.
+line=$(node_line)
+if drained_by_others "$line"; then
   say "drained already for another reason: that drain is kept"
 else
   "$SCONTROL" update NodeName="$NODE" State=DRAIN Reason="$REASON"
@@ -167,7 +180,11 @@ if ! held=$(sh -c "$HOLDERS"); then
   printf '%s\n' "$held" >&2
   exit 1
 fi
-sh -c "$APPLY"
+if [ -n "$APPLY" ]; then
+  sh -c "$APPLY"
+else
+  /usr/bin/nvidia-mig-parted apply -f "$MIG_CONFIG" -c "$SELECT"
+fi
 
 # 5. gen: the node's gres.conf (and device state); configless: merged.
 # shellcheck disable=SC2086
@@ -189,7 +206,10 @@ fi
 # shellcheck disable=SC2086
 "$SLURM_MIG" node $SLURM_MIG_FLAGS --node-name "$NODE" --update "$SLURM_CONF" --no-state
 for copy in $SLURM_CONF_COPIES; do
-  cp "$SLURM_CONF" "$copy.new" && mv "$copy.new" "$copy"
+  if ! { cp "$SLURM_CONF" "$copy.new" && mv "$copy.new" "$copy"; }; then
+    say "could not write $copy: left drained, slurmd stopped" >&2
+    exit 1
+  fi
 done
 
 # 7. slurmctld takes the new counts. A reconfigure alone is not enough
@@ -200,7 +220,7 @@ done
 # makes every other slurmd read the new slurm.conf (configless: fetch
 # it), whose hash slurmctld checks at their registrations.
 sh -c "$SLURMCTLD_RESTART"
-wait_until "$TIMEOUT" "$SCONTROL" ping >/dev/null
+wait_until "$TIMEOUT" ctld_up
 "$SCONTROL" reconfigure
 # 8. slurmd registers the new devices.
 since=$(TZ=UTC0 date +%Y-%m-%dT%H:%M:%S)
