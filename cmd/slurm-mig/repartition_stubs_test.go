@@ -251,3 +251,17 @@ func TestRepartitionOwnFailureIsNotLockBusy(t *testing.T) {
 		t.Fatalf("a failure after the drain is reported as a busy lock (%s):\n%s", s.node(), out)
 	}
 }
+
+// A rerun after a failure that left slurmd stopped (the controller's
+// rollback) finds the node DOWN, drained for the repartition, no job on it:
+// the wait for jobs is over at once, and the run goes through.
+func TestRepartitionRerunOnDownNode(t *testing.T) {
+	s := newStubNode(t)
+	s.write("state", "DOWN+DRAIN+NOT_RESPONDING\n", 0o644)
+	s.write("reason", "slurm-mig repartition to all-balanced [root@2026-11-23T13:20:09]\n", 0o644)
+	s.write("slurmd", "stopped\n", 0o644)
+	out, err := s.run("", "TIMEOUT=2")
+	if err != nil || s.read("state") != "IDLE" || s.read("slurmd") != "running" {
+		t.Fatalf("a rerun on a DOWN node: %v: %s\n%s", err, s.node(), out)
+	}
+}

@@ -128,10 +128,10 @@ no_jobs() {
   jobs_on_node=$("$SQUEUE" -h -w "$NODE" -t RUNNING,COMPLETING,SUSPENDED,CONFIGURING -o %i) || return 1
   [ -z "$jobs_on_node" ] || return 1
   # A job's flags (CONFIGURING while a prolog runs) match no base state of
-  # -t: slurmctld must also show the node's devices free.
+  # -t: slurmctld must also show nothing allocated (DOWN is fine: a rerun
+  # after a failure finds slurmd stopped).
   l=$(node_line) || return 1
-  case $(field "$l" State) in IDLE*) ;; *) return 1 ;; esac
-  case $(field "$l" State) in *COMPLETING*) return 1 ;; esac
+  case $(field "$l" State) in "" | ALLOC* | MIXED* | *COMPLETING*) return 1 ;; esac
 }
 # slurmctld answers: 20.11's scontrol ping exits 0 with it DOWN.
 ctld_up() { "$SCONTROL" ping 2>/dev/null | grep -q ' is UP'; }
