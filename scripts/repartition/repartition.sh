@@ -110,7 +110,9 @@ wait_until() {
   done
 }
 
-node_line() { "$SCONTROL" show node -o "$NODE"; }
+# In UTC: registered compares its SlurmdStartTime= with since, and a local
+# time repeats an hour when the clocks go back.
+node_line() { TZ=UTC0 "$SCONTROL" show node -o "$NODE"; }
 field() { # field LINE KEY: KEY= of a line of scontrol show -o
   printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
@@ -142,10 +144,9 @@ counts() { printf '%s\n' "$1" | sed 's/([^)]*)//g' | tr ',' '\n' | grep -E '^gpu
 # The slurmd started at $since or later has registered. A start time
 # that merely differs proves nothing: slurmctld's restart and reconfigure
 # change what it shows (None, or the time saved in its state) before any
-# slurmd registers. Both times are this node's clock, in UTC: a local
-# time repeats an hour when the clocks go back.
+# slurmd registers. Both times are this node's clock, in UTC.
 registered() {
-  t=$(field "$(TZ=UTC0 "$SCONTROL" show node -o "$NODE")" SlurmdStartTime)
+  t=$(field "$(node_line)" SlurmdStartTime)
   case $t in [0-9]*) [ "$(LC_ALL=C expr "$t" \>= "$since")" = 1 ] ;; *) return 1 ;; esac
 }
 
