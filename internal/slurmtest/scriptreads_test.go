@@ -1,0 +1,64 @@
+package slurmtest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/slurm-mig/slurm-mig/gresgen"
+)
+
+// TestScriptReadsOfSlurm holds what repartition.sh and its playbook take
+// from Slurm's own commands, on each release: a job whose PrologSlurmctld
+// runs is listed by squeue -t only with CONFIGURING named, and its node shows
+// it allocated; scontrol ping with slurmctld stopped never says "is UP".
+func TestScriptReadsOfSlurm(t *testing.T) {
+	requireCluster(t)
+	host := shortHostname(t)
+	l := demoLayout(t)
+	devDir := t.TempDir()
+	makeDevices(t, devDir, l.node)
+	gres, nodeLine := render(t, l, form{"model", string(gresgen.FileStyleFor(release)), false}, host)
+	dir := shortTempDir(t)
+	gate, prolog := filepath.Join(dir, "gate"), filepath.Join(dir, "prolog-slurmctld.sh")
+	// Held until the test opens the gate, 60 s at most.
+	must(t, os.WriteFile(prolog, []byte("#!/bin/sh\ni=0\nwhile [ ! -e "+gate+" ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i+1)); done\n"), 0o755))
+	conf := writeConfigs(t, dir, forThisMachine(gres, devDir), slurmConf(dir, host, nodeLine, hardware(t), freePorts(t))+"PrologSlurmctld="+prolog+"\n")
+	c := startClusterIn(t, dir, host, conf)
+	if node := c.waitNode(registered, "to register"); node.state != "IDLE" {
+		t.Fatalf("node %s is %s (Reason=%s), want IDLE\n%s", host, node.state, node.reason, c.logs())
+	}
+	squeue := func(states string) string {
+		t.Helper()
+		out, err := c.command(context.Background(), "squeue", "-h", "-w", host, "-t", states, "-o", "%i").CombinedOutput()
+		if err != nil {
+			t.Fatalf("squeue -t %s: %v\n%s", states, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	job := c.sbatch("--wrap", "true")
+	c.waitFor("the job to be CONFIGURING", func() (bool, string) {
+		st := field(c.jobState(job), "JobState")
+		return st == "CONFIGURING", st
+	})
+	t.Logf("%s: squeue -t RUNNING,COMPLETING,SUSPENDED lists %q", release, squeue("RUNNING,COMPLETING,SUSPENDED"))
+	if got := squeue("RUNNING,COMPLETING,SUSPENDED,CONFIGURING"); got != job {
+		t.Errorf("squeue -t RUNNING,COMPLETING,SUSPENDED,CONFIGURING lists %q, want job %s", got, job)
+	}
+	if st := c.waitNode(func(nodeState) bool { return true }, ""); !strings.HasPrefix(st.state, "ALLOC") && !strings.HasPrefix(st.state, "MIXED") {
+		t.Errorf("node %s is %s with job %s CONFIGURING, want ALLOCATED or MIXED", host, st.state, job)
+	}
+	must(t, os.WriteFile(gate, nil, 0o644))
+	c.waitNode(func(n nodeState) bool { return n.state == "IDLE" }, "IDLE once the job ended")
+
+	c.stopDaemon("slurmctld")
+	out, err := c.command(context.Background(), "scontrol", "ping").CombinedOutput()
+	t.Logf("%s: scontrol ping with slurmctld stopped: %v\n%s", release, err, out)
+	if strings.Contains(string(out), " is UP") || !strings.Contains(string(out), " is DOWN") {
+		t.Errorf("scontrol ping with slurmctld stopped says\n%s", out)
+	}
+	c.start("slurmctld", "-D")
+	c.waitSlurmctld()
+}
