@@ -18,6 +18,7 @@ func TestJournalLockHeldWhileSshRuns(t *testing.T) {
 			t.Skipf("no %s: %v", p, err)
 		}
 	}
+	t.Setenv("HOME", t.TempDir()) // ssh writes nothing of the machine's ~/.ssh
 	dir := filepath.Join(t.TempDir(), "journal")
 	j, err := OpenJournal(dir)
 	if err != nil {
