@@ -53,7 +53,8 @@ type Entry struct {
 	// run included.
 	Attempts int `json:"attempts"`
 	// SlurmdBefore is the node's SlurmdStartTime when the step's first
-	// run began: a later one is the command's registration.
+	// run began: a later one is the command's registration. RFC 3339 in
+	// UTC; an earlier version wrote scontrol's local time, with no zone.
 	SlurmdBefore string `json:"slurmd_before,omitempty"`
 	// Why says what failed, once something has.
 	Why string `json:"why,omitempty"`
@@ -379,6 +380,9 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 			}
 			if e.Attempts == 0 {
 				e.SlurmdBefore = st.SlurmdStart
+				if t, ok := st.SlurmdStarted(); ok {
+					e.SlurmdBefore = t.Format(time.RFC3339)
+				}
 			}
 			e.Attempts++
 			if err := c.Store.Save(e); err != nil {
@@ -535,11 +539,15 @@ func registered(e *Entry, st slurmhost.Node, gres string) bool {
 	if !sameCounts(st.Gres, gres) || strings.Contains(st.State, "INVAL") {
 		return false
 	}
-	now, err := time.ParseInLocation(slurmconf.TimeLayout, st.SlurmdStart, time.Local)
-	if err != nil {
+	now, ok := st.SlurmdStarted()
+	if !ok {
 		return false
 	}
-	before, err := time.ParseInLocation(slurmconf.TimeLayout, e.SlurmdBefore, time.Local)
+	before, err := time.Parse(time.RFC3339, e.SlurmdBefore)
+	if err != nil {
+		// A journal of an earlier version, written in local time.
+		before, err = time.ParseInLocation(slurmconf.TimeLayout, e.SlurmdBefore, time.Local)
+	}
 	if err != nil {
 		// slurmctld knew no start (None: restarted, or slurmd down): the
 		// step's start stands in, on the controller's clock, passed by an

@@ -96,7 +96,8 @@ func (w *world) Node(name string) (slurmhost.Node, error) {
 	if reason != "" {
 		reason += " [root@2026-11-28T10:00:00]"
 	}
-	start := w.slurmdStart.Format(slurmconf.TimeLayout)
+	// As scontrol prints it for ShowNode: in UTC.
+	start := w.slurmdStart.UTC().Format(slurmconf.TimeLayout)
 	if w.startUnknown {
 		start = "None"
 	}
@@ -494,7 +495,7 @@ func TestRolloutLeavesOthersDrainsMidChange(t *testing.T) {
 	w = newWorld(t)
 	w.drained, w.reason = true, "bad fan"
 	w.entries["gpu01"] = Entry{Change: toBalanced, Step: StepApply, Started: w.now, Since: w.now, Attempts: 1,
-		SlurmdBefore: w.slurmdStart.Format(slurmconf.TimeLayout)}
+		SlurmdBefore: w.slurmdStart.UTC().Format(time.RFC3339)}
 	out, _ = w.controller(&events).Run(nil)
 	check("apply after a killed run", w, out, StepApply, 0)
 	w.now = w.now.Add(10 * time.Hour)
@@ -703,7 +704,7 @@ func TestRolloutHoldDoesNotSpendTheTimeout(t *testing.T) {
 	var events []string
 	w.drained, w.reason = true, "bad fan"
 	w.entries["gpu01"] = Entry{Change: toBalanced, Step: StepRollback, Started: w.now, Since: w.now, Attempts: 1,
-		SlurmdBefore: w.slurmdStart.Format(slurmconf.TimeLayout), Why: "to all-balanced: broken"}
+		SlurmdBefore: w.slurmdStart.UTC().Format(time.RFC3339), Why: "to all-balanced: broken"}
 	if out, _ := w.controller(&events).Run(nil); !slices.Equal(out.Waiting, []string{"gpu01"}) {
 		t.Fatalf("held: %+v", out)
 	}

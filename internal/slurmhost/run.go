@@ -34,8 +34,8 @@ func runBounded(path string, args []string, timeout time.Duration) (stdout, stde
 	cmd := exec.Command(path, args...)
 	// Slurm's commands print times as SLURM_TIME_FORMAT says, and an
 	// admin's profile may set it (relative, or a strftime format): the
-	// times read here are the standard format's.
-	cmd.Env = append(os.Environ(), slurmconf.StandardTimes)
+	// times read here are the standard format's, in UTC.
+	cmd.Env = append(os.Environ(), slurmconf.StandardTimes, slurmconf.UTCTimes)
 	out, errOut := &capped{name: "stdout", limit: maxStdout}, &capped{name: "stderr", limit: maxStderr}
 	cmd.Stdout, cmd.Stderr = out, errOut
 	err = RunBounded(cmd, timeout)

@@ -49,15 +49,18 @@ func TestRunOutputBounded(t *testing.T) {
 	}
 }
 
-// Slurm's commands run with the standard time format whatever the
-// caller's environment says (an admin's profile may set relative): the
-// registration checks compare scontrol's SlurmdStartTime as ISO times.
+// Slurm's commands run with the standard time format and in UTC whatever
+// the caller's environment says (an admin's profile may set relative, the
+// host a zone with summer time): the registration checks compare
+// scontrol's SlurmdStartTime as ISO times, and local ones repeat an hour
+// in autumn.
 func TestRunPrintsStandardTimes(t *testing.T) {
 	t.Setenv("SLURM_TIME_FORMAT", "relative")
+	t.Setenv("TZ", "America/New_York")
 	t.Setenv("SLURM_MIG_TEST_KEPT", "kept")
-	stdout, _, err := runBounded("/bin/sh", []string{"-c", `echo "$SLURM_TIME_FORMAT $SLURM_MIG_TEST_KEPT"`}, 10*time.Second)
-	if err != nil || string(stdout) != "standard kept\n" {
-		t.Errorf("the command saw SLURM_TIME_FORMAT and another variable as %q (%v), want standard and the rest kept", stdout, err)
+	stdout, _, err := runBounded("/bin/sh", []string{"-c", `echo "$SLURM_TIME_FORMAT $TZ $SLURM_MIG_TEST_KEPT"; date -d @1793511000 +%H:%M`}, 10*time.Second)
+	if err != nil || string(stdout) != "standard UTC0 kept\n05:30\n" {
+		t.Errorf("the command saw SLURM_TIME_FORMAT, TZ and another variable, then a time, as %q (%v), want standard, UTC0, the rest kept, and 05:30", stdout, err)
 	}
 }
 

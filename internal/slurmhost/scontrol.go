@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/internal/advice"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // Node is what slurmctld says of a node.
@@ -27,9 +28,16 @@ type Node struct {
 	Gres   string // Gres= in force: slurm.conf's, or what the node reported
 	State  string // IDLE, UNKNOWN+DRAIN+INVALID_REG, ...
 	Reason string // why it is drained or invalid; empty when none
-	// SlurmdStart is SlurmdStartTime= as scontrol prints it, in the
-	// controller's time zone; "None" or empty before a first registration.
+	// SlurmdStart is SlurmdStartTime= as scontrol prints it, in UTC when
+	// ShowNode ran it; "None" or empty before a first registration.
 	SlurmdStart string
+}
+
+// SlurmdStarted is SlurmdStart read as ShowNode has scontrol print it, in
+// UTC; false before a first registration.
+func (n Node) SlurmdStarted() (time.Time, bool) {
+	t, err := time.ParseInLocation(slurmconf.TimeLayout, n.SlurmdStart, time.UTC)
+	return t, err == nil
 }
 
 // ShowNode runs `scontrol show node -o NAME` and reads its answer. An
