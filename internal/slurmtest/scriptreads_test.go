@@ -4,16 +4,22 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slurm-mig/slurm-mig/gresgen"
+	"github.com/slurm-mig/slurm-mig/internal/slurmhost"
+	"github.com/slurm-mig/slurm-mig/slurmconf"
 )
 
 // TestScriptReadsOfSlurm holds what repartition.sh and its playbook take
 // from Slurm's own commands, on each release: a job whose PrologSlurmctld
 // runs is listed by squeue -t only with CONFIGURING named, and its node shows
 // it allocated; scontrol ping with slurmctld stopped never says "is UP".
+// And scontrol prints SlurmdStartTime in the zone TZ names, which
+// rebalance --apply and the script set to UTC.
 func TestScriptReadsOfSlurm(t *testing.T) {
 	requireCluster(t)
 	host := shortHostname(t)
@@ -52,6 +58,32 @@ func TestScriptReadsOfSlurm(t *testing.T) {
 	}
 	must(t, os.WriteFile(gate, nil, 0o644))
 	c.waitNode(func(n nodeState) bool { return n.state == "IDLE" }, "IDLE once the job ended")
+
+	// rebalance --apply reads SlurmdStartTime with TZ=UTC0, as the script
+	// does: scontrol prints it in the zone TZ names.
+	startIn := func(tz string) time.Time {
+		t.Helper()
+		cmd := c.command(context.Background(), "scontrol", "show", "node", "-o", host)
+		cmd.Env = append(slices.Clip(cmd.Env), slurmconf.StandardTimes, "TZ="+tz)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("TZ=%s scontrol show node: %v\n%s", tz, err, out)
+		}
+		n, err := slurmhost.ParseNode(host, string(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		at, ok := n.SlurmdStarted()
+		if !ok {
+			t.Fatalf("TZ=%s: SlurmdStartTime=%q", tz, n.SlurmdStart)
+		}
+		return at
+	}
+	utc, tokyo := startIn("UTC0"), startIn("JST-9")
+	t.Logf("%s: SlurmdStartTime %s with TZ=UTC0, %s with TZ=JST-9", release, utc.Format(slurmconf.TimeLayout), tokyo.Format(slurmconf.TimeLayout))
+	if tokyo.Sub(utc) != 9*time.Hour {
+		t.Errorf("SlurmdStartTime with TZ=JST-9 is %s after TZ=UTC0's, want 9h: scontrol does not print in the zone TZ names", tokyo.Sub(utc))
+	}
 
 	c.stopDaemon("slurmctld")
 	out, err := c.command(context.Background(), "scontrol", "ping").CombinedOutput()
