@@ -692,6 +692,7 @@ func ansibleDriver(r *repartition, t *testing.T) *exec.Cmd {
 		"mig_parted_apply": sh(r.applyCommand()), "slurmd_stop": sh(stopCommand(r.pidFile("gpu01"))),
 		"slurmd_start": sh(r.slurmdCommand("gpu01")), "slurmctld_restart": sh(r.slurmctldRestart()),
 		"poll_seconds": 1, "timeout_seconds": 30,
+		"flock": r.lookPath(t, "flock"), "lock": filepath.Join(r.dir, "repartition.lock"),
 	}
 	data, err := json.Marshal(vars)
 	must(t, err)
@@ -1041,5 +1042,73 @@ func bothDrivers(t *testing.T, test func(t *testing.T, r *repartition, ansible b
 			}
 			test(t, startRepartition(t, ansible), ansible)
 		})
+	}
+}
+
+// TestRepartitionAnsibleWaitsForTheLock: the playbook's mig-parted takes
+// the node's lock, repartition.sh's, so that it waits for a run the
+// controller killed, whose remote task may still go on, or for the
+// script. It does not apply while the lock is held, and goes on once it
+// is free.
+func TestRepartitionAnsibleWaitsForTheLock(t *testing.T) {
+	t.Parallel() // each its own cluster: own ports, own dir
+	requireCluster(t)
+	Require(t, "munged")
+	testtools.Require(t, "ansible-core", "ansible-playbook")
+	r := startRepartition(t, true)
+	f, err := os.OpenFile(filepath.Join(r.dir, "repartition.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	must(t, err)
+	defer f.Close()
+	must(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+	cmd := ansibleDriver(r, t)
+	cmd.Env = append(cmd.Env, "PYTHONUNBUFFERED=1")
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	cmd.Stderr = cmd.Stdout
+	must(t, cmd.Start())
+	var out strings.Builder
+	reached, done := make(chan bool, 1), make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 4096)
+		said := false
+		for {
+			n, err := stdout.Read(buf)
+			out.Write(buf[:n])
+			if !said && strings.Contains(out.String(), "TASK [Apply the MIG layout]") {
+				said = true
+				reached <- true
+			}
+			if err != nil {
+				if !said {
+					reached <- false
+				}
+				return
+			}
+		}
+	}()
+	if !<-reached {
+		<-done
+		cmd.Wait()
+		t.Fatalf("the playbook ended before its apply:\n%s", out.String())
+	}
+	// Long enough for a stand-in that copies a file.
+	time.Sleep(3 * time.Second)
+	held, err := os.ReadFile(r.snapshotPath("gpu01"))
+	must(t, err)
+	b, err := os.ReadFile(r.b)
+	must(t, err)
+	if string(held) == string(b) {
+		t.Errorf("the layout was applied while another run held the lock")
+	}
+	must(t, syscall.Flock(int(f.Fd()), syscall.LOCK_UN))
+	<-done // the pipe read to its end before Wait closes it
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("with the lock free: %v\n%s\n%s", err, out.String(), r.daemonLogs())
+	}
+	wantB := strings.TrimSpace(runSlurmMig(t, "node", "--root", r.devDir, "--from", r.b, "--node-name", "gpu01"))
+	st := r.waitNodeNamed("gpu01", func(n nodeState) bool { return n.state == "IDLE" }, "IDLE")
+	if got := nodeLineCounts(t, "NodeName=gpu01 Gres="+st.gres); !maps.Equal(got, nodeLineCounts(t, wantB)) {
+		t.Errorf("gpu01: Gres=%s, want B's %s", st.gres, wantB)
 	}
 }
