@@ -46,12 +46,7 @@ func printTables(w io.Writer, o options, all [][]policyResult, took time.Duratio
 	for _, rs := range all {
 		best, pol := rs[0], byPolicy(rs, "rebalance")
 		ratio := waitRatio(pol.MeanWait, best.MeanWait)
-		sizeWorst := 0.0
-		for k, s := range best.PerSize {
-			if s.MeanWait > 0 {
-				sizeWorst = max(sizeWorst, pol.PerSize[k].MeanWait/s.MeanWait)
-			}
-		}
+		sizeWorst := worstSizeRatio(best, pol)
 		var miss []string
 		if best.Failing || pol.Failing {
 			miss = append(miss, fmt.Sprintf("failing (unstarted: static %d, rebalance %d)", best.Unstarted, pol.Unstarted))
@@ -75,7 +70,7 @@ func printTables(w io.Writer, o options, all [][]policyResult, took time.Duratio
 		if or := byPolicy(rs, "oracle"); or.Policy != "" {
 			tg += fmt.Sprintf("; oracle bound %.1f (%s)", or.MeanWait, fmtRatio(waitRatio(or.MeanWait, best.MeanWait)))
 		}
-		fmt.Fprintf(w, "| %d | %s | %.1f | %.1f | %s | %.2f | %.3f | %s |\n", best.Seed, best.Layout, best.MeanWait, pol.MeanWait, fmtRatio(ratio), sizeWorst, pol.Reconfigs, tg)
+		fmt.Fprintf(w, "| %d | %s | %.1f | %.1f | %s | %s | %.3f | %s |\n", best.Seed, best.Layout, best.MeanWait, pol.MeanWait, fmtRatio(ratio), fmtRatio(sizeWorst), pol.Reconfigs, tg)
 	}
 	if len(ratios) == 0 {
 		fmt.Fprintln(w, "\nevery seed failing: no ratio averaged")
@@ -84,6 +79,17 @@ func printTables(w io.Writer, o options, all [][]policyResult, took time.Duratio
 	lo, hi := bootstrapMedian(ratios, 2000, o.seed)
 	fmt.Fprintf(w, "\nratio rebalance/static-best over %d seeds not failing: median %s (bootstrap 95%% interval %s..%s), mean %s, worst %s\n",
 		len(ratios), fmtRatio(median(ratios)), fmtRatio(lo), fmtRatio(hi), fmtRatio(mean(ratios)), fmtRatio(worst))
+}
+
+// worstSizeRatio is the largest of pol's per-size mean waits over best's,
+// each as waitRatio gives it: a size that waited under neither is 1, one
+// that waits only under pol is +Inf.
+func worstSizeRatio(best, pol policyResult) float64 {
+	worst := 0.0
+	for k, s := range best.PerSize {
+		worst = max(worst, waitRatio(pol.PerSize[k].MeanWait, s.MeanWait))
+	}
+	return worst
 }
 
 // waitRatio is a mean wait over static-best's b: 1 when both are 0 (equal),
