@@ -81,7 +81,7 @@ EOF
 cat >"$root/usr/bin/squeue" <<'EOF'
 #!/bin/sh
 echo "squeue SLURM_TIME_FORMAT=$SLURM_TIME_FORMAT $*" >>/var/lib/stub/calls
-grep -q 1g.10gb /var/lib/stub/gres || echo '2001 2026-11-24T09:00:00 1 gres:gpu:h100_1g.10gb:1'
+grep -q 1g.10gb /var/lib/stub/gres || echo '2001 2026-11-24T09:00:00 1 gres:gpu:h100_1g.10gb:1 Resources'
 EOF
 cat >"$root/usr/bin/scontrol" <<'EOF'
 #!/bin/sh
@@ -202,7 +202,7 @@ wait_for 30 "change command running" pgrep --ns "$pid1" --nslist pid -f "sleep 6
 inside systemctl start --no-block slurm-mig-rebalance.service
 [ "$(pgrep --ns "$pid1" --nslist pid -fc '^/usr/local/bin/slurm-mig rebalance')" = 1 ] || fail "a second run started beside the first"
 set +e
-inside sh -c 'cd /tmp && squeue --noheader --array --states=PD --format="%i %V %D %b" >q.txt && scontrol --details --oneliner show node >n.txt &&
+inside sh -c 'cd /tmp && squeue --noheader --array --states=PD --format="%i %V %D %b %r" >q.txt && scontrol --details --oneliner show node >n.txt &&
   exec /usr/local/bin/slurm-mig rebalance --apply --queue q.txt --nodes n.txt --mig-config /etc/slurm-mig/config.yaml \
     --journal /var/lib/slurm-mig/rebalance --change-command /usr/local/sbin/stub-change --hardware gpu01=/etc/slurm-mig/h100.json' >"$work/manual.out" 2>&1
 rc=$?

@@ -107,11 +107,7 @@ func (c *rebalanceCmd) Run(e *env) error {
 		}
 	}
 	if c.Explain {
-		tables := snaps
-		for _, h := range hw {
-			tables = append(tables, h.Snapshot)
-		}
-		return cmdline.PrintReport(e.stdout, explanation(rebalance.Explain(states, jobs, rebalance.ProfileSlices(tables))), c.JSON)
+		return cmdline.PrintReport(e.stdout, explanation(rebalance.Explain(states, jobs, rebalance.NodeSlices(snaps, hw))), c.JSON)
 	}
 	nodes, err := rebalance.Fleet(snaps, hw, states, ev)
 	if err != nil {

@@ -150,7 +150,7 @@ func buildSlurmState(in SlurmInput, w Windows) slurmState {
 		}
 		why, hint := "", ""
 		switch {
-		case !known || n.Options == nil:
+		case !known || n.Options == nil || n.Stale:
 			why, hint = n.Why, n.Hint
 		case st.OutOfService() != "":
 			why = st.OutOfService()
@@ -297,8 +297,32 @@ func ProposeByPolicy(in SlurmInput, w Windows, lim PolicyLimits, minWait time.Du
 	for i := range in.Nodes {
 		byName[in.Nodes[i].Name] = &in.Nodes[i]
 	}
-	changed := map[string][]slurmconf.GresCount{}
+	// The idle devices in service start the oldest jobs of their type, up
+	// to the first that does not fit, as Propose counts room; a change
+	// starts some of the rest, and what neither starts is unserved.
+	room := map[string]int{}
+	for name, st := range in.States {
+		if _, changing := in.Changing[name]; changing || st.OutOfService() != "" {
+			continue
+		}
+		for _, c := range st.Gres {
+			room[strings.ToLower(c.Type)] += c.Count
+		}
+		for _, u := range st.Used {
+			room[strings.ToLower(u.Type)] -= u.Count
+		}
+	}
 	taken := map[int]bool{}
+	full := map[string]bool{}
+	for i, j := range demand {
+		if !full[j.typ] && j.count <= room[j.typ] {
+			room[j.typ] -= j.count
+			taken[i] = true
+			continue
+		}
+		full[j.typ] = true
+	}
+	changed := map[string][]slurmconf.GresCount{}
 	for _, m := range Decide(s.state, lim) {
 		name := s.names[m.Node]
 		n := byName[name]
@@ -320,6 +344,15 @@ func ProposeByPolicy(in SlurmInput, w Windows, lim PolicyLimits, minWait time.Du
 		}
 		p.Changes = append(p.Changes, ch)
 		changed[name] = o.Counts
+	}
+	unserved := map[string][]string{}
+	for i, j := range demand {
+		if j.aged && !taken[i] {
+			unserved[j.typ] = append(unserved[j.typ], j.id)
+		}
+	}
+	for _, t := range sortedKeys(unserved) {
+		p.Unserved = append(p.Unserved, unserved[t]...)
 	}
 	p.NodeLines = nodeLines(s.names, byName, changed)
 	return p, nil

@@ -216,9 +216,10 @@ func Fleet(snaps []*model.Node, hw []migplan.Hardware, states map[string]NodeSta
 		n := Node{Name: name, Current: cur, Options: opts}
 		if st, ok := states[name]; ok {
 			n.Why = st.Why()
-			if n.Why == "" && !slurmconf.SameGresCounts(cur, st.Gres) {
+			if !slurmconf.SameGresCounts(cur, st.Gres) && st.OutOfService() == "" {
 				// The change would start from counts slurmctld does not
 				// hold, and the controller refuses it then.
+				n.Stale = true
 				n.Why = fmt.Sprintf("slurmctld holds Gres=%s, not its snapshot's %s: an old snapshot, or a slurm.conf not updated", slurmconf.GresList(st.Gres), slurmconf.GresList(cur))
 			}
 		} else {

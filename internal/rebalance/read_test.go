@@ -53,7 +53,7 @@ func TestParseQueueReleases(t *testing.T) {
 
 func TestParseQueueErrors(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
-		{"101 2026-11-24T09:30:00 1\n", "q.txt:1: want 4 fields"},
+		{"101 2026-11-24T09:30:00 1\n", "q.txt:1: want 5 fields"},
 		{"ok 2026-11-24T09:30:00 1 N/A\n101 yesterday 1 N/A\n", `q.txt:2: submit time "yesterday" is not 2006-01-02T15:04:05`},
 		{"101 2026-11-24T09:30:00 x N/A\n", `q.txt:1: node count "x"`},
 		{"101 2026-11-24T09:30:00 1 gpu:a100:x\n", `q.txt:1: GRES "gpu:a100:x": count "x" is not a number`},
@@ -70,12 +70,38 @@ func TestParseQueueErrors(t *testing.T) {
 	// standard one. Other errors say nothing of it.
 	for text, hinted := range map[string]bool{
 		"101 Ystday 1 N/A\n": true, "101 2026-11-24 09:30:00 1 N/A\n": true, "101 1795000000 1 N/A\n": true,
-		"101 2026-11-24T09:30:00 x N/A\n": false, "101 2026-11-24T09:30:00 1 N/A extra\n": false,
+		"101 2026-11-24T09:30:00 x N/A\n": false,
 	} {
 		_, err := ParseQueue("q.txt", []byte(text), time.UTC)
 		var h advice.Hinter
 		if got := errors.As(err, &h) && strings.Contains(h.Hint(), "SLURM_TIME_FORMAT=standard"); err == nil || got != hinted {
 			t.Errorf("%q: %v, hint of SLURM_TIME_FORMAT %v, want %v", text, err, got, hinted)
+		}
+	}
+}
+
+// squeue's %r, last, is the pending reason; it may hold blanks (a state
+// description such as "launch failed requeued held"). A queue printed
+// without it, as before %r was asked for, reads with no reason.
+func TestParseQueueReasons(t *testing.T) {
+	text := "101 2026-11-24T09:30:00 1 gres/gpu:a100_1g.10gb:1 Resources\n" +
+		"102 2026-11-24T09:30:00 1 gres/gpu:a100_1g.10gb:1 Priority\n" +
+		"103 2026-11-24T09:30:00 1 gres/gpu:a100_1g.10gb:1 launch failed requeued held\n" +
+		"104 2026-11-24T09:30:00 1 gres/gpu:a100_1g.10gb:1 QOSMaxGRESPerUser\n" +
+		"105 2026-11-24T09:30:00 1 gres/gpu:a100_1g.10gb:1 ReqNodeNotAvail,_UnavailableNodes:gpu01\n" +
+		"106 2026-11-24T09:30:00 1 gres/gpu:a100_1g.10gb:1\n"
+	jobs, err := ParseQueue("q.txt", []byte(text), time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		reason  string
+		blocked bool
+	}{{"Resources", false}, {"Priority", false}, {"launch failed requeued held", true}, {"QOSMaxGRESPerUser", true},
+		{"ReqNodeNotAvail,_UnavailableNodes:gpu01", false}, {"", false}}
+	for i, j := range jobs {
+		if j.Reason != want[i].reason || j.Blocked() != want[i].blocked {
+			t.Errorf("job %s: reason %q, blocked %v; want %q, %v", j.ID, j.Reason, j.Blocked(), want[i].reason, want[i].blocked)
 		}
 	}
 }

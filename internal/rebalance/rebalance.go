@@ -10,6 +10,7 @@ package rebalance
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -31,6 +32,9 @@ type Node struct {
 	// Hint is what would help the node change, apart from Why, with its
 	// leading separator ("" for none).
 	Hint string
+	// Stale says that its snapshot's counts are not slurmctld's: Why
+	// says so, and the policy, which may drain a busy node, holds it too.
+	Stale bool
 	// Options are the configs the node may take, with the counts each
 	// gives it; nodes of one kind share them.
 	Options *Options
@@ -134,12 +138,14 @@ type Held struct {
 
 // demandJob is a job of the demand: one type, a count, on one node.
 type demandJob struct {
-	id     string
-	submit time.Time
-	typ    string // lower case: Slurm compares types so
-	count  int
-	aged   bool
-	seq    int // the place in the queue
+	id      string
+	submit  time.Time
+	typ     string // lower case: Slurm compares types so
+	count   int
+	aged    bool
+	seq     int    // the place in the queue
+	reason  string // squeue's pending reason, if given
+	blocked bool   // by a reason no layout clears (Job.Blocked)
 }
 
 // Propose works out the changes; nodes may be in any order. Of changes that
@@ -173,12 +179,14 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 	totals := map[string]int{} // type -> the fleet's count now
 	floor := map[string]int{}  // type -> Keep of the most the fleet could offer
 	most := map[*Options]map[string]int{}
+	biggest := map[string]int{} // type -> the most one eligible node has or may take
 	for _, name := range order {
 		n := byName[name]
 		for _, c := range n.Current {
 			totals[strings.ToLower(c.Type)] += c.Count
 		}
-		for t, c := range mostOf(n, most) {
+		mostHere := mostOf(n, most)
+		for t, c := range mostHere {
 			floor[t] += c
 		}
 		switch {
@@ -186,10 +194,15 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 			p.Held = append(p.Held, Held{n.Name, n.Why, n.Hint})
 		case offersAny(n.Current, wanted):
 			for _, c := range n.Current {
-				room[strings.ToLower(c.Type)] += c.Count
+				t := strings.ToLower(c.Type)
+				room[t] += c.Count
+				biggest[t] = max(biggest[t], c.Count)
 			}
 		default:
 			free = append(free, n)
+			for t, c := range mostHere {
+				biggest[t] = max(biggest[t], c)
+			}
 		}
 	}
 	unoffered := map[string]bool{}
@@ -205,9 +218,18 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 	for t, n := range floor {
 		floor[t] = int(math.Floor(lim.Keep*float64(n) + 1e-9))
 	}
-	unmet := map[string][]int{} // type -> indices into demand, oldest first
+	unmet := map[string][]int{}  // type -> indices into demand, oldest first
+	beyond := map[string][]int{} // more of the type than any eligible node holds
 	blocked := map[string]bool{}
 	for i, j := range demand {
+		if j.count > biggest[j.typ] {
+			// Only a busy or held node may ever start it: as in Slurm's
+			// backfill, it does not hold up the younger jobs of its type.
+			if j.aged {
+				beyond[j.typ] = append(beyond[j.typ], i)
+			}
+			continue
+		}
 		if !blocked[j.typ] && j.count <= room[j.typ] {
 			room[j.typ] -= j.count
 			continue
@@ -283,8 +305,13 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 		changed[bestNode.Name] = best.Counts
 		kinds[bestKind].nodes = kinds[bestKind].nodes[1:]
 	}
+	for t, ds := range beyond {
+		unmet[t] = append(unmet[t], ds...)
+	}
 	for _, t := range sortedKeys(unmet) {
-		for _, d := range unmet[t] {
+		ds := unmet[t]
+		sort.Ints(ds)
+		for _, d := range ds {
 			p.Unserved = append(p.Unserved, demand[d].id)
 		}
 	}
@@ -310,16 +337,24 @@ func nodeLines(order []string, byName map[string]*Node, changed map[string][]slu
 	return lines
 }
 
-// demandOf is the jobs that ask one node for one type of GPU, oldest
-// first (ties in job id order, so the order never depends on the input's).
+// demandOf is the jobs that ask one node for one type of GPU and that a
+// layout may start, oldest first (ties in job id order, so the order
+// never depends on the input's).
 func demandOf(jobs []Job, lim Limits) []demandJob {
+	return slices.DeleteFunc(typedRequests(jobs, lim), func(d demandJob) bool { return d.blocked })
+}
+
+// typedRequests is every job that asks one node for one type, in the
+// order demandOf gives, those whose reason no layout clears included.
+func typedRequests(jobs []Job, lim Limits) []demandJob {
 	var out []demandJob
 	for _, j := range jobs {
 		if j.Nodes != 1 || len(j.GPU) != 1 || j.GPU[0].Type == "" {
 			continue
 		}
-		out = append(out, demandJob{id: j.ID, submit: j.Submit, typ: strings.ToLower(j.GPU[0].Type),
-			count: j.GPU[0].Count, aged: lim.Now.Sub(j.Submit) > lim.MinWait, seq: len(out)})
+		d := demandJob{id: j.ID, submit: j.Submit, typ: strings.ToLower(j.GPU[0].Type),
+			count: j.GPU[0].Count, aged: lim.Now.Sub(j.Submit) > lim.MinWait, seq: len(out), reason: j.Reason, blocked: j.Blocked()}
+		out = append(out, d)
 	}
 	// The order is total (the place in the queue breaks the last ties),
 	// so an unstable sort gives one result: a stable sort of 100,000
@@ -454,11 +489,6 @@ func kindKey(n *Node) string {
 	return b.String()
 }
 
-func sortedKeys(m map[string][]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }

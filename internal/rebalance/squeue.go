@@ -14,8 +14,8 @@ import (
 
 // QueueFormat is the squeue command whose output ParseQueue reads: one
 // pending job (array tasks one by one) a line, with its id, submit time,
-// node count and GRES per node, as every release from 20.11 to 26.05 prints.
-const QueueFormat = "squeue --noheader --array --states=PD --format='%i %V %D %b'"
+// node count, GRES per node and pending reason, last as it may hold blanks.
+const QueueFormat = "squeue --noheader --array --states=PD --format='%i %V %D %b %r'"
 
 // timeFormatHint follows a time that is not slurmconf.TimeLayout: every
 // Slurm command prints times as SLURM_TIME_FORMAT says, which a profile
@@ -30,7 +30,26 @@ type Job struct {
 	// each (gpu GRES only; the job's other GRES do not matter here).
 	Nodes int
 	GPU   []Request
-	Line  int // the line of the queue file
+	// Reason is squeue's pending reason; empty in a queue printed
+	// without it (before %r was asked for).
+	Reason string
+	Line   int // the line of the queue file
+}
+
+// Blocked says whether the job's pending reason is one no layout clears:
+// a hold, a dependency, a start time, an array's throttle, a limit.
+func (j Job) Blocked() bool {
+	if strings.Contains(strings.ToLower(j.Reason), "held") {
+		return true // JobHeldUser, JobHeldAdmin, "launch failed requeued held"
+	}
+	for _, p := range []string{"JobHold", "Dependency", "BeginTime", "JobArrayTaskLimit", "Licenses", "Reservation",
+		"PartitionDown", "PartitionInactive", "PartitionNodeLimit", "PartitionTimeLimit",
+		"QOS", "Assoc", "Max", "AccountNotAllowed", "AccountingPolicy", "InvalidAccount", "InvalidQOS", "BurstBuffer"} {
+		if strings.HasPrefix(j.Reason, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Request is a number of gpu GRES of one type; Type is empty when the
@@ -40,23 +59,23 @@ type Request struct {
 	Count int
 }
 
-// ParseQueue reads the output of QueueFormat, the file named file. A line
-// it cannot read is an error naming the file and line; a job with no GPU
-// request is kept, so that the counts said are the queue's.
+// ParseQueue reads the output of QueueFormat, the file named file, or of
+// its earlier form without %r. A line it cannot read is an error naming the
+// file and line; a job with no GPU request is kept, so that the counts said
+// are the queue's.
 func ParseQueue(file string, data []byte, loc *time.Location) ([]Job, error) {
 	var jobs []Job
 	first := map[string]int{} // job id -> its line: squeue lists a job once
 	err := eachLine(file, data, func(num int, line string) error {
 		f := strings.Fields(line)
-		if len(f) != 4 {
-			err := fmt.Errorf("%s:%d: want 4 fields (%s), got %d: %q", file, num, QueueFormat, len(f), line)
-			if len(f) > 4 {
-				if _, dateErr := time.Parse(time.DateOnly, f[1]); dateErr == nil {
-					// A date, then the time after a space: a format such as "%F %T".
-					return advice.Hinted(err, timeFormatHint)
-				}
+		if len(f) < 4 {
+			return fmt.Errorf("%s:%d: want 5 fields (%s), got %d: %q", file, num, QueueFormat, len(f), line)
+		}
+		if _, err := time.Parse(time.DateOnly, f[1]); err == nil && len(f) > 4 {
+			if _, timeErr := time.Parse(time.TimeOnly, f[2]); timeErr == nil {
+				// A date, then the time after a space: a format such as "%F %T".
+				return advice.Hinted(fmt.Errorf("%s:%d: submit time %q is not %s", file, num, f[1]+" "+f[2], slurmconf.TimeLayout), timeFormatHint)
 			}
-			return err
 		}
 		submit, err := time.ParseInLocation(slurmconf.TimeLayout, f[1], loc)
 		if err != nil {
@@ -74,7 +93,7 @@ func ParseQueue(file string, data []byte, loc *time.Location) ([]Job, error) {
 			return fmt.Errorf("%s:%d: job %s is given twice (first at line %d)", file, num, f[0], at)
 		}
 		first[f[0]] = num
-		jobs = append(jobs, Job{ID: f[0], Submit: submit, Nodes: nodes, GPU: gpu, Line: num})
+		jobs = append(jobs, Job{ID: f[0], Submit: submit, Nodes: nodes, GPU: gpu, Reason: strings.Join(f[4:], " "), Line: num})
 		return nil
 	})
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 )
 
 // queueArgs are rebalance.QueueFormat as squeue's arguments.
-var queueArgs = []string{"--noheader", "--array", "--states=PD", "--format=%i %V %D %b"}
+var queueArgs = []string{"--noheader", "--array", "--states=PD", "--format=%i %V %D %b %r"}
 
 // TestRebalanceReadsSlurm holds rebalance's readers to what this
 // release's squeue and scontrol print: held jobs asking for a MIG type,
