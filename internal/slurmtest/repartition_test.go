@@ -279,6 +279,14 @@ func h100Layouts(t *testing.T, dir string) (a, b string) {
 // both slurmd registered IDLE.
 func startRepartition(t *testing.T, served bool, inB ...string) *repartition {
 	t.Helper()
+	return startRepartitionGres(t, served, "", inB...)
+}
+
+// startRepartitionGres is startRepartition with otherGres (name:count, a
+// GRES slurm.conf alone describes) beside the gpu items of gpu01's Gres=,
+// its name added to GresTypes=.
+func startRepartitionGres(t *testing.T, served bool, otherGres string, inB ...string) *repartition {
+	t.Helper()
 	host := shortHostname(t)
 	dir := shortTempDir(t)
 	r := &repartition{cluster: &cluster{t: t, dir: dir, host: host}, configless: served, devDir: filepath.Join(dir, "root"), nodeConf: map[string]string{}}
@@ -315,6 +323,10 @@ sed 's#/dev/#%[2]s/dev/#g' %[3]s/gen.out
 		set["AuthType"], set["CredType"] = "auth/munge", "cred/munge"
 		lines = append(lines, "AuthInfo=socket="+r.munge+"/munge.socket.2", "SlurmctldParameters=enable_configless")
 	}
+	if otherGres != "" {
+		name, _, _ := strings.Cut(otherGres, ":")
+		set["GresTypes"] = "gpu," + name
+	}
 	for i, line := range lines {
 		key, _, _ := strings.Cut(line, "=")
 		if v, ok := set[key]; ok {
@@ -341,6 +353,15 @@ sed 's#/dev/#%[2]s/dev/#g' %[3]s/gen.out
 			copyFile(t, a, r.snapshotPath(node))
 		}
 		line := strings.TrimSpace(runSlurmMig(t, r.slurmMigArgs(node, "node")...))
+		if node == "gpu01" && otherGres != "" {
+			words := strings.Fields(line)
+			for i, w := range words {
+				if strings.HasPrefix(w, "Gres=") {
+					words[i] = w + "," + otherGres
+				}
+			}
+			line = strings.Join(words, " ")
+		}
 		lines = append(lines, fmt.Sprintf("%s NodeAddr=127.0.0.1 Port=%d %s", line, nums[2+i], hw))
 	}
 	lines = append(lines, "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
@@ -1031,6 +1052,11 @@ func TestRepartitionOneRunAtATime(t *testing.T) {
 // playbook's (configless, for which it is written), each its own
 // cluster, in parallel.
 func bothDrivers(t *testing.T, test func(t *testing.T, r *repartition, ansible bool)) {
+	bothDriversOn(t, func(t *testing.T, ansible bool) *repartition { return startRepartition(t, ansible) }, test)
+}
+
+// bothDriversOn is bothDrivers on the clusters start makes.
+func bothDriversOn(t *testing.T, start func(t *testing.T, ansible bool) *repartition, test func(t *testing.T, r *repartition, ansible bool)) {
 	t.Parallel() // each its own cluster: own ports, own dir
 	requireCluster(t)
 	for name, ansible := range map[string]bool{"script": false, "ansible": true} {
@@ -1040,7 +1066,7 @@ func bothDrivers(t *testing.T, test func(t *testing.T, r *repartition, ansible b
 				Require(t, "munged")
 				testtools.Require(t, "ansible-core", "ansible-playbook")
 			}
-			test(t, startRepartition(t, ansible), ansible)
+			test(t, start(t, ansible), ansible)
 		})
 	}
 }
