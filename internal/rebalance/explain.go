@@ -149,13 +149,20 @@ func Explain(states map[string]NodeState, jobs []Job, slices map[string]Slices) 
 		}
 		nodes = append(nodes, v)
 	}
+	isMIG := map[string]bool{} // by type, worked out once: nodes share tables
 	known := func(typ string) bool {
+		if v, done := isMIG[typ]; done {
+			return v
+		}
+		v := false
 		for _, s := range slices {
 			if _, n := s.profileOf(typ); n > 0 {
-				return true
+				v = true
+				break
 			}
 		}
-		return false
+		isMIG[typ] = v
+		return v
 	}
 	var out []Explanation
 	for _, d := range typedRequests(jobs, Limits{}) {
