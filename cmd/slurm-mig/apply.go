@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/slurm-mig/slurm-mig/internal/cmdline"
@@ -38,10 +39,16 @@ func (f *applyFlags) check() error {
 // apply runs one pass of the rollout of proposal p.
 func (c *rebalanceCmd) apply(e *env, journal *rollout.Journal, p *rebalance.Proposal, nodes []rebalance.Node) error {
 	enc := json.NewEncoder(e.stdout)
+	// The command runs from another directory, often on the node (ssh):
+	// a relative path would name another file there.
+	migConfig, err := filepath.Abs(c.MigConfig)
+	if err != nil {
+		return err
+	}
 	ctl := &rollout.Controller{
 		Store: journal,
 		Slurm: scontrolNodes{},
-		Changer: rollout.Command{Shell: c.ChangeCommand, MigConfig: c.MigConfig, Timeout: c.ChangeTimeout,
+		Changer: rollout.Command{Shell: c.ChangeCommand, MigConfig: migConfig, Timeout: c.ChangeTimeout,
 			Hold: journal.Lock(), Output: journal.OutputPath},
 		Limits: rollout.Limits{MaxNodes: c.MaxNodes, DrainTimeout: c.DrainTimeout, MaxAttempts: 2},
 		Now:    time.Now,
@@ -60,6 +67,11 @@ func (c *rebalanceCmd) apply(e *env, journal *rollout.Journal, p *rebalance.Prop
 	// What the run did is printed even when one node's step erred: the
 	// journal's other changes went on.
 	out, runErr := ctl.Run(rolloutChanges(p, nodes))
+	for _, list := range []*[]string{&out.Done, &out.RolledBack, &out.Abandoned, &out.Failed, &out.Waiting, &out.Skipped} {
+		if *list == nil {
+			*list = []string{} // [] in JSON, as the proposal's lists
+		}
+	}
 	if c.JSON {
 		if err := enc.Encode(struct {
 			Outcome rollout.Outcome `json:"outcome"`

@@ -50,6 +50,9 @@ func (c *rebalanceCmd) Run(e *env) error {
 	if c.History == "-" && (c.Queue == "-" || c.Nodes == "-") {
 		return fmt.Errorf("--history cannot read standard input with --queue or --nodes")
 	}
+	if c.Apply && c.Explain {
+		return fmt.Errorf("--explain cannot go with --apply: it only says why jobs wait, and would leave the journal's changes where they are")
+	}
 	if c.Keep < 0 || c.Keep > 1 {
 		return fmt.Errorf("--keep must be between 0 and 1, not %g", c.Keep)
 	}
@@ -85,13 +88,9 @@ func (c *rebalanceCmd) Run(e *env) error {
 	if len(names) == 0 {
 		names = cfg.Names()
 	}
-	ev := &rebalance.Evaluator{Gres: gresgen.Options{TypeStyle: gresgen.TypeStyle(c.TypeStyle), TypeMap: c.TypeMap}}
-	for _, name := range names {
-		sel, err := cfg.Select(name)
-		if err != nil {
-			return err
-		}
-		ev.Configs = append(ev.Configs, sel)
+	ev, err := c.evaluator(cfg, names)
+	if err != nil {
+		return err
 	}
 	if len(c.Snapshots) == 0 && len(c.Hardware) == 0 {
 		return fmt.Errorf("give the nodes' snapshots, or --hardware NODES=SNAPSHOT")
@@ -126,8 +125,14 @@ func (c *rebalanceCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
-		if in.LastChange, err = journal.LastChanges(); err != nil {
+		last, err := journal.LastChanges()
+		if err != nil {
 			return err
+		}
+		in.LastChange, in.Abandoned = map[string]time.Time{}, map[string]bool{}
+		for node, l := range last {
+			in.LastChange[node] = l.At
+			in.Abandoned[node] = l.Outcome == rollout.OutcomeAbandoned
 		}
 		in.Changing = rollout.Changing(entries)
 	}
@@ -137,10 +142,23 @@ func (c *rebalanceCmd) Run(e *env) error {
 			return err
 		}
 	} else {
-		p = rebalance.Propose(nodes, jobs, rebalance.Limits{MaxNodes: c.MaxNodes, MinWait: c.MinWait, Keep: c.Keep, Now: now})
+		p = rebalance.Propose(nodes, jobs, rebalance.Limits{MaxNodes: c.MaxNodes, MinWait: c.MinWait, Keep: c.Keep, Now: now,
+			Changing: in.Changing, Abandoned: in.Abandoned})
 	}
 	if c.Apply {
-		return c.apply(e, journal, p, nodes)
+		// The way back is any config of the file, not only those
+		// --configs lets nodes take.
+		back := nodes
+		if len(c.Configs) > 0 {
+			all, err := c.evaluator(cfg, cfg.Names())
+			if err != nil {
+				return err
+			}
+			if back, err = rebalance.Fleet(snaps, hw, states, all); err != nil {
+				return err
+			}
+		}
+		return c.apply(e, journal, p, back)
 	}
 	if err := cmdline.PrintReport(e.stdout, proposal{p, c.MinWait, rebalance.Refusals(nodes, c.Configs)}, c.JSON); err != nil {
 		return err
@@ -149,6 +167,19 @@ func (c *rebalanceCmd) Run(e *env) error {
 		return cmdline.Status(1) // changes proposed
 	}
 	return nil
+}
+
+// evaluator weighs the configs named of cfg.
+func (c *rebalanceCmd) evaluator(cfg *migplan.Config, names []string) (*rebalance.Evaluator, error) {
+	ev := &rebalance.Evaluator{Gres: gresgen.Options{TypeStyle: gresgen.TypeStyle(c.TypeStyle), TypeMap: c.TypeMap}}
+	for _, name := range names {
+		sel, err := cfg.Select(name)
+		if err != nil {
+			return nil, err
+		}
+		ev.Configs = append(ev.Configs, sel)
+	}
+	return ev, nil
 }
 
 // byPolicy proposes with Decide, from the history file and in.

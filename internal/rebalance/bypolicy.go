@@ -27,6 +27,9 @@ type SlurmInput struct {
 	// both from its journal, which Slurm's text does not hold.
 	Changing   map[string]string
 	LastChange map[string]time.Time
+	// Abandoned is the nodes whose last change was given up, their jobs
+	// outliving the drain: held while a job runs there.
+	Abandoned map[string]bool
 }
 
 // slurmState is Decide's state and how its indices map back.
@@ -158,6 +161,8 @@ func buildSlurmState(in SlurmInput, w Windows) slurmState {
 			why = fmt.Sprintf("other GPUs than %s's: the policy weighs one kind of node, the kind most nodes are", firstOf(order, byName, ref))
 		case nn.Config < 0:
 			why = fmt.Sprintf("its Gres=%s is none of the allowed configs", slurmconf.GresList(n.Current))
+		case in.Abandoned[name] && st.RunsJobs():
+			why = "its last change was abandoned, jobs outliving the drain: taken again once no job runs there"
 		}
 		if target, ok := in.Changing[name]; ok && sameKind(n.Options) {
 			// Drained for the controller's change: its target's devices

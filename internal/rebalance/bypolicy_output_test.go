@@ -75,3 +75,32 @@ func TestPolicySaysWhatIsUnserved(t *testing.T) {
 		t.Errorf("no change, %d waiting, gpu03 has %d idle 7g: unserved %v, want at least %d", p.Waiting, idle, p.Unserved, 20-idle)
 	}
 }
+
+// A node whose last change was abandoned, its jobs outliving the drain,
+// is held while any job runs there, and weighed again once it is empty:
+// the policy may drain a busy node, and would drain it again at once.
+func TestPolicyHoldsAnAbandonedNodeWhileJobsRun(t *testing.T) {
+	in := policyInput(t, 0.5, 0.1, 0.5, 0.1, 0, 0)
+	in.Abandoned = map[string]bool{"gpu01": true, "gpu02": true}
+	s := buildSlurmState(in, DefaultWindows())
+	if len(s.held) != 1 || s.held[0].Node != "gpu01" || !strings.Contains(s.held[0].Why, "abandoned") {
+		t.Errorf("held %+v: want gpu01 (MIXED) held for its abandoned change, idle gpu02 not", s.held)
+	}
+}
+
+// Propose, likewise; and a node the journal is changing holds its
+// target's devices, so the jobs they serve ask no second node.
+func TestProposeReadsTheJournal(t *testing.T) {
+	js := []Job{job("A", "h100_1g.10gb", 1, 30)}
+	busy := node("gpu01", "h100:1", "")
+	busy.RunsJobs = true
+	l := lim
+	l.Abandoned = map[string]bool{"gpu01": true}
+	check(t, Propose([]Node{busy}, js, l))
+	l.Abandoned = nil
+	check(t, Propose([]Node{busy}, js, l), "gpu01=all-1g.10gb[A]")
+
+	draining := node("gpu01", "h100:1", "state IDLE+DRAIN")
+	l.Changing = map[string]string{"gpu01": "all-1g.10gb"}
+	check(t, Propose([]Node{draining, node("gpu02", "h100:1", "")}, js, l))
+}

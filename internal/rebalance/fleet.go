@@ -215,7 +215,7 @@ func Fleet(snaps []*model.Node, hw []migplan.Hardware, states map[string]NodeSta
 		}
 		n := Node{Name: name, Current: cur, Options: opts}
 		if st, ok := states[name]; ok {
-			n.Why = st.Why()
+			n.Why, n.RunsJobs = st.Why(), st.RunsJobs()
 			if !slurmconf.SameGresCounts(cur, st.Gres) && st.OutOfService() == "" {
 				// The change would start from counts slurmctld does not
 				// hold, and the controller refuses it then.
@@ -241,7 +241,7 @@ func Fleet(snaps []*model.Node, hw []migplan.Hardware, states map[string]NodeSta
 			if !ok {
 				return nil, fmt.Errorf("%s: node %s is not in the node states", h.Spec, name)
 			}
-			n := Node{Name: name, Current: st.Gres, Options: k.Options, Why: st.Why()}
+			n := Node{Name: name, Current: st.Gres, Options: k.Options, Why: st.Why(), RunsJobs: st.RunsJobs()}
 			if !k.layouts[layoutKey(st.Gres)] {
 				n.Options = nil
 				if n.Why == "" {

@@ -35,6 +35,8 @@ type Node struct {
 	// Stale says that its snapshot's counts are not slurmctld's: Why
 	// says so, and the policy, which may drain a busy node, holds it too.
 	Stale bool
+	// RunsJobs says that a job runs there, a CPU job included.
+	RunsJobs bool
 	// Options are the configs the node may take, with the counts each
 	// gives it; nodes of one kind share them.
 	Options *Options
@@ -79,6 +81,11 @@ type Limits struct {
 	// must remain after the changes.
 	Keep float64
 	Now  time.Time
+	// Changing is the nodes in change and the config each goes to (the
+	// journal's): its devices are on their way. Abandoned is the nodes
+	// whose last change was given up, their jobs outliving the drain.
+	Changing  map[string]string
+	Abandoned map[string]bool
 }
 
 // Proposal is what Propose proposes.
@@ -111,6 +118,19 @@ type Change struct {
 	Gres   string   `json:"gres"`
 	Was    string   `json:"was"`
 	Jobs   []string `json:"jobs"`
+}
+
+// option is the node's allowed config named config, or nil.
+func (n *Node) option(config string) *Option {
+	if n.Options == nil || config == "" {
+		return nil
+	}
+	for i := range n.Options.Configs {
+		if n.Options.Configs[i].Config == config {
+			return &n.Options.Configs[i]
+		}
+	}
+	return nil
 }
 
 // ConfigNow is the config whose counts the node has now, "" when its
@@ -182,7 +202,12 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 	biggest := map[string]int{} // type -> the most one eligible node has or may take
 	for _, name := range order {
 		n := byName[name]
-		for _, c := range n.Current {
+		counts := n.Current
+		target := n.option(lim.Changing[name])
+		if target != nil {
+			counts = target.Counts
+		}
+		for _, c := range counts {
 			totals[strings.ToLower(c.Type)] += c.Count
 		}
 		mostHere := mostOf(n, most)
@@ -190,8 +215,23 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 			floor[t] += c
 		}
 		switch {
+		case target != nil:
+			// Draining for the controller: its target is capacity on its
+			// way, which the same jobs need not ask of a second node.
+			p.Held = append(p.Held, Held{n.Name, "changing to " + target.Config + " (the journal)", ""})
+			if offersAny(counts, wanted) {
+				for _, c := range counts {
+					t := strings.ToLower(c.Type)
+					room[t] += c.Count
+					biggest[t] = max(biggest[t], c.Count)
+				}
+			}
 		case n.Why != "":
 			p.Held = append(p.Held, Held{n.Name, n.Why, n.Hint})
+		case lim.Abandoned[name] && n.RunsJobs:
+			// Its jobs outlived the drain once: draining it again while
+			// they run would keep it out of service for nothing.
+			p.Held = append(p.Held, Held{n.Name, "its last change was abandoned, jobs outliving the drain: taken again once no job runs there", ""})
 		case offersAny(n.Current, wanted):
 			for _, c := range n.Current {
 				t := strings.ToLower(c.Type)

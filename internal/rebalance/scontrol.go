@@ -28,6 +28,9 @@ type NodeState struct {
 	Line int
 }
 
+// RunsJobs says whether any job runs on the node, a CPU job included.
+func (s *NodeState) RunsJobs() bool { return slurmconf.HasStateWord(s.State, "MIXED", "ALLOCATED") }
+
 // OutOfService says, from its state alone, why no job starts on the node or
 // why rebalance leaves it alone ("" when neither): a node completing a job,
 // or held for a reservation or planned job, is in service but left as it is.

@@ -144,7 +144,7 @@ func TestJournalRecord(t *testing.T) {
 		t.Errorf("changes.log:\n%s\nwant three lines", data)
 	}
 	last, err := j.LastChanges()
-	if err != nil || !last["gpu01"].Equal(t0.Add(time.Hour)) || !last["gpu02"].Equal(t0.Add(-time.Hour)) {
+	if err != nil || !last["gpu01"].At.Equal(t0.Add(time.Hour)) || !last["gpu02"].At.Equal(t0.Add(-time.Hour)) {
 		t.Errorf("%v, %v", last, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, changesLog), []byte("yesterday gpu01\n"), 0o600); err != nil {
@@ -171,7 +171,7 @@ func TestJournalRecord(t *testing.T) {
 	if !strings.Contains(string(data), ` gpu03 "all \"balanced\" 2" done`) {
 		t.Errorf("changes.log:\n%s\nwant the config quoted", data)
 	}
-	if last, err := j.LastChanges(); err != nil || len(last) != 1 || !last["gpu03"].Equal(t0) {
+	if last, err := j.LastChanges(); err != nil || len(last) != 1 || !last["gpu03"].At.Equal(t0) {
 		t.Errorf("a quoted config and a torn last line: %v, %v", last, err)
 	}
 	// The next line does not join the torn one: it goes first.
@@ -179,7 +179,7 @@ func TestJournalRecord(t *testing.T) {
 	if err := j.Record(&e, t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if last, err := j.LastChanges(); err != nil || len(last) != 2 || !last["gpu04"].Equal(t0.Add(time.Minute)) {
+	if last, err := j.LastChanges(); err != nil || len(last) != 2 || !last["gpu04"].At.Equal(t0.Add(time.Minute)) {
 		data, _ := os.ReadFile(filepath.Join(dir, changesLog))
 		t.Errorf("a line recorded after a torn one: %v, %v\n%s", last, err, data)
 	}
@@ -218,7 +218,7 @@ func TestJournalRecordCompacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before["gpu99"] = at.Add(time.Minute)
+	before["gpu99"] = LastChange{At: at.Add(time.Minute), Outcome: "done"}
 	if diff := cmp.Diff(before, after); diff != "" {
 		t.Errorf("each node's last change (-before +after):\n%s", diff)
 	}

@@ -230,12 +230,19 @@ func compactChanges(file string, data []byte) ([]byte, error) {
 	return out, nil
 }
 
-// LastChanges reads when each node last finished a change.
-func (j *Journal) LastChanges() (map[string]time.Time, error) {
+// LastChange is a node's newest line of the record of changes: when its
+// change ended, and how (done, rolled_back, abandoned).
+type LastChange struct {
+	At      time.Time
+	Outcome string
+}
+
+// LastChanges reads when and how each node last finished a change.
+func (j *Journal) LastChanges() (map[string]LastChange, error) {
 	path := filepath.Join(j.Dir, changesLog)
 	data, err := fileio.ReadFile(path, 2*maxChangesLog, "the journal's record of changes")
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]time.Time{}, nil
+		return map[string]LastChange{}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -245,22 +252,22 @@ func (j *Journal) LastChanges() (map[string]time.Time, error) {
 
 // parseChanges reads the record of changes, named file. A last line
 // with no newline is an append cut short by a crash, and is left out.
-func parseChanges(file string, data []byte) (map[string]time.Time, error) {
-	out := map[string]time.Time{}
+func parseChanges(file string, data []byte) (map[string]LastChange, error) {
+	out := map[string]LastChange{}
 	lines := strings.Split(string(data), "\n")
 	for i, line := range lines[:len(lines)-1] {
 		f := strings.Fields(line)
 		if len(f) == 0 {
 			continue
 		}
-		// Only the time and the node are read; a quoted config may hold
-		// blanks.
+		// The time, the node and the outcome are read; a quoted config
+		// may hold blanks.
 		t, err := time.Parse(time.RFC3339, f[0])
 		if err != nil || len(f) < 4 {
 			return nil, fmt.Errorf("%s:%d: want TIME NODE CONFIG OUTCOME", file, i+1)
 		}
-		if t.After(out[f[1]]) {
-			out[f[1]] = t
+		if t.After(out[f[1]].At) {
+			out[f[1]] = LastChange{At: t, Outcome: f[len(f)-1]}
 		}
 	}
 	return out, nil

@@ -58,9 +58,14 @@ type Entry struct {
 	SlurmdBefore string `json:"slurmd_before,omitempty"`
 	// Why says what failed, once something has.
 	Why string `json:"why,omitempty"`
-	// Outcome is what the resume step reports: done or rolled back.
+	// Outcome is what the resume step reports, done or rolled back, or
+	// OutcomeAbandoned.
 	Outcome string `json:"outcome,omitempty"`
 }
+
+// OutcomeAbandoned is the record of a change given up because jobs still
+// ran on the node at the drain timeout.
+const OutcomeAbandoned = "abandoned"
 
 // Reason is the Reason= a node is drained with for a change to config:
 // it names slurm-mig and the target, and it is repartition.sh's own, so
@@ -292,6 +297,12 @@ func (c *Controller) advance(e *Entry, out *Outcome) error {
 			}
 			if waited := c.Now().Sub(e.Since); waited > c.Limits.DrainTimeout {
 				c.say(e.Node, e.Step, "abandoned", fmt.Sprintf("jobs still run there after %s", waited.Round(time.Second)))
+				// Recorded first, once however often this runs again: the
+				// proposal then takes the node again only once it is empty.
+				e.Outcome = OutcomeAbandoned
+				if err := c.Store.Record(e, e.Since); err != nil {
+					return err
+				}
 				if err := c.Slurm.Resume(e.Node); err != nil {
 					return err
 				}
