@@ -3,7 +3,6 @@ package slurmhost
 import (
 	"errors"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"sync"
 	"time"
@@ -13,7 +12,7 @@ import (
 )
 
 // ErrNoSlurm says that no Slurm command to ask for its version is
-// installed.
+// installed (on PATH, or, with PATH empty, in the usual places).
 var ErrNoSlurm = errors.New("no slurmd or scontrol on PATH")
 
 // InstalledVersion asks the installed Slurm its version, with slurmd -V or,
@@ -27,7 +26,7 @@ func InstalledVersion() (slurmconf.Version, string, error) {
 // answer, which tests shorten.
 func installedVersion(timeout time.Duration) (slurmconf.Version, string, error) {
 	for _, name := range []string{"slurmd", "scontrol"} {
-		path, err := exec.LookPath(name)
+		path, err := lookSlurm(name)
 		if err != nil {
 			continue
 		}

@@ -160,18 +160,22 @@ func (n Node) RegistrationRefused() bool {
 		strings.Contains(n.State, "DRAIN") && gresCountReason.MatchString(n.Reason)
 }
 
-// bareDirs are where scontrol is looked for when PATH is empty: slurmd
-// runs a Prolog with no PATH at all.
-var bareDirs = []string{"/usr/bin", "/usr/local/bin", "/opt/slurm/bin", "/bin"}
+// bareDirs are where Slurm's commands are looked for when PATH is empty:
+// slurmd runs a Prolog and an Epilog with no PATH at all.
+var bareDirs = []string{"/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/opt/slurm/bin", "/opt/slurm/sbin", "/bin", "/sbin"}
 
 // lookScontrol finds scontrol on PATH, or, without one, in bareDirs.
-func lookScontrol() (string, error) {
-	path, err := exec.LookPath("scontrol")
+func lookScontrol() (string, error) { return lookSlurm("scontrol") }
+
+// lookSlurm finds the Slurm command name on PATH, or, without one, in
+// bareDirs.
+func lookSlurm(name string) (string, error) {
+	path, err := exec.LookPath(name)
 	if err == nil || os.Getenv("PATH") != "" {
 		return path, err
 	}
 	for _, d := range bareDirs {
-		if p, e := exec.LookPath(filepath.Join(d, "scontrol")); e == nil {
+		if p, e := exec.LookPath(filepath.Join(d, name)); e == nil {
 			return p, nil
 		}
 	}
