@@ -433,6 +433,25 @@ func TestRebalanceUnit(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("slurm-mig got\n%q\nwant\n%q", got, want)
 	}
+	// With HISTORY set, the run reads sacct's last day, as --history
+	// reads it, and decides by the policy.
+	stub("sacct", fmt.Sprintf("printf '%%s\\n' \"$@\" >%s\necho \"$SLURM_TIME_FORMAT\" >%s\n", args("sacct"), args("sacct-time")))
+	cmd = exec.Command("/bin/sh", "-ec", script)
+	cmd.Env = append(os.Environ(), "PATH="+bin+":/usr/bin:/bin", "RUNTIME_DIRECTORY="+runDir, "STATE_DIRECTORY="+state,
+		"MIG_CONFIG=/etc/nvidia-mig-manager/config.yaml", "CHANGE_COMMAND="+change, "REBALANCE_FLAGS=--hardware gpu[01-02]=/snap.json --max-nodes 2",
+		"SLURM_TIME_FORMAT=relative", "HISTORY=yes")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the unit's ExecStart with HISTORY=yes: %v\n%s", err, out)
+	}
+	if got := "sacct " + strings.Join(lines("sacct"), " "); got != rebalance.HistoryFormat {
+		t.Errorf("the unit runs %s, rebalance reads %s", got, rebalance.HistoryFormat)
+	}
+	if got := lines("sacct-time"); !slices.Equal(got, []string{"standard"}) {
+		t.Errorf("the unit runs sacct with SLURM_TIME_FORMAT=%q, want standard", got)
+	}
+	if got := lines("slurm-mig"); !slices.Equal(got, append(slices.Clip(want), "--history", "history.txt")) {
+		t.Errorf("with HISTORY=yes, slurm-mig got\n%q\nwant %q and --history history.txt", got, want)
+	}
 	// The real command takes those flags: nothing pending, nothing to do.
 	files := map[string]string{"queue.txt": "", "snap.json": "", "mig.yaml": ""}
 	ar, err := txtar.ParseFile(fixture.Path(t, "script/rebalance.txtar"))
