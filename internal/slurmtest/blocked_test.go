@@ -32,21 +32,10 @@ func TestRebalanceSkipsBlockedJobs(t *testing.T) {
 	c.waitNode(registered, "to register")
 	types := gresList(t, nodeLine)
 	mig := types[len(types)-1].typ
-	sbatch := func(args ...string) string {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		out, err := c.command(ctx, "sbatch", append([]string{"--parsable", "-n1", "--output=/dev/null"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("sbatch %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
-		return id
-	}
-	held := sbatch("--hold", "--gres=gpu:"+mig+":1", "--wrap=true")
-	sbatch("--dependency=afterok:"+held, "--gres=gpu:"+mig+":1", "--wrap=true")
-	sbatch("--begin=now+1hour", "--gres=gpu:"+mig+":1", "--wrap=true")
-	sbatch("--hold", "--array=1-6%2", "--gres=gpu:"+mig+":1", "--wrap=true")
+	held := c.sbatch("--hold", "--gres=gpu:"+mig+":1", "--wrap=true")
+	c.sbatch("--dependency=afterok:"+held, "--gres=gpu:"+mig+":1", "--wrap=true")
+	c.sbatch("--begin=now+1hour", "--gres=gpu:"+mig+":1", "--wrap=true")
+	c.sbatch("--hold", "--array=1-6%2", "--gres=gpu:"+mig+":1", "--wrap=true")
 
 	// rebalance.QueueFormat as squeue's arguments.
 	before, format, _ := strings.Cut(rebalance.QueueFormat, "--format=")

@@ -47,20 +47,9 @@ func TestRebalanceReadsSlurm(t *testing.T) {
 	}
 	types := gresList(t, nodeLine)
 	mig := types[len(types)-1].typ
-	submit := func(args ...string) string {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		out, err := c.command(ctx, "sbatch", append([]string{"--parsable", "-n1", "--output=/dev/null"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("sbatch %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
-		return id
-	}
-	jMig := submit("--hold", "--gres=gpu:"+mig+":2", "--wrap=true")
-	jAny := submit("--hold", "--gres=gpu:1", "--wrap=true")
-	jCPU := submit("--hold", "--wrap=true")
+	jMig := c.sbatch("--hold", "--gres=gpu:"+mig+":2", "--wrap=true")
+	jAny := c.sbatch("--hold", "--gres=gpu:1", "--wrap=true")
+	jCPU := c.sbatch("--hold", "--wrap=true")
 
 	out, err := c.command(context.Background(), "squeue", queueArgs...).CombinedOutput()
 	if err != nil {
@@ -138,7 +127,7 @@ func TestRebalanceReadsSlurm(t *testing.T) {
 	if w := why(); w != "" {
 		t.Errorf("idle node answering again: %s", w)
 	}
-	submit("--gres=gpu:"+mig+":1", "--wrap=sleep 60")
+	c.sbatch("--gres=gpu:"+mig+":1", "--wrap=sleep 60")
 	c.waitFor("the GPU job to run", func() (bool, string) {
 		w := why()
 		return w != "", w
