@@ -33,7 +33,13 @@ type fleetDef struct {
 const defaultSnapshot = "testdata/real/h100-snapshot-v2/snapshot.json"
 
 func loadFleet(o options) (*fleetDef, error) {
-	snap, err := snapshot.Load(inRepository(o.snapshot))
+	snapPath := inRepository(o.snapshot)
+	if fi, err := os.Stat(snapPath); err == nil && fi.IsDir() {
+		// A captured node is a directory: its snapshot.json, beside the
+		// root it was read from (testdata/real/h200-snapshot-v2).
+		snapPath = filepath.Join(snapPath, "snapshot.json")
+	}
+	snap, err := snapshot.Load(snapPath)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(o.snapshot) {
 			return nil, fmt.Errorf("%v (a relative -snapshot is read from the current directory: run from the repository root, or give the file)", err)

@@ -302,6 +302,15 @@ func capacityLP(configs []config, demand []float64, nodes int) (float64, []float
 	// and sum_k x_k <= nodes; maximise f. Every right side is >= 0, so
 	// the origin is a feasible basis and one phase of simplex does.
 	nv := k + 1
+	// The demand is scaled to a largest entry of 1 and f back, so that
+	// the simplex's absolute tolerances hold for a demand of any unit.
+	scale := 0.0
+	for _, d := range demand {
+		scale = max(scale, d)
+	}
+	if scale <= 0 {
+		scale = 1
+	}
 	var rows [][]float64
 	var rhs []float64
 	for t := range nt {
@@ -312,7 +321,7 @@ func capacityLP(configs []config, demand []float64, nodes int) (float64, []float
 		for i, c := range configs {
 			row[i] = -float64(c.counts[t])
 		}
-		row[k] = demand[t]
+		row[k] = demand[t] / scale
 		rows = append(rows, row)
 		rhs = append(rhs, 0)
 	}
@@ -325,7 +334,7 @@ func capacityLP(configs []config, demand []float64, nodes int) (float64, []float
 	obj := make([]float64, nv)
 	obj[k] = 1
 	x := simplex(rows, rhs, obj)
-	return x[k], x[:k]
+	return x[k] / scale, x[:k]
 }
 
 // simplex maximises obj·x subject to rows·x <= rhs, x >= 0, with rhs
