@@ -96,9 +96,8 @@ func (s Slices) profileOf(typ string) (prefix string, slices int) {
 }
 
 // Explain says why each pending job that asks one node for one MIG type
-// waits, from slurmctld's node states, counting idle devices of other
-// types in memory slices (slices, each node's: a node without is not
-// counted as room). A job pending for a reason no layout clears says so.
+// waits, from slurmctld's node states and each node's slices (a node
+// without is no room), or names a reason no layout clears.
 func Explain(states map[string]NodeState, jobs []Job, slices map[string]Slices) []Explanation {
 	type nodeView struct {
 		name       string

@@ -59,10 +59,9 @@ type Request struct {
 	Count int
 }
 
-// ParseQueue reads the output of QueueFormat, the file named file, or of
-// its earlier form without %r. A line it cannot read is an error naming the
-// file and line; a job with no GPU request is kept, so that the counts said
-// are the queue's.
+// ParseQueue reads the output of QueueFormat, or of its form without %r,
+// the file named file: a bad line is an error naming file and line; a job
+// with no GPU request is kept, so that the counts said are the queue's.
 func ParseQueue(file string, data []byte, loc *time.Location) ([]Job, error) {
 	var jobs []Job
 	first := map[string]int{} // job id -> its line: squeue lists a job once
