@@ -67,11 +67,6 @@ func (c *rebalanceCmd) apply(e *env, journal *rollout.Journal, p *rebalance.Prop
 	// What the run did is printed even when one node's step erred: the
 	// journal's other changes went on.
 	out, runErr := ctl.Run(rolloutChanges(p, nodes))
-	for _, list := range []*[]string{&out.Done, &out.RolledBack, &out.Abandoned, &out.Failed, &out.Waiting, &out.Skipped} {
-		if *list == nil {
-			*list = []string{} // [] in JSON, as the proposal's lists
-		}
-	}
 	if c.JSON {
 		if err := enc.Encode(struct {
 			Outcome rollout.Outcome `json:"outcome"`

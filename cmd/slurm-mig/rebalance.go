@@ -147,9 +147,9 @@ func (c *rebalanceCmd) Run(e *env) error {
 	}
 	if c.Apply {
 		// The way back is any config of the file, not only those
-		// --configs lets nodes take.
+		// --configs lets nodes take; only new changes need it.
 		back := nodes
-		if len(c.Configs) > 0 {
+		if len(c.Configs) > 0 && len(p.Changes) > 0 {
 			all, err := c.evaluator(cfg, cfg.Names())
 			if err != nil {
 				return err

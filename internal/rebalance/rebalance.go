@@ -214,34 +214,32 @@ func Propose(nodes []Node, jobs []Job, lim Limits) *Proposal {
 		for t, c := range mostHere {
 			floor[t] += c
 		}
+		roomy := false // its counts are room for the wanted types
 		switch {
 		case target != nil:
 			// Draining for the controller: its target is capacity on its
 			// way, which the same jobs need not ask of a second node.
 			p.Held = append(p.Held, Held{n.Name, "changing to " + target.Config + " (the journal)", ""})
-			if offersAny(counts, wanted) {
-				for _, c := range counts {
-					t := strings.ToLower(c.Type)
-					room[t] += c.Count
-					biggest[t] = max(biggest[t], c.Count)
-				}
-			}
+			roomy = offersAny(counts, wanted)
 		case n.Why != "":
 			p.Held = append(p.Held, Held{n.Name, n.Why, n.Hint})
 		case lim.Abandoned[name] && n.RunsJobs:
 			// Its jobs outlived the drain once: draining it again while
 			// they run would keep it out of service for nothing.
 			p.Held = append(p.Held, Held{n.Name, "its last change was abandoned, jobs outliving the drain: taken again once no job runs there", ""})
-		case offersAny(n.Current, wanted):
-			for _, c := range n.Current {
-				t := strings.ToLower(c.Type)
-				room[t] += c.Count
-				biggest[t] = max(biggest[t], c.Count)
-			}
+		case offersAny(counts, wanted):
+			roomy = true
 		default:
 			free = append(free, n)
 			for t, c := range mostHere {
 				biggest[t] = max(biggest[t], c)
+			}
+		}
+		if roomy {
+			for _, c := range counts {
+				t := strings.ToLower(c.Type)
+				room[t] += c.Count
+				biggest[t] = max(biggest[t], c.Count)
 			}
 		}
 	}

@@ -70,15 +70,13 @@ func ParseQueue(file string, data []byte, loc *time.Location) ([]Job, error) {
 		if len(f) < 4 {
 			return fmt.Errorf("%s:%d: want 5 fields (%s), got %d: %q", file, num, QueueFormat, len(f), line)
 		}
-		if _, err := time.Parse(time.DateOnly, f[1]); err == nil && len(f) > 4 {
-			if _, timeErr := time.Parse(time.TimeOnly, f[2]); timeErr == nil {
-				// A date, then the time after a space: a format such as "%F %T".
-				return advice.Hinted(fmt.Errorf("%s:%d: submit time %q is not %s", file, num, f[1]+" "+f[2], slurmconf.TimeLayout), timeFormatHint)
-			}
-		}
 		submit, err := time.ParseInLocation(slurmconf.TimeLayout, f[1], loc)
 		if err != nil {
-			return advice.Hinted(fmt.Errorf("%s:%d: submit time %q is not %s", file, num, f[1], slurmconf.TimeLayout), timeFormatHint)
+			shown := f[1]
+			if _, dateErr := time.Parse(time.DateOnly, f[1]); dateErr == nil {
+				shown += " " + f[2] // a format such as "%F %T": the time after a space
+			}
+			return advice.Hinted(fmt.Errorf("%s:%d: submit time %q is not %s", file, num, shown, slurmconf.TimeLayout), timeFormatHint)
 		}
 		nodes, err := strconv.Atoi(f[2])
 		if err != nil || nodes < 1 {

@@ -150,7 +150,8 @@ type Controller struct {
 // within the limit unless one failed (an admin looks first) or erred. An
 // error is journal or slurmctld I/O; the journal still says where all stand.
 func (c *Controller) Run(changes []Change) (Outcome, error) {
-	var out Outcome
+	// Lists, [] in JSON when empty, as the proposal's are.
+	out := Outcome{Done: []string{}, RolledBack: []string{}, Abandoned: []string{}, Failed: []string{}, Waiting: []string{}, Skipped: []string{}}
 	entries, err := c.Store.Entries()
 	if err != nil {
 		return out, err

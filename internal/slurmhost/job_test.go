@@ -75,12 +75,12 @@ func TestJobGPUsGivesUpAHungScontrol(t *testing.T) {
 // packages install it.
 func TestLookScontrolWithoutPath(t *testing.T) {
 	t.Setenv("PATH", "")
-	path, err := lookScontrol()
+	path, err := lookSlurm("scontrol")
 	if _, statErr := os.Stat("/usr/bin/scontrol"); statErr == nil {
 		if err != nil || path != "/usr/bin/scontrol" {
-			t.Errorf("lookScontrol() = %q, %v; want /usr/bin/scontrol", path, err)
+			t.Errorf("lookSlurm(scontrol) = %q, %v; want /usr/bin/scontrol", path, err)
 		}
 	} else if err == nil && !strings.HasSuffix(path, "/scontrol") {
-		t.Errorf("lookScontrol() = %q", path)
+		t.Errorf("lookSlurm(scontrol) = %q", path)
 	}
 }

@@ -74,7 +74,7 @@ func Resume(name string) error {
 // an error with advice, a failed one says after what and what it printed,
 // and one silent for timeout is killed with its children.
 func scontrol(timeout time.Duration, what string, args ...string) (string, error) {
-	path, err := lookScontrol()
+	path, err := lookSlurm("scontrol")
 	if err != nil {
 		// The command line says which of its flags asked slurmctld.
 		return "", advice.Wrap(err, advice.NoScontrol)
@@ -163,9 +163,6 @@ func (n Node) RegistrationRefused() bool {
 // bareDirs are where Slurm's commands are looked for when PATH is empty:
 // slurmd runs a Prolog and an Epilog with no PATH at all.
 var bareDirs = []string{"/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/opt/slurm/bin", "/opt/slurm/sbin", "/bin", "/sbin"}
-
-// lookScontrol finds scontrol on PATH, or, without one, in bareDirs.
-func lookScontrol() (string, error) { return lookSlurm("scontrol") }
 
 // lookSlurm finds the Slurm command name on PATH, or, without one, in
 // bareDirs.
