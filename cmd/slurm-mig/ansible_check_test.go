@@ -20,22 +20,6 @@ import (
 // node with 14 GPUs and MIG devices, from its snapshot), and the slurmd
 // and slurmctld restarts handlers that log where they ran.
 
-// builtBinary builds slurm-mig from this tree into a temp dir of t, for
-// the examples' scripts and playbooks to run (go's build cache makes the
-// second build quick).
-func builtBinary(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "slurm-mig")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // ansibleSandbox is a temp dir with etc/ (for /etc/slurm), a slurm-mig
 // wrapper (for /usr/local/bin/slurm-mig) whose gen and diff read the demo
 // node's snapshot, named $NODE where set, and a restarts log.
@@ -48,7 +32,7 @@ type ansibleSandbox struct {
 func newAnsibleSandbox(t *testing.T) *ansibleSandbox {
 	t.Helper()
 	ansible := testtools.Require(t, "ansible-core", "ansible-playbook")
-	bin := builtBinary(t)
+	bin := buildBinary(t, t.TempDir())
 	dir := t.TempDir()
 	s := &ansibleSandbox{t: t, dir: dir, etc: filepath.Join(dir, "etc"), bin: filepath.Join(dir, "slurm-mig"), log: filepath.Join(dir, "restarts"), ansible: ansible}
 	if err := os.MkdirAll(s.etc, 0o755); err != nil {
@@ -69,9 +53,16 @@ exec %s $sub "$@"
 	return s
 }
 
-// localize rewrites a playbook's paths into the sandbox.
+// localize rewrites a playbook's paths into the sandbox, and fails the
+// test if one of this machine's live paths is left in a task.
 func (s *ansibleSandbox) localize(yml string) string {
-	return strings.NewReplacer(slurmMigPath, s.bin, "/etc/slurm", s.etc).Replace(yml)
+	out := strings.NewReplacer(slurmMigPath, s.bin, "/etc/slurm", s.etc).Replace(yml)
+	for _, line := range strings.Split(out, "\n") {
+		if task, _, _ := strings.Cut(line, "#"); regexp.MustCompile(`(^|[\s\[",])/(etc|run|var|usr)/`).MatchString(task) {
+			s.t.Fatalf("the playbook still names a live path after the sandbox's rewrite: %s", line)
+		}
+	}
+	return out
 }
 
 // play runs ansible-playbook with extra args and returns its output and

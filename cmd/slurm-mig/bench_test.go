@@ -43,13 +43,15 @@ func BenchmarkGenFromSnapshot(b *testing.B) {
 	}
 }
 
-// buildBinary builds slurm-mig into dir, for benchmarks of whole processes.
-func buildBinary(b *testing.B, dir string) string {
+// buildBinary builds slurm-mig from this tree into dir, for benchmarks of
+// whole processes and for the scripts and playbooks the tests run.
+func buildBinary(tb testing.TB, dir string) string {
+	tb.Helper()
 	bin := filepath.Join(dir, "slurm-mig")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Env = append(os.Environ(), "CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations")
 	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
+		tb.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
 }

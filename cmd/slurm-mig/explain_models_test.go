@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,23 +39,7 @@ const a100Snapshot = `{"schema_version": 2, "hostname": "gpu03.cluster.test", "d
 // told "busy", though gpu04 would start it re-laid out.
 func TestExplainTablesPerModel(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		t.Helper()
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	h100, err := os.ReadFile(fixture.Path(t, "real/h100-snapshot-v2/snapshot.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("h100.json", string(h100))
-	write("a100.json", a100Snapshot)
-	write("mig.yaml", "version: v1\nmig-configs:\n  all-disabled:\n    - devices: all\n      mig-enabled: false\n")
-	write("q.txt", "3001 2026-11-24T09:00:00 1 gres/gpu:h100_3g.40gb:1\n3002 2026-11-24T09:01:00 1 gres/gpu:a100_3g.20gb:1\n")
-	write("nodes.txt", `NodeName=gpu01 Gres=gpu:h100_4g.40gb:1,gpu:h100_1g.10gb:3 State=MIXED GresUsed=gpu:h100_4g.40gb:1(IDX:0),gpu:h100_1g.10gb:1(IDX:1) AllocTRES=cpu=2
+	mixedModels(t, dir, "3001 2026-11-24T09:00:00 1 gres/gpu:h100_3g.40gb:1\n3002 2026-11-24T09:01:00 1 gres/gpu:a100_3g.20gb:1\n", `NodeName=gpu01 Gres=gpu:h100_4g.40gb:1,gpu:h100_1g.10gb:3 State=MIXED GresUsed=gpu:h100_4g.40gb:1(IDX:0),gpu:h100_1g.10gb:1(IDX:1) AllocTRES=cpu=2
 NodeName=gpu02 Gres=gpu:h100_3g.40gb:2 State=MIXED GresUsed=gpu:h100_3g.40gb:2(IDX:0-1) AllocTRES=cpu=2
 NodeName=gpu03 Gres=gpu:a100_7g.40gb:1 State=MIXED GresUsed=gpu:a100_7g.40gb:1(IDX:0) AllocTRES=cpu=1
 NodeName=gpu04 Gres=gpu:a100_3g.20gb:1,gpu:a100_1g.10gb:2 State=MIXED GresUsed=gpu:a100_3g.20gb:1(IDX:0),gpu:a100_1g.10gb:0(IDX:N/A) AllocTRES=cpu=1
@@ -102,21 +85,7 @@ NodeName=gpu04 Gres=gpu:a100_3g.20gb:1,gpu:a100_1g.10gb:2 State=MIXED GresUsed=g
 // waits for gpu02's busy devices: busy.
 func TestExplainFragmentationOnAnotherGPUModel(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	h100, err := os.ReadFile(fixture.Path(t, "real/h100-snapshot-v2/snapshot.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("h100.json", string(h100))
-	write("a100.json", a100Snapshot)
-	write("mig.yaml", "version: v1\nmig-configs:\n  all-disabled:\n    - devices: all\n      mig-enabled: false\n")
-	write("q.txt", "3001 2026-11-24T09:00:00 1 gres/gpu:h100_3g.40gb:1\n")
-	write("nodes.txt", `NodeName=gpu02 Gres=gpu:h100_3g.40gb:2 State=MIXED GresUsed=gpu:h100_3g.40gb:2(IDX:0-1) AllocTRES=cpu=2
+	mixedModels(t, dir, "3001 2026-11-24T09:00:00 1 gres/gpu:h100_3g.40gb:1\n", `NodeName=gpu02 Gres=gpu:h100_3g.40gb:2 State=MIXED GresUsed=gpu:h100_3g.40gb:2(IDX:0-1) AllocTRES=cpu=2
 NodeName=gpu03 Gres=gpu:a100_3g.20gb:2 State=IDLE GresUsed=gpu:a100_3g.20gb:0(IDX:N/A) AllocTRES=
 `)
 	var stdout, stderr strings.Builder
@@ -128,4 +97,15 @@ NodeName=gpu03 Gres=gpu:a100_3g.20gb:2 State=IDLE GresUsed=gpu:a100_3g.20gb:0(ID
 	if got := stdout.String(); !strings.HasPrefix(got, "3001 (h100_3g.40gb:1): busy:") {
 		t.Errorf("%swant 3001 busy: gpu03 is an A100-40GB, which no layout makes offer h100_3g.40gb", got)
 	}
+}
+
+// mixedModels writes into dir an H100's snapshot (the real one), an
+// A100-40GB's, a mig-parted file, and the queue and node states given.
+func mixedModels(t *testing.T, dir, queue, nodes string) {
+	t.Helper()
+	mustWrite(t, filepath.Join(dir, "h100.json"), string(fixture.Read(t, "real/h100-snapshot-v2/snapshot.json")))
+	mustWrite(t, filepath.Join(dir, "a100.json"), a100Snapshot)
+	mustWrite(t, filepath.Join(dir, "mig.yaml"), "version: v1\nmig-configs:\n  all-disabled:\n    - devices: all\n      mig-enabled: false\n")
+	mustWrite(t, filepath.Join(dir, "q.txt"), queue)
+	mustWrite(t, filepath.Join(dir, "nodes.txt"), nodes)
 }

@@ -39,7 +39,7 @@ func TestJobmapScriptsWithoutPATH(t *testing.T) {
 	if !found {
 		t.Skip("no slurmd or scontrol installed in /usr or /usr/local: nothing for jobmap to find without PATH")
 	}
-	bin := builtBinary(t)
+	bin := buildBinary(t, t.TempDir())
 	demo := fixture.Path(t, "demo")
 	root, snap := filepath.Join(demo, "root"), filepath.Join(demo, "snapshot.json")
 	dir := t.TempDir()

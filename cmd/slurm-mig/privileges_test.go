@@ -29,12 +29,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "slurm-mig")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, dir)
 	minors := fixture.Read(t, fixture.RealMigMinors)
 	mustWrite(t, filepath.Join(dir, "root/proc/driver/nvidia-caps/mig-minors"), string(minors))
 	mustWrite(t, filepath.Join(dir, "snap.json"), `{"schema_version": 1, "hostname": "n1", "gpus": [

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurm-mig/slurm-mig/gresgen"
 	"github.com/slurm-mig/slurm-mig/internal/rebalance"
 )
 
@@ -22,16 +21,7 @@ import (
 //	4_1 2026-11-30T00:09:20 1 gres:gpu:a100_1g.10gb+me:1 JobHeldUser
 func TestRebalanceSkipsBlockedJobs(t *testing.T) {
 	requireCluster(t)
-	host := shortHostname(t)
-	l := demoLayout(t)
-	devDir := t.TempDir()
-	makeDevices(t, devDir, l.node)
-	f := form{"model", string(gresgen.FileStyleFor(release)), false}
-	gres, nodeLine := render(t, l, f, host)
-	c := startCluster(t, host, forThisMachine(gres, devDir), nodeLine, hardware(t))
-	c.waitNode(registered, "to register")
-	types := gresList(t, nodeLine)
-	mig := types[len(types)-1].typ
+	c, host, l, mig := startDemoNode(t)
 	held := c.sbatch("--hold", "--gres=gpu:"+mig+":1", "--wrap=true")
 	c.sbatch("--dependency=afterok:"+held, "--gres=gpu:"+mig+":1", "--wrap=true")
 	c.sbatch("--begin=now+1hour", "--gres=gpu:"+mig+":1", "--wrap=true")

@@ -35,18 +35,7 @@ func TestRebalanceReadsSlurm(t *testing.T) {
 	if got := "squeue " + strings.Join(queueArgs[:3], " ") + " '" + strings.TrimPrefix(queueArgs[3], "--format=") + "'"; got != strings.Replace(rebalance.QueueFormat, "--format='", "'", 1) {
 		t.Fatalf("queueArgs say %s, rebalance.QueueFormat %s", got, rebalance.QueueFormat)
 	}
-	host := shortHostname(t)
-	l := demoLayout(t)
-	devDir := t.TempDir()
-	makeDevices(t, devDir, l.node)
-	f := form{"model", string(gresgen.FileStyleFor(release)), false}
-	gres, nodeLine := render(t, l, f, host)
-	c := startCluster(t, host, forThisMachine(gres, devDir), nodeLine, hardware(t))
-	if node := c.waitNode(registered, "to register"); node.state != "IDLE" {
-		t.Fatalf("node %s is %s (Reason=%s), want IDLE\n%s", host, node.state, node.reason, c.logs())
-	}
-	types := gresList(t, nodeLine)
-	mig := types[len(types)-1].typ
+	c, host, _, mig := startDemoNode(t)
 	jMig := c.sbatch("--hold", "--gres=gpu:"+mig+":2", "--wrap=true")
 	jAny := c.sbatch("--hold", "--gres=gpu:1", "--wrap=true")
 	jCPU := c.sbatch("--hold", "--wrap=true")
@@ -285,4 +274,23 @@ func (r *repartition) checkPendingRan(t *testing.T, pending map[string]string) {
 			t.Errorf("job %s (%s): CUDA_VISIBLE_DEVICES=%q, want %s", id, profile, got, uuids[profile])
 		}
 	}
+}
+
+// startDemoNode starts a cluster of this machine as the demo node, its
+// types named for the model, and returns it once the node is IDLE, with
+// the host, the demo layout and the node's last MIG type.
+func startDemoNode(t *testing.T) (c *cluster, host string, l layout, mig string) {
+	t.Helper()
+	host = shortHostname(t)
+	l = demoLayout(t)
+	devDir := t.TempDir()
+	makeDevices(t, devDir, l.node)
+	f := form{"model", string(gresgen.FileStyleFor(release)), false}
+	gres, nodeLine := render(t, l, f, host)
+	c = startCluster(t, host, forThisMachine(gres, devDir), nodeLine, hardware(t))
+	if node := c.waitNode(registered, "to register"); node.state != "IDLE" {
+		t.Fatalf("node %s is %s (Reason=%s), want IDLE\n%s", host, node.state, node.reason, c.logs())
+	}
+	types := gresList(t, nodeLine)
+	return c, host, l, types[len(types)-1].typ
 }
