@@ -127,8 +127,16 @@ func (r *RecordReader) addLine(l *logicalLine, file string) error {
 			break
 		}
 	}
+	// A line that is not a record's (its first key wrong) may read as one
+	// with NodeName= taken off: it is parsed, and refused, not looked up.
+	first := -1
+	if len(ws) > 0 {
+		if id, ok := gresKeyID(ws[0].key); ok {
+			first = int(id)
+		}
+	}
 	rec, ok := r.records[rest]
-	if !ok {
+	if !ok || first != int(keyName) && first != int(keyNodeName) {
 		if rec, err = r.newRecord(ws, l, file); err != nil {
 			return err
 		}

@@ -199,3 +199,25 @@ func TestLeadingNodeName(t *testing.T) {
 		}
 	}
 }
+
+// A line whose first key is wrong reads, less a NodeName= word, as the
+// record of a line read before with NodeName= first: a reader that looked
+// it up took it, where slurmd (and a fresh reader) refuses it. Found by
+// FuzzRecordReader.
+func TestRecordReaderChecksTheFirstKeyOfASeenRecord(t *testing.T) {
+	dir := t.TempDir()
+	ok, bad := filepath.Join(dir, "ok.conf"), filepath.Join(dir, "bad.conf")
+	if err := os.WriteFile(ok, []byte("NodeName=n1 Type= Name=7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(" Type= Name=7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var r RecordReader
+	if _, err := r.Read(ok); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Read(bad); err == nil || !strings.Contains(err.Error(), "a line starts with Name=, NodeName= or AutoDetect=, not Type=") {
+		t.Errorf("a line starting with Type=, after a line of the same record with NodeName= first: %v, want it refused", err)
+	}
+}
